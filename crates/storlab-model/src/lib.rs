@@ -1,1 +1,15 @@
-//! placeholder
+//! storlab's timing model of storage systems.
+//!
+//! One model, three faces: the simulator drives it in virtual time, the
+//! emulator in wall-clock time, the lab sweeps it. The model itself never
+//! reads a clock and never does IO (see ARCHITECTURE.md).
+#![deny(missing_docs)]
+
+pub mod breakdown;
+pub mod device;
+pub mod fixed;
+pub mod report;
+
+pub use breakdown::{Breakdown, Component};
+pub use device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+pub use report::DeviceReport;

@@ -1,0 +1,143 @@
+//! Per-request latency breakdown by component: the rows of the Moneta
+//! IO-stack cost table (pcie-arrays.md), plus the peer devices' stages.
+
+use serde::Serialize;
+
+/// A place a request spends time. Host rows first, then device rows, in the
+/// order of the Moneta breakdown table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum Component {
+    /// System call entry and exit (user/kernel crossings).
+    Syscall = 0,
+    /// File-system code in the path (XFS etc.).
+    FileSystem,
+    /// Linux block queue and IO scheduler, including the hand-off to a
+    /// scheduler thread where there is one.
+    BlockLayer,
+    /// Driver: take the request off the queue, assign a tag.
+    Driver,
+    /// Waiting for a lock (driver lock, single-threaded scheduler).
+    LockWait,
+    /// Waiting for a free CPU core.
+    CoreWait,
+    /// Copies between user and kernel (DMA) buffers.
+    Copy,
+    /// Programmed-IO command words to the device.
+    Pio,
+    /// Link transfer and DMA (PCIe, SATA, DDR bus).
+    Link,
+    /// Waiting in the device's command queue / for a device buffer.
+    DeviceQueue,
+    /// Device-internal interconnect (ring, channel bus).
+    Interconnect,
+    /// Controller: queueing at and pipeline of a memory/flash controller.
+    Controller,
+    /// The media access itself (array read/write, flash op, disk mechanics).
+    Media,
+    /// Garbage collection or other background work in the way.
+    Background,
+    /// A device-side cache hit path.
+    Cache,
+    /// Interrupt handler.
+    Interrupt,
+    /// Sleeping thread woken up (context switch), or spinning.
+    Wakeup,
+}
+
+/// Number of components.
+pub const NCOMP: usize = Component::Wakeup as usize + 1;
+
+/// All components in table order.
+pub const COMPONENTS: [Component; NCOMP] = [
+    Component::Syscall,
+    Component::FileSystem,
+    Component::BlockLayer,
+    Component::Driver,
+    Component::LockWait,
+    Component::CoreWait,
+    Component::Copy,
+    Component::Pio,
+    Component::Link,
+    Component::DeviceQueue,
+    Component::Interconnect,
+    Component::Controller,
+    Component::Media,
+    Component::Background,
+    Component::Cache,
+    Component::Interrupt,
+    Component::Wakeup,
+];
+
+impl Component {
+    /// snake_case name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::Syscall => "syscall",
+            Component::FileSystem => "file_system",
+            Component::BlockLayer => "block_layer",
+            Component::Driver => "driver",
+            Component::LockWait => "lock_wait",
+            Component::CoreWait => "core_wait",
+            Component::Copy => "copy",
+            Component::Pio => "pio",
+            Component::Link => "link",
+            Component::DeviceQueue => "device_queue",
+            Component::Interconnect => "interconnect",
+            Component::Controller => "controller",
+            Component::Media => "media",
+            Component::Background => "background",
+            Component::Cache => "cache",
+            Component::Interrupt => "interrupt",
+            Component::Wakeup => "wakeup",
+        }
+    }
+    /// True for host-software rows (time spent on a CPU core or waiting for
+    /// one), false for hardware rows.
+    pub fn is_software(self) -> bool {
+        matches!(
+            self,
+            Component::Syscall
+                | Component::FileSystem
+                | Component::BlockLayer
+                | Component::Driver
+                | Component::LockWait
+                | Component::CoreWait
+                | Component::Copy
+                | Component::Pio
+                | Component::Interrupt
+                | Component::Wakeup
+        )
+    }
+}
+
+/// Nanoseconds attributed to each component for one request. The parts add
+/// up to the request's latency: every nanosecond is attributed to exactly
+/// one component on the request's critical path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Breakdown(pub [u64; NCOMP]);
+
+impl Breakdown {
+    /// Add `ns` to component `c`.
+    #[inline]
+    pub fn add(&mut self, c: Component, ns: u64) {
+        self.0[c as usize] += ns;
+    }
+    /// Time attributed to `c`.
+    #[inline]
+    pub fn get(&self, c: Component) -> u64 {
+        self.0[c as usize]
+    }
+    /// Sum of all components.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+    /// Add every component of `other`.
+    #[inline]
+    pub fn merge(&mut self, other: &Breakdown) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a += *b;
+        }
+    }
+}

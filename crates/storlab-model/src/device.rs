@@ -1,0 +1,127 @@
+//! The one device interface every layer of the timing model implements.
+//!
+//! The interface is event-driven and clock-free: the driver (the simulator's
+//! virtual-time loop, or the emulator's wall-clock loop) passes the current
+//! time in, and the device answers by asking for wake-ups and by reporting
+//! completions, both collected in a [`Cx`]. A device never reads a clock,
+//! never does IO and never iterates a hash map, so the same calls in the same
+//! order give the same answers whichever face drives it.
+//!
+//! Why this shape: a reservation-only interface ("give me the completion time
+//! now") cannot express policies where a later arrival changes an earlier
+//! request's fate (round-robin at transfer granularity, barriers, garbage
+//! collection). An event-driven interface can, and a device that *can*
+//! compute its answer at submission simply reports the completion at once
+//! with a future time.
+
+use crate::breakdown::Breakdown;
+
+/// Time in nanoseconds since the start of a run (virtual or wall-clock).
+pub type Nanos = u64;
+
+/// What a request asks the device to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    /// Move data from the device to the host.
+    Read,
+    /// Move data from the host to the device.
+    Write,
+    /// Discard a range (TRIM / UNMAP / NBD_CMD_TRIM).
+    Trim,
+    /// An IO barrier: completes when everything acknowledged before it is
+    /// durable; ordered against other requests as the device's scheduler
+    /// says (see pcie-arrays.md, +2Q and +Balance).
+    Flush,
+}
+
+impl Op {
+    /// Index into per-direction arrays: read 0, write 1, trim 2, flush 3.
+    pub fn index(self) -> usize {
+        match self {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+            Op::Flush => 3,
+        }
+    }
+}
+
+/// A request as a device sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevRequest {
+    /// Unique among requests outstanding at this device; echoed in the
+    /// completion.
+    pub id: u64,
+    /// The operation.
+    pub op: Op,
+    /// Byte offset on the device.
+    pub offset: u64,
+    /// Length in bytes (0 for a flush).
+    pub len: u64,
+    /// Force unit access: complete only once durable.
+    pub fua: bool,
+}
+
+/// A finished request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The id given at submission.
+    pub id: u64,
+    /// When the device finished it (never earlier than its submission).
+    pub at: Nanos,
+    /// Where its time went, by component.
+    pub breakdown: Breakdown,
+}
+
+/// What a device asks of its driver during one call: wake-ups to schedule
+/// and completions to deliver. The driver drains it after every call.
+#[derive(Default, Debug)]
+pub struct Cx {
+    /// `(time, token)`: call [`Device::on_event`] with `token` at `time`.
+    /// Ties are broken by the order in which they were pushed.
+    pub wakeups: Vec<(Nanos, u64)>,
+    /// Requests that finished, each with its completion time (which may be
+    /// later than the current call's time: the device already knows it).
+    pub completions: Vec<Completion>,
+}
+
+impl Cx {
+    /// Ask to be called back with `token` at `at`.
+    #[inline]
+    pub fn wake(&mut self, at: Nanos, token: u64) {
+        self.wakeups.push((at, token));
+    }
+    /// Report a finished request.
+    #[inline]
+    pub fn complete(&mut self, c: Completion) {
+        self.completions.push(c);
+    }
+    /// True when nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.wakeups.is_empty() && self.completions.is_empty()
+    }
+}
+
+/// One layer of a storage system: media, a controller, a link, a cache, a
+/// RAID set. Wrapping layers hold their next device(s) and route wake-up
+/// tokens to them (see `raid.rs` for the token convention).
+pub trait Device: Send {
+    /// A request arrives at `now`. Requests are submitted in nondecreasing
+    /// time order, interleaved with [`Device::on_event`] calls in time order.
+    fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx);
+
+    /// A wake-up asked for through [`Cx::wake`] is due.
+    fn on_event(&mut self, now: Nanos, token: u64, cx: &mut Cx);
+
+    /// Capacity in bytes.
+    fn capacity(&self) -> u64;
+
+    /// Whether acknowledged writes can be lost on power failure until a
+    /// flush (a volatile write cache). The emulator uses this for power cuts.
+    fn volatile_write_cache(&self) -> bool {
+        false
+    }
+
+    /// Utilisation, power, energy and wear up to `now`.
+    fn report(&self, now: Nanos) -> crate::report::DeviceReport;
+}

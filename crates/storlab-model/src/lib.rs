@@ -6,10 +6,20 @@
 #![deny(missing_docs)]
 
 pub mod breakdown;
+pub mod config;
+pub mod ddr;
 pub mod device;
 pub mod fixed;
+pub mod host;
+pub mod media;
+pub mod pcie;
+pub mod presets;
 pub mod report;
+pub mod system;
+pub mod units;
+pub mod wear;
 
 pub use breakdown::{Breakdown, Component};
 pub use device::{Completion, Cx, DevRequest, Device, Nanos, Op};
 pub use report::DeviceReport;
+pub use system::SystemConfig;

@@ -1,0 +1,356 @@
+//! Configuration: presets as TOML files, `extends` chains, command-line
+//! overrides, and the resolved configuration with the source of every value.
+//!
+//! A preset is a TOML file in `presets/`. Each leaf value carries a comment
+//! naming its source; the comment is kept (we parse with `toml_edit`, which
+//! preserves comments) so that `storlab devices show` prints every resolved
+//! value next to where it came from. A preset may say `extends = "other"`:
+//! its values override the other's, key by key, so a variant differs from
+//! its predecessor exactly by the keys it sets. Unknown keys are refused by
+//! serde (`deny_unknown_fields`) with the key's path in the message.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use toml_edit::{DocumentMut, Item, Value};
+
+/// A configuration error, with the place it came from.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A preset name that is neither built in nor a file.
+    #[error("unknown device '{name}': not a preset (try `storlab devices`) and not a TOML file")]
+    UnknownPreset {
+        /// What was asked for.
+        name: String,
+    },
+    /// A file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// TOML syntax error.
+    #[error("{file}: {message}")]
+    Syntax {
+        /// File or preset name.
+        file: String,
+        /// Parser message (with line and column).
+        message: String,
+    },
+    /// A value of the wrong type or an unknown key.
+    #[error("{file}: {message}")]
+    Schema {
+        /// File(s) the configuration came from.
+        file: String,
+        /// What is wrong, naming the key.
+        message: String,
+    },
+    /// A value out of its allowed range.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// Dotted key path.
+        field: String,
+        /// Why.
+        message: String,
+    },
+    /// `extends` loops.
+    #[error("preset '{0}' extends itself (through a chain)")]
+    Cycle(String),
+    /// A bad `--set key=value`.
+    #[error("--set {arg}: {message}")]
+    Override {
+        /// The argument.
+        arg: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// One resolved leaf: its value, the comment naming its source, and the file
+/// that set it.
+#[derive(Clone, Debug)]
+pub struct Leaf {
+    /// The value as TOML.
+    pub value: Value,
+    /// The source comment (without the leading `#`), may be empty.
+    pub source: String,
+    /// The preset or file that set it (or `command line`).
+    pub origin: String,
+}
+
+/// A configuration as a flat, ordered map from dotted key paths to leaves.
+#[derive(Clone, Debug, Default)]
+pub struct Resolved {
+    /// Leaves by dotted path, in sorted order.
+    pub leaves: BTreeMap<String, Leaf>,
+    /// The chain of presets/files, most derived first.
+    pub chain: Vec<String>,
+}
+
+/// Where presets live: built into the binary, plus an optional directory.
+#[derive(Clone, Debug)]
+pub struct PresetStore {
+    builtin: &'static [(&'static str, &'static str)],
+    dir: Option<PathBuf>,
+}
+
+impl Default for PresetStore {
+    fn default() -> Self {
+        Self { builtin: crate::presets::BUILTIN, dir: None }
+    }
+}
+
+impl PresetStore {
+    /// Also look for `<name>.toml` in `dir` (it overrides built-in presets).
+    pub fn with_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = Some(dir.into());
+        self
+    }
+
+    /// Names and descriptions of all presets, sorted by name.
+    pub fn list(&self) -> Vec<(String, String)> {
+        let mut names: BTreeMap<String, String> = BTreeMap::new();
+        for (name, _) in self.builtin {
+            names.insert(name.to_string(), String::new());
+        }
+        if let Some(dir) = &self.dir {
+            if let Ok(rd) = std::fs::read_dir(dir) {
+                for e in rd.flatten() {
+                    let p = e.path();
+                    if p.extension().and_then(|x| x.to_str()) == Some("toml") {
+                        if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
+                            names.insert(stem.to_string(), String::new());
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for name in names.into_keys() {
+            let desc = self
+                .resolve(&name, &[])
+                .ok()
+                .and_then(|r| r.leaves.get("description").and_then(|l| l.value.as_str().map(String::from)))
+                .unwrap_or_default();
+            // presets with no class (pure media/include fragments) are skipped
+            out.push((name, desc));
+        }
+        out
+    }
+
+    fn load_text(&self, name: &str) -> Result<(String, String), ConfigError> {
+        let as_path = Path::new(name);
+        if name.ends_with(".toml") || name.contains('/') {
+            let text = std::fs::read_to_string(as_path)
+                .map_err(|source| ConfigError::Io { path: as_path.to_path_buf(), source })?;
+            return Ok((name.to_string(), text));
+        }
+        if let Some(dir) = &self.dir {
+            let p = dir.join(format!("{name}.toml"));
+            if p.exists() {
+                let text =
+                    std::fs::read_to_string(&p).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
+                return Ok((p.display().to_string(), text));
+            }
+        }
+        for (n, text) in self.builtin {
+            if *n == name {
+                return Ok((format!("presets/{n}.toml"), text.to_string()));
+            }
+        }
+        Err(ConfigError::UnknownPreset { name: name.to_string() })
+    }
+
+    /// Resolve a preset name or TOML file path, following `extends`, then
+    /// apply `overrides` (`key.path=value`, value in TOML syntax; bare words
+    /// are taken as strings).
+    pub fn resolve(&self, name: &str, overrides: &[String]) -> Result<Resolved, ConfigError> {
+        let mut chain = Vec::new();
+        let mut layers = Vec::new();
+        let mut cur = Some(name.to_string());
+        while let Some(n) = cur.take() {
+            if chain.contains(&n) {
+                return Err(ConfigError::Cycle(n));
+            }
+            let (origin, text) = self.load_text(&n)?;
+            let doc: DocumentMut = text
+                .parse()
+                .map_err(|e: toml_edit::TomlError| ConfigError::Syntax { file: origin.clone(), message: e.to_string() })?;
+            let mut flat = BTreeMap::new();
+            flatten_table(doc.as_table(), "", &origin, &mut flat);
+            if let Some(ext) = flat.remove("extends") {
+                match ext.value.as_str() {
+                    Some(s) => cur = Some(s.to_string()),
+                    None => {
+                        return Err(ConfigError::Schema {
+                            file: origin,
+                            message: "`extends` must be a preset name (a string)".into(),
+                        })
+                    }
+                }
+            }
+            chain.push(n);
+            layers.push(flat);
+        }
+        let mut leaves = BTreeMap::new();
+        for layer in layers.into_iter().rev() {
+            for (k, v) in layer {
+                // a table value set in a child replaces the parent's subtree
+                leaves.retain(|p: &String, _| !p.starts_with(&format!("{k}.")));
+                leaves.insert(k, v);
+            }
+        }
+        let mut r = Resolved { leaves, chain };
+        for o in overrides {
+            r.set(o)?;
+        }
+        Ok(r)
+    }
+}
+
+fn flatten_table(t: &toml_edit::Table, prefix: &str, origin: &str, out: &mut BTreeMap<String, Leaf>) {
+    for (k, item) in t.iter() {
+        let path = if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+        let decor_comment = t
+            .key(k)
+            .and_then(|key| key.leaf_decor().prefix().and_then(|p| p.as_str().map(String::from)))
+            .unwrap_or_default();
+        match item {
+            Item::Table(sub) => flatten_table(sub, &path, origin, out),
+            Item::Value(v) => {
+                let trailing = v.decor().suffix().and_then(|s| s.as_str()).unwrap_or("").to_string();
+                let source = comment_text(&trailing).or_else(|| comment_text(&decor_comment)).unwrap_or_default();
+                if let Value::InlineTable(it) = v {
+                    for (ik, iv) in it.iter() {
+                        let mut iv = iv.clone();
+                        iv.decor_mut().clear();
+                        out.insert(
+                            format!("{path}.{ik}"),
+                            Leaf { value: iv, source: source.clone(), origin: origin.to_string() },
+                        );
+                    }
+                } else {
+                    let mut v = v.clone();
+                    v.decor_mut().clear();
+                    out.insert(path, Leaf { value: v, source, origin: origin.to_string() });
+                }
+            }
+            Item::ArrayOfTables(_) | Item::None => {}
+        }
+    }
+}
+
+fn comment_text(s: &str) -> Option<String> {
+    let lines: Vec<&str> = s
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('#'))
+        .map(|l| l.trim_start_matches('#').trim())
+        .collect();
+    if lines.is_empty() {
+        None
+    } else {
+        Some(lines.join(" "))
+    }
+}
+
+impl Resolved {
+    /// Apply one `key.path=value` override.
+    pub fn set(&mut self, arg: &str) -> Result<(), ConfigError> {
+        let Some((k, v)) = arg.split_once('=') else {
+            return Err(ConfigError::Override { arg: arg.into(), message: "expected key=value".into() });
+        };
+        let k = k.trim().to_string();
+        if k.is_empty() || k.split('.').any(|p| p.is_empty()) {
+            return Err(ConfigError::Override { arg: arg.into(), message: "empty key".into() });
+        }
+        let v = v.trim();
+        let value: Value = match v.parse::<Value>() {
+            Ok(val) => val,
+            Err(_) => Value::from(v),
+        };
+        self.leaves.retain(|p, _| !p.starts_with(&format!("{k}.")));
+        self.leaves.insert(k, Leaf { value, source: "command line".into(), origin: "command line".into() });
+        Ok(())
+    }
+
+    /// Rebuild a nested TOML table from the leaves.
+    pub fn to_toml(&self) -> toml::Table {
+        let mut root = toml::Table::new();
+        for (path, leaf) in &self.leaves {
+            let parts: Vec<&str> = path.split('.').collect();
+            let mut t = &mut root;
+            for p in &parts[..parts.len() - 1] {
+                t = t
+                    .entry(p.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                    .as_table_mut()
+                    .expect("intermediate keys are tables: leaves never share a prefix with a table");
+            }
+            let v: toml::Value = toml::from_str::<toml::Table>(&format!("x = {}", leaf.value))
+                .ok()
+                .and_then(|mut t| t.remove("x"))
+                .unwrap_or(toml::Value::String(leaf.value.to_string()));
+            t.insert(parts[parts.len() - 1].to_string(), v);
+        }
+        root
+    }
+
+    /// Deserialize into a typed configuration; unknown keys and wrong types
+    /// are errors naming the key.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
+        let table = self.to_toml();
+        let text = toml::to_string(&table).map_err(|e| ConfigError::Schema {
+            file: self.chain.join(" <- "),
+            message: e.to_string(),
+        })?;
+        toml::from_str::<T>(&text).map_err(|e| ConfigError::Schema {
+            file: self.chain.join(" <- "),
+            message: e.message().to_string() + &key_hint(&e, &text),
+        })
+    }
+
+    /// The resolved configuration as text, one `key = value  # source` per
+    /// line, grouped by table.
+    pub fn show(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("# resolved from: {}\n", self.chain.join(" <- ")));
+        let mut last_table = String::new();
+        for (path, leaf) in &self.leaves {
+            let (table, key) = match path.rsplit_once('.') {
+                Some((t, k)) => (t.to_string(), k.to_string()),
+                None => (String::new(), path.clone()),
+            };
+            if table != last_table {
+                out.push_str(&format!("\n[{table}]\n"));
+                last_table = table;
+            }
+            let src = if leaf.source.is_empty() { String::new() } else { format!("  # {}", leaf.source) };
+            let origin = leaf.origin.rsplit('/').next().unwrap_or(&leaf.origin);
+            out.push_str(&format!("{key} = {}{src}  [{origin}]\n", leaf.value));
+        }
+        out
+    }
+}
+
+fn key_hint(e: &toml::de::Error, text: &str) -> String {
+    // serde's message names the key; add the table it sits in.
+    if let Some(span) = e.span() {
+        let before = &text[..span.start.min(text.len())];
+        if let Some(h) = before.lines().rev().find(|l| l.trim_start().starts_with('[')) {
+            return format!(" (in table {})", h.trim());
+        }
+    }
+    String::new()
+}
+
+/// Require `lo <= v <= hi`, naming the field otherwise.
+pub fn check_range<T: PartialOrd + std::fmt::Display>(field: &str, v: T, lo: T, hi: T) -> Result<(), ConfigError> {
+    if v < lo || v > hi {
+        return Err(ConfigError::Invalid { field: field.into(), message: format!("{v} is outside {lo}..={hi}") });
+    }
+    Ok(())
+}

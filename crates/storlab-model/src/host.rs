@@ -1,0 +1,568 @@
+//! The host software stack on CPU cores: system call, file system, block
+//! layer and IO scheduler, driver (tag, lock, PIO, copies), completion by
+//! interrupt and wake-up or by spinning (pcie-arrays.md, "Host" and the
+//! IO-stack cost breakdown).
+//!
+//! Resources: a pool of cores; each issuing thread (a fio job thread); the
+//! driver lock (when the driver has one); the single-threaded IO scheduler
+//! (when requests go through one). A software segment occupies a core for
+//! its duration; a sleeping thread frees its core, a spinning thread keeps
+//! it. Resources are always taken in the order thread → scheduler → core →
+//! lock, so waiting can never deadlock. Every nanosecond of a request is
+//! attributed to one component of its breakdown.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::breakdown::{Breakdown, Component};
+use crate::device::{Cx, DevRequest, Device, Nanos, Op};
+use crate::units::Rw;
+
+/// How requests reach the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheduler {
+    /// Through the Linux IO scheduler, served by one kernel thread that
+    /// issues a request and handles its completion before taking the next
+    /// (baseline Moneta: "the no-op scheduler was single-threaded").
+    SingleQueue,
+    /// The thread that entered the kernel issues the request itself.
+    Bypass,
+}
+
+/// Copies between user buffers and the driver's DMA buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DmaBuffers {
+    /// A shared pool managed under the driver lock (copies hold the lock).
+    Shared,
+    /// A buffer pre-registered per tag: copies need no lock (+Atomic).
+    PerTag,
+}
+
+/// How the issuing thread learns of completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompletionMode {
+    /// Sleep; an interrupt handler wakes the thread.
+    Interrupt,
+    /// Busy-wait on the tag status (requests up to `spin_max_bytes`; larger
+    /// ones sleep).
+    Spin,
+    /// The CPU itself does the device's work (RAM disk on the DDR bus): the
+    /// thread stays on its core while the device model runs.
+    Cpu,
+}
+
+/// File system in the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileSystem {
+    /// Raw block device.
+    None,
+    /// XFS (adds `xfs_ns`).
+    Xfs,
+}
+
+/// Host software stack configuration. Per-direction costs are `{read, write}`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// CPU cores.
+    pub cores: u32,
+    /// System call entry.
+    pub syscall_entry_ns: Rw,
+    /// System call return.
+    pub syscall_exit_ns: Rw,
+    /// File system in the path.
+    pub file_system: FileSystem,
+    /// Extra cost of XFS per request.
+    pub xfs_ns: Rw,
+    /// Block queue and IO scheduler, excluding the scheduler hand-off.
+    pub block_queue_ns: Rw,
+    /// Request path through the IO scheduler.
+    pub scheduler: Scheduler,
+    /// Hand-off to the scheduler thread (context switch), single-queue only.
+    pub scheduler_handoff_ns: u64,
+    /// Driver: take the request, assign a tag.
+    pub driver_tag_ns: Rw,
+    /// The driver's control structures are protected by one lock.
+    pub driver_lock: bool,
+    /// DMA buffer management.
+    pub dma_buffers: DmaBuffers,
+    /// One 64-bit programmed-IO access to the device.
+    pub pio_word_ns: u64,
+    /// PIO words to issue a command.
+    pub issue_pio_words: u32,
+    /// PIO accesses to read and clear the tag status at completion.
+    pub completion_pio_words: u32,
+    /// Copy into (write) / out of (read) the DMA buffer, per KiB.
+    pub copy_ns_per_kib: Rw,
+    /// Completion mode.
+    pub completion: CompletionMode,
+    /// Largest request that spins (larger ones sleep).
+    pub spin_max_bytes: u64,
+    /// Interrupt handler, excluding its PIO accesses.
+    pub interrupt_ns: u64,
+    /// Waking the sleeping thread (context switch back in).
+    pub wakeup_ns: u64,
+}
+
+/// Validate a host configuration.
+pub fn validate(cfg: &HostConfig) -> Result<(), crate::config::ConfigError> {
+    crate::config::check_range("host.cores", cfg.cores, 1, 4096)?;
+    Ok(())
+}
+
+/// A request from a host thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostIo {
+    /// Caller's id, echoed in [`IoDone`].
+    pub id: u64,
+    /// Issuing thread (0-based, < the thread count given to [`Host::new`]).
+    pub thread: u32,
+    /// Operation.
+    pub op: Op,
+    /// Byte offset.
+    pub offset: u64,
+    /// Bytes.
+    pub len: u64,
+    /// Force unit access.
+    pub fua: bool,
+}
+
+/// A finished host request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoDone {
+    /// The id given at submission.
+    pub id: u64,
+    /// Issuing thread.
+    pub thread: u32,
+    /// Operation.
+    pub op: Op,
+    /// Bytes.
+    pub len: u64,
+    /// Submission latency: from submission until the device has the
+    /// request.
+    pub slat_ns: u64,
+    /// Completion latency: from then until the thread has the result.
+    pub clat_ns: u64,
+    /// When it finished.
+    pub at: Nanos,
+    /// Where the time went.
+    pub breakdown: Breakdown,
+}
+
+/// Output of one host call: wake-ups for the driver's event queue and
+/// finished requests.
+#[derive(Default, Debug)]
+pub struct HostCx {
+    /// `(time, token)` wake-ups: pass the token back to [`Host::on_event`].
+    pub wakeups: Vec<(Nanos, u64)>,
+    /// Finished requests.
+    pub done: Vec<IoDone>,
+}
+
+const HOST_BIT: u64 = 1 << 63;
+const THREAD: u8 = 1;
+const SCHED: u8 = 2;
+const CORE: u8 = 4;
+const LOCK: u8 = 8;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Thread+core: entry, fs, block queue (+ driver issue when bypassing).
+    Issue,
+    /// Driver issue under the lock (bypass with a driver lock).
+    IssueLocked,
+    /// Scheduler thread: hand-off, tag, copy, PIO.
+    SchedIssue,
+    /// In the device.
+    Device,
+    /// Interrupt handler.
+    Irq,
+    /// Wake-up, copy out, return.
+    Wake,
+    /// After spinning or CPU work: poll, copy out, return.
+    Finish,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct HIo {
+    io: HostIo,
+    stage: Stage,
+    holds: u8,
+    submitted: Nanos,
+    issued: Nanos,
+    t_mark: Nanos,
+    bd: Breakdown,
+    spin: bool,
+    /// Device finished at this time (set when the completion arrives).
+    dev_done: bool,
+}
+
+/// The host stack in front of a device.
+pub struct Host {
+    cfg: HostConfig,
+    device: Box<dyn Device>,
+    ios: Vec<HIo>,
+    free: Vec<u32>,
+    cores_free: u32,
+    core_waiters: VecDeque<u32>,
+    thread_busy: Vec<bool>,
+    thread_waiters: Vec<VecDeque<u32>>,
+    lock_busy: bool,
+    lock_waiters: VecDeque<u32>,
+    sched_busy: bool,
+    sched_waiters: VecDeque<u32>,
+    dcx: Cx,
+    core_busy_ns: u64,
+}
+
+impl Host {
+    /// A host with `threads` issuing threads in front of `device`.
+    pub fn new(cfg: HostConfig, device: Box<dyn Device>, threads: u32) -> Self {
+        let t = threads.max(1) as usize;
+        Self {
+            cores_free: cfg.cores,
+            cfg,
+            device,
+            ios: Vec::new(),
+            free: Vec::new(),
+            core_waiters: VecDeque::new(),
+            thread_busy: vec![false; t],
+            thread_waiters: vec![VecDeque::new(); t],
+            lock_busy: false,
+            lock_waiters: VecDeque::new(),
+            sched_busy: false,
+            sched_waiters: VecDeque::new(),
+            dcx: Cx::default(),
+            core_busy_ns: 0,
+        }
+    }
+
+    /// The device behind the host.
+    pub fn device(&self) -> &dyn Device {
+        self.device.as_ref()
+    }
+
+    /// Core-seconds of software so far (for utilisation), in ns.
+    pub fn core_busy_ns(&self) -> u64 {
+        self.core_busy_ns
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &HostConfig {
+        &self.cfg
+    }
+
+    /// A thread submits a request at `now`.
+    pub fn submit(&mut self, now: Nanos, io: HostIo, cx: &mut HostCx) {
+        let spin = match self.cfg.completion {
+            CompletionMode::Spin => io.len <= self.cfg.spin_max_bytes,
+            CompletionMode::Cpu => true,
+            CompletionMode::Interrupt => false,
+        };
+        let h = HIo {
+            io,
+            stage: Stage::Issue,
+            holds: 0,
+            submitted: now,
+            issued: now,
+            t_mark: now,
+            bd: Breakdown::default(),
+            spin,
+            dev_done: false,
+        };
+        let i = if let Some(i) = self.free.pop() {
+            self.ios[i as usize] = h;
+            i
+        } else {
+            self.ios.push(h);
+            (self.ios.len() - 1) as u32
+        };
+        self.advance(now, i, cx);
+    }
+
+    /// A wake-up is due.
+    pub fn on_event(&mut self, now: Nanos, token: u64, cx: &mut HostCx) {
+        if token & HOST_BIT == 0 {
+            let mut dcx = std::mem::take(&mut self.dcx);
+            self.device.on_event(now, token, &mut dcx);
+            self.drain_device(now, &mut dcx, cx);
+            self.dcx = dcx;
+            return;
+        }
+        let i = (token & !HOST_BIT) as u32;
+        let stage = self.ios[i as usize].stage;
+        match stage {
+            Stage::Device => {
+                // the device's completion time has come
+                let h = &mut self.ios[i as usize];
+                h.dev_done = true;
+                h.stage = if h.spin { Stage::Finish } else { Stage::Irq };
+                h.t_mark = now;
+                self.advance(now, i, cx);
+            }
+            _ => self.segment_done(now, i, cx),
+        }
+    }
+
+    fn drain_device(&mut self, _now: Nanos, dcx: &mut Cx, cx: &mut HostCx) {
+        for (t, tok) in dcx.wakeups.drain(..) {
+            debug_assert_eq!(tok & HOST_BIT, 0, "device tokens must leave the top bit clear");
+            cx.wakeups.push((t, tok));
+        }
+        for c in dcx.completions.drain(..) {
+            let i = c.id as u32;
+            let h = &mut self.ios[i as usize];
+            h.bd.merge(&c.breakdown);
+            cx.wakeups.push((c.at, HOST_BIT | i as u64));
+        }
+    }
+
+    /// Resources a stage needs.
+    fn needs(&self, h: &HIo) -> u8 {
+        let shared_copy = self.cfg.dma_buffers == DmaBuffers::Shared && self.cfg.driver_lock;
+        match h.stage {
+            Stage::Issue => THREAD | CORE,
+            Stage::IssueLocked => THREAD | CORE | LOCK,
+            Stage::SchedIssue => SCHED | CORE | if self.cfg.driver_lock { LOCK } else { 0 },
+            Stage::Device => 0,
+            Stage::Irq => CORE | if self.cfg.driver_lock { LOCK } else { 0 },
+            Stage::Wake | Stage::Finish => {
+                THREAD
+                    | CORE
+                    | if shared_copy && h.io.op == Op::Read && h.io.len > 0 && self.cfg.completion != CompletionMode::Cpu {
+                        LOCK
+                    } else {
+                        0
+                    }
+            }
+        }
+    }
+
+    /// Try to take the stage's resources in order; park on the first busy
+    /// one. Returns true when all are held.
+    fn acquire(&mut self, now: Nanos, i: u32) -> bool {
+        let need = self.needs(&self.ios[i as usize]);
+        let thread = self.ios[i as usize].io.thread as usize;
+        for bit in [THREAD, SCHED, CORE, LOCK] {
+            if need & bit == 0 || self.ios[i as usize].holds & bit != 0 {
+                continue;
+            }
+            let free = match bit {
+                THREAD => !self.thread_busy[thread],
+                SCHED => !self.sched_busy,
+                CORE => self.cores_free > 0,
+                _ => !self.lock_busy,
+            };
+            if !free {
+                match bit {
+                    THREAD => self.thread_waiters[thread].push_back(i),
+                    SCHED => self.sched_waiters.push_back(i),
+                    CORE => self.core_waiters.push_back(i),
+                    _ => self.lock_waiters.push_back(i),
+                }
+                return false;
+            }
+            match bit {
+                THREAD => self.thread_busy[thread] = true,
+                SCHED => self.sched_busy = true,
+                CORE => self.cores_free -= 1,
+                _ => self.lock_busy = true,
+            }
+            let h = &mut self.ios[i as usize];
+            let waited = now - h.t_mark;
+            if waited > 0 {
+                let c = if bit == CORE { Component::CoreWait } else { Component::LockWait };
+                h.bd.add(c, waited);
+            }
+            h.t_mark = now;
+            h.holds |= bit;
+        }
+        true
+    }
+
+    fn release(&mut self, now: Nanos, i: u32, bits: u8, cx: &mut HostCx) {
+        let thread = self.ios[i as usize].io.thread as usize;
+        let held = self.ios[i as usize].holds & bits;
+        self.ios[i as usize].holds &= !bits;
+        let mut woken = Vec::new();
+        if held & LOCK != 0 {
+            self.lock_busy = false;
+            if let Some(w) = self.lock_waiters.pop_front() {
+                woken.push(w);
+            }
+        }
+        if held & CORE != 0 {
+            self.cores_free += 1;
+            if let Some(w) = self.core_waiters.pop_front() {
+                woken.push(w);
+            }
+        }
+        if held & SCHED != 0 {
+            self.sched_busy = false;
+            if let Some(w) = self.sched_waiters.pop_front() {
+                woken.push(w);
+            }
+        }
+        if held & THREAD != 0 {
+            self.thread_busy[thread] = false;
+            if let Some(w) = self.thread_waiters[thread].pop_front() {
+                woken.push(w);
+            }
+        }
+        for w in woken {
+            self.advance(now, w, cx);
+        }
+    }
+
+    /// Run the current stage of request `i` if its resources are free.
+    fn advance(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
+        if !self.acquire(now, i) {
+            return;
+        }
+        let c = &self.cfg;
+        let h = self.ios[i as usize];
+        let op = h.io.op;
+        let kib = |ns_per_kib: u64| (ns_per_kib * h.io.len).div_ceil(1024);
+        let data = matches!(op, Op::Read | Op::Write);
+        let mut parts: [(Component, u64); 6] = [(Component::Syscall, 0); 6];
+        let mut n = 0;
+        let mut push = |comp: Component, ns: u64| {
+            if ns > 0 {
+                parts[n] = (comp, ns);
+                n += 1;
+            }
+        };
+        let pio_issue = c.pio_word_ns * c.issue_pio_words as u64;
+        let copy_in = if op == Op::Write { kib(c.copy_ns_per_kib.write) } else { 0 };
+        let copy_out = if op == Op::Read { kib(c.copy_ns_per_kib.read) } else { 0 };
+        let bypass_unlocked = c.scheduler == Scheduler::Bypass && !c.driver_lock;
+        match h.stage {
+            Stage::Issue => {
+                push(Component::Syscall, c.syscall_entry_ns.get(op));
+                if c.file_system == FileSystem::Xfs && op != Op::Flush {
+                    push(Component::FileSystem, c.xfs_ns.get(op));
+                }
+                push(Component::BlockLayer, c.block_queue_ns.get(op));
+                if bypass_unlocked && data {
+                    push(Component::Driver, c.driver_tag_ns.get(op));
+                    push(Component::Copy, copy_in);
+                    push(Component::Pio, pio_issue);
+                }
+            }
+            Stage::IssueLocked | Stage::SchedIssue => {
+                if h.stage == Stage::SchedIssue {
+                    push(Component::BlockLayer, c.scheduler_handoff_ns);
+                }
+                if data {
+                    push(Component::Driver, c.driver_tag_ns.get(op));
+                    push(Component::Copy, copy_in);
+                    push(Component::Pio, pio_issue);
+                }
+            }
+            Stage::Irq => {
+                push(Component::Interrupt, c.interrupt_ns);
+                push(Component::Pio, c.pio_word_ns * c.completion_pio_words as u64);
+            }
+            Stage::Wake => {
+                push(Component::Wakeup, c.wakeup_ns);
+                push(Component::Copy, copy_out);
+                push(Component::Syscall, c.syscall_exit_ns.get(op));
+            }
+            Stage::Finish => {
+                if c.completion != CompletionMode::Cpu {
+                    push(Component::Pio, c.pio_word_ns * c.completion_pio_words as u64);
+                }
+                push(Component::Copy, copy_out);
+                push(Component::Syscall, c.syscall_exit_ns.get(op));
+            }
+            Stage::Device => unreachable!("the device stage needs no resources and is never advanced"),
+        }
+        let mut dur = 0;
+        let hm = &mut self.ios[i as usize];
+        for &(comp, ns) in &parts[..n] {
+            hm.bd.add(comp, ns);
+            dur += ns;
+        }
+        hm.t_mark = now + dur;
+        if hm.holds & CORE != 0 {
+            self.core_busy_ns += dur;
+        }
+        cx.wakeups.push((now + dur, HOST_BIT | i as u64));
+    }
+
+    /// The running segment of request `i` ended at `now`.
+    fn segment_done(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
+        let h = self.ios[i as usize];
+        let data = matches!(h.io.op, Op::Read | Op::Write);
+        match h.stage {
+            Stage::Issue => {
+                if self.cfg.scheduler == Scheduler::SingleQueue {
+                    self.ios[i as usize].stage = Stage::SchedIssue;
+                    self.release(now, i, THREAD | CORE, cx);
+                    self.advance(now, i, cx);
+                } else if self.cfg.driver_lock && data {
+                    self.ios[i as usize].stage = Stage::IssueLocked;
+                    self.advance(now, i, cx);
+                } else {
+                    self.to_device(now, i, cx);
+                }
+            }
+            Stage::IssueLocked => {
+                self.release(now, i, LOCK, cx);
+                self.to_device(now, i, cx);
+            }
+            Stage::SchedIssue => {
+                // the scheduler thread keeps serving this request until its
+                // completion is handled; it sleeps meanwhile (frees its core)
+                self.release(now, i, CORE | LOCK, cx);
+                self.to_device(now, i, cx);
+            }
+            Stage::Irq => {
+                self.ios[i as usize].stage = Stage::Wake;
+                self.release(now, i, CORE | LOCK | SCHED, cx);
+                self.advance(now, i, cx);
+            }
+            Stage::Wake | Stage::Finish => {
+                self.release(now, i, THREAD | CORE | LOCK | SCHED, cx);
+                let h = self.ios[i as usize];
+                let total = now - h.submitted;
+                debug_assert_eq!(h.bd.total(), total, "breakdown must cover the whole latency");
+                let slat = h.issued - h.submitted;
+                cx.done.push(IoDone {
+                    id: h.io.id,
+                    thread: h.io.thread,
+                    op: h.io.op,
+                    len: h.io.len,
+                    slat_ns: slat,
+                    clat_ns: total - slat,
+                    at: now,
+                    breakdown: h.bd,
+                });
+                self.free.push(i);
+            }
+            Stage::Device => {}
+        }
+    }
+
+    fn to_device(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
+        let h = &mut self.ios[i as usize];
+        h.stage = Stage::Device;
+        h.issued = now;
+        h.t_mark = now;
+        let spin = h.spin;
+        let req = DevRequest { id: i as u64, op: h.io.op, offset: h.io.offset, len: h.io.len, fua: h.io.fua };
+        if !spin {
+            // the issuing thread sleeps: it frees its core and itself
+            self.release(now, i, THREAD | CORE, cx);
+        }
+        let mut dcx = std::mem::take(&mut self.dcx);
+        self.device.submit(now, req, &mut dcx);
+        self.drain_device(now, &mut dcx, cx);
+        self.dcx = dcx;
+    }
+}

@@ -1,0 +1,787 @@
+//! A PCIe-attached NVM array: HASTE and Moneta (pcie-arrays.md).
+//!
+//! Request path inside the device: command queue(s) and scheduler policy →
+//! split into transfers of at most one buffer (by size and alignment) →
+//! writes: DMA host→buffer over the host-to-device link direction, wait on a
+//! scoreboard until the target controller's in-queue is free, ring transfer,
+//! buffer freed, controller commits the rows; reads: command to the
+//! controller, rows read into its out-queue, wait for a buffer, ring
+//! transfer, DMA buffer→host over the device-to-host direction, buffer
+//! freed. A request completes when all its transfers have.
+//!
+//! Mechanisms, each a configuration switch so variants differ only by it:
+//! one FIFO or separate read/write queues served round-robin (`queues`),
+//! round-robin between requests at transfer granularity (`balance`),
+//! number/size of buffers, controllers, stripe, row size, media timing,
+//! tags. Barriers (flushes) wait for everything before them and hold back
+//! everything after them, in every policy.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::breakdown::{Breakdown, Component};
+use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::report::{DeviceReport, Power, Utilisation};
+use crate::units::{xfer_ns, Rw, Timeline};
+use crate::wear::StartGap;
+
+/// How the device queues commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueuePolicy {
+    /// One FIFO, processed in order (baseline Moneta, HASTE).
+    One,
+    /// A read queue and a write queue served round-robin (+2Q).
+    ReadWrite,
+}
+
+/// Configuration of a PCIe NVM array. Units are in the names.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcieArrayConfig {
+    /// PCIe lanes.
+    pub link_lanes: u32,
+    /// Bytes per second per lane per direction.
+    pub lane_bytes_per_s: u64,
+    /// Fixed DMA latency before data flows (read: device→host; write:
+    /// host→device, a PCIe read round trip).
+    pub dma_latency_ns: Rw,
+    /// Command queues.
+    pub queues: QueuePolicy,
+    /// Round-robin between requests at transfer granularity.
+    pub balance: bool,
+    /// Outstanding requests the device accepts (tags).
+    pub tags: u32,
+    /// Scheduler buffers.
+    pub buffers: u32,
+    /// Bytes per scheduler buffer (the transfer size).
+    pub buffer_bytes: u64,
+    /// Ring bandwidth (bytes/s, shared by both directions).
+    pub ring_bytes_per_s: u64,
+    /// Fixed ring latency per transfer.
+    pub ring_latency_ns: Rw,
+    /// Memory controllers (1-8).
+    pub controllers: u32,
+    /// Striping unit across controllers.
+    pub stripe_bytes: u64,
+    /// Streaming rate of one controller once a row is open.
+    pub controller_bytes_per_s: u64,
+    /// Controller pipeline latency per access (does not occupy the
+    /// controller).
+    pub controller_latency_ns: Rw,
+    /// Row size: media latency is paid once per row opened.
+    pub row_bytes: u64,
+    /// Start-gap: move the gap every `start_gap_psi` writes (0: off).
+    pub start_gap_psi: u64,
+    /// Program cycles a line endures (for the lifetime estimate).
+    pub endurance_writes: u64,
+    /// Selective (partial) row writes: move only the bits written.
+    pub selective_writes: bool,
+}
+
+/// The Moneta power model (pcie-arrays.md, "Power model").
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerConfig {
+    /// Scheduler and DMA, idle and peak watts.
+    pub scheduler_w: [f64; 2],
+    /// Ring.
+    pub ring_w: [f64; 2],
+    /// Scheduler buffers.
+    pub scheduler_buffers_w: [f64; 2],
+    /// Each memory controller.
+    pub controller_w: [f64; 2],
+    /// Memory-controller buffers (each controller).
+    pub controller_buffers_w: [f64; 2],
+    /// PCIe interface.
+    pub pcie_w: [f64; 2],
+    /// Array write energy per bit moved array↔row buffer.
+    pub array_write_pj_per_bit: f64,
+    /// Array read energy per bit.
+    pub array_read_pj_per_bit: f64,
+    /// Row-buffer write energy per bit transferred.
+    pub row_buffer_write_pj_per_bit: f64,
+    /// Row-buffer read energy per bit transferred.
+    pub row_buffer_read_pj_per_bit: f64,
+    /// Background power per die with its clock off (idle).
+    pub background_idle_w_per_die: f64,
+    /// Background power per bit of open row while active.
+    pub background_active_w_per_bit: f64,
+    /// Dies per controller (modules × chips per module).
+    pub dies_per_controller: u32,
+}
+
+/// Media timing: array read and write latency.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MediaConfig {
+    /// Technology name (for reports).
+    pub name: String,
+    /// Array read latency (paid once per row opened).
+    pub read_ns: u64,
+    /// Array write latency.
+    pub write_ns: u64,
+}
+
+const EV_DMA_DONE: u64 = 0; // write: first bytes in the buffer
+const EV_RING_W: u64 = 1; // write: first bytes in the controller's in-queue
+const EV_CTRL_FREE: u64 = 2; // controller can start its next op
+const EV_CTRL_DONE: u64 = 3; // media op finished (write: transfer done; read: data in out-queue)
+const EV_XFER_DONE: u64 = 4; // read: DMA to host finished
+const EV_RING_R: u64 = 5; // read: first bytes in the buffer
+const EV_BUF_FREE: u64 = 6; // write: last byte left the buffer over the ring
+
+#[derive(Clone, Debug, Default)]
+struct Req {
+    id: u64,
+    op: Option<Op>,
+    offset: u64,
+    len: u64,
+    seq: u64,
+    arrival: Nanos,
+    issued: u64,
+    pending: u32,
+    done_all_issued: bool,
+    bd: Breakdown,
+    last_done: Nanos,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Xfer {
+    req: u32,
+    write: bool,
+    offset: u64,
+    len: u64,
+    ctrl: u32,
+    t_sched: Nanos,
+    bd: Breakdown,
+    t_mark: Nanos,
+    /// When the upstream stage delivers its last byte.
+    stream_end: Nanos,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Ctrl {
+    busy: bool,
+    /// Ops that have arrived (writes over the ring, read commands), FIFO.
+    queue: VecDeque<u32>,
+    /// A write occupies the in-queue from its ring transfer until its commit
+    /// starts.
+    in_used: bool,
+    /// A read occupies the out-queue from its start until its ring transfer.
+    out_used: bool,
+    /// Read commands accepted but not started.
+    pending_reads: u32,
+    /// Writes whose DMA is done, waiting for the in-queue (scoreboard).
+    ring_waiters: VecDeque<u32>,
+    tl: Timeline,
+}
+
+/// A PCIe NVM array device.
+pub struct PcieArray {
+    cfg: PcieArrayConfig,
+    media: MediaConfig,
+    power: PowerConfig,
+    capacity: u64,
+    link_bps: u64,
+    reqs: Vec<Req>,
+    free_reqs: Vec<u32>,
+    xfers: Vec<Xfer>,
+    free_xfers: Vec<u32>,
+    queues: [VecDeque<u32>; 2],
+    rr: usize,
+    tag_wait: VecDeque<u32>,
+    in_device: u32,
+    buffers_free: u32,
+    /// Reads with data in a controller out-queue, waiting for a buffer.
+    buffer_waiters: VecDeque<u32>,
+    link: [Timeline; 2],
+    ring: Timeline,
+    ctrls: Vec<Ctrl>,
+    wear: Vec<StartGap>,
+    next_seq: u64,
+    /// Completion flags of requests by seq, from `seq_base`.
+    done_window: VecDeque<bool>,
+    seq_base: u64,
+    barriers: VecDeque<u32>,
+    pumping: bool,
+    // accounting
+    busy_since: Option<Nanos>,
+    busy_ns: u64,
+    buffer_ns: u64,
+    rows_read: u64,
+    rows_written: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+}
+
+/// Validate a PCIe array configuration.
+pub fn validate(cfg: &PcieArrayConfig) -> Result<(), crate::config::ConfigError> {
+    use crate::config::check_range;
+    check_range("pcie.controllers", cfg.controllers, 1, 8)?;
+    check_range("pcie.link_lanes", cfg.link_lanes, 1, 32)?;
+    check_range("pcie.buffers", cfg.buffers, 1, 1024)?;
+    check_range("pcie.buffer_bytes", cfg.buffer_bytes, 512, 1 << 24)?;
+    check_range("pcie.tags", cfg.tags, 1, 65536)?;
+    check_range("pcie.row_bytes", cfg.row_bytes, 64, 1 << 20)?;
+    check_range("pcie.stripe_bytes", cfg.stripe_bytes, 512, 1 << 30)?;
+    for (f, v) in [
+        ("pcie.lane_bytes_per_s", cfg.lane_bytes_per_s),
+        ("pcie.ring_bytes_per_s", cfg.ring_bytes_per_s),
+        ("pcie.controller_bytes_per_s", cfg.controller_bytes_per_s),
+    ] {
+        check_range(f, v, 1, u64::MAX)?;
+    }
+    if !cfg.buffer_bytes.is_power_of_two() {
+        return Err(crate::config::ConfigError::Invalid {
+            field: "pcie.buffer_bytes".into(),
+            message: format!("{} is not a power of two", cfg.buffer_bytes),
+        });
+    }
+    Ok(())
+}
+
+impl PcieArray {
+    /// Build from a validated configuration.
+    pub fn new(cfg: PcieArrayConfig, media: MediaConfig, power: PowerConfig, capacity: u64) -> Self {
+        let nctl = cfg.controllers as usize;
+        let per_ctrl = capacity.div_ceil(cfg.controllers as u64);
+        let lines = per_ctrl.div_ceil(cfg.row_bytes).max(1);
+        let wear = (0..nctl).map(|i| StartGap::new(lines, cfg.start_gap_psi, 0x5eed + i as u64)).collect();
+        Self {
+            link_bps: cfg.lane_bytes_per_s * cfg.link_lanes as u64,
+            buffers_free: cfg.buffers,
+            ctrls: vec![Ctrl::default(); nctl],
+            wear,
+            cfg,
+            media,
+            power,
+            capacity,
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            xfers: Vec::new(),
+            free_xfers: Vec::new(),
+            queues: [VecDeque::new(), VecDeque::new()],
+            rr: 0,
+            tag_wait: VecDeque::new(),
+            in_device: 0,
+            buffer_waiters: VecDeque::new(),
+            link: [Timeline::default(); 2],
+            ring: Timeline::default(),
+            next_seq: 0,
+            done_window: VecDeque::new(),
+            seq_base: 0,
+            barriers: VecDeque::new(),
+            pumping: false,
+            busy_since: None,
+            busy_ns: 0,
+            buffer_ns: 0,
+            rows_read: 0,
+            rows_written: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+        }
+    }
+
+    #[inline]
+    fn tok(kind: u64, idx: u32) -> u64 {
+        ((idx as u64) << 3) | kind
+    }
+
+    fn alloc_req(&mut self, r: Req) -> u32 {
+        if let Some(i) = self.free_reqs.pop() {
+            self.reqs[i as usize] = r;
+            i
+        } else {
+            self.reqs.push(r);
+            (self.reqs.len() - 1) as u32
+        }
+    }
+
+    fn alloc_xfer(&mut self, x: Xfer) -> u32 {
+        if let Some(i) = self.free_xfers.pop() {
+            self.xfers[i as usize] = x;
+            i
+        } else {
+            self.xfers.push(x);
+            (self.xfers.len() - 1) as u32
+        }
+    }
+
+    fn oldest_incomplete(&self) -> u64 {
+        self.seq_base
+    }
+
+    fn mark_done(&mut self, seq: u64) {
+        let i = (seq - self.seq_base) as usize;
+        self.done_window[i] = true;
+        while self.done_window.front() == Some(&true) {
+            self.done_window.pop_front();
+            self.seq_base += 1;
+        }
+    }
+
+    fn first_barrier_seq(&self) -> u64 {
+        self.barriers.front().map(|&b| self.reqs[b as usize].seq).unwrap_or(u64::MAX)
+    }
+
+    /// Admit a request into the device queues (it holds a tag).
+    fn admit(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        self.in_device += 1;
+        if self.busy_since.is_none() {
+            self.busy_since = Some(now);
+        }
+        let r = &mut self.reqs[ri as usize];
+        let waited = now - r.arrival;
+        r.bd.add(Component::DeviceQueue, waited);
+        r.last_done = now;
+        match r.op {
+            Some(Op::Flush) => {
+                self.barriers.push_back(ri);
+                self.try_barriers(now, cx);
+            }
+            Some(Op::Trim) | None => {
+                // the arrays have no trim: it completes once admitted
+                self.finish_req(now, ri, cx);
+            }
+            Some(op) => {
+                let q = if self.cfg.queues == QueuePolicy::ReadWrite && op == Op::Write { 1 } else { 0 };
+                self.queues[q].push_back(ri);
+            }
+        }
+    }
+
+    fn try_barriers(&mut self, now: Nanos, cx: &mut Cx) {
+        while let Some(&b) = self.barriers.front() {
+            if self.oldest_incomplete() == self.reqs[b as usize].seq {
+                self.barriers.pop_front();
+                self.finish_req(now, b, cx);
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn finish_req(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = &mut self.reqs[ri as usize];
+        let seq = r.seq;
+        let mut bd = r.bd;
+        // time not on the final transfer's critical path counts as queueing
+        let accounted = bd.total();
+        let total = now - r.arrival;
+        if total > accounted {
+            bd.add(Component::DeviceQueue, total - accounted);
+        }
+        cx.complete(Completion { id: r.id, at: now, breakdown: bd });
+        self.free_reqs.push(ri);
+        self.in_device -= 1;
+        if self.in_device == 0 {
+            if let Some(s) = self.busy_since.take() {
+                self.busy_ns += now - s;
+            }
+        }
+        self.mark_done(seq);
+        if let Some(next) = self.tag_wait.pop_front() {
+            self.admit(now, next, cx);
+        }
+        self.try_barriers(now, cx);
+    }
+
+    /// Next transfer of request `ri`, as (offset, len).
+    #[inline]
+    fn next_piece(&self, ri: u32) -> (u64, u64) {
+        let r = &self.reqs[ri as usize];
+        let off = r.offset + r.issued;
+        let bb = self.cfg.buffer_bytes;
+        let end_of_buf = (off / bb + 1) * bb;
+        let len = (r.offset + r.len).min(end_of_buf) - off;
+        (off, len)
+    }
+
+    #[inline]
+    fn ctrl_of(&self, off: u64) -> u32 {
+        ((off / self.cfg.stripe_bytes) % self.cfg.controllers as u64) as u32
+    }
+
+    /// Can the head transfer of `ri` start now?
+    fn can_start(&self, ri: u32) -> bool {
+        let r = &self.reqs[ri as usize];
+        if r.seq > self.first_barrier_seq() {
+            return false;
+        }
+        match r.op {
+            Some(Op::Write) => self.buffers_free > 0,
+            _ => {
+                let (off, _) = self.next_piece(ri);
+                self.ctrls[self.ctrl_of(off) as usize].pending_reads == 0
+            }
+        }
+    }
+
+    /// The scheduler: start transfers while the policy allows. Re-entrant
+    /// calls (a resource freed while starting a transfer) only note that
+    /// the outer loop should look again.
+    fn pump(&mut self, now: Nanos, cx: &mut Cx) {
+        if self.pumping {
+            return;
+        }
+        self.pumping = true;
+        let nq = if self.cfg.queues == QueuePolicy::ReadWrite { 2 } else { 1 };
+        loop {
+            let mut started = false;
+            for k in 0..nq {
+                let q = (self.rr + k) % nq;
+                let Some(&ri) = self.queues[q].front() else { continue };
+                if !self.can_start(ri) {
+                    continue;
+                }
+                self.queues[q].pop_front();
+                self.start_transfer(now, ri, cx);
+                let r = &self.reqs[ri as usize];
+                if r.issued < r.len {
+                    if self.cfg.balance {
+                        self.queues[q].push_back(ri);
+                    } else {
+                        self.queues[q].push_front(ri);
+                    }
+                }
+                self.rr = (q + 1) % nq;
+                started = true;
+                break;
+            }
+            if !started {
+                break;
+            }
+        }
+        self.pumping = false;
+    }
+
+    fn start_transfer(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let (off, len) = self.next_piece(ri);
+        let ctrl = self.ctrl_of(off);
+        let write = self.reqs[ri as usize].op == Some(Op::Write);
+        {
+            let r = &mut self.reqs[ri as usize];
+            r.issued += len;
+            r.pending += 1;
+            if r.issued >= r.len {
+                r.done_all_issued = true;
+            }
+        }
+        let x = Xfer {
+            req: ri,
+            write,
+            offset: off,
+            len,
+            ctrl,
+            t_sched: now,
+            bd: Breakdown::default(),
+            t_mark: now,
+            stream_end: now,
+        };
+        let xi = self.alloc_xfer(x);
+        if write {
+            // DMA host → buffer: first bytes after the DMA latency, at link rate
+            self.buffers_free -= 1;
+            let dur = xfer_ns(len, self.link_bps);
+            let start = self.link[1].reserve(now + self.cfg.dma_latency_ns.write, dur);
+            let xm = &mut self.xfers[xi as usize];
+            xm.stream_end = start + dur;
+            xm.bd.add(Component::Link, start + dur - now);
+            xm.t_mark = start + dur;
+            cx.wake(start, Self::tok(EV_DMA_DONE, xi));
+        } else {
+            self.ctrls[ctrl as usize].pending_reads += 1;
+            self.ctrls[ctrl as usize].queue.push_back(xi);
+            self.kick_ctrl(now, ctrl, cx);
+        }
+    }
+
+    /// Start the controller's next op if it is idle.
+    fn kick_ctrl(&mut self, now: Nanos, c: u32, cx: &mut Cx) {
+        let ci = c as usize;
+        if self.ctrls[ci].busy {
+            return;
+        }
+        // the first op that can start: a read needs the out-queue empty; a
+        // write in the in-queue can always commit (so it never waits behind
+        // a blocked read, which would deadlock buffers and scoreboard)
+        let out_used = self.ctrls[ci].out_used;
+        let xfers = &self.xfers;
+        let Some(pos) = self.ctrls[ci].queue.iter().position(|&xi| xfers[xi as usize].write || !out_used) else {
+            return;
+        };
+        let xi = self.ctrls[ci].queue.remove(pos).expect("position is in range");
+        let x = self.xfers[xi as usize];
+        let rows = (x.offset + x.len - 1) / self.cfg.row_bytes - x.offset / self.cfg.row_bytes + 1;
+        let row_ns = rows * if x.write { self.media.write_ns } else { self.media.read_ns };
+        let stream = xfer_ns(x.len, self.cfg.controller_bytes_per_s);
+        let service = row_ns + stream;
+        let lat = if x.write { self.cfg.controller_latency_ns.write } else { self.cfg.controller_latency_ns.read };
+        self.ctrls[ci].tl.reserve(now, service);
+        self.ctrls[ci].busy = true;
+        cx.wake(now + service, Self::tok(EV_CTRL_FREE, c));
+        if x.write {
+            // commit: rows are written as data streams in; done when the last
+            // byte has arrived and its row has been written back
+            let ready = (now + service).max(x.stream_end + row_ns);
+            let done = ready + lat;
+            let xm = &mut self.xfers[xi as usize];
+            let media_part = service.min(ready - xm.t_mark);
+            xm.bd.add(Component::Media, media_part);
+            xm.bd.add(Component::Controller, ready - xm.t_mark - media_part + lat);
+            xm.t_mark = done;
+            cx.wake(done, Self::tok(EV_CTRL_DONE, xi));
+            self.rows_written += rows;
+            self.bytes_written += x.len;
+            let stripe_rows = (self.cfg.stripe_bytes / self.cfg.row_bytes).max(1);
+            let nctl = self.cfg.controllers as u64;
+            let first_row = x.offset / self.cfg.row_bytes;
+            for row in first_row..first_row + rows {
+                // rows of one controller are numbered densely
+                let la = (row / stripe_rows / nctl) * stripe_rows + row % stripe_rows;
+                self.wear[ci].write(la);
+            }
+            // the in-queue empties as the commit starts
+            self.ctrls[ci].in_used = false;
+            if let Some(w) = self.ctrls[ci].ring_waiters.pop_front() {
+                self.ring_write(now, w, cx);
+            }
+        } else {
+            // first bytes leave the row buffer after the pipeline and the
+            // row opens; the last after the stream
+            let first = now + lat + row_ns;
+            let last = first + stream;
+            let xm = &mut self.xfers[xi as usize];
+            xm.bd.add(Component::Controller, now - xm.t_mark + lat);
+            xm.bd.add(Component::Media, service);
+            xm.t_mark = last;
+            xm.stream_end = last;
+            self.rows_read += rows;
+            self.bytes_read += x.len;
+            self.ctrls[ci].out_used = true;
+            self.ctrls[ci].pending_reads -= 1;
+            cx.wake(first, Self::tok(EV_CTRL_DONE, xi));
+            // a read command slot freed: the scheduler may proceed
+            self.pump(now, cx);
+        }
+    }
+
+    /// Write data (arriving in its buffer) moves over the ring into the
+    /// controller's in-queue.
+    fn ring_write(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
+        let x = self.xfers[xi as usize];
+        self.ctrls[x.ctrl as usize].in_used = true;
+        let dur = xfer_ns(x.len, self.cfg.ring_bytes_per_s);
+        let start = self.ring.reserve(now, dur);
+        let lat = self.cfg.ring_latency_ns.write;
+        let last = (start + dur).max(x.stream_end) + lat;
+        let xm = &mut self.xfers[xi as usize];
+        xm.bd.add(Component::Interconnect, last - xm.t_mark);
+        xm.t_mark = last;
+        xm.stream_end = last;
+        cx.wake(start + lat, Self::tok(EV_RING_W, xi));
+        cx.wake(last, Self::tok(EV_BUF_FREE, xi));
+    }
+
+    /// Read data leaves the controller's out-queue over the ring into a
+    /// buffer.
+    fn ring_read(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
+        self.buffers_free -= 1;
+        let x = self.xfers[xi as usize];
+        let dur = xfer_ns(x.len, self.cfg.ring_bytes_per_s);
+        let start = self.ring.reserve(now, dur);
+        let lat = self.cfg.ring_latency_ns.read;
+        let last = (start + dur).max(x.stream_end) + lat;
+        let xm = &mut self.xfers[xi as usize];
+        xm.bd.add(Component::Interconnect, last - xm.t_mark);
+        xm.t_mark = last;
+        xm.stream_end = last;
+        xm.t_sched = now; // buffer held from now
+        cx.wake(start + lat, Self::tok(EV_RING_R, xi));
+    }
+
+    fn release_buffer(&mut self, now: Nanos, held_since: Nanos, cx: &mut Cx) {
+        self.buffers_free += 1;
+        self.buffer_ns += now - held_since;
+        if let Some(xi) = self.buffer_waiters.pop_front() {
+            self.ring_read(now, xi, cx);
+        }
+        self.pump(now, cx);
+    }
+
+    fn xfer_done(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
+        let x = self.xfers[xi as usize];
+        self.free_xfers.push(xi);
+        let r = &mut self.reqs[x.req as usize];
+        r.pending -= 1;
+        if r.pending == 0 && r.done_all_issued {
+            // the last transfer to finish defines the critical path
+            let mut bd = r.bd;
+            bd.merge(&x.bd);
+            r.bd = bd;
+            self.finish_req(now, x.req, cx);
+        }
+    }
+}
+
+impl Device for PcieArray {
+    fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.done_window.push_back(false);
+        let len = if matches!(req.op, Op::Read | Op::Write) { req.len.max(1) } else { req.len };
+        let ri = self.alloc_req(Req {
+            id: req.id,
+            op: Some(req.op),
+            offset: req.offset,
+            len,
+            seq,
+            arrival: now,
+            ..Default::default()
+        });
+        if self.in_device < self.cfg.tags {
+            self.admit(now, ri, cx);
+            self.pump(now, cx);
+        } else {
+            self.tag_wait.push_back(ri);
+        }
+    }
+
+    fn on_event(&mut self, now: Nanos, token: u64, cx: &mut Cx) {
+        let kind = token & 7;
+        let idx = (token >> 3) as u32;
+        match kind {
+            EV_DMA_DONE => {
+                // first bytes are in the buffer: wait on the scoreboard
+                let x = self.xfers[idx as usize];
+                let c = &mut self.ctrls[x.ctrl as usize];
+                if !c.in_used {
+                    self.ring_write(now, idx, cx);
+                } else {
+                    c.ring_waiters.push_back(idx);
+                }
+            }
+            EV_RING_W => {
+                let x = self.xfers[idx as usize];
+                self.ctrls[x.ctrl as usize].queue.push_back(idx);
+                self.kick_ctrl(now, x.ctrl, cx);
+            }
+            EV_BUF_FREE => {
+                let x = self.xfers[idx as usize];
+                self.release_buffer(now, x.t_sched, cx);
+            }
+            EV_CTRL_FREE => {
+                self.ctrls[idx as usize].busy = false;
+                self.kick_ctrl(now, idx, cx);
+            }
+            EV_CTRL_DONE => {
+                let x = self.xfers[idx as usize];
+                if x.write {
+                    self.xfer_done(now, idx, cx);
+                } else if self.buffers_free > 0 && self.buffer_waiters.is_empty() {
+                    self.ring_read(now, idx, cx);
+                } else {
+                    self.buffer_waiters.push_back(idx);
+                }
+            }
+            EV_RING_R => {
+                let x = self.xfers[idx as usize];
+                // the out-queue drains into the buffer
+                self.ctrls[x.ctrl as usize].out_used = false;
+                self.kick_ctrl(now, x.ctrl, cx);
+                let dur = xfer_ns(x.len, self.link_bps);
+                let start = self.link[0].reserve(now, dur);
+                let last = (start + dur).max(x.stream_end) + self.cfg.dma_latency_ns.read;
+                let xm = &mut self.xfers[idx as usize];
+                xm.bd.add(Component::Link, last - xm.t_mark);
+                xm.t_mark = last;
+                cx.wake(last, Self::tok(EV_XFER_DONE, idx));
+            }
+            EV_XFER_DONE => {
+                let x = self.xfers[idx as usize];
+                self.xfer_done(now, idx, cx);
+                self.release_buffer(now, x.t_sched, cx);
+            }
+            _ => {}
+        }
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    fn report(&self, now: Nanos) -> DeviceReport {
+        let el = now.max(1) as f64;
+        let busy = self.busy_ns + self.busy_since.map(|s| now - s).unwrap_or(0);
+        let frac = |b: u64| (b as f64 / el).min(1.0);
+        let mut util = vec![
+            Utilisation { resource: "scheduler".into(), busy: frac(busy) },
+            Utilisation { resource: "link.device_to_host".into(), busy: frac(self.link[0].busy_ns) },
+            Utilisation { resource: "link.host_to_device".into(), busy: frac(self.link[1].busy_ns) },
+            Utilisation {
+                resource: "buffers".into(),
+                busy: (self.buffer_ns as f64 / el / self.cfg.buffers as f64).min(1.0),
+            },
+            Utilisation { resource: "ring".into(), busy: frac(self.ring.busy_ns) },
+        ];
+        for (i, c) in self.ctrls.iter().enumerate() {
+            util.push(Utilisation { resource: format!("controller.{i}"), busy: frac(c.tl.busy_ns) });
+        }
+        let p = &self.power;
+        let secs = el / 1e9;
+        let comp = |name: &str, w: [f64; 2], u: f64, n: f64| {
+            let avg = n * (w[0] + (w[1] - w[0]) * u);
+            Power { component: name.into(), avg_w: avg, energy_j: avg * secs }
+        };
+        let u_sched = frac(busy);
+        let u_ring = frac(self.ring.busy_ns);
+        let u_buf = (self.buffer_ns as f64 / el / self.cfg.buffers as f64).min(1.0);
+        let u_link = frac(self.link[0].busy_ns.max(self.link[1].busy_ns));
+        let u_ctrl: f64 =
+            self.ctrls.iter().map(|c| frac(c.tl.busy_ns)).sum::<f64>() / self.ctrls.len().max(1) as f64;
+        let n_ctrl = self.ctrls.len() as f64;
+        let row_bits = (self.cfg.row_bytes * 8) as f64;
+        let write_bits_array = if self.cfg.selective_writes {
+            (self.bytes_written * 8) as f64
+        } else {
+            self.rows_written as f64 * row_bits
+        };
+        let array_j = (write_bits_array * p.array_write_pj_per_bit
+            + self.rows_read as f64 * row_bits * p.array_read_pj_per_bit)
+            * 1e-12;
+        let rowbuf_j = ((self.bytes_written * 8) as f64 * p.row_buffer_write_pj_per_bit
+            + (self.bytes_read * 8) as f64 * p.row_buffer_read_pj_per_bit)
+            * 1e-12;
+        let dies = (p.dies_per_controller as f64) * n_ctrl;
+        let bg_w = dies * p.background_idle_w_per_die * (1.0 - u_ctrl)
+            + n_ctrl * u_ctrl * row_bits * p.background_active_w_per_bit;
+        let power = vec![
+            comp("scheduler_and_dma", p.scheduler_w, u_sched, 1.0),
+            comp("ring", p.ring_w, u_ring, 1.0),
+            comp("scheduler_buffers", p.scheduler_buffers_w, u_buf, self.cfg.buffers as f64 / 2.0),
+            comp("memory_controllers", p.controller_w, u_ctrl, n_ctrl),
+            comp("memory_controller_buffers", p.controller_buffers_w, u_ctrl, n_ctrl),
+            comp("pcie", p.pcie_w, u_link, 1.0),
+            Power { component: "media_array".into(), avg_w: array_j / secs, energy_j: array_j },
+            Power { component: "media_row_buffers".into(), avg_w: rowbuf_j / secs, energy_j: rowbuf_j },
+            Power { component: "media_background".into(), avg_w: bg_w, energy_j: bg_w * secs },
+        ];
+        let mut wear = StartGap::summarize(self.wear.iter(), "row writes");
+        let gap_writes: u64 = self.wear.iter().map(|w| w.gap_writes).sum();
+        let mut counters = vec![
+            ("rows_read".to_string(), self.rows_read as f64),
+            ("rows_written".to_string(), self.rows_written as f64),
+            ("start_gap_extra_writes".to_string(), gap_writes as f64),
+        ];
+        if wear.max > 0 {
+            // lifetime at this write rate, for the most-written line
+            let per_s = wear.max as f64 / secs;
+            counters.push(("lifetime_years_at_this_rate".into(), self.cfg.endurance_writes as f64 / per_s / 3.156e7));
+        } else {
+            wear.mean = 0.0;
+        }
+        DeviceReport { utilisation: util, power, wear: Some(wear), counters }
+    }
+}

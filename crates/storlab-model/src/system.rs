@@ -1,0 +1,128 @@
+//! A whole system: host stack + device, assembled in one place from a
+//! validated configuration (layers never build their own parents).
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, PresetStore, Resolved};
+use crate::ddr::{DdrConfig, DdrRamDisk};
+use crate::device::Device;
+use crate::fixed::FixedLatency;
+use crate::host::HostConfig;
+use crate::pcie::{MediaConfig, PcieArray, PcieArrayConfig, PowerConfig};
+
+/// Device classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceClass {
+    /// PCIe NVM array (HASTE, Moneta).
+    PcieArray,
+    /// DDR-attached RAM disk with injected delay.
+    Ddr,
+    /// Fixed latency, unlimited parallelism (`null`, tests).
+    Fixed,
+}
+
+/// `[device]`: which class and how big.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSection {
+    /// Device class; its table (`[pcie]`, `[ddr]`...) must be present.
+    pub class: DeviceClass,
+    /// Capacity in bytes.
+    pub capacity_bytes: u64,
+    /// Latency of a `fixed` device.
+    #[serde(default)]
+    pub latency_ns: u64,
+}
+
+/// The whole configuration of a preset.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemConfig {
+    /// One line for `storlab devices`.
+    pub description: String,
+    /// Host software stack.
+    pub host: HostConfig,
+    /// Device class and capacity.
+    pub device: DeviceSection,
+    /// Media timing (NVM arrays, DDR).
+    pub media: Option<MediaConfig>,
+    /// PCIe array parameters.
+    pub pcie: Option<PcieArrayConfig>,
+    /// Power model (PCIe arrays).
+    pub power: Option<PowerConfig>,
+    /// DDR RAM-disk parameters.
+    pub ddr: Option<DdrConfig>,
+}
+
+fn missing(table: &str, class: &str) -> ConfigError {
+    ConfigError::Invalid { field: table.into(), message: format!("device class {class} needs a [{table}] table") }
+}
+
+impl SystemConfig {
+    /// Load a preset (name or file) with overrides; returns the resolved
+    /// leaves (for `devices show` and reports) and the typed configuration.
+    pub fn load(store: &PresetStore, name: &str, overrides: &[String]) -> Result<(Resolved, Self), ConfigError> {
+        let mut expanded = Vec::new();
+        for o in overrides {
+            // `media=<technology>` expands to the technology's timings
+            if let Some(v) = o.strip_prefix("media=") {
+                let t = crate::media::technology(v.trim()).ok_or_else(|| ConfigError::Override {
+                    arg: o.clone(),
+                    message: format!(
+                        "unknown technology; known: {}",
+                        crate::media::TECHNOLOGIES.iter().map(|t| t.0).collect::<Vec<_>>().join(", ")
+                    ),
+                })?;
+                expanded.push(format!("media.name=\"{}\"", t.name));
+                expanded.push(format!("media.read_ns={}", t.read_ns));
+                expanded.push(format!("media.write_ns={}", t.write_ns));
+            } else {
+                expanded.push(o.clone());
+            }
+        }
+        let resolved = store.resolve(name, &expanded)?;
+        let cfg: SystemConfig = resolved.parse()?;
+        cfg.validate()?;
+        Ok((resolved, cfg))
+    }
+
+    /// Check ranges and that the class's tables are present.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        crate::host::validate(&self.host)?;
+        crate::config::check_range("device.capacity_bytes", self.device.capacity_bytes, 4096, u64::MAX / 2)?;
+        match self.device.class {
+            DeviceClass::PcieArray => {
+                let p = self.pcie.as_ref().ok_or_else(|| missing("pcie", "pcie-array"))?;
+                self.media.as_ref().ok_or_else(|| missing("media", "pcie-array"))?;
+                self.power.as_ref().ok_or_else(|| missing("power", "pcie-array"))?;
+                crate::pcie::validate(p)?;
+            }
+            DeviceClass::Ddr => {
+                let d = self.ddr.as_ref().ok_or_else(|| missing("ddr", "ddr"))?;
+                self.media.as_ref().ok_or_else(|| missing("media", "ddr"))?;
+                crate::ddr::validate(d)?;
+            }
+            DeviceClass::Fixed => {}
+        }
+        Ok(())
+    }
+
+    /// Build the device (validated configurations only).
+    pub fn build_device(&self) -> Result<Box<dyn Device>, ConfigError> {
+        self.validate()?;
+        let cap = self.device.capacity_bytes;
+        Ok(match self.device.class {
+            DeviceClass::PcieArray => Box::new(PcieArray::new(
+                self.pcie.clone().expect("validated"),
+                self.media.clone().expect("validated"),
+                self.power.clone().expect("validated"),
+                cap,
+            )),
+            DeviceClass::Ddr => {
+                Box::new(DdrRamDisk::new(self.ddr.clone().expect("validated"), self.media.clone().expect("validated"), cap))
+            }
+            DeviceClass::Fixed => Box::new(FixedLatency::new(self.device.latency_ns, cap)),
+        })
+    }
+}

@@ -1,0 +1,364 @@
+//! The discrete-event run loop: drives the host + device model in virtual
+//! time from per-thread IO sources.
+//!
+//! Every thread is a fio job thread: it keeps up to `iodepth` requests
+//! outstanding, honours `thinktime`, `rate`/`rate_iops`, `runtime`,
+//! `time_based` and `ramp_time`, and replays timestamps for traces (open
+//! loop). Events are kept in a binary heap ordered by (time, insertion
+//! sequence), so ties break by insertion order and a run is deterministic.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use storlab_model::host::{Host, HostCx, HostIo};
+use storlab_model::{Nanos, Op};
+
+use crate::stats::JobStats;
+
+/// One request from a workload source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoReq {
+    /// Operation (a flush is fio's fsync/fdatasync).
+    pub op: Op,
+    /// Byte offset on the device.
+    pub offset: u64,
+    /// Bytes (0 for a flush).
+    pub len: u64,
+    /// Issue no earlier than this many ns after the thread starts (traces
+    /// replayed with timing); `None` issues as soon as the thread may.
+    pub at: Option<Nanos>,
+    /// Force unit access.
+    pub fua: bool,
+}
+
+/// A stream of requests for one thread: fio job threads, trace replays and
+/// application models all meet the simulator here (one small interface, as
+/// fio's ioengines). `next_io` returns `None` when the source is exhausted.
+pub trait IoSource {
+    /// The next request, or `None` at the end.
+    fn next_io(&mut self) -> Option<IoReq>;
+    /// Called once per completed request (sources that replay recorded
+    /// latencies use it to pair them); `id` counts requests from 0.
+    fn completed(&mut self, _id: u64, _latency_ns: u64) {}
+}
+
+/// How one thread runs.
+pub struct ThreadPlan {
+    /// Where its requests come from.
+    pub source: Box<dyn IoSource>,
+    /// Outstanding requests allowed.
+    pub iodepth: u32,
+    /// Stop issuing after this long (ns from the thread's start).
+    pub runtime_ns: Option<u64>,
+    /// Keep issuing until `runtime_ns` even when the source could stop (the
+    /// source must be endless for this to matter).
+    pub time_based: bool,
+    /// Requests finishing before this long after the start are not counted.
+    pub ramp_ns: u64,
+    /// Pause after each completion before the next issue.
+    pub thinktime_ns: u64,
+    /// Bandwidth caps per direction (read, write, trim), bytes/s.
+    pub rate_bytes_per_s: [Option<u64>; 3],
+    /// IOPS caps per direction.
+    pub rate_iops: [Option<u64>; 3],
+    /// Statistics record for this thread (name, group, options filled by
+    /// the caller).
+    pub stats: JobStats,
+}
+
+struct ThreadState {
+    plan: ThreadPlan,
+    start: Nanos,
+    outstanding: u32,
+    pending: Option<IoReq>,
+    exhausted: bool,
+    not_before: Nanos,
+    issued_bytes: [u64; 3],
+    issued_ios: [u64; 3],
+    first_io: Option<Nanos>,
+    last_done: Nanos,
+    wake_pending: bool,
+    submitted: u64,
+    /// Submission time of each outstanding request, by host id slot.
+    done: bool,
+}
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Ev {
+    t: Nanos,
+    seq: u64,
+    tok: u64,
+}
+
+const THREAD_BIT: u64 = 1 << 62;
+
+/// Requests never completed: the model stopped making progress (a bug in a
+/// device model, reported rather than hidden).
+#[derive(Debug, thiserror::Error)]
+#[error("model stalled at {at} ns with {outstanding} requests outstanding (a device-model bug; please report it with the job file and seed)")]
+pub struct StuckRequests {
+    /// Requests that never completed.
+    pub outstanding: u64,
+    /// Simulated time when the event queue ran dry.
+    pub at: Nanos,
+}
+
+/// Progress reporting: called with (completed requests so far, simulated
+/// time) every few thousand completions.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, Nanos);
+
+/// The simulator: a host+device model and the event queue.
+pub struct Engine {
+    host: Host,
+    heap: BinaryHeap<Reverse<Ev>>,
+    seq: u64,
+    now: Nanos,
+    hcx: HostCx,
+    /// Request id → (thread, submit time, request number within thread).
+    inflight: Vec<(u32, Nanos, u64)>,
+    free_ids: Vec<u64>,
+    completed: u64,
+    events: u64,
+    to_pump: Vec<usize>,
+}
+
+impl Engine {
+    /// An engine around a host stack (which owns its device).
+    pub fn new(host: Host) -> Self {
+        Self {
+            host,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            hcx: HostCx::default(),
+            inflight: Vec::new(),
+            free_ids: Vec::new(),
+            completed: 0,
+            events: 0,
+            to_pump: Vec::new(),
+        }
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// The host (and through it the device) for reports.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    #[inline]
+    fn push(&mut self, t: Nanos, tok: u64) {
+        self.seq += 1;
+        self.heap.push(Reverse(Ev { t, seq: self.seq, tok }));
+    }
+
+    fn drain_hcx(&mut self, threads: &mut [ThreadState], first_thread: u32, progress: &mut Option<Progress>) {
+        let mut hcx = std::mem::take(&mut self.hcx);
+        for (t, tok) in hcx.wakeups.drain(..) {
+            self.push(t, tok);
+        }
+        for d in hcx.done.drain(..) {
+            let (thread, submitted, n) = self.inflight[d.id as usize];
+            self.free_ids.push(d.id);
+            let ti = (thread - first_thread) as usize;
+            let th = &mut threads[ti];
+            th.outstanding -= 1;
+            th.last_done = d.at;
+            let lat = d.at - submitted;
+            th.plan.source.completed(n, lat);
+            if d.at >= th.start + th.plan.ramp_ns {
+                th.plan.stats.record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);
+            }
+            if th.plan.thinktime_ns > 0 {
+                th.not_before = th.not_before.max(d.at + th.plan.thinktime_ns);
+            }
+            self.completed += 1;
+            if self.completed & 0xffff == 0 {
+                if let Some(p) = progress.as_mut() {
+                    p(self.completed, self.now);
+                }
+            }
+            if !th.wake_pending {
+                th.wake_pending = true;
+                self.to_pump.push(ti);
+            }
+        }
+        self.hcx = hcx;
+        // the threads that had completions may issue again
+        let mut to_pump = std::mem::take(&mut self.to_pump);
+        for ti in to_pump.drain(..) {
+            self.pump_thread(threads, ti, first_thread);
+        }
+        self.to_pump = to_pump;
+    }
+
+    /// Issue what thread `ti` may issue now.
+    fn pump_thread(&mut self, threads: &mut [ThreadState], ti: usize, first_thread: u32) {
+        let now = self.now;
+        let th = &mut threads[ti];
+        th.wake_pending = false;
+        loop {
+            if th.done || th.outstanding >= th.plan.iodepth.max(1) {
+                break;
+            }
+            if let Some(rt) = th.plan.runtime_ns {
+                if now >= th.start + rt {
+                    th.exhausted = true;
+                }
+            }
+            if th.pending.is_none() && !th.exhausted {
+                th.pending = th.plan.source.next_io();
+                if th.pending.is_none() {
+                    th.exhausted = true;
+                }
+            }
+            let Some(io) = th.pending else { break };
+            if th.exhausted && th.plan.runtime_ns.is_some_and(|rt| now >= th.start + rt) {
+                th.pending = None;
+                break;
+            }
+            // earliest allowed issue time
+            let d = match io.op {
+                Op::Read => 0,
+                Op::Write => 1,
+                Op::Trim => 2,
+                Op::Flush => 1,
+            };
+            let mut t = th.not_before;
+            if let Some(at) = io.at {
+                t = t.max(th.start + at);
+            }
+            if let Some(r) = th.plan.rate_bytes_per_s[d] {
+                if r > 0 {
+                    t = t.max(th.start + (th.issued_bytes[d] as u128 * 1_000_000_000 / r as u128) as u64);
+                }
+            }
+            if let Some(r) = th.plan.rate_iops[d] {
+                if r > 0 {
+                    t = t.max(th.start + (th.issued_ios[d] as u128 * 1_000_000_000 / r as u128) as u64);
+                }
+            }
+            if t > now {
+                if !th.wake_pending {
+                    th.wake_pending = true;
+                    let thread = first_thread + ti as u32;
+                    self.seq += 1;
+                    self.heap.push(Reverse(Ev { t, seq: self.seq, tok: THREAD_BIT | thread as u64 }));
+                }
+                break;
+            }
+            th.pending = None;
+            th.issued_bytes[d] += io.len;
+            th.issued_ios[d] += 1;
+            th.outstanding += 1;
+            th.first_io.get_or_insert(now);
+            let n = th.submitted;
+            th.submitted += 1;
+            let thread = first_thread + ti as u32;
+            let id = match self.free_ids.pop() {
+                Some(id) => {
+                    self.inflight[id as usize] = (thread, now, n);
+                    id
+                }
+                None => {
+                    self.inflight.push((thread, now, n));
+                    (self.inflight.len() - 1) as u64
+                }
+            };
+            let hio = HostIo { id, thread, op: io.op, offset: io.offset, len: io.len, fua: io.fua };
+            let mut hcx = std::mem::take(&mut self.hcx);
+            self.host.submit(now, hio, &mut hcx);
+            self.hcx = hcx;
+            // completions cannot arrive synchronously from submit (they come
+            // back as wake-ups), so only queue the wake-ups here
+            let mut hcx = std::mem::take(&mut self.hcx);
+            for (t, tok) in hcx.wakeups.drain(..) {
+                self.seq += 1;
+                self.heap.push(Reverse(Ev { t, seq: self.seq, tok }));
+            }
+            debug_assert!(hcx.done.is_empty());
+            self.hcx = hcx;
+        }
+        if th.exhausted && th.outstanding == 0 && th.pending.is_none() {
+            th.done = true;
+        }
+    }
+
+    /// Run a group of threads (a fio stonewall group) to completion; thread
+    /// ids `first_thread..first_thread+plans.len()` must be within the host's
+    /// thread count. Returns the threads' statistics with runtimes filled.
+    ///
+    /// Fails (instead of losing them silently) if requests are still
+    /// outstanding when no event is left: that would be a model bug.
+    pub fn run_group(
+        &mut self,
+        plans: Vec<ThreadPlan>,
+        first_thread: u32,
+        mut progress: Option<Progress>,
+    ) -> Result<Vec<JobStats>, StuckRequests> {
+        let start = self.now;
+        let mut threads: Vec<ThreadState> = plans
+            .into_iter()
+            .map(|plan| ThreadState {
+                plan,
+                start,
+                outstanding: 0,
+                pending: None,
+                exhausted: false,
+                not_before: start,
+                issued_bytes: [0; 3],
+                issued_ios: [0; 3],
+                first_io: None,
+                last_done: start,
+                wake_pending: false,
+                submitted: 0,
+                done: false,
+            })
+            .collect();
+        for ti in 0..threads.len() {
+            self.pump_thread(&mut threads, ti, first_thread);
+        }
+        while let Some(Reverse(ev)) = self.heap.pop() {
+            self.now = ev.t;
+            self.events += 1;
+            if ev.tok & THREAD_BIT != 0 && ev.tok & (1 << 63) == 0 {
+                let thread = (ev.tok & !THREAD_BIT) as u32;
+                let ti = (thread - first_thread) as usize;
+                self.pump_thread(&mut threads, ti, first_thread);
+            } else {
+                let mut hcx = std::mem::take(&mut self.hcx);
+                self.host.on_event(ev.t, ev.tok, &mut hcx);
+                self.hcx = hcx;
+                self.drain_hcx(&mut threads, first_thread, &mut progress);
+            }
+        }
+        let stuck: u64 = threads.iter().map(|t| t.outstanding as u64).sum();
+        if stuck > 0 {
+            return Err(StuckRequests { outstanding: stuck, at: self.now });
+        }
+        Ok(threads
+            .into_iter()
+            .map(|th| {
+                let mut s = th.plan.stats;
+                let begin = th.start + th.plan.ramp_ns;
+                let run = th.last_done.saturating_sub(begin);
+                for d in 0..3 {
+                    if s.dirs[d].ios() > 0 {
+                        s.runtime_ns[d] = run;
+                    }
+                }
+                s.job_runtime_ns = run;
+                s.iodepth = th.plan.iodepth;
+                s
+            })
+            .collect())
+    }
+}

@@ -57,6 +57,8 @@ pub struct ThreadPlan {
     pub ramp_ns: u64,
     /// Pause after each completion before the next issue.
     pub thinktime_ns: u64,
+    /// Delay before the thread's first issue (fio's `startdelay`).
+    pub start_delay_ns: u64,
     /// Bandwidth caps per direction (read, write, trim), bytes/s.
     pub rate_bytes_per_s: [Option<u64>; 3],
     /// IOPS caps per direction.
@@ -104,7 +106,7 @@ pub struct StuckRequests {
 }
 
 /// Progress reporting: called with (completed requests so far, simulated
-/// time) every few thousand completions.
+/// time) every 65536 completions.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, Nanos);
 
 /// The simulator: a host+device model and the event queue.
@@ -160,7 +162,7 @@ impl Engine {
         self.heap.push(Reverse(Ev { t, seq: self.seq, tok }));
     }
 
-    fn drain_hcx(&mut self, threads: &mut [ThreadState], first_thread: u32, progress: &mut Option<Progress>) {
+    fn drain_hcx(&mut self, threads: &mut [ThreadState], first_thread: u32, progress: &mut dyn FnMut(u64, Nanos)) {
         let mut hcx = std::mem::take(&mut self.hcx);
         for (t, tok) in hcx.wakeups.drain(..) {
             self.push(t, tok);
@@ -182,9 +184,7 @@ impl Engine {
             }
             self.completed += 1;
             if self.completed & 0xffff == 0 {
-                if let Some(p) = progress.as_mut() {
-                    p(self.completed, self.now);
-                }
+                progress(self.completed, self.now);
             }
             if !th.wake_pending {
                 th.wake_pending = true;
@@ -302,18 +302,17 @@ impl Engine {
         &mut self,
         plans: Vec<ThreadPlan>,
         first_thread: u32,
-        mut progress: Option<Progress>,
+        progress: &mut dyn FnMut(u64, Nanos),
     ) -> Result<Vec<JobStats>, StuckRequests> {
         let start = self.now;
         let mut threads: Vec<ThreadState> = plans
             .into_iter()
             .map(|plan| ThreadState {
-                plan,
                 start,
                 outstanding: 0,
                 pending: None,
                 exhausted: false,
-                not_before: start,
+                not_before: start + plan.start_delay_ns,
                 issued_bytes: [0; 3],
                 issued_ios: [0; 3],
                 first_io: None,
@@ -321,6 +320,7 @@ impl Engine {
                 wake_pending: false,
                 submitted: 0,
                 done: false,
+                plan,
             })
             .collect();
         for ti in 0..threads.len() {
@@ -337,7 +337,7 @@ impl Engine {
                 let mut hcx = std::mem::take(&mut self.hcx);
                 self.host.on_event(ev.t, ev.tok, &mut hcx);
                 self.hcx = hcx;
-                self.drain_hcx(&mut threads, first_thread, &mut progress);
+                self.drain_hcx(&mut threads, first_thread, progress);
             }
         }
         let stuck: u64 = threads.iter().map(|t| t.outstanding as u64).sum();

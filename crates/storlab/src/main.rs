@@ -1,1 +1,90 @@
-fn main() {}
+//! The `storlab` command: argument parsing and wiring only. Errors map to a
+//! message on stderr and a non-zero exit status.
+
+mod bench;
+mod sim;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// storlab: a laboratory for storage and memory built from fast
+/// non-volatile memories.
+#[derive(Parser)]
+#[command(name = "storlab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate fio jobs on a device model in virtual time (default: a 4 KB
+    /// random-read job on moneta-spin). fio options (--name=, --rw=, ...)
+    /// and job files are accepted as fio accepts them.
+    #[command(disable_help_flag = true)]
+    Sim {
+        /// Everything after `sim` (split into storlab's and fio's options).
+        #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
+        args: Vec<String>,
+    },
+    /// List device presets, or show one fully resolved with sources.
+    Devices {
+        #[command(subcommand)]
+        what: Option<DevicesCmd>,
+        /// Also look for presets (NAME.toml) in this directory.
+        #[arg(long)]
+        preset_dir: Option<std::path::PathBuf>,
+    },
+    /// Measure the simulator's speed (simulated IOs per second of wall time).
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Subcommand)]
+enum DevicesCmd {
+    /// Show a preset's resolved configuration, every value with its source.
+    Show {
+        /// Preset name or TOML file.
+        name: String,
+        /// Overrides, `key.path=value`.
+        #[arg(long = "set")]
+        set: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Sim { args } => sim::run(&args),
+        Cmd::Devices { what, preset_dir } => devices(what, preset_dir),
+        Cmd::Bench(a) => bench::run(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("storlab: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn devices(what: Option<DevicesCmd>, dir: Option<std::path::PathBuf>) -> anyhow::Result<()> {
+    let mut store = storlab_model::config::PresetStore::default();
+    if let Some(d) = dir {
+        store = store.with_dir(d);
+    }
+    match what {
+        None => {
+            let list = store.list();
+            let w = list.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+            for (name, desc) in list {
+                println!("{name:<w$}  {desc}");
+            }
+        }
+        Some(DevicesCmd::Show { name, set }) => {
+            let (resolved, _cfg) = storlab_model::SystemConfig::load(&store, &name, &set)?;
+            print!("{}", resolved.show());
+        }
+    }
+    Ok(())
+}

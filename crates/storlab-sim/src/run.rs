@@ -1,0 +1,157 @@
+//! One simulation run: a system configuration and a fio job file in,
+//! per-job statistics (with the `storlab` object filled) out.
+
+use serde_json::{json, Value};
+use storlab_model::config::Resolved;
+use storlab_model::host::Host;
+use storlab_model::{Op, SystemConfig};
+use storlab_workload::fio::{FioError, JobFile};
+use storlab_workload::gen::{IoOp, JobThread};
+
+use crate::engine::{Engine, IoReq, IoSource, Progress, StuckRequests, ThreadPlan};
+use crate::stats::JobStats;
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The job cannot run on this device (a region past the end, ...).
+    #[error(transparent)]
+    Job(#[from] FioError),
+    /// The configuration cannot be built.
+    #[error(transparent)]
+    Config(#[from] storlab_model::config::ConfigError),
+    /// The model stalled.
+    #[error(transparent)]
+    Stuck(#[from] StuckRequests),
+}
+
+/// A fio job thread as an IO source.
+pub struct FioSource(pub JobThread);
+
+impl IoSource for FioSource {
+    #[inline]
+    fn next_io(&mut self) -> Option<IoReq> {
+        let io = self.0.next_io()?;
+        let op = match io.op {
+            IoOp::Read => Op::Read,
+            IoOp::Write => Op::Write,
+            IoOp::Trim => Op::Trim,
+            IoOp::Fsync | IoOp::Fdatasync => Op::Flush,
+        };
+        Some(IoReq { op, offset: io.offset, len: io.len, at: None, fua: false })
+    }
+}
+
+/// The result of a run.
+pub struct RunResult {
+    /// One record per thread, or per group where `group_reporting` is set.
+    pub jobs: Vec<JobStats>,
+    /// Simulated time at the end, ns.
+    pub sim_ns: u64,
+    /// Events processed.
+    pub events: u64,
+}
+
+/// The resolved configuration as JSON: `{ "key.path": {"value": v, "source": s} }`.
+pub fn config_json(resolved: &Resolved) -> Value {
+    let mut m = serde_json::Map::new();
+    for (k, leaf) in &resolved.leaves {
+        let v: Value = toml::from_str::<toml::Table>(&format!("x = {}", leaf.value))
+            .ok()
+            .and_then(|t| t.get("x").cloned())
+            .and_then(|v| serde_json::to_value(v).ok())
+            .unwrap_or_else(|| Value::String(leaf.value.to_string()));
+        m.insert(k.clone(), json!({"value": v, "source": leaf.source}));
+    }
+    json!({"preset": resolved.chain.first().cloned().unwrap_or_default(), "resolved_from": resolved.chain, "parameters": m})
+}
+
+/// Simulate `jobs` on the system, with `seed` for anything the jobs leave
+/// unseeded. Jobs with `stonewall` start after all earlier jobs finished.
+pub fn simulate(
+    cfg: &SystemConfig,
+    resolved: &Resolved,
+    jobs: &JobFile,
+    seed: u64,
+    progress: Progress,
+) -> Result<RunResult, RunError> {
+    let device = cfg.build_device()?;
+    let capacity = device.capacity();
+    let threads: u32 = jobs.jobs.iter().map(|j| j.numjobs.max(1)).sum();
+    let host = Host::new(cfg.host.clone(), device, threads);
+    let mut engine = Engine::new(host);
+    // phases: a stonewall job starts a new one
+    let mut phases: Vec<Vec<&storlab_workload::fio::JobSpec>> = Vec::new();
+    for j in &jobs.jobs {
+        if j.stonewall || phases.is_empty() {
+            phases.push(Vec::new());
+        }
+        phases.last_mut().expect("a phase exists").push(j);
+    }
+    let mut all = Vec::new();
+    let mut next_thread = 0u32;
+    for phase in phases {
+        let mut plans = Vec::new();
+        let first = next_thread;
+        for j in phase {
+            for t in 0..j.numjobs.max(1) {
+                let gen = JobThread::new(j, t, capacity, seed)?;
+                let mut stats = JobStats::new(j.name.clone(), j.group_id);
+                stats.options = j.options.clone();
+                plans.push(ThreadPlan {
+                    source: Box::new(FioSource(gen)),
+                    iodepth: j.iodepth.max(1),
+                    runtime_ns: j.runtime_ns.map(|r| r + j.ramp_time_ns.unwrap_or(0)),
+                    time_based: j.time_based,
+                    ramp_ns: j.ramp_time_ns.unwrap_or(0),
+                    thinktime_ns: j.thinktime_ns,
+                    start_delay_ns: j.startdelay_ns,
+                    rate_bytes_per_s: j.rate_bytes_per_s,
+                    rate_iops: j.rate_iops,
+                    stats,
+                });
+                next_thread += 1;
+            }
+        }
+        let stats = engine.run_group(plans, first, &mut *progress)?;
+        all.extend(stats);
+    }
+    let now = engine.now();
+    let report = engine.host().device().report(now);
+    let device_json = config_json(resolved);
+    let grouped = jobs.jobs.iter().any(|j| j.group_reporting);
+    let mut out = if grouped { crate::stats::group(&all) } else { all };
+    let core_util = engine.host().core_busy_ns() as f64 / (now.max(1) as f64 * cfg.host.cores as f64);
+    for j in &mut out {
+        let mut util = serde_json::to_value(&report.utilisation).unwrap_or(Value::Null);
+        if let Value::Array(a) = &mut util {
+            a.insert(0, json!({"resource": "host.cores", "busy": core_util.min(1.0)}));
+        }
+        j.storlab = json!({
+            "device": device_json,
+            "breakdown_ns": j.breakdown_ns(),
+            "utilisation": util,
+            "power": report.power,
+            "total_power_w": report.total_power_w(),
+            "energy_per_byte_j": {
+                "read": energy_per_byte(&report, j, 0),
+                "write": energy_per_byte(&report, j, 1),
+            },
+            "wear": report.wear,
+            "counters": report.counters.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
+            "simulated_ns": now,
+            "seed": seed,
+        });
+    }
+    Ok(RunResult { jobs: out, sim_ns: now, events: engine.events() })
+}
+
+fn energy_per_byte(report: &storlab_model::DeviceReport, j: &JobStats, dir: usize) -> Option<f64> {
+    let bytes: u64 = j.dirs.iter().map(|d| d.io_bytes()).sum();
+    let mine = j.dirs[dir].io_bytes();
+    if bytes == 0 || mine == 0 {
+        return None;
+    }
+    // energy is apportioned to directions by bytes moved
+    Some(report.total_energy_j() * (mine as f64 / bytes as f64) / mine as f64)
+}

@@ -1,0 +1,99 @@
+//! `storlab bench`: the simulator's speed, as simulated IOs per second of
+//! wall time on one core, against a baseline measured in the same run.
+
+use std::time::Instant;
+
+use storlab_model::config::PresetStore;
+use storlab_model::SystemConfig;
+
+/// Options.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Presets to measure.
+    #[arg(long, value_delimiter = ',', default_value = "moneta-spin,haste-pcm")]
+    pub devices: Vec<String>,
+    /// Simulated IOs per thread.
+    #[arg(long, default_value_t = 20000)]
+    pub ios_per_thread: u64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// One measurement: 16 jobs × iodepth 32 of 4 KB random reads.
+fn measure(device: &str, ios_per_thread: u64) -> anyhow::Result<(f64, u64, u64)> {
+    let (resolved, cfg) = SystemConfig::load(&PresetStore::default(), device, &[])?;
+    let args: Vec<String> = [
+        "--name=bench",
+        "--rw=randread",
+        "--bs=4k",
+        "--iodepth=32",
+        "--numjobs=16",
+        "--norandommap",
+        &format!("--number_ios={ios_per_thread}"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let jobs = storlab_workload::fio::parse_cli_args(&args)?;
+    let t0 = Instant::now();
+    let r = storlab_sim::run::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})?;
+    let wall = t0.elapsed().as_secs_f64();
+    let ios: u64 = r.jobs.iter().map(|j| j.rw_ios()).sum();
+    Ok((ios as f64 / wall, ios, r.events))
+}
+
+/// Run the benchmark.
+pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    // baseline: the same engine and workload on the zero-latency device (no
+    // host cost, no device model work), measured in this same run
+    let (base, _, _) = measure("null", a.ios_per_thread)?;
+    let mut rows = Vec::new();
+    for d in &a.devices {
+        let rss0 = peak_rss_kib();
+        let (small, _, _) = measure(d, a.ios_per_thread / 4)?;
+        let rss1 = peak_rss_kib();
+        let (rate, ios, events) = measure(d, a.ios_per_thread)?;
+        let rss2 = peak_rss_kib();
+        rows.push(serde_json::json!({
+            "device": d,
+            "workload": "4 KB randread, 16 jobs x iodepth 32",
+            "simulated_ios": ios,
+            "events": events,
+            "sim_ios_per_wall_s": rate,
+            "sim_ios_per_wall_s_quarter_run": small,
+            "ratio_to_null_device": rate / base,
+            "peak_rss_kib_after_quarter_run": rss1.max(rss0),
+            "peak_rss_kib_after_full_run": rss2,
+        }));
+    }
+    let out = serde_json::json!({"baseline_null_device_ios_per_wall_s": base, "results": rows});
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("baseline (null device, same workload): {:.2} M simulated IO/s per wall second", base / 1e6);
+        for r in out["results"].as_array().into_iter().flatten() {
+            println!(
+                "{:<14} {:>6.2} M IO/s  ({:.2}x the null-device baseline)  peak RSS {} KiB after {} IOs, {} KiB after a quarter",
+                r["device"].as_str().unwrap_or(""),
+                r["sim_ios_per_wall_s"].as_f64().unwrap_or(0.0) / 1e6,
+                r["ratio_to_null_device"].as_f64().unwrap_or(0.0),
+                r["peak_rss_kib_after_full_run"],
+                r["simulated_ios"],
+                r["peak_rss_kib_after_quarter_run"],
+            );
+        }
+    }
+    Ok(())
+}

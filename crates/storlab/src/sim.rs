@@ -1,0 +1,206 @@
+//! `storlab sim`: split the arguments into storlab's own flags (defined once,
+//! below) and fio's, build the system and the jobs, run, report.
+
+use std::io::Write;
+
+use anyhow::Context;
+use clap::{CommandFactory, Parser};
+use storlab_model::config::PresetStore;
+use storlab_model::SystemConfig;
+use storlab_sim::report::{self, ReportOptions};
+use storlab_workload::fio;
+
+/// The job `storlab sim` runs when given none: 4 KB random reads, one
+/// thread, queue depth 1, 100,000 IOs over 1 GiB.
+pub const DEFAULT_JOB: &[&str] =
+    &["--name=randread-4k", "--rw=randread", "--bs=4k", "--iodepth=1", "--numjobs=1", "--size=1g", "--number_ios=100000"];
+
+/// storlab's own `sim` options; every other argument goes to the fio parser.
+#[derive(Parser, Debug)]
+#[command(name = "storlab sim", about = "Simulate fio jobs on a device model in virtual time")]
+pub struct SimArgs {
+    /// Device preset name or TOML file (a file may `extends = "<preset>"`).
+    #[arg(long, default_value = "moneta-spin")]
+    pub device: String,
+    /// Output format: normal (fio's terminal summary) or json (fio's layout).
+    #[arg(long = "output-format", default_value = "normal")]
+    pub output_format: String,
+    /// Write the report to this file instead of standard output.
+    #[arg(long)]
+    pub output: Option<std::path::PathBuf>,
+    /// Seed for anything the jobs leave unseeded.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Override any configuration value: `--set pcie.controllers=8`.
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// Media technology (dram, sttm, pcm, pcm-lee, slc-nand).
+    #[arg(long)]
+    pub media: Option<String>,
+    /// Array read latency, ns (once per row opened).
+    #[arg(long = "media-read-ns")]
+    pub media_read_ns: Option<u64>,
+    /// Array write latency, ns.
+    #[arg(long = "media-write-ns")]
+    pub media_write_ns: Option<u64>,
+    /// Memory controllers (1-8).
+    #[arg(long)]
+    pub controllers: Option<u32>,
+    /// Row size in bytes.
+    #[arg(long = "row-bytes")]
+    pub row_bytes: Option<u64>,
+    /// Scheduler buffers.
+    #[arg(long)]
+    pub buffers: Option<u32>,
+    /// Bytes per scheduler buffer.
+    #[arg(long = "buffer-bytes")]
+    pub buffer_bytes: Option<u64>,
+    /// PCIe lanes.
+    #[arg(long = "link-lanes")]
+    pub link_lanes: Option<u32>,
+    /// File system in the path: none or xfs.
+    #[arg(long)]
+    pub fs: Option<String>,
+    /// File-system overhead per request, ns (read,write).
+    #[arg(long = "fs-overhead-ns", value_delimiter = ',')]
+    pub fs_overhead_ns: Vec<u64>,
+    /// Also look for presets in this directory.
+    #[arg(long = "preset-dir")]
+    pub preset_dir: Option<std::path::PathBuf>,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+impl SimArgs {
+    /// The named convenience flags as `--set` overrides.
+    pub fn overrides(&self) -> anyhow::Result<Vec<String>> {
+        let mut o = Vec::new();
+        if let Some(m) = &self.media {
+            o.push(format!("media={m}"));
+        }
+        let pairs: [(&str, Option<String>); 8] = [
+            ("media.read_ns", self.media_read_ns.map(|v| v.to_string())),
+            ("media.write_ns", self.media_write_ns.map(|v| v.to_string())),
+            ("pcie.controllers", self.controllers.map(|v| v.to_string())),
+            ("pcie.row_bytes", self.row_bytes.map(|v| v.to_string())),
+            ("pcie.buffers", self.buffers.map(|v| v.to_string())),
+            ("pcie.buffer_bytes", self.buffer_bytes.map(|v| v.to_string())),
+            ("pcie.link_lanes", self.link_lanes.map(|v| v.to_string())),
+            ("host.file_system", self.fs.as_ref().map(|v| format!("{v:?}"))),
+        ];
+        for (k, v) in pairs {
+            if let Some(v) = v {
+                o.push(format!("{k}={v}"));
+            }
+        }
+        match self.fs_overhead_ns.as_slice() {
+            [] => {}
+            [both] => {
+                o.push(format!("host.xfs_ns.read={both}"));
+                o.push(format!("host.xfs_ns.write={both}"));
+            }
+            [r, w] => {
+                o.push(format!("host.xfs_ns.read={r}"));
+                o.push(format!("host.xfs_ns.write={w}"));
+            }
+            _ => anyhow::bail!("--fs-overhead-ns takes one value or read,write"),
+        }
+        o.extend(self.set.iter().cloned());
+        Ok(o)
+    }
+}
+
+/// Split `args` into (storlab's, fio's), using the flag definitions above.
+pub fn split_args(args: &[String]) -> (Vec<String>, Vec<String>) {
+    let cmd = SimArgs::command();
+    let mut ours = vec!["storlab sim".to_string()];
+    let mut fio = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let name = a.strip_prefix("--").map(|r| r.split('=').next().unwrap_or(r));
+        let known = name.and_then(|n| cmd.get_arguments().find(|x| x.get_long() == Some(n)));
+        match known {
+            Some(arg) => {
+                ours.push(a.clone());
+                let takes_value = arg.get_action().takes_values();
+                if takes_value && !a.contains('=') && i + 1 < args.len() {
+                    ours.push(args[i + 1].clone());
+                    i += 1;
+                }
+            }
+            None => fio.push(a.clone()),
+        }
+        i += 1;
+    }
+    (ours, fio)
+}
+
+/// Run `storlab sim`.
+pub fn run(args: &[String]) -> anyhow::Result<()> {
+    let (ours, fio_args) = split_args(args);
+    let a = SimArgs::try_parse_from(&ours).map_err(|e| {
+        // help and version go to stdout with success, like clap does
+        if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp) {
+            print!("{e}");
+            println!("\nAny other option is a fio job option (--name=, --rw=, --bs=, ...) or a job file.");
+            std::process::exit(0);
+        }
+        anyhow::anyhow!("{e}")
+    })?;
+    let fmt = match a.output_format.as_str() {
+        "normal" | "json" | "json+" => a.output_format.clone(),
+        other => anyhow::bail!("--output-format={other}: supported formats are normal and json"),
+    };
+    let mut store = PresetStore::default();
+    if let Some(d) = &a.preset_dir {
+        store = store.with_dir(d);
+    }
+    let (resolved, cfg) =
+        SystemConfig::load(&store, &a.device, &a.overrides()?).with_context(|| format!("device '{}'", a.device))?;
+    let default: Vec<String>;
+    let fio_args = if fio_args.is_empty() {
+        default = DEFAULT_JOB.iter().map(|s| s.to_string()).collect();
+        &default
+    } else {
+        &fio_args
+    };
+    let jobs = fio::parse_cli_args(fio_args)?;
+    if jobs.jobs.is_empty() {
+        anyhow::bail!("no jobs: give a job file or --name=<job> with its options");
+    }
+    let bar = progress_bar();
+    let mut progress = |done: u64, now: u64| {
+        bar.set_message(format!("{done} IOs, {:.3} s simulated", now as f64 / 1e9));
+        bar.tick();
+    };
+    let result = storlab_sim::run::simulate(&cfg, &resolved, &jobs, a.seed, &mut progress)?;
+    bar.finish_and_clear();
+    let opts = ReportOptions { global_options: jobs.global_options.clone(), ..ReportOptions::default() };
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("--output {}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    if fmt == "normal" {
+        report::write_terminal(&result.jobs, &mut out, &opts)?;
+    } else {
+        report::write_json(&result.jobs, &mut out, &opts)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// A spinner on stderr when it is a terminal; hidden otherwise.
+pub fn progress_bar() -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.enable_steady_tick(std::time::Duration::from_millis(200));
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}

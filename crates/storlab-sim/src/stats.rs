@@ -1,0 +1,913 @@
+//! Run statistics: what the simulator records per request, and how the
+//! records of several threads are merged.
+//!
+//! The shapes follow fio's `thread_stat` so that [`crate::report`] can write
+//! fio's JSON and terminal layouts from them without guessing:
+//!
+//! * [`LatStat`]: one latency series (slat, clat or lat) in nanoseconds:
+//!   exact count, min, max, sum and sum of squares (mean and standard
+//!   deviation come from these, never from the histogram) plus an HDR
+//!   histogram with 3 significant digits for percentiles.
+//! * [`DirStats`]: one direction (read, write, trim, or the syncs): the three
+//!   latency series, bytes, IO count, fio's latency-bucket counts, the summed
+//!   latency [`Breakdown`], and fio-style bandwidth/IOPS samples.
+//! * [`JobStats`]: one fio job thread (or, after [`JobStats::merge`], a
+//!   group of them), with everything the report writers need.
+//!
+//! Recording is on the simulator's hot path (it aims at more than 2 M IO/s
+//! per core): [`DirStats::record`] does integer arithmetic, three histogram
+//! increments and one breakdown addition, and allocates nothing except when
+//! a histogram first sees a value larger than any before (auto-resize, at
+//! most a few dozen times per run).
+//!
+//! Merging follows fio's `sum_thread_stats`: latency series are combined
+//! exactly, per-direction runtimes take the maximum, counters add up, and
+//! bandwidth/IOPS samples are "pure sums" (the group's bandwidth is the sum
+//! of its members', as fio reports with `group_reporting`).
+
+use hdrhistogram::Histogram;
+use storlab_model::breakdown::{COMPONENTS, NCOMP};
+use storlab_model::{Breakdown, Op};
+
+/// Significant decimal digits kept by the latency histograms.
+pub const HIST_SIGFIG: u8 = 3;
+
+/// Exact moments of a series of `u64` values: count, min, max, sum and sum
+/// of squares, all in integers so that merging is exact and associative.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Moments {
+    n: u64,
+    min: u64,
+    max: u64,
+    sum: u128,
+    sumsq: u128,
+}
+
+impl Default for Moments {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Moments {
+    /// No values yet.
+    pub fn new() -> Self {
+        Moments {
+            n: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+            sumsq: 0,
+        }
+    }
+
+    /// Add one value.
+    #[inline]
+    pub fn add(&mut self, v: u64) {
+        self.n += 1;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += u128::from(v);
+        self.sumsq += u128::from(v) * u128::from(v);
+    }
+
+    /// Add every value of `other`.
+    pub fn merge(&mut self, other: &Moments) {
+        self.n += other.n;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum += other.sum;
+        self.sumsq += other.sumsq;
+    }
+
+    /// Number of values.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// Smallest value, 0 when empty.
+    pub fn min(&self) -> u64 {
+        if self.n == 0 {
+            0
+        } else {
+            self.min
+        }
+    }
+
+    /// Largest value, 0 when empty.
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Sum of the values.
+    pub fn sum(&self) -> u128 {
+        self.sum
+    }
+
+    /// Arithmetic mean, 0 when empty. Computed as quotient plus remainder
+    /// so that it is exact to the last bit of the `f64` for any sum.
+    pub fn mean(&self) -> f64 {
+        if self.n == 0 {
+            return 0.0;
+        }
+        let n = u128::from(self.n);
+        let (q, r) = (self.sum / n, self.sum % n);
+        q as f64 + r as f64 / n as f64
+    }
+
+    /// Sample standard deviation (divisor n - 1, as fio), 0 for fewer than
+    /// two values.
+    ///
+    /// The sum of squared deviations `S = sumsq - sum²/n` is computed in
+    /// integers up to a final fraction smaller than `n`, so equal values
+    /// give exactly 0 and there is no catastrophic cancellation.
+    pub fn stddev(&self) -> f64 {
+        if self.n < 2 {
+            return 0.0;
+        }
+        let n = u128::from(self.n);
+        let (q, r) = (self.sum / n, self.sum % n);
+        // sum²/n = q·sum + r·q + r²/n, with every term but the last exact.
+        let a = self.sumsq - q * self.sum - r * q;
+        let s = a as f64 - (r * r) as f64 / n as f64;
+        (s.max(0.0) / (self.n - 1) as f64).sqrt()
+    }
+}
+
+/// One latency series in nanoseconds: exact [`Moments`] plus an
+/// auto-resizing HDR histogram (3 significant digits) for percentiles.
+#[derive(Clone, Debug)]
+pub struct LatStat {
+    m: Moments,
+    hist: Histogram<u64>,
+}
+
+impl Default for LatStat {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatStat {
+    /// An empty series.
+    pub fn new() -> Self {
+        LatStat {
+            m: Moments::new(),
+            hist: Histogram::new(HIST_SIGFIG).expect("3 significant digits is a valid histogram"),
+        }
+    }
+
+    /// Record one latency.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.m.add(ns);
+        if self.hist.record(ns).is_err() {
+            // Only beyond i64::MAX / 2 ns (146 years): clamp.
+            self.hist.saturating_record(ns);
+        }
+    }
+
+    /// Add every value of `other`.
+    pub fn merge(&mut self, other: &LatStat) {
+        self.m.merge(&other.m);
+        self.hist
+            .add(&other.hist)
+            .expect("auto-resizing histograms of equal precision always merge");
+    }
+
+    /// The exact moments.
+    pub fn moments(&self) -> &Moments {
+        &self.m
+    }
+
+    /// The histogram (for callers that want more than percentiles).
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+
+    /// Number of values.
+    pub fn count(&self) -> u64 {
+        self.m.count()
+    }
+
+    /// Smallest value (exact), 0 when empty.
+    pub fn min(&self) -> u64 {
+        self.m.min()
+    }
+
+    /// Largest value (exact), 0 when empty.
+    pub fn max(&self) -> u64 {
+        self.m.max()
+    }
+
+    /// Mean (exact), 0 when empty.
+    pub fn mean(&self) -> f64 {
+        self.m.mean()
+    }
+
+    /// Sample standard deviation (exact up to the final `f64`).
+    pub fn stddev(&self) -> f64 {
+        self.m.stddev()
+    }
+
+    /// The `p`-th percentile (0..=100) in ns: the middle of the first
+    /// histogram bucket with at least `p`% of the values at or below it
+    /// (fio's definition and, like fio, a bucket's middle), within the
+    /// histogram's precision (±0.05 %), clamped to the exact min and max.
+    /// 0 when empty.
+    pub fn percentile(&self, p: f64) -> u64 {
+        self.percentiles(&[p])[0]
+    }
+
+    /// [`Self::percentile`] of each of `ps`, in one pass over the recorded
+    /// buckets when `ps` is ascending.
+    pub fn percentiles(&self, ps: &[f64]) -> Vec<u64> {
+        let n = self.m.count();
+        let mut out = vec![0; ps.len()];
+        if n == 0 {
+            return out;
+        }
+        if !ps.windows(2).all(|w| w[0] <= w[1]) {
+            return ps.iter().map(|&p| self.percentiles(&[p])[0]).collect();
+        }
+        // fio's rule: the first bucket whose cumulative count reaches p% of N.
+        let target = |p: f64| (((p / 100.0).clamp(0.0, 1.0) * n as f64).ceil() as u64).max(1);
+        let (mut i, mut cum) = (0, 0u64);
+        for v in self.hist.iter_recorded() {
+            cum += v.count_since_last_iteration();
+            while i < ps.len() && cum >= target(ps[i]) {
+                out[i] = self
+                    .hist
+                    .median_equivalent(v.value_iterated_to())
+                    .clamp(self.m.min(), self.m.max());
+                i += 1;
+            }
+            if i == ps.len() {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// fio's latency distribution buckets (`io_u_lat_n`, `io_u_lat_u`,
+/// `io_u_lat_m`): counts of completion latencies by range. Bucket `i` of
+/// each unit counts values below the `i`-th edge and at or above the
+/// previous one (edges 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 of the
+/// unit, then 2000 ms and beyond for milliseconds).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LatBuckets {
+    /// Below 1 µs, by ns.
+    pub ns: [u64; 10],
+    /// 1 µs to below 1 ms, by µs.
+    pub us: [u64; 10],
+    /// 1 ms and above, by ms; the last bucket is 2000 ms and above.
+    pub ms: [u64; 12],
+}
+
+/// Index of `v` (in one unit, below 1000) in fio's 10 bucket ranges.
+#[inline]
+fn bucket_1000(v: u64) -> usize {
+    match v {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=9 => 2,
+        10..=19 => 3,
+        20..=49 => 4,
+        50..=99 => 5,
+        100..=249 => 6,
+        250..=499 => 7,
+        500..=749 => 8,
+        _ => 9,
+    }
+}
+
+impl LatBuckets {
+    /// Count one latency.
+    #[inline]
+    pub fn mark(&mut self, ns: u64) {
+        if ns < 1_000 {
+            self.ns[bucket_1000(ns)] += 1;
+        } else if ns < 1_000_000 {
+            self.us[bucket_1000(ns / 1_000)] += 1;
+        } else {
+            let ms = ns / 1_000_000;
+            let i = match ms {
+                0..=999 => bucket_1000(ms),
+                1000..=1999 => 10,
+                _ => 11,
+            };
+            self.ms[i] += 1;
+        }
+    }
+
+    /// Add the counts of `other`.
+    pub fn merge(&mut self, other: &LatBuckets) {
+        add_arr(&mut self.ns, &other.ns);
+        add_arr(&mut self.us, &other.us);
+        add_arr(&mut self.ms, &other.ms);
+    }
+
+    /// Sum of all counts.
+    pub fn total(&self) -> u64 {
+        self.ns.iter().chain(&self.us).chain(&self.ms).sum()
+    }
+}
+
+fn add_arr<const N: usize>(a: &mut [u64; N], b: &[u64; N]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += *y;
+    }
+}
+
+/// Running statistics of periodic samples (bandwidth in KiB/s, IOPS), kept
+/// the way fio keeps them (Welford mean and sum of squared deviations), so
+/// that group merges can add them as fio does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Samples {
+    n: u64,
+    min: u64,
+    max: u64,
+    mean: f64,
+    s: f64,
+}
+
+impl Default for Samples {
+    fn default() -> Self {
+        Samples {
+            n: 0,
+            min: u64::MAX,
+            max: 0,
+            mean: 0.0,
+            s: 0.0,
+        }
+    }
+}
+
+impl Samples {
+    /// Add one sample.
+    pub fn add(&mut self, v: u64) {
+        self.n += 1;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        let x = v as f64;
+        let delta = x - self.mean;
+        self.mean += delta / self.n as f64;
+        self.s += delta * (x - self.mean);
+    }
+
+    /// Merge as fio's `group_reporting` does for bandwidth and IOPS: the
+    /// group's value is the sum of its members', so min, max, mean and the
+    /// deviation sums add up, as do sample counts.
+    pub fn merge_sum(&mut self, other: &Samples) {
+        if other.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = other.clone();
+            return;
+        }
+        self.min += other.min;
+        self.max += other.max;
+        self.n += other.n;
+        self.mean += other.mean;
+        self.s += other.s;
+    }
+
+    /// Number of samples.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// Smallest sample, 0 when empty.
+    pub fn min(&self) -> u64 {
+        if self.n == 0 {
+            0
+        } else {
+            self.min
+        }
+    }
+
+    /// Largest sample, 0 when empty.
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Mean, 0 when empty.
+    pub fn mean(&self) -> f64 {
+        self.mean
+    }
+
+    /// Sample standard deviation (divisor n - 1), 0 for fewer than two.
+    pub fn stddev(&self) -> f64 {
+        if self.n < 2 {
+            0.0
+        } else {
+            (self.s.max(0.0) / (self.n - 1) as f64).sqrt()
+        }
+    }
+}
+
+/// Statistics of one direction (read, write, trim) or of the syncs.
+#[derive(Clone, Debug, Default)]
+pub struct DirStats {
+    slat: LatStat,
+    clat: LatStat,
+    lat: LatStat,
+    io_bytes: u64,
+    ios: u64,
+    /// IOs that transferred less than asked (fio's `short_ios`).
+    pub short_ios: u64,
+    /// IOs dropped (fio's `drop_ios`).
+    pub drop_ios: u64,
+    buckets: LatBuckets,
+    breakdown: Breakdown,
+    bw: Samples,
+    iops: Samples,
+}
+
+impl DirStats {
+    /// Empty statistics.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Record one completed request: submission latency `slat_ns`,
+    /// completion latency `clat_ns` (total latency is their sum), `bytes`
+    /// transferred, and where its time went.
+    #[inline]
+    pub fn record(&mut self, slat_ns: u64, clat_ns: u64, bytes: u64, breakdown: &Breakdown) {
+        self.slat.record(slat_ns);
+        self.clat.record(clat_ns);
+        self.lat.record(slat_ns + clat_ns);
+        self.buckets.mark(clat_ns);
+        self.io_bytes += bytes;
+        self.ios += 1;
+        self.breakdown.merge(breakdown);
+    }
+
+    /// Add one bandwidth sample (KiB/s) and one IOPS sample, taken over an
+    /// interval as fio does every `bw_avg_time`/`iops_avg_time` (see
+    /// [`Sampler`]).
+    pub fn add_rate_sample(&mut self, kib_per_s: u64, iops: u64) {
+        self.bw.add(kib_per_s);
+        self.iops.add(iops);
+    }
+
+    /// Add everything recorded in `other` (fio's `sum_thread_stats`).
+    pub fn merge(&mut self, other: &DirStats) {
+        self.slat.merge(&other.slat);
+        self.clat.merge(&other.clat);
+        self.lat.merge(&other.lat);
+        self.io_bytes += other.io_bytes;
+        self.ios += other.ios;
+        self.short_ios += other.short_ios;
+        self.drop_ios += other.drop_ios;
+        self.buckets.merge(&other.buckets);
+        self.breakdown.merge(&other.breakdown);
+        self.bw.merge_sum(&other.bw);
+        self.iops.merge_sum(&other.iops);
+    }
+
+    /// The `p`-th percentile of the completion latency (ns); see
+    /// [`LatStat::percentile`].
+    pub fn percentile(&self, p: f64) -> u64 {
+        self.clat.percentile(p)
+    }
+
+    /// Submission latency series.
+    pub fn slat(&self) -> &LatStat {
+        &self.slat
+    }
+
+    /// Completion latency series.
+    pub fn clat(&self) -> &LatStat {
+        &self.clat
+    }
+
+    /// Total latency series (slat + clat).
+    pub fn lat(&self) -> &LatStat {
+        &self.lat
+    }
+
+    /// Bytes transferred.
+    pub fn io_bytes(&self) -> u64 {
+        self.io_bytes
+    }
+
+    /// Requests completed.
+    pub fn ios(&self) -> u64 {
+        self.ios
+    }
+
+    /// fio's latency buckets of the completion latency.
+    pub fn buckets(&self) -> &LatBuckets {
+        &self.buckets
+    }
+
+    /// Breakdown summed over all requests.
+    pub fn breakdown_sum(&self) -> &Breakdown {
+        &self.breakdown
+    }
+
+    /// Mean breakdown per request, ns by component (zeros when empty).
+    pub fn mean_breakdown_ns(&self) -> [f64; NCOMP] {
+        let mut out = [0.0; NCOMP];
+        if self.ios > 0 {
+            for (o, s) in out.iter_mut().zip(self.breakdown.0.iter()) {
+                *o = *s as f64 / self.ios as f64;
+            }
+        }
+        out
+    }
+
+    /// Bandwidth samples, KiB/s.
+    pub fn bw_samples(&self) -> &Samples {
+        &self.bw
+    }
+
+    /// IOPS samples.
+    pub fn iops_samples(&self) -> &Samples {
+        &self.iops
+    }
+}
+
+/// fio's IO depth distributions (`io_u_map`, `io_u_submit`,
+/// `io_u_complete`), 7 buckets each.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DepthStats {
+    /// IOs by number in flight when issued: 1, 2-3, 4-7, 8-15, 16-31,
+    /// 32-63, 64+.
+    pub level: [u64; 7],
+    /// Submit calls by batch size: 0, 1-4, 5-8, 9-16, 17-32, 33-64, 65+.
+    pub submit: [u64; 7],
+    /// Reap calls by batch size, same buckets as `submit`.
+    pub complete: [u64; 7],
+    /// Number of submit calls.
+    pub total_submit: u64,
+    /// Number of reap calls.
+    pub total_complete: u64,
+}
+
+fn batch_bucket(n: u32) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
+impl DepthStats {
+    /// Count one IO issued with `in_flight` requests outstanding (itself
+    /// included).
+    #[inline]
+    pub fn mark_depth(&mut self, in_flight: u32) {
+        let i = match in_flight {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        self.level[i] += 1;
+    }
+
+    /// Count one submit call carrying `batch` requests.
+    #[inline]
+    pub fn mark_submit(&mut self, batch: u32) {
+        self.submit[batch_bucket(batch)] += 1;
+        self.total_submit += 1;
+    }
+
+    /// Count one reap call returning `batch` completions.
+    #[inline]
+    pub fn mark_complete(&mut self, batch: u32) {
+        self.complete[batch_bucket(batch)] += 1;
+        self.total_complete += 1;
+    }
+
+    /// Add the counts of `other`.
+    pub fn merge(&mut self, other: &DepthStats) {
+        add_arr(&mut self.level, &other.level);
+        add_arr(&mut self.submit, &other.submit);
+        add_arr(&mut self.complete, &other.complete);
+        self.total_submit += other.total_submit;
+        self.total_complete += other.total_complete;
+    }
+}
+
+/// Direction names in fio's order, indexing [`JobStats::dirs`].
+pub const DIR_NAMES: [&str; 3] = ["read", "write", "trim"];
+
+/// Statistics of one fio job thread, or of a group after merging.
+#[derive(Clone, Debug)]
+pub struct JobStats {
+    /// Job name (fio's `jobname`; the first member's after a merge).
+    pub name: String,
+    /// fio group id (`new_group`/`stonewall` start a new one).
+    pub group_id: u32,
+    /// Threads merged into this record (fio's `jobs=`), 1 for one thread.
+    pub members: u32,
+    /// The job section's options in file order (fio's `job options`).
+    pub options: Vec<(String, String)>,
+    /// Read, write and trim statistics.
+    pub dirs: [DirStats; 3],
+    /// Sync (fsync/fdatasync/flush) statistics; its completion latency is
+    /// what fio reports as the sync latency.
+    pub sync: DirStats,
+    /// Time spent doing IO per direction, ns (fio's per-direction runtime;
+    /// the maximum over members after a merge).
+    pub runtime_ns: [u64; 3],
+    /// Job run time, ns (fio's `job_runtime`; summed over members).
+    pub job_runtime_ns: u64,
+    /// User CPU time, ns (0 when not modelled).
+    pub usr_ns: u64,
+    /// System CPU time, ns (0 when not modelled).
+    pub sys_ns: u64,
+    /// Context switches.
+    pub ctx: u64,
+    /// Major page faults.
+    pub majf: u64,
+    /// Minor page faults.
+    pub minf: u64,
+    /// IO depth distributions.
+    pub depth: DepthStats,
+    /// The job's `iodepth` (fio's `latency_depth`).
+    pub iodepth: u32,
+    /// storlab's own results for this job, written as the job's `storlab`
+    /// object; see [`crate::report`] for the agreed shape.
+    pub storlab: serde_json::Value,
+}
+
+impl JobStats {
+    /// Empty statistics for one thread of job `name` in group `group_id`.
+    pub fn new(name: impl Into<String>, group_id: u32) -> Self {
+        JobStats {
+            name: name.into(),
+            group_id,
+            members: 1,
+            options: Vec::new(),
+            dirs: Default::default(),
+            sync: DirStats::new(),
+            runtime_ns: [0; 3],
+            job_runtime_ns: 0,
+            usr_ns: 0,
+            sys_ns: 0,
+            ctx: 0,
+            majf: 0,
+            minf: 0,
+            depth: DepthStats::default(),
+            iodepth: 1,
+            storlab: serde_json::Value::Null,
+        }
+    }
+
+    /// The statistics `op` is recorded in (flushes go to [`Self::sync`]).
+    #[inline]
+    pub fn dir_mut(&mut self, op: Op) -> &mut DirStats {
+        match op {
+            Op::Read => &mut self.dirs[0],
+            Op::Write => &mut self.dirs[1],
+            Op::Trim => &mut self.dirs[2],
+            Op::Flush => &mut self.sync,
+        }
+    }
+
+    /// The statistics `op` is recorded in (flushes: [`Self::sync`]).
+    pub fn dir(&self, op: Op) -> &DirStats {
+        match op {
+            Op::Read => &self.dirs[0],
+            Op::Write => &self.dirs[1],
+            Op::Trim => &self.dirs[2],
+            Op::Flush => &self.sync,
+        }
+    }
+
+    /// Record one completed request of kind `op`; see [`DirStats::record`].
+    #[inline]
+    pub fn record(
+        &mut self,
+        op: Op,
+        slat_ns: u64,
+        clat_ns: u64,
+        bytes: u64,
+        breakdown: &Breakdown,
+    ) {
+        self.dir_mut(op).record(slat_ns, clat_ns, bytes, breakdown);
+    }
+
+    /// Requests completed in read, write and trim together.
+    pub fn rw_ios(&self) -> u64 {
+        self.dirs.iter().map(DirStats::ios).sum()
+    }
+
+    /// Merge another thread's statistics into this one, as fio does with
+    /// `group_reporting`: this record keeps its name, group, options,
+    /// iodepth and `storlab` value.
+    pub fn merge(&mut self, other: &JobStats) {
+        for (a, b) in self.dirs.iter_mut().zip(other.dirs.iter()) {
+            a.merge(b);
+        }
+        self.sync.merge(&other.sync);
+        for (a, b) in self.runtime_ns.iter_mut().zip(other.runtime_ns) {
+            *a = (*a).max(b);
+        }
+        self.members += other.members;
+        self.job_runtime_ns += other.job_runtime_ns;
+        self.usr_ns += other.usr_ns;
+        self.sys_ns += other.sys_ns;
+        self.ctx += other.ctx;
+        self.majf += other.majf;
+        self.minf += other.minf;
+        self.depth.merge(&other.depth);
+    }
+
+    /// Mean latency breakdown per request in the agreed `breakdown_ns`
+    /// shape: `{"read": {"syscall": ns, ...}, "write": ..., "trim": ...,
+    /// "sync": ...}`, only directions with requests, every component in
+    /// table order, mean ns as numbers. Put it in
+    /// `storlab["breakdown_ns"]`.
+    pub fn breakdown_ns(&self) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        let named = DIR_NAMES
+            .iter()
+            .zip(self.dirs.iter())
+            .chain(std::iter::once((&"sync", &self.sync)));
+        for (name, d) in named {
+            if d.ios() == 0 {
+                continue;
+            }
+            let mut comps = serde_json::Map::new();
+            for (c, v) in COMPONENTS.iter().zip(d.mean_breakdown_ns()) {
+                let n = serde_json::Number::from_f64(v).unwrap_or_else(|| 0.into());
+                comps.insert(c.name().to_string(), serde_json::Value::Number(n));
+            }
+            out.insert((*name).to_string(), serde_json::Value::Object(comps));
+        }
+        serde_json::Value::Object(out)
+    }
+}
+
+/// Merge jobs by `group_id`, as fio does when `group_reporting` is set: one
+/// record per group, in order of first appearance, named after its first
+/// member. Callers apply it when the job file asks for group reporting.
+pub fn group(jobs: &[JobStats]) -> Vec<JobStats> {
+    let mut out: Vec<JobStats> = Vec::new();
+    for j in jobs {
+        match out.iter_mut().find(|g| g.group_id == j.group_id) {
+            Some(g) => g.merge(j),
+            None => out.push(j.clone()),
+        }
+    }
+    out
+}
+
+/// Takes fio-style bandwidth and IOPS samples from a running job: call
+/// [`Sampler::observe`] with the current (virtual) time after recording
+/// completions; once at least `interval_ns` has passed since the last
+/// sample, every direction that moved data gets one sample of the rate over
+/// the elapsed time (fio skips idle directions, and so does this).
+#[derive(Clone, Debug)]
+pub struct Sampler {
+    interval_ns: u64,
+    last_ns: u64,
+    last_bytes: [u64; 3],
+    last_ios: [u64; 3],
+}
+
+impl Sampler {
+    /// fio's default `bw_avg_time` and `iops_avg_time`: 500 ms.
+    pub const FIO_DEFAULT_INTERVAL_NS: u64 = 500_000_000;
+
+    /// A sampler whose first interval starts at `start_ns`.
+    pub fn new(interval_ns: u64, start_ns: u64) -> Self {
+        Sampler {
+            interval_ns: interval_ns.max(1),
+            last_ns: start_ns,
+            last_bytes: [0; 3],
+            last_ios: [0; 3],
+        }
+    }
+
+    /// Take samples into `job` if an interval has passed by `now_ns`.
+    #[inline]
+    pub fn observe(&mut self, now_ns: u64, job: &mut JobStats) {
+        let spent = now_ns.saturating_sub(self.last_ns);
+        if spent < self.interval_ns {
+            return;
+        }
+        for (i, d) in job.dirs.iter_mut().enumerate() {
+            let db = d.io_bytes() - self.last_bytes[i];
+            let di = d.ios() - self.last_ios[i];
+            self.last_bytes[i] = d.io_bytes();
+            self.last_ios[i] = d.ios();
+            if db == 0 {
+                continue;
+            }
+            let kib = u128::from(db) * 1_000_000_000 / u128::from(spent) / 1024;
+            let iops = u128::from(di) * 1_000_000_000 / u128::from(spent);
+            d.add_rate_sample(kib as u64, iops as u64);
+        }
+        self.last_ns = now_ns;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moments_exact() {
+        let mut m = Moments::new();
+        for v in [2u64, 4, 4, 4, 5, 5, 7, 9] {
+            m.add(v);
+        }
+        assert_eq!(m.count(), 8);
+        assert_eq!((m.min(), m.max()), (2, 9));
+        assert_eq!(m.mean(), 5.0);
+        // Sample variance of that classic set: 32 / 7.
+        assert!((m.stddev() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        let mut e = Moments::new();
+        for _ in 0..1000 {
+            e.add(123_456_789);
+        }
+        assert_eq!(e.stddev(), 0.0);
+        assert_eq!(Moments::new().min(), 0);
+    }
+
+    #[test]
+    fn one_pass_percentiles_match_the_histograms_quantiles() {
+        let mut s = LatStat::new();
+        let mut x = 7u64;
+        for _ in 0..10_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            s.record((x >> 40) % 3_000_000);
+        }
+        let ps = [0.5, 1.0, 25.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0];
+        let one = s.percentiles(&ps);
+        for (p, got) in ps.iter().zip(&one) {
+            let q = s.histogram().value_at_quantile(p / 100.0);
+            let want = s.histogram().median_equivalent(q).clamp(s.min(), s.max());
+            assert_eq!(*got, want, "p{p}");
+        }
+        let rev: Vec<f64> = ps.iter().rev().copied().collect();
+        let back: Vec<u64> = s.percentiles(&rev).into_iter().rev().collect();
+        assert_eq!(back, one);
+        assert_eq!(LatStat::new().percentile(50.0), 0);
+    }
+
+    #[test]
+    fn buckets_follow_fio_edges() {
+        let mut b = LatBuckets::default();
+        for ns in [
+            0,
+            1,
+            2,
+            999,
+            1_000,
+            1_999,
+            2_000,
+            999_999,
+            1_000_000,
+            1_999_999_999,
+            2_000_000_000,
+        ] {
+            b.mark(ns);
+        }
+        assert_eq!(b.ns[0], 2);
+        assert_eq!(b.ns[1], 1);
+        assert_eq!(b.ns[9], 1);
+        assert_eq!(b.us[0], 2);
+        assert_eq!(b.us[1], 1);
+        assert_eq!(b.us[9], 1);
+        assert_eq!(b.ms[0], 1);
+        assert_eq!(b.ms[10], 1);
+        assert_eq!(b.ms[11], 1);
+        assert_eq!(b.total(), 11);
+    }
+
+    #[test]
+    fn sampler_skips_idle_directions() {
+        let mut j = JobStats::new("s", 0);
+        let mut s = Sampler::new(1_000_000_000, 0);
+        let bd = Breakdown::default();
+        for _ in 0..10 {
+            j.record(Op::Read, 0, 100, 4096, &bd);
+        }
+        s.observe(999_999_999, &mut j);
+        assert_eq!(j.dirs[0].bw_samples().count(), 0);
+        s.observe(1_000_000_000, &mut j);
+        assert_eq!(j.dirs[0].bw_samples().count(), 1);
+        assert_eq!(j.dirs[0].bw_samples().max(), 40);
+        assert_eq!(j.dirs[0].iops_samples().max(), 10);
+        assert_eq!(j.dirs[1].bw_samples().count(), 0);
+    }
+}

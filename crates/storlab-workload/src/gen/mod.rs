@@ -1,0 +1,568 @@
+//! Deterministic per-thread IO generation with fio's semantics.
+//!
+//! One [`JobThread`] is one of a job's `numjobs` threads. It owns a few
+//! independent random streams (direction, offset, block size,
+//! sequential-or-random, distribution), all derived from the job's seed, the
+//! job's index and the thread's index, so identical inputs give identical
+//! sequences and changing one option (say `bs`) does not reshuffle the
+//! offsets. [`JobThread::next_io`] does no allocation and its memory does not
+//! grow with the number of IOs: fio's random map (every block once per pass)
+//! is a keyed permutation evaluated on the fly (see `perm`), not a bitmap.
+//!
+//! # What follows fio and what is approximated
+//!
+//! Followed: the region `[offset + thread × offset_increment, + size)`;
+//! per-direction sequential positions that wrap at the region's end;
+//! `rw=<seq>:<hole>` holes and `rw=<rand>:<n>` with `rw_sequencer`
+//! (fio's counter: `n - 1` sequential, or identical, IOs before each random
+//! one); random offsets aligned to `blockalign` (default: the direction's
+//! minimum block size) with fio's block count; `percentage_random`;
+//! `bsrange` (uniform, then a multiple of the minimum when it is a power of
+//! two) and `bssplit` (fio's cumulative scan over entries sorted by weight);
+//! `trimwrite`/`randtrimwrite` (a trim, then a write of the same range;
+//! only the writes count toward `io_size` and `number_ios`); `fsync=N` and
+//! `fdatasync=N` (a sync op after every N writes, never twice in a row, not
+//! after the job's last write, only for jobs that write); `end_fsync`;
+//! stopping at `io_size` (default `size`) × `loops` bytes or `number_ios`
+//! IOs, whichever comes first, and never for `time_based` jobs (as fio, which
+//! ignores both limits when time based); zipf, pareto and normal built as
+//! fio builds them (see `dist`), with the random map off for them.
+//!
+//! Approximated: the read/write choice of `rw`/`randrw` is drawn per IO
+//! (fio keeps a direction for short runs, with the same long-run ratio);
+//! the random map is a permutation of `blockalign`-sized blocks, so with
+//! mixed block sizes an IO may overlap blocks a later IO of the same pass
+//! also touches (fio marks every block an IO covers), and sequential IOs of
+//! `percentage_random` do not consume blocks of the map; `zoned` zones are
+//! uniform inside (fio uses the random map within a zone); the hash that
+//! scatters zipf/pareto/normal ranks is storlab's, so the hot blocks are
+//! not fio's block numbers. Sync ops are [`IoOp::Fsync`] / [`IoOp::Fdatasync`]
+//! with offset and length 0.
+
+mod dist;
+mod perm;
+mod rng;
+
+use crate::fio::{BlockSizeSpec, Distribution, FioError, JobSpec, RwSequencer};
+use dist::Skewed;
+use perm::Permutation;
+use rng::{derive, Rng};
+
+/// What an IO does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IoOp {
+    /// Read `len` bytes at `offset`.
+    Read,
+    /// Write `len` bytes at `offset`.
+    Write,
+    /// Trim (discard) `len` bytes at `offset`.
+    Trim,
+    /// fsync: make all written data and metadata durable.
+    Fsync,
+    /// fdatasync: make all written data durable.
+    Fdatasync,
+}
+
+/// One IO of a thread: byte offset on the device and length (both 0 for the
+/// sync ops).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IoDesc {
+    /// What to do.
+    pub op: IoOp,
+    /// Byte offset from the start of the device.
+    pub offset: u64,
+    /// Bytes.
+    pub len: u64,
+}
+
+/// Streams of a thread; a label each, so they stay independent.
+const STREAM_DDIR: u64 = 1;
+const STREAM_OFFSET: u64 = 2;
+const STREAM_BS: u64 = 3;
+const STREAM_SEQRAND: u64 = 4;
+const STREAM_DIST: u64 = 5;
+const STREAM_MAP: u64 = 6;
+
+/// Block-size choice of one direction, prepared for speed.
+#[derive(Clone, Debug)]
+enum BsPicker {
+    Fixed(u64),
+    Range {
+        min: u64,
+        max: u64,
+        /// Round down to a multiple of `min` (a power of two).
+        align_mask: u64,
+    },
+    /// (cumulative percent, size) in fio's order.
+    Split(Vec<(u32, u64)>),
+}
+
+impl BsPicker {
+    fn new(spec: &BlockSizeSpec, unaligned: bool) -> BsPicker {
+        match spec {
+            BlockSizeSpec::Fixed(b) => BsPicker::Fixed(*b),
+            BlockSizeSpec::Range { min, max } => BsPicker::Range {
+                min: *min,
+                max: *max,
+                align_mask: if !unaligned && min.is_power_of_two() {
+                    !(min - 1)
+                } else {
+                    u64::MAX
+                },
+            },
+            BlockSizeSpec::Split(entries) => {
+                let mut cum = 0u32;
+                BsPicker::Split(
+                    entries
+                        .iter()
+                        .map(|e| {
+                            cum += u32::from(e.pct);
+                            (cum, e.bs)
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    #[inline]
+    fn pick(&self, rng: &mut Rng) -> u64 {
+        match self {
+            BsPicker::Fixed(b) => *b,
+            BsPicker::Range {
+                min,
+                max,
+                align_mask,
+            } => ((min + rng.below(max - min + 1)) & align_mask).max(*min),
+            BsPicker::Split(cum) => {
+                let r = rng.below(100) as u32;
+                let mut last = 0;
+                for &(c, bs) in cum {
+                    last = bs;
+                    if r < c {
+                        return bs;
+                    }
+                }
+                last
+            }
+        }
+    }
+
+    fn min(&self) -> u64 {
+        match self {
+            BsPicker::Fixed(b) => *b,
+            BsPicker::Range { min, .. } => *min,
+            BsPicker::Split(v) => v.iter().map(|e| e.1).min().unwrap_or(1),
+        }
+    }
+
+    /// The largest size this picker allows that is at most `avail`
+    /// (`avail >= min`).
+    fn fit(&self, len: u64, avail: u64) -> u64 {
+        if len <= avail {
+            return len;
+        }
+        match self {
+            BsPicker::Fixed(b) => *b,
+            BsPicker::Range {
+                min, align_mask, ..
+            } => (avail & align_mask).max(*min),
+            BsPicker::Split(v) => v
+                .iter()
+                .map(|e| e.1)
+                .filter(|&b| b <= avail)
+                .max()
+                .unwrap_or_else(|| self.min()),
+        }
+    }
+}
+
+/// How random offsets of one direction are drawn.
+#[derive(Clone, Debug)]
+enum Picker {
+    /// Uniform, no random map.
+    Uniform,
+    /// Uniform through the random map `maps[i]`.
+    Map(usize),
+    Skewed(Skewed),
+}
+
+#[derive(Clone, Debug)]
+struct Dir {
+    bs: BsPicker,
+    align: u64,
+    nblocks: u64,
+    last_pos: u64,
+    last_start: u64,
+    pct_random: u8,
+    picker: Picker,
+}
+
+/// The IO stream of one thread of one job. See the module documentation for
+/// the semantics.
+#[derive(Clone, Debug)]
+pub struct JobThread {
+    start: u64,
+    end: u64,
+    region_len: u64,
+    dirs: [Dir; 3],
+    active: [bool; 3],
+    random: bool,
+    mix: bool,
+    trim_write: bool,
+    rwmix_read_pct: u64,
+    seq_nr: u32,
+    seq_left: u32,
+    seq_add: u64,
+    identical: bool,
+    fsync_every: u64,
+    fdatasync_every: u64,
+    end_fsync: bool,
+    byte_limit: Option<u64>,
+    io_limit: Option<u64>,
+    // progress
+    bytes: u64,
+    ios: u64,
+    writes: u64,
+    last_was_sync: bool,
+    pending_write: Option<(u64, u64)>,
+    finished: bool,
+    end_fsync_done: bool,
+    // randomness
+    maps: Vec<Permutation>,
+    map_rng: Rng,
+    ddir_rng: Rng,
+    off_rng: Rng,
+    bs_rng: Rng,
+    seqrand_rng: Rng,
+    dist_rng: Rng,
+}
+
+impl JobThread {
+    /// The generator of thread `thread_index` (0-based, below
+    /// `spec.numjobs`) of `spec` on a device of `device_capacity` bytes.
+    ///
+    /// `seed` is the run's seed. It matters only for a job with
+    /// `randrepeat=0` and no `randseed`, where fio would draw fresh entropy:
+    /// storlab mixes in the run's seed instead so runs stay reproducible.
+    /// Otherwise the job's own seed (`randseed`, or fio's default) decides,
+    /// together with the job's index and the thread's index.
+    pub fn new(
+        spec: &JobSpec,
+        thread_index: u32,
+        device_capacity: u64,
+        seed: u64,
+    ) -> Result<JobThread, FioError> {
+        let fail = |reason: String| FioError::Generator {
+            job: spec.name.clone(),
+            thread: thread_index,
+            reason,
+        };
+        let (start, region_len) = spec.region(device_capacity, thread_index).map_err(fail)?;
+        let end = start + region_len;
+
+        let base = if spec.randrepeat || spec.randseed.is_some() {
+            spec.seed
+        } else {
+            derive(spec.seed, seed)
+        };
+        let thread_seed = derive(
+            derive(base, u64::from(spec.job_index)),
+            u64::from(thread_index),
+        );
+        let stream = |label: u64| Rng::new(derive(thread_seed, label));
+        let mut dist_rng = stream(STREAM_DIST);
+        let mut map_rng = stream(STREAM_MAP);
+
+        let active = spec.rw.directions();
+        let random = spec.rw.is_random();
+        let use_map =
+            random && !spec.norandommap && matches!(spec.random_distribution, Distribution::Random);
+        let mut maps: Vec<Permutation> = Vec::new();
+        let mut map_geometry: Vec<(u64, u64)> = Vec::new();
+
+        let mut make_dir = |d: usize| -> Result<Dir, FioError> {
+            let bs = BsPicker::new(&spec.bs[d], spec.bs_unaligned);
+            let min_bs = bs.min();
+            let align = spec.blockalign_bytes[d].unwrap_or(min_bs).max(1);
+            let usable = region_len.saturating_sub(min_bs.saturating_sub(align));
+            let nblocks = usable / align;
+            if active[d] && (nblocks == 0 || min_bs > region_len) {
+                return Err(fail(format!(
+                    "the region of {region_len} bytes is smaller than the {} block size {min_bs}",
+                    ["read", "write", "trim"][d]
+                )));
+            }
+            let picker = if !active[d] || !random {
+                Picker::Uniform
+            } else if use_map {
+                let idx = match map_geometry.iter().position(|g| *g == (align, nblocks)) {
+                    Some(i) => i,
+                    None => {
+                        map_geometry.push((align, nblocks));
+                        maps.push(Permutation::new(nblocks, map_rng.next_u64()));
+                        maps.len() - 1
+                    }
+                };
+                Picker::Map(idx)
+            } else {
+                match &spec.random_distribution {
+                    Distribution::Random => Picker::Uniform,
+                    Distribution::Zipf { theta, center } => {
+                        Picker::Skewed(Skewed::zipf(nblocks, *theta, *center, &mut dist_rng))
+                    }
+                    Distribution::Pareto { h, center } => {
+                        Picker::Skewed(Skewed::pareto(nblocks, *h, *center, &mut dist_rng))
+                    }
+                    Distribution::Normal { dev_pct, center } => {
+                        Picker::Skewed(Skewed::normal(nblocks, *dev_pct, *center))
+                    }
+                    Distribution::Zoned(zones) if !zones[d].is_empty() => {
+                        Picker::Skewed(Skewed::zoned(nblocks, &zones[d]))
+                    }
+                    Distribution::ZonedAbs(zones) if !zones[d].is_empty() => {
+                        Picker::Skewed(Skewed::zoned_abs(nblocks, align, &zones[d]))
+                    }
+                    Distribution::Zoned(_) | Distribution::ZonedAbs(_) => Picker::Uniform,
+                }
+            };
+            Ok(Dir {
+                bs,
+                align,
+                nblocks: nblocks.max(1),
+                last_pos: start,
+                last_start: start,
+                pct_random: spec.percentage_random[d],
+                picker,
+            })
+        };
+        let dirs = [make_dir(0)?, make_dir(1)?, make_dir(2)?];
+
+        let loops = u64::from(spec.loops.max(1));
+        let (byte_limit, io_limit) = if spec.time_based {
+            (None, None)
+        } else {
+            let per_loop = spec
+                .io_size
+                .map_or(region_len, |s| s.resolve(device_capacity));
+            (Some(per_loop.saturating_mul(loops)), spec.number_ios)
+        };
+        let writes = active[1];
+        Ok(JobThread {
+            start,
+            end,
+            region_len,
+            dirs,
+            active,
+            random,
+            mix: spec.rw.is_read_write_mix(),
+            trim_write: spec.rw.is_trim_write(),
+            rwmix_read_pct: u64::from(spec.rwmix_read_pct),
+            seq_nr: spec.rw_seq_nr.max(1),
+            seq_left: spec.rw_seq_nr.max(1),
+            seq_add: spec.rw_seq_add_bytes,
+            identical: spec.rw_sequencer == RwSequencer::Identical,
+            fsync_every: if writes {
+                u64::from(spec.fsync_every)
+            } else {
+                0
+            },
+            fdatasync_every: if writes {
+                u64::from(spec.fdatasync_every)
+            } else {
+                0
+            },
+            end_fsync: writes && spec.end_fsync,
+            byte_limit,
+            io_limit,
+            bytes: 0,
+            ios: 0,
+            writes: 0,
+            last_was_sync: false,
+            pending_write: None,
+            finished: false,
+            end_fsync_done: false,
+            maps,
+            map_rng,
+            ddir_rng: stream(STREAM_DDIR),
+            off_rng: stream(STREAM_OFFSET),
+            bs_rng: stream(STREAM_BS),
+            seqrand_rng: stream(STREAM_SEQRAND),
+            dist_rng,
+        })
+    }
+
+    /// The byte range `(start, len)` this thread works in.
+    pub fn region(&self) -> (u64, u64) {
+        (self.start, self.region_len)
+    }
+
+    /// Bytes of reads, writes and trims issued so far that count toward the
+    /// job's size (for trimwrite, the writes).
+    pub fn bytes_issued(&self) -> u64 {
+        self.bytes
+    }
+
+    /// IOs issued so far that count toward `number_ios` (sync ops and the
+    /// trims of trimwrite excluded).
+    pub fn ios_issued(&self) -> u64 {
+        self.ios
+    }
+
+    /// The next IO, or `None` when the job has done its work. Time-based
+    /// jobs never end here; the simulator stops them at their runtime.
+    #[inline]
+    pub fn next_io(&mut self) -> Option<IoDesc> {
+        if let Some((offset, len)) = self.pending_write.take() {
+            return Some(self.account(IoOp::Write, offset, len));
+        }
+        if self.finished || self.limit_reached() {
+            self.finished = true;
+            if self.end_fsync && !self.end_fsync_done {
+                self.end_fsync_done = true;
+                return Some(IoDesc {
+                    op: IoOp::Fsync,
+                    offset: 0,
+                    len: 0,
+                });
+            }
+            return None;
+        }
+        if !self.last_was_sync && self.writes > 0 {
+            let op = if self.writes.checked_rem(self.fsync_every) == Some(0) {
+                Some(IoOp::Fsync)
+            } else if self.writes.checked_rem(self.fdatasync_every) == Some(0) {
+                Some(IoOp::Fdatasync)
+            } else {
+                None
+            };
+            if let Some(op) = op {
+                self.last_was_sync = true;
+                return Some(IoDesc {
+                    op,
+                    offset: 0,
+                    len: 0,
+                });
+            }
+        }
+        let d = self.pick_direction();
+        let (offset, len) = self.place(d);
+        if self.trim_write {
+            self.pending_write = Some((offset, len));
+            self.last_was_sync = false;
+            return Some(IoDesc {
+                op: IoOp::Trim,
+                offset,
+                len,
+            });
+        }
+        let op = [IoOp::Read, IoOp::Write, IoOp::Trim][d];
+        Some(self.account(op, offset, len))
+    }
+
+    #[inline]
+    fn limit_reached(&self) -> bool {
+        self.byte_limit.is_some_and(|b| self.bytes >= b)
+            || self.io_limit.is_some_and(|n| self.ios >= n)
+    }
+
+    #[inline]
+    fn account(&mut self, op: IoOp, offset: u64, len: u64) -> IoDesc {
+        self.bytes = self.bytes.saturating_add(len);
+        self.ios = self.ios.saturating_add(1);
+        if op == IoOp::Write {
+            self.writes = self.writes.wrapping_add(1);
+        }
+        self.last_was_sync = false;
+        IoDesc { op, offset, len }
+    }
+
+    #[inline]
+    fn pick_direction(&mut self) -> usize {
+        if self.mix {
+            if self.ddir_rng.below(100) < self.rwmix_read_pct {
+                0
+            } else {
+                1
+            }
+        } else if self.trim_write {
+            2
+        } else if self.active[0] {
+            0
+        } else if self.active[1] {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Offset and length of the next IO in direction `d`.
+    #[inline]
+    fn place(&mut self, d: usize) -> (u64, u64) {
+        let len = self.dirs[d].bs.pick(&mut self.bs_rng);
+        // fio's rw=<mode>:<n> counter: a "hit" every n IOs takes the normal
+        // path; the IOs between follow the previous one.
+        let hit = if self.seq_nr > 1 {
+            self.seq_left -= 1;
+            if self.seq_left == 0 {
+                self.seq_left = self.seq_nr;
+                true
+            } else {
+                false
+            }
+        } else {
+            true
+        };
+        let go_random = self.random && hit && {
+            let pct = self.dirs[d].pct_random;
+            pct >= 100 || (pct > 0 && self.seqrand_rng.below(100) < u64::from(pct))
+        };
+        let (offset, len) = if go_random {
+            self.random_place(d, len)
+        } else if !hit && self.identical {
+            let off = self.dirs[d].last_start;
+            (off, self.dirs[d].bs.fit(len, self.end - off))
+        } else {
+            self.sequential_place(d, len)
+        };
+        let dir = &mut self.dirs[d];
+        dir.last_start = offset;
+        dir.last_pos = offset + len;
+        (offset, len)
+    }
+
+    #[inline]
+    fn sequential_place(&mut self, d: usize, len: u64) -> (u64, u64) {
+        let dir = &self.dirs[d];
+        let mut pos = dir.last_pos;
+        if self.seq_add > 0 && pos != self.start {
+            pos = pos.saturating_add(self.seq_add);
+        }
+        let min = dir.bs.min();
+        if pos >= self.end || self.end - pos < min {
+            pos = self.start;
+        }
+        (pos, dir.bs.fit(len, self.end - pos))
+    }
+
+    #[inline]
+    fn random_place(&mut self, d: usize, len: u64) -> (u64, u64) {
+        let block = match &self.dirs[d].picker {
+            Picker::Uniform => self.off_rng.below(self.dirs[d].nblocks),
+            Picker::Map(i) => {
+                let map = &mut self.maps[*i];
+                match map.next() {
+                    Some(b) => b,
+                    None => {
+                        map.rekey(self.map_rng.next_u64());
+                        map.next().unwrap_or(0)
+                    }
+                }
+            }
+            Picker::Skewed(s) => s.sample(&mut self.dist_rng),
+        };
+        let dir = &self.dirs[d];
+        let offset = self.start + block.min(dir.nblocks - 1) * dir.align;
+        (offset, dir.bs.fit(len, self.end - offset))
+    }
+}

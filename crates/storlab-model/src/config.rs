@@ -316,21 +316,26 @@ impl Resolved {
     /// The resolved configuration as text, one `key = value  # source` per
     /// line, grouped by table.
     pub fn show(&self) -> String {
-        let mut out = String::new();
-        out.push_str(&format!("# resolved from: {}\n", self.chain.join(" <- ")));
-        let mut last_table = String::new();
+        let mut tables: BTreeMap<String, Vec<(String, &Leaf)>> = BTreeMap::new();
         for (path, leaf) in &self.leaves {
             let (table, key) = match path.rsplit_once('.') {
                 Some((t, k)) => (t.to_string(), k.to_string()),
                 None => (String::new(), path.clone()),
             };
-            if table != last_table {
+            tables.entry(table).or_default().push((key, leaf));
+        }
+        let mut out = String::new();
+        out.push_str(&format!("# resolved from: {}\n", self.chain.join(" <- ")));
+        out.push_str("# units are in the key names (_ns, _bytes, _bytes_per_s, _w, _pj_per_bit); [file] is where the value was set\n");
+        for (table, keys) in tables {
+            if !table.is_empty() {
                 out.push_str(&format!("\n[{table}]\n"));
-                last_table = table;
             }
-            let src = if leaf.source.is_empty() { String::new() } else { format!("  # {}", leaf.source) };
-            let origin = leaf.origin.rsplit('/').next().unwrap_or(&leaf.origin);
-            out.push_str(&format!("{key} = {}{src}  [{origin}]\n", leaf.value));
+            for (key, leaf) in keys {
+                let src = if leaf.source.is_empty() { String::new() } else { format!("  # {}", leaf.source) };
+                let origin = leaf.origin.rsplit('/').next().unwrap_or(&leaf.origin);
+                out.push_str(&format!("{key} = {}{src}  [{origin}]\n", leaf.value));
+            }
         }
         out
     }

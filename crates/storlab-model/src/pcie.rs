@@ -206,10 +206,15 @@ pub struct PcieArray {
     seq_base: u64,
     barriers: VecDeque<u32>,
     pumping: bool,
+    last_grant_read: bool,
+    /// Read transfers issued to a controller that have no buffer yet.
+    reads_before_buffer: u32,
     // accounting
     busy_since: Option<Nanos>,
     busy_ns: u64,
     buffer_ns: u64,
+    buffer_hold: [u64; 2],
+    buffer_uses: [u64; 2],
     rows_read: u64,
     rows_written: u64,
     bytes_read: u64,
@@ -274,9 +279,13 @@ impl PcieArray {
             seq_base: 0,
             barriers: VecDeque::new(),
             pumping: false,
+            last_grant_read: false,
+            reads_before_buffer: 0,
             busy_since: None,
             busy_ns: 0,
             buffer_ns: 0,
+            buffer_hold: [0; 2],
+            buffer_uses: [0; 2],
             rows_read: 0,
             rows_written: 0,
             bytes_read: 0,
@@ -411,7 +420,14 @@ impl PcieArray {
             return false;
         }
         match r.op {
-            Some(Op::Write) => self.buffers_free > 0,
+            // one queue is processed in order: a write gets a buffer only
+            // after every read issued before it has one; +2Q alternates the
+            // grants between the directions instead
+            Some(Op::Write) => {
+                self.buffers_free > 0
+                    && (self.reads_before_buffer == 0
+                        || (self.cfg.queues == QueuePolicy::ReadWrite && self.last_grant_read))
+            }
             _ => {
                 let (off, _) = self.next_piece(ri);
                 self.ctrls[self.ctrl_of(off) as usize].pending_reads == 0
@@ -484,8 +500,10 @@ impl PcieArray {
         if write {
             // DMA host → buffer: first bytes after the DMA latency, at link rate
             self.buffers_free -= 1;
+            self.last_grant_read = false;
             let dur = xfer_ns(len, self.link_bps);
             let start = self.link[1].reserve(now + self.cfg.dma_latency_ns.write, dur);
+            if std::env::var_os("STORLAB_TRACE").is_some() { eprintln!("{now} grant W xfer {xi} link start {start} free={}", self.buffers_free); }
             let xm = &mut self.xfers[xi as usize];
             xm.stream_end = start + dur;
             xm.bd.add(Component::Link, start + dur - now);
@@ -493,6 +511,7 @@ impl PcieArray {
             cx.wake(start, Self::tok(EV_DMA_DONE, xi));
         } else {
             self.ctrls[ctrl as usize].pending_reads += 1;
+            self.reads_before_buffer += 1;
             self.ctrls[ctrl as usize].queue.push_back(xi);
             self.kick_ctrl(now, ctrl, cx);
         }
@@ -504,12 +523,14 @@ impl PcieArray {
         if self.ctrls[ci].busy {
             return;
         }
-        // the first op that can start: a read needs the out-queue empty; a
-        // write in the in-queue can always commit (so it never waits behind
-        // a blocked read, which would deadlock buffers and scoreboard)
+        // a write waiting in the in-queue commits first: it frees the
+        // scoreboard for the next write's ring transfer (and a write never
+        // waits behind a blocked read, which would deadlock buffers and
+        // scoreboard); otherwise the oldest read, if the out-queue is empty
         let out_used = self.ctrls[ci].out_used;
         let xfers = &self.xfers;
-        let Some(pos) = self.ctrls[ci].queue.iter().position(|&xi| xfers[xi as usize].write || !out_used) else {
+        let q = &self.ctrls[ci].queue;
+        let Some(pos) = q.iter().position(|&xi| xfers[xi as usize].write).or_else(|| if out_used { None } else { q.iter().position(|_| true) }) else {
             return;
         };
         let xi = self.ctrls[ci].queue.remove(pos).expect("position is in range");
@@ -589,6 +610,8 @@ impl PcieArray {
     /// buffer.
     fn ring_read(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
         self.buffers_free -= 1;
+        if std::env::var_os("STORLAB_TRACE").is_some() { eprintln!("{now} grant R xfer {xi} free={}", self.buffers_free); }
+        self.reads_before_buffer -= 1;
         let x = self.xfers[xi as usize];
         let dur = xfer_ns(x.len, self.cfg.ring_bytes_per_s);
         let start = self.ring.reserve(now, dur);
@@ -602,11 +625,35 @@ impl PcieArray {
         cx.wake(start + lat, Self::tok(EV_RING_R, xi));
     }
 
-    fn release_buffer(&mut self, now: Nanos, held_since: Nanos, cx: &mut Cx) {
+    fn release_buffer(&mut self, now: Nanos, held_since: Nanos, write: bool, cx: &mut Cx) {
         self.buffers_free += 1;
         self.buffer_ns += now - held_since;
-        if let Some(xi) = self.buffer_waiters.pop_front() {
-            self.ring_read(now, xi, cx);
+        self.buffer_hold[write as usize] += now - held_since;
+        self.buffer_uses[write as usize] += 1;
+        self.grant_buffers(now, cx);
+    }
+
+    /// Give free buffers out. With one queue, transfers get buffers in the
+    /// order the scheduler issued them, so reads already at a controller
+    /// (issued earlier) come before the queue's next write. With read and
+    /// write queues (+2Q) the grants alternate between the directions, which
+    /// is what keeps both link directions busy.
+    fn grant_buffers(&mut self, now: Nanos, cx: &mut Cx) {
+        while self.buffers_free > 0 {
+            let read_waiting = !self.buffer_waiters.is_empty();
+            let write_ready = self.queues[1].front().is_some_and(|&ri| self.can_start(ri));
+            let to_read = match (read_waiting, write_ready) {
+                (false, _) => false,
+                (true, false) => true,
+                (true, true) => !self.last_grant_read,
+            };
+            if to_read {
+                let xi = self.buffer_waiters.pop_front().expect("checked non-empty");
+                self.last_grant_read = true;
+                self.ring_read(now, xi, cx);
+            } else {
+                break;
+            }
         }
         self.pump(now, cx);
     }
@@ -670,7 +717,7 @@ impl Device for PcieArray {
             }
             EV_BUF_FREE => {
                 let x = self.xfers[idx as usize];
-                self.release_buffer(now, x.t_sched, cx);
+                self.release_buffer(now, x.t_sched, x.write, cx);
             }
             EV_CTRL_FREE => {
                 self.ctrls[idx as usize].busy = false;
@@ -680,10 +727,9 @@ impl Device for PcieArray {
                 let x = self.xfers[idx as usize];
                 if x.write {
                     self.xfer_done(now, idx, cx);
-                } else if self.buffers_free > 0 && self.buffer_waiters.is_empty() {
-                    self.ring_read(now, idx, cx);
                 } else {
                     self.buffer_waiters.push_back(idx);
+                    self.grant_buffers(now, cx);
                 }
             }
             EV_RING_R => {
@@ -702,7 +748,7 @@ impl Device for PcieArray {
             EV_XFER_DONE => {
                 let x = self.xfers[idx as usize];
                 self.xfer_done(now, idx, cx);
-                self.release_buffer(now, x.t_sched, cx);
+                self.release_buffer(now, x.t_sched, x.write, cx);
             }
             _ => {}
         }
@@ -774,6 +820,8 @@ impl Device for PcieArray {
             ("rows_read".to_string(), self.rows_read as f64),
             ("rows_written".to_string(), self.rows_written as f64),
             ("start_gap_extra_writes".to_string(), gap_writes as f64),
+            ("buffer_hold_ns_mean.read".to_string(), self.buffer_hold[0] as f64 / self.buffer_uses[0].max(1) as f64),
+            ("buffer_hold_ns_mean.write".to_string(), self.buffer_hold[1] as f64 / self.buffer_uses[1].max(1) as f64),
         ];
         if wear.max > 0 {
             // lifetime at this write rate, for the most-written line

@@ -1,0 +1,860 @@
+//! The flash translation layer: page-level mapping, over-provisioning,
+//! garbage collection, wear levelling, TRIM and preconditioning.
+//!
+//! Bookkeeping only: the FTL never sees time. Every change it makes to the
+//! mapping is immediate; the NAND work that change implies (page reads and
+//! programs for garbage collection, block erases, the program of a user page
+//! once it is full) is pushed as [`NandOp`]s into [`Ftl::ops`], which the
+//! timing model ([`crate::flash`]) drains and schedules on its dies. Keeping
+//! the two apart lets the FTL be tested alone (its invariants are property
+//! tests) and lets preconditioning age a device by running the bookkeeping
+//! without simulating a single IO.
+//!
+//! Addresses: the mapping unit (usually 4 KB) is the unit of everything. A
+//! physical unit address (PPA) is `block * units_per_block + page *
+//! units_per_page + slot`; blocks are numbered plane by plane (`block /
+//! blocks_per_plane` is the plane), and a page may hold several units (a
+//! controller that gangs chips in lock-step has large pages).
+//!
+//! Memory: the logical-to-physical table holds one `u32` per logical unit
+//! and the physical-to-logical table (for garbage collection) one `u32` per
+//! raw unit, so with 4 KB units 1 MiB per GiB of logical capacity plus 1 MiB
+//! per GiB of raw flash (about 2.25 MiB per GiB with 20% spare), plus 24
+//! bytes per erase block. Nothing else grows with capacity.
+//! `In-place` mapping (PCM) keeps no tables at all.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rand::Rng;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+/// "No entry" in the mapping tables.
+pub const NONE: u32 = u32::MAX;
+
+/// How logical units map to physical ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mapping {
+    /// Page-level mapping with out-of-place writes, garbage collection and
+    /// wear levelling (NAND flash).
+    Page,
+    /// Write in place at a fixed address: no mapping table, no erase, no
+    /// garbage collection (PCM, which is bit-alterable).
+    InPlace,
+}
+
+/// How garbage collection picks a victim block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// The block with the fewest valid units.
+    Greedy,
+    /// The block maximising `(1 - u) / 2u * age` (Rosenblum and Ousterhout's
+    /// cost-benefit), `u` its valid fraction, `age` the host units written
+    /// since it was closed.
+    CostBenefit,
+    /// A uniformly random closed block that holds some invalid units
+    /// (seeded).
+    Random,
+    /// The oldest closed block that holds some invalid units.
+    Fifo,
+}
+
+/// Wear levelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WearLeveling {
+    /// Free blocks are reused lowest number first: wear concentrates.
+    None,
+    /// Dynamic: the least-erased free block is opened next.
+    Dynamic,
+    /// Dynamic, plus static: every `static_wl_interval` erases in a plane,
+    /// if the most-erased block of the plane leads the least-erased closed
+    /// block by more than `static_wl_gap`, that cold block's data is moved
+    /// so the block rejoins the free pool.
+    Static,
+}
+
+/// State of the device when a run starts (the PSD study's "disk fullness").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precondition {
+    /// Nothing written: every block erased, erase counts zero.
+    Fresh,
+    /// The first `fullness` of the logical space written sequentially once.
+    Full,
+    /// As `full`, then random overwrites of that region through the FTL's
+    /// bookkeeping (no timing) until write amplification stops changing:
+    /// the free pool and the valid-unit distribution are in steady state.
+    Aged,
+}
+
+/// `[ssd.ftl]`: the flash translation layer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    /// Mapping scheme.
+    pub mapping: Mapping,
+    /// Bytes per mapping unit (logical page).
+    pub map_unit_bytes: u64,
+    /// Garbage-collection victim policy.
+    pub gc_policy: GcPolicy,
+    /// Collect garbage in a plane when its free blocks fall below this
+    /// (at least 2: one block stays in reserve for garbage collection).
+    pub gc_threshold_blocks: u32,
+    /// Wear levelling.
+    pub wear_leveling: WearLeveling,
+    /// Static wear levelling: erase-count gap that triggers a move.
+    pub static_wl_gap: u32,
+    /// Static wear levelling: check once every this many erases per plane.
+    pub static_wl_interval: u32,
+    /// Device state at the start of a run.
+    pub precondition: Precondition,
+    /// Fraction of the logical space written by preconditioning, 0..=1.
+    pub fullness: f64,
+    /// Seed of every random choice of the FTL (random victims, aging).
+    pub seed: u64,
+}
+
+/// Physical organisation seen by the FTL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Planes in the whole device.
+    pub planes: u32,
+    /// Erase blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Pages per block.
+    pub pages_per_block: u32,
+    /// Mapping units per page.
+    pub units_per_page: u32,
+}
+
+impl Geometry {
+    /// Units per block.
+    #[inline]
+    pub fn units_per_block(&self) -> u32 {
+        self.pages_per_block * self.units_per_page
+    }
+    /// All physical units.
+    pub fn raw_units(&self) -> u64 {
+        self.planes as u64 * self.blocks_per_plane as u64 * self.units_per_block() as u64
+    }
+}
+
+/// What a NAND operation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NandKind {
+    /// Read a page into the controller.
+    Read,
+    /// Program a page.
+    Program,
+    /// Erase a block.
+    Erase,
+}
+
+/// NAND work implied by a bookkeeping change, for the timing model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NandOp {
+    /// Read, program or erase.
+    pub kind: NandKind,
+    /// Global block number (its plane is `block / blocks_per_plane`).
+    pub block: u32,
+    /// Page within the block (0 for an erase).
+    pub page: u32,
+    /// Garbage collection or wear levelling (background) rather than the
+    /// host's own data.
+    pub background: bool,
+    /// Units that move between the controller and the die: the valid units
+    /// read for garbage collection, or for a host page program the host
+    /// units it carries (the rest is padding).
+    pub units: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BState {
+    Free,
+    Open,
+    Closed,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    valid: u32,
+    erases: u32,
+    next_unit: u32,
+    state: BState,
+    closed_at: u64,
+}
+
+/// Bookkeeping counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FtlCounters {
+    /// Units written by the host.
+    pub host_units: u64,
+    /// Units moved by garbage collection and wear levelling.
+    pub moved_units: u64,
+    /// Units skipped to program a partly filled page (flush, FUA).
+    pub padded_units: u64,
+    /// Victim blocks collected.
+    pub gc_runs: u64,
+    /// Blocks moved by static wear levelling.
+    pub wl_moves: u64,
+    /// Block erases.
+    pub erases: u64,
+    /// Units trimmed that were mapped.
+    pub trimmed_units: u64,
+}
+
+/// The flash translation layer.
+pub struct Ftl {
+    geo: Geometry,
+    upb: u32,
+    lpns: u32,
+    mapping: Mapping,
+    policy: GcPolicy,
+    wl: WearLeveling,
+    threshold: u32,
+    wl_gap: u32,
+    wl_interval: u32,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    blocks: Vec<Block>,
+    free: Vec<BinaryHeap<Reverse<(u32, u32)>>>,
+    open_user: Vec<u32>,
+    open_gc: Vec<u32>,
+    /// Allocation order of planes for host writes (channel-first striping).
+    order: Vec<u32>,
+    cursor: usize,
+    erases_since_wl: Vec<u32>,
+    /// In-place mapping: program counts per block (the wear of PCM).
+    inplace_writes: Vec<u32>,
+    rng: rand_pcg::Pcg64Mcg,
+    emit: bool,
+    leveling: bool,
+    /// NAND work produced since the caller last drained it.
+    pub ops: Vec<NandOp>,
+    /// Counters since the end of preconditioning.
+    pub counters: FtlCounters,
+}
+
+/// Why an FTL cannot be built.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FtlError {
+    /// Not enough spare space for garbage collection to make progress.
+    #[error(
+        "{logical} logical units need at most {max} (raw {raw} units minus {reserve} reserved for garbage collection): lower the capacity or add blocks"
+    )]
+    TooFull {
+        /// Logical units asked for.
+        logical: u64,
+        /// The most that fits.
+        max: u64,
+        /// Raw units.
+        raw: u64,
+        /// Units reserved.
+        reserve: u64,
+    },
+    /// More units than a `u32` address can name.
+    #[error("{0} physical units do not fit a 32-bit address")]
+    TooLarge(u64),
+}
+
+impl Ftl {
+    /// An FTL over `geo` exposing `logical_units`. `order` lists every plane
+    /// once: the order host writes stripe over them.
+    pub fn new(cfg: &FtlConfig, geo: Geometry, logical_units: u64, order: Vec<u32>) -> Result<Self, FtlError> {
+        let raw = geo.raw_units();
+        if raw >= NONE as u64 {
+            return Err(FtlError::TooLarge(raw));
+        }
+        let upb = geo.units_per_block();
+        let threshold = cfg.gc_threshold_blocks.max(2);
+        let page = cfg.mapping == Mapping::Page;
+        let reserve = if page { geo.planes as u64 * (threshold as u64 + 2) * upb as u64 } else { 0 };
+        if logical_units + reserve > raw {
+            return Err(FtlError::TooFull {
+                logical: logical_units,
+                max: raw.saturating_sub(reserve),
+                raw,
+                reserve,
+            });
+        }
+        debug_assert_eq!(order.len(), geo.planes as usize);
+        let nblocks = (geo.planes * geo.blocks_per_plane) as usize;
+        let blocks =
+            vec![Block { valid: 0, erases: 0, next_unit: 0, state: BState::Free, closed_at: 0 }; nblocks];
+        let mut ftl = Self {
+            geo,
+            upb,
+            lpns: logical_units as u32,
+            mapping: cfg.mapping,
+            policy: cfg.gc_policy,
+            wl: cfg.wear_leveling,
+            threshold,
+            wl_gap: cfg.static_wl_gap.max(1),
+            wl_interval: cfg.static_wl_interval.max(1),
+            l2p: if page { vec![NONE; logical_units as usize] } else { Vec::new() },
+            p2l: if page { vec![NONE; raw as usize] } else { Vec::new() },
+            blocks,
+            free: (0..geo.planes).map(|_| BinaryHeap::new()).collect(),
+            open_user: vec![NONE; geo.planes as usize],
+            open_gc: vec![NONE; geo.planes as usize],
+            order,
+            cursor: 0,
+            erases_since_wl: vec![0; geo.planes as usize],
+            inplace_writes: if page { Vec::new() } else { vec![0; nblocks] },
+            rng: rand_pcg::Pcg64Mcg::seed_from_u64(cfg.seed),
+            emit: true,
+            leveling: false,
+            ops: Vec::new(),
+            counters: FtlCounters::default(),
+        };
+        if page {
+            for b in 0..nblocks as u32 {
+                ftl.push_free(b);
+            }
+        }
+        Ok(ftl)
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> Geometry {
+        self.geo
+    }
+
+    /// Logical units exposed.
+    pub fn logical_units(&self) -> u32 {
+        self.lpns
+    }
+
+    /// The mapping scheme.
+    pub fn mapping(&self) -> Mapping {
+        self.mapping
+    }
+
+    #[inline]
+    fn plane_of_block(&self, b: u32) -> u32 {
+        b / self.geo.blocks_per_plane
+    }
+
+    #[inline]
+    fn free_key(&self, b: u32) -> (u32, u32) {
+        match self.wl {
+            WearLeveling::None => (0, b),
+            _ => (self.blocks[b as usize].erases, b),
+        }
+    }
+
+    fn push_free(&mut self, b: u32) {
+        let key = self.free_key(b);
+        let p = self.plane_of_block(b) as usize;
+        self.free[p].push(Reverse(key));
+    }
+
+    /// Free blocks in plane `p`.
+    pub fn free_blocks(&self, p: u32) -> usize {
+        self.free[p as usize].len()
+    }
+
+    /// Physical unit of logical unit `lpn`, if it holds data.
+    #[inline]
+    pub fn lookup(&self, lpn: u32) -> Option<u32> {
+        match self.mapping {
+            Mapping::Page => {
+                let p = self.l2p[lpn as usize];
+                (p != NONE).then_some(p)
+            }
+            Mapping::InPlace => Some(self.inplace_ppa(lpn)),
+        }
+    }
+
+    /// In-place address: units stripe over planes in `order`, then fill
+    /// each plane's blocks in turn.
+    #[inline]
+    fn inplace_ppa(&self, lpn: u32) -> u32 {
+        let np = self.geo.planes;
+        let plane = self.order[(lpn % np) as usize];
+        let idx = lpn / np;
+        let block = plane * self.geo.blocks_per_plane + idx / self.upb;
+        block * self.upb + idx % self.upb
+    }
+
+    /// Global block of a physical unit.
+    #[inline]
+    pub fn block_of(&self, ppa: u32) -> u32 {
+        ppa / self.upb
+    }
+
+    /// Page (within its block) of a physical unit.
+    #[inline]
+    pub fn page_of(&self, ppa: u32) -> u32 {
+        (ppa % self.upb) / self.geo.units_per_page
+    }
+
+    /// Host write of logical unit `lpn`; returns its new physical unit.
+    pub fn write(&mut self, lpn: u32) -> u32 {
+        debug_assert!(lpn < self.lpns);
+        self.counters.host_units += 1;
+        if self.mapping == Mapping::InPlace {
+            let ppa = self.inplace_ppa(lpn);
+            let b = self.block_of(ppa);
+            self.inplace_writes[b as usize] = self.inplace_writes[b as usize].saturating_add(1);
+            if self.emit {
+                self.ops.push(NandOp {
+                    kind: NandKind::Program,
+                    block: b,
+                    page: self.page_of(ppa),
+                    background: false,
+                    units: 1,
+                });
+            }
+            return ppa;
+        }
+        let np = self.order.len();
+        let mut tried = 0;
+        let ppa = loop {
+            let plane = self.order[self.cursor];
+            if let Some(ppa) = self.alloc_user(plane) {
+                break ppa;
+            }
+            // this plane cannot make room (all its data valid): try the next
+            tried += 1;
+            assert!(tried < np, "FTL: no plane can make a free block (over-provisioning exhausted)");
+            self.cursor = (self.cursor + 1) % np;
+        };
+        self.invalidate(lpn);
+        self.l2p[lpn as usize] = ppa;
+        self.p2l[ppa as usize] = lpn;
+        let b = self.block_of(ppa);
+        self.blocks[b as usize].valid += 1;
+        ppa
+    }
+
+    /// Allocate a unit for host data in `plane`; `None` when the plane
+    /// cannot get a free block.
+    fn alloc_user(&mut self, plane: u32) -> Option<u32> {
+        let p = plane as usize;
+        if self.open_user[p] == NONE {
+            // keep one block in reserve for garbage collection
+            self.ensure_free(plane);
+            if self.free[p].len() < 2 {
+                return None;
+            }
+            let b = self.take_free(plane);
+            self.open_user[p] = b;
+        }
+        let b = self.open_user[p];
+        let ppa = self.bump(b, false);
+        // a full page moves host writes on to the next plane
+        if (ppa % self.upb + 1) % self.geo.units_per_page == 0 {
+            self.cursor = (self.cursor + 1) % self.order.len();
+        }
+        if self.blocks[b as usize].state == BState::Closed {
+            self.open_user[p] = NONE;
+        }
+        Some(ppa)
+    }
+
+    /// Allocate a unit for moved data in `plane` (always succeeds: the
+    /// reserve guarantees a block).
+    fn alloc_gc(&mut self, plane: u32) -> u32 {
+        let p = plane as usize;
+        if self.open_gc[p] == NONE {
+            assert!(!self.free[p].is_empty(), "FTL: garbage collection found no free block in plane {plane}");
+            let b = self.take_free(plane);
+            self.open_gc[p] = b;
+        }
+        let b = self.open_gc[p];
+        let ppa = self.bump(b, true);
+        if self.blocks[b as usize].state == BState::Closed {
+            self.open_gc[p] = NONE;
+        }
+        ppa
+    }
+
+    fn take_free(&mut self, plane: u32) -> u32 {
+        let Reverse((_, b)) = self.free[plane as usize].pop().expect("caller checked the pool");
+        let blk = &mut self.blocks[b as usize];
+        debug_assert_eq!(blk.state, BState::Free);
+        blk.state = BState::Open;
+        blk.next_unit = 0;
+        b
+    }
+
+    /// Take the next unit of open block `b`; emit its page's program when
+    /// the page is full; close the block when it is full.
+    fn bump(&mut self, b: u32, background: bool) -> u32 {
+        let upp = self.geo.units_per_page;
+        let upb = self.upb;
+        let blk = &mut self.blocks[b as usize];
+        let u = blk.next_unit;
+        blk.next_unit += 1;
+        let full = blk.next_unit == upb;
+        if full {
+            blk.state = BState::Closed;
+            blk.closed_at = self.counters.host_units;
+        }
+        if (u + 1) % upp == 0 && self.emit {
+            self.ops.push(NandOp {
+                kind: NandKind::Program,
+                block: b,
+                page: u / upp,
+                background,
+                units: if background { 0 } else { upp },
+            });
+        }
+        b * upb + u
+    }
+
+    #[inline]
+    fn invalidate(&mut self, lpn: u32) {
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            self.p2l[old as usize] = NONE;
+            let b = self.block_of(old);
+            self.blocks[b as usize].valid -= 1;
+            self.l2p[lpn as usize] = NONE;
+        }
+    }
+
+    /// Discard logical unit `lpn` (TRIM).
+    pub fn trim(&mut self, lpn: u32) {
+        if self.mapping == Mapping::Page && self.l2p[lpn as usize] != NONE {
+            self.invalidate(lpn);
+            self.counters.trimmed_units += 1;
+        }
+    }
+
+    /// Program every partly filled host page now, skipping its empty units
+    /// (a flush or FUA write must not wait for a page to fill). Returns the
+    /// number of pages padded.
+    pub fn pad_open_pages(&mut self) -> u32 {
+        if self.mapping == Mapping::InPlace {
+            return 0;
+        }
+        let upp = self.geo.units_per_page;
+        if upp == 1 {
+            return 0;
+        }
+        let mut padded = 0;
+        for p in 0..self.open_user.len() {
+            let b = self.open_user[p];
+            if b == NONE {
+                continue;
+            }
+            let filled = self.blocks[b as usize].next_unit % upp;
+            if filled == 0 {
+                continue;
+            }
+            let skip = upp - filled;
+            let blk = &mut self.blocks[b as usize];
+            let page = blk.next_unit / upp;
+            blk.next_unit += skip;
+            self.counters.padded_units += skip as u64;
+            if blk.next_unit == self.upb {
+                blk.state = BState::Closed;
+                blk.closed_at = self.counters.host_units;
+                self.open_user[p] = NONE;
+            }
+            if self.emit {
+                self.ops.push(NandOp { kind: NandKind::Program, block: b, page, background: false, units: filled });
+            }
+            padded += 1;
+            // the stripe moves on, as after a full page
+            if self.order[self.cursor] == p as u32 {
+                self.cursor = (self.cursor + 1) % self.order.len();
+            }
+        }
+        padded
+    }
+
+    /// Collect garbage in `plane` until it has `threshold` free blocks or
+    /// nothing more can be reclaimed.
+    fn ensure_free(&mut self, plane: u32) {
+        while self.free[plane as usize].len() < self.threshold as usize {
+            let Some(v) = self.select_victim(plane) else { break };
+            self.counters.gc_runs += 1;
+            self.move_block(v);
+        }
+    }
+
+    fn select_victim(&mut self, plane: u32) -> Option<u32> {
+        let bpp = self.geo.blocks_per_plane;
+        let lo = (plane * bpp) as usize;
+        let hi = lo + bpp as usize;
+        let upb = self.upb;
+        let blocks = &self.blocks[lo..hi];
+        let reclaimable = |b: &Block| b.state == BState::Closed && b.valid < upb;
+        let pick = match self.policy {
+            GcPolicy::Greedy => {
+                let mut best: Option<(u32, u64, usize)> = None;
+                for (i, b) in blocks.iter().enumerate() {
+                    if reclaimable(b) {
+                        let key = (b.valid, b.closed_at, i);
+                        if best.is_none_or(|k| key < k) {
+                            best = Some(key);
+                            if b.valid == 0 {
+                                break;
+                            }
+                        }
+                    }
+                }
+                best.map(|k| k.2)
+            }
+            GcPolicy::CostBenefit => {
+                let now = self.counters.host_units;
+                let mut best: Option<(f64, usize)> = None;
+                for (i, b) in blocks.iter().enumerate() {
+                    if reclaimable(b) {
+                        let score = if b.valid == 0 {
+                            f64::INFINITY
+                        } else {
+                            let u = b.valid as f64 / upb as f64;
+                            let age = (now - b.closed_at) as f64 + 1.0;
+                            (1.0 - u) / (2.0 * u) * age
+                        };
+                        if best.is_none_or(|(s, _)| score > s) {
+                            best = Some((score, i));
+                        }
+                    }
+                }
+                best.map(|k| k.1)
+            }
+            GcPolicy::Fifo => {
+                let mut best: Option<(u64, usize)> = None;
+                for (i, b) in blocks.iter().enumerate() {
+                    if reclaimable(b) && best.is_none_or(|k| (b.closed_at, i) < k) {
+                        best = Some((b.closed_at, i));
+                    }
+                }
+                best.map(|k| k.1)
+            }
+            GcPolicy::Random => {
+                let n = blocks.iter().filter(|b| reclaimable(b)).count();
+                if n == 0 {
+                    None
+                } else {
+                    let k = self.rng.gen_range(0..n);
+                    blocks.iter().enumerate().filter(|(_, b)| reclaimable(b)).nth(k).map(|(i, _)| i)
+                }
+            }
+        };
+        pick.map(|i| (lo + i) as u32)
+    }
+
+    /// Move the valid units of closed block `v` to the plane's
+    /// garbage-collection block, then erase `v`.
+    fn move_block(&mut self, v: u32) {
+        let plane = self.plane_of_block(v);
+        let upp = self.geo.units_per_page;
+        let base = v * self.upb;
+        if self.blocks[v as usize].valid > 0 {
+            for page in 0..self.geo.pages_per_block {
+                let first = base + page * upp;
+                let mut n = 0;
+                for ppa in first..first + upp {
+                    if self.p2l[ppa as usize] != NONE {
+                        n += 1;
+                    }
+                }
+                if n == 0 {
+                    continue;
+                }
+                if self.emit {
+                    self.ops.push(NandOp { kind: NandKind::Read, block: v, page, background: true, units: n });
+                }
+                for ppa in first..first + upp {
+                    let lpn = self.p2l[ppa as usize];
+                    if lpn == NONE {
+                        continue;
+                    }
+                    let new = self.alloc_gc(plane);
+                    self.p2l[ppa as usize] = NONE;
+                    self.p2l[new as usize] = lpn;
+                    self.l2p[lpn as usize] = new;
+                    let nb = self.block_of(new);
+                    self.blocks[nb as usize].valid += 1;
+                    self.counters.moved_units += 1;
+                }
+            }
+            self.blocks[v as usize].valid = 0;
+        }
+        self.erase(v);
+    }
+
+    fn erase(&mut self, v: u32) {
+        let plane = self.plane_of_block(v);
+        let blk = &mut self.blocks[v as usize];
+        debug_assert_eq!(blk.valid, 0);
+        blk.erases = blk.erases.saturating_add(1);
+        blk.state = BState::Free;
+        blk.next_unit = 0;
+        self.counters.erases += 1;
+        if self.emit {
+            self.ops.push(NandOp { kind: NandKind::Erase, block: v, page: 0, background: true, units: 0 });
+        }
+        self.push_free(v);
+        if self.wl == WearLeveling::Static {
+            let p = plane as usize;
+            self.erases_since_wl[p] += 1;
+            if self.erases_since_wl[p] >= self.wl_interval {
+                self.erases_since_wl[p] = 0;
+                self.static_level(plane);
+            }
+        }
+    }
+
+    /// Static wear levelling in one plane.
+    fn static_level(&mut self, plane: u32) {
+        if self.leveling || self.free[plane as usize].len() < 2 {
+            return;
+        }
+        let bpp = self.geo.blocks_per_plane;
+        let lo = plane * bpp;
+        let mut max = 0;
+        let mut cold: Option<(u32, u32)> = None;
+        for b in lo..lo + bpp {
+            let blk = &self.blocks[b as usize];
+            max = max.max(blk.erases);
+            if blk.state == BState::Closed && cold.is_none_or(|(e, _)| blk.erases < e) {
+                cold = Some((blk.erases, b));
+            }
+        }
+        if let Some((e, b)) = cold {
+            if max - e > self.wl_gap {
+                self.counters.wl_moves += 1;
+                self.leveling = true;
+                self.move_block(b);
+                self.leveling = false;
+            }
+        }
+    }
+
+    /// Bring the device to the configured starting state without timing:
+    /// no NAND work is emitted and the counters restart at zero (erase
+    /// counts per block are kept: an aged device is worn).
+    pub fn precondition(&mut self, kind: Precondition, fullness: f64) {
+        let n = ((fullness.clamp(0.0, 1.0) * self.lpns as f64) as u64).min(self.lpns as u64) as u32;
+        if kind == Precondition::Fresh || n == 0 {
+            return;
+        }
+        self.emit = false;
+        for lpn in 0..n {
+            self.write(lpn);
+        }
+        if kind == Precondition::Aged && self.mapping == Mapping::Page {
+            let chunk = (n / 8).max(1) as u64;
+            let mut prev = f64::NAN;
+            let mut total = 0u64;
+            loop {
+                let (h0, m0) = (self.counters.host_units, self.counters.moved_units);
+                for _ in 0..chunk {
+                    let lpn = self.rng.gen_range(0..n);
+                    self.write(lpn);
+                }
+                total += chunk;
+                let wa = (chunk + self.counters.moved_units - m0) as f64 / (self.counters.host_units - h0) as f64;
+                let settled = total >= n as u64 && (wa - prev).abs() <= 0.01 * wa;
+                if settled || total >= 6 * n as u64 {
+                    break;
+                }
+                prev = wa;
+            }
+        }
+        self.emit = true;
+        self.ops.clear();
+        self.counters = FtlCounters::default();
+    }
+
+    /// Erase counts: (blocks, max, mean). For in-place mapping, programs
+    /// per block.
+    pub fn wear(&self) -> (u64, u64, f64) {
+        let (n, max, sum) = if self.mapping == Mapping::InPlace {
+            let s: u64 = self.inplace_writes.iter().map(|&c| c as u64).sum();
+            (self.inplace_writes.len(), self.inplace_writes.iter().copied().max().unwrap_or(0), s)
+        } else {
+            let s: u64 = self.blocks.iter().map(|b| b.erases as u64).sum();
+            (self.blocks.len(), self.blocks.iter().map(|b| b.erases).max().unwrap_or(0), s)
+        };
+        (n as u64, max as u64, if n > 0 { sum as f64 / n as f64 } else { 0.0 })
+    }
+
+    /// Erase count of every block (for tests and wear maps).
+    pub fn erase_counts(&self) -> Vec<u32> {
+        self.blocks.iter().map(|b| b.erases).collect()
+    }
+
+    /// Units programmed per host unit since preconditioning (1 when
+    /// nothing was written).
+    pub fn write_amplification(&self) -> f64 {
+        let c = &self.counters;
+        if c.host_units == 0 {
+            return 1.0;
+        }
+        (c.host_units + c.moved_units + c.padded_units) as f64 / c.host_units as f64
+    }
+
+    /// Logical units currently holding data.
+    pub fn mapped_units(&self) -> u64 {
+        match self.mapping {
+            Mapping::Page => self.l2p.iter().filter(|&&p| p != NONE).count() as u64,
+            Mapping::InPlace => self.lpns as u64,
+        }
+    }
+
+    /// Check every invariant, returning the first violation: the mapping
+    /// is a bijection between mapped logical units and valid physical
+    /// units; every block's valid count matches; free blocks hold nothing
+    /// and sit in their plane's pool exactly once; open blocks are the
+    /// ones recorded as open.
+    pub fn check(&self) -> Result<(), String> {
+        if self.mapping == Mapping::InPlace {
+            return Ok(());
+        }
+        for (lpn, &ppa) in self.l2p.iter().enumerate() {
+            if ppa != NONE && self.p2l[ppa as usize] != lpn as u32 {
+                return Err(format!("lpn {lpn} maps to {ppa} whose reverse entry is {}", self.p2l[ppa as usize]));
+            }
+        }
+        let mut valid = vec![0u32; self.blocks.len()];
+        for (ppa, &lpn) in self.p2l.iter().enumerate() {
+            if lpn != NONE {
+                if lpn >= self.lpns || self.l2p[lpn as usize] != ppa as u32 {
+                    return Err(format!("ppa {ppa} claims lpn {lpn}, which maps elsewhere"));
+                }
+                valid[ppa / self.upb as usize] += 1;
+            }
+        }
+        let mut in_pool = vec![false; self.blocks.len()];
+        for (p, heap) in self.free.iter().enumerate() {
+            for Reverse((_, b)) in heap.iter() {
+                let b = *b as usize;
+                if in_pool[b] {
+                    return Err(format!("block {b} twice in the free pool"));
+                }
+                if self.plane_of_block(b as u32) as usize != p {
+                    return Err(format!("block {b} in the pool of plane {p}"));
+                }
+                in_pool[b] = true;
+            }
+        }
+        for (i, b) in self.blocks.iter().enumerate() {
+            if b.valid != valid[i] {
+                return Err(format!("block {i} counts {} valid units, holds {}", b.valid, valid[i]));
+            }
+            if (b.state == BState::Free) != in_pool[i] {
+                return Err(format!("block {i} is {:?} but in_pool={}", b.state, in_pool[i]));
+            }
+            if b.state == BState::Free && b.valid != 0 {
+                return Err(format!("free block {i} holds data"));
+            }
+            let open = self.open_user.contains(&(i as u32)) || self.open_gc.contains(&(i as u32));
+            if (b.state == BState::Open) != open {
+                return Err(format!("block {i} is {:?}, open-list membership {open}", b.state));
+            }
+        }
+        Ok(())
+    }
+}

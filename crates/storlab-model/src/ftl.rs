@@ -265,22 +265,11 @@ impl Ftl {
     /// An FTL over `geo` exposing `logical_units`. `order` lists every plane
     /// once: the order host writes stripe over them.
     pub fn new(cfg: &FtlConfig, geo: Geometry, logical_units: u64, order: Vec<u32>) -> Result<Self, FtlError> {
+        Self::check_fit(cfg, geo, logical_units)?;
         let raw = geo.raw_units();
-        if raw >= NONE as u64 {
-            return Err(FtlError::TooLarge(raw));
-        }
         let upb = geo.units_per_block();
         let threshold = cfg.gc_threshold_blocks.max(2);
         let page = cfg.mapping == Mapping::Page;
-        let reserve = if page { geo.planes as u64 * (threshold as u64 + 2) * upb as u64 } else { 0 };
-        if logical_units + reserve > raw {
-            return Err(FtlError::TooFull {
-                logical: logical_units,
-                max: raw.saturating_sub(reserve),
-                raw,
-                reserve,
-            });
-        }
         debug_assert_eq!(order.len(), geo.planes as usize);
         let nblocks = (geo.planes * geo.blocks_per_plane) as usize;
         let blocks =
@@ -317,6 +306,25 @@ impl Ftl {
             }
         }
         Ok(ftl)
+    }
+
+    /// Check, without building anything, that `logical_units` fit `geo`
+    /// with the space garbage collection needs: per plane, the collection
+    /// threshold plus an open host block and an open collection block.
+    pub fn check_fit(cfg: &FtlConfig, geo: Geometry, logical_units: u64) -> Result<(), FtlError> {
+        let raw = geo.raw_units();
+        if raw >= NONE as u64 {
+            return Err(FtlError::TooLarge(raw));
+        }
+        let threshold = cfg.gc_threshold_blocks.max(2) as u64;
+        let reserve = match cfg.mapping {
+            Mapping::Page => geo.planes as u64 * (threshold + 2) * geo.units_per_block() as u64,
+            Mapping::InPlace => 0,
+        };
+        if logical_units + reserve > raw {
+            return Err(FtlError::TooFull { logical: logical_units, max: raw.saturating_sub(reserve), raw, reserve });
+        }
+        Ok(())
     }
 
     /// The geometry.

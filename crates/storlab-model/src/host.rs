@@ -31,16 +31,6 @@ pub enum Scheduler {
     Bypass,
 }
 
-/// Copies between user buffers and the driver's DMA buffers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DmaBuffers {
-    /// A shared pool managed under the driver lock (copies hold the lock).
-    Shared,
-    /// A buffer pre-registered per tag: copies need no lock (+Atomic).
-    PerTag,
-}
-
 /// How the issuing thread learns of completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -87,10 +77,10 @@ pub struct HostConfig {
     pub scheduler_handoff_ns: u64,
     /// Driver: take the request, assign a tag.
     pub driver_tag_ns: Rw,
-    /// The driver's control structures are protected by one lock.
+    /// The driver's control structures (tags, DMA buffer pool, command
+    /// and status registers) are protected by one lock, held while taking a
+    /// tag and issuing, and while reading and clearing the status.
     pub driver_lock: bool,
-    /// DMA buffer management.
-    pub dma_buffers: DmaBuffers,
     /// One 64-bit programmed-IO access to the device.
     pub pio_word_ns: u64,
     /// PIO words to issue a command.
@@ -105,6 +95,10 @@ pub struct HostConfig {
     pub spin_max_bytes: u64,
     /// Interrupt handler, excluding its PIO accesses.
     pub interrupt_ns: u64,
+    /// Putting the issuing thread to sleep (context switch out): occupies
+    /// its core after the issue, off the critical path unless the device
+    /// answers sooner.
+    pub sleep_ns: u64,
     /// Waking the sleeping thread (context switch back in).
     pub wakeup_ns: u64,
 }
@@ -165,6 +159,8 @@ pub struct HostCx {
 }
 
 const HOST_BIT: u64 = 1 << 63;
+/// Marks the end of a switch-out, which runs beside the device stage.
+const SLEEP_BIT: u64 = 1 << 61;
 const THREAD: u8 = 1;
 const SCHED: u8 = 2;
 const CORE: u8 = 4;
@@ -200,6 +196,8 @@ struct HIo {
     spin: bool,
     /// Device finished at this time (set when the completion arrives).
     dev_done: bool,
+    /// Switching out (the Sleep segment runs beside the device stage).
+    sleeping: bool,
 }
 
 /// The host stack in front of a device.
@@ -274,6 +272,7 @@ impl Host {
             bd: Breakdown::default(),
             spin,
             dev_done: false,
+            sleeping: false,
         };
         let i = if let Some(i) = self.free.pop() {
             self.ios[i as usize] = h;
@@ -292,6 +291,13 @@ impl Host {
             self.device.on_event(now, token, &mut dcx);
             self.drain_device(now, &mut dcx, cx);
             self.dcx = dcx;
+            return;
+        }
+        if token & SLEEP_BIT != 0 {
+            let i = (token & !(HOST_BIT | SLEEP_BIT)) as u32;
+            // the thread is now asleep: it frees its core and itself
+            self.ios[i as usize].sleeping = false;
+            self.release(now, i, THREAD | CORE, cx);
             return;
         }
         let i = (token & !HOST_BIT) as u32;
@@ -324,22 +330,13 @@ impl Host {
 
     /// Resources a stage needs.
     fn needs(&self, h: &HIo) -> u8 {
-        let shared_copy = self.cfg.dma_buffers == DmaBuffers::Shared && self.cfg.driver_lock;
         match h.stage {
             Stage::Issue => THREAD | CORE,
             Stage::IssueLocked => THREAD | CORE | LOCK,
             Stage::SchedIssue => SCHED | CORE | if self.cfg.driver_lock { LOCK } else { 0 },
             Stage::Device => 0,
             Stage::Irq => CORE | if self.cfg.driver_lock { LOCK } else { 0 },
-            Stage::Wake | Stage::Finish => {
-                THREAD
-                    | CORE
-                    | if shared_copy && h.io.op == Op::Read && h.io.len > 0 && self.cfg.completion != CompletionMode::Cpu {
-                        LOCK
-                    } else {
-                        0
-                    }
-            }
+            Stage::Wake | Stage::Finish => THREAD | CORE,
         }
     }
 
@@ -448,10 +445,13 @@ impl Host {
                     push(Component::FileSystem, c.xfs_ns.get(op));
                 }
                 push(Component::BlockLayer, c.block_queue_ns.get(op));
-                if bypass_unlocked && data {
-                    push(Component::Driver, c.driver_tag_ns.get(op));
+                if c.scheduler == Scheduler::Bypass && data {
+                    // the copy into the DMA buffer needs no lock
                     push(Component::Copy, copy_in);
-                    push(Component::Pio, pio_issue);
+                    if bypass_unlocked {
+                        push(Component::Driver, c.driver_tag_ns.get(op));
+                        push(Component::Pio, pio_issue);
+                    }
                 }
             }
             Stage::IssueLocked | Stage::SchedIssue => {
@@ -460,7 +460,9 @@ impl Host {
                 }
                 if data {
                     push(Component::Driver, c.driver_tag_ns.get(op));
-                    push(Component::Copy, copy_in);
+                    if h.stage == Stage::SchedIssue {
+                        push(Component::Copy, copy_in);
+                    }
                     push(Component::Pio, pio_issue);
                 }
             }
@@ -556,7 +558,14 @@ impl Host {
         h.t_mark = now;
         let spin = h.spin;
         let req = DevRequest { id: i as u64, op: h.io.op, offset: h.io.offset, len: h.io.len, fua: h.io.fua };
-        if !spin {
+        let switch_out = !spin && self.cfg.sleep_ns > 0 && self.ios[i as usize].holds & (THREAD | CORE) == THREAD | CORE;
+        if switch_out {
+            // the issuing thread switches out on its core while the device works
+            let hm = &mut self.ios[i as usize];
+            hm.sleeping = true;
+            self.core_busy_ns += self.cfg.sleep_ns;
+            cx.wakeups.push((now + self.cfg.sleep_ns, HOST_BIT | SLEEP_BIT | i as u64));
+        } else if !spin {
             // the issuing thread sleeps: it frees its core and itself
             self.release(now, i, THREAD | CORE, cx);
         }

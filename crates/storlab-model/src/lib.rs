@@ -6,14 +6,19 @@
 #![deny(missing_docs)]
 
 pub mod breakdown;
+pub mod cache;
 pub mod config;
 pub mod ddr;
 pub mod device;
+pub mod disk;
 pub mod fixed;
+pub mod flash;
+pub mod ftl;
 pub mod host;
 pub mod media;
 pub mod pcie;
 pub mod presets;
+pub mod raid;
 pub mod report;
 pub mod system;
 pub mod units;

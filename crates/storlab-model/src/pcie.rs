@@ -67,9 +67,13 @@ pub struct PcieArrayConfig {
     pub stripe_bytes: u64,
     /// Streaming rate of one controller once a row is open.
     pub controller_bytes_per_s: u64,
-    /// Controller pipeline latency per access (does not occupy the
-    /// controller).
+    /// Controller pipeline latency per access, fixed part (does not occupy
+    /// the controller).
     pub controller_latency_ns: Rw,
+    /// Controller pipeline latency per KiB moved (does not occupy the
+    /// controller: the pipeline holds data in flight).
+    #[serde(default)]
+    pub controller_latency_ns_per_kib: Rw,
     /// Row size: media latency is paid once per row opened.
     pub row_bytes: u64,
     /// Start-gap: move the gap every `start_gap_psi` writes (0: off).
@@ -503,7 +507,6 @@ impl PcieArray {
             self.last_grant_read = false;
             let dur = xfer_ns(len, self.link_bps);
             let start = self.link[1].reserve(now + self.cfg.dma_latency_ns.write, dur);
-            if std::env::var_os("STORLAB_TRACE").is_some() { eprintln!("{now} grant W xfer {xi} link start {start} free={}", self.buffers_free); }
             let xm = &mut self.xfers[xi as usize];
             xm.stream_end = start + dur;
             xm.bd.add(Component::Link, start + dur - now);
@@ -539,7 +542,13 @@ impl PcieArray {
         let row_ns = rows * if x.write { self.media.write_ns } else { self.media.read_ns };
         let stream = xfer_ns(x.len, self.cfg.controller_bytes_per_s);
         let service = row_ns + stream;
-        let lat = if x.write { self.cfg.controller_latency_ns.write } else { self.cfg.controller_latency_ns.read };
+        let lat = if x.write { self.cfg.controller_latency_ns.write } else { self.cfg.controller_latency_ns.read }
+            + (x.len * if x.write {
+                self.cfg.controller_latency_ns_per_kib.write
+            } else {
+                self.cfg.controller_latency_ns_per_kib.read
+            })
+            .div_ceil(1024);
         self.ctrls[ci].tl.reserve(now, service);
         self.ctrls[ci].busy = true;
         cx.wake(now + service, Self::tok(EV_CTRL_FREE, c));
@@ -589,20 +598,33 @@ impl PcieArray {
         }
     }
 
+    /// A transfer of `len` bytes streams over the ring, cut-through behind
+    /// an upstream whose last byte arrives at `upstream_end`. The stream is
+    /// paced by the link, which is slower than the ring, so it needs only
+    /// part of the ring's bandwidth: concurrent streams share the ring as
+    /// long as its total work fits (the ring's backlog is absorbed within
+    /// the stream's own duration). Returns (first byte out, last byte out).
+    fn ring_stream(&mut self, now: Nanos, len: u64, upstream_end: Nanos, lat: Nanos) -> (Nanos, Nanos) {
+        let dur = xfer_ns(len, self.cfg.ring_bytes_per_s);
+        let window = xfer_ns(len, self.link_bps).max(dur);
+        let backlog = self.ring.free_at.saturating_sub(now);
+        let start = self.ring.reserve(now, dur);
+        let first = now + backlog.saturating_sub(window - dur) + lat;
+        let last = (start + dur).max(upstream_end).max(first - lat + dur) + lat;
+        (first, last)
+    }
+
     /// Write data (arriving in its buffer) moves over the ring into the
     /// controller's in-queue.
     fn ring_write(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
         let x = self.xfers[xi as usize];
         self.ctrls[x.ctrl as usize].in_used = true;
-        let dur = xfer_ns(x.len, self.cfg.ring_bytes_per_s);
-        let start = self.ring.reserve(now, dur);
-        let lat = self.cfg.ring_latency_ns.write;
-        let last = (start + dur).max(x.stream_end) + lat;
+        let (first, last) = self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.write);
         let xm = &mut self.xfers[xi as usize];
         xm.bd.add(Component::Interconnect, last - xm.t_mark);
         xm.t_mark = last;
         xm.stream_end = last;
-        cx.wake(start + lat, Self::tok(EV_RING_W, xi));
+        cx.wake(first, Self::tok(EV_RING_W, xi));
         cx.wake(last, Self::tok(EV_BUF_FREE, xi));
     }
 
@@ -610,19 +632,15 @@ impl PcieArray {
     /// buffer.
     fn ring_read(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
         self.buffers_free -= 1;
-        if std::env::var_os("STORLAB_TRACE").is_some() { eprintln!("{now} grant R xfer {xi} free={}", self.buffers_free); }
         self.reads_before_buffer -= 1;
         let x = self.xfers[xi as usize];
-        let dur = xfer_ns(x.len, self.cfg.ring_bytes_per_s);
-        let start = self.ring.reserve(now, dur);
-        let lat = self.cfg.ring_latency_ns.read;
-        let last = (start + dur).max(x.stream_end) + lat;
+        let (first, last) = self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.read);
         let xm = &mut self.xfers[xi as usize];
         xm.bd.add(Component::Interconnect, last - xm.t_mark);
         xm.t_mark = last;
         xm.stream_end = last;
         xm.t_sched = now; // buffer held from now
-        cx.wake(start + lat, Self::tok(EV_RING_R, xi));
+        cx.wake(first, Self::tok(EV_RING_R, xi));
     }
 
     fn release_buffer(&mut self, now: Nanos, held_since: Nanos, write: bool, cx: &mut Cx) {

@@ -20,6 +20,14 @@ pub enum DeviceClass {
     Ddr,
     /// Fixed latency, unlimited parallelism (`null`, tests).
     Fixed,
+    /// Solid-state drive: NAND flash or PCM behind a controller and an FTL
+    /// (`[ssd]`, `[ssd.nand]`, `[ssd.ftl]`).
+    Ssd,
+    /// Mechanical disk (`[disk]`).
+    Disk,
+    /// RAID-0 over member presets, optionally behind a caching controller
+    /// (`[raid]`, `[raid.controller]`).
+    Raid0,
 }
 
 /// `[device]`: which class and how big.
@@ -53,6 +61,12 @@ pub struct SystemConfig {
     pub power: Option<PowerConfig>,
     /// DDR RAM-disk parameters.
     pub ddr: Option<DdrConfig>,
+    /// Solid-state drive parameters.
+    pub ssd: Option<crate::flash::SsdConfig>,
+    /// Disk parameters.
+    pub disk: Option<crate::disk::DiskConfig>,
+    /// RAID-0 parameters.
+    pub raid: Option<crate::raid::RaidConfig>,
 }
 
 fn missing(table: &str, class: &str) -> ConfigError {
@@ -104,12 +118,34 @@ impl SystemConfig {
                 crate::ddr::validate(d)?;
             }
             DeviceClass::Fixed => {}
+            DeviceClass::Ssd => {
+                let c = self.ssd.as_ref().ok_or_else(|| missing("ssd", "ssd"))?;
+                crate::flash::validate(c, self.device.capacity_bytes)?;
+            }
+            DeviceClass::Disk => {
+                let c = self.disk.as_ref().ok_or_else(|| missing("disk", "disk"))?;
+                crate::disk::validate(c, self.device.capacity_bytes)?;
+            }
+            DeviceClass::Raid0 => {
+                let c = self.raid.as_ref().ok_or_else(|| missing("raid", "raid0"))?;
+                crate::raid::validate(c)?;
+            }
         }
         Ok(())
     }
 
-    /// Build the device (validated configurations only).
+    /// Build the device (validated configurations only). RAID members are
+    /// looked up among the built-in presets; see [`Self::build_device_in`].
     pub fn build_device(&self) -> Result<Box<dyn Device>, ConfigError> {
+        self.build_device_in(&PresetStore::default())
+    }
+
+    /// Build the device, looking RAID members up in `store`.
+    pub fn build_device_in(&self, store: &PresetStore) -> Result<Box<dyn Device>, ConfigError> {
+        self.build_nested(store, 0)
+    }
+
+    fn build_nested(&self, store: &PresetStore, depth: u32) -> Result<Box<dyn Device>, ConfigError> {
         self.validate()?;
         let cap = self.device.capacity_bytes;
         Ok(match self.device.class {
@@ -123,6 +159,23 @@ impl SystemConfig {
                 Box::new(DdrRamDisk::new(self.ddr.clone().expect("validated"), self.media.clone().expect("validated"), cap))
             }
             DeviceClass::Fixed => Box::new(FixedLatency::new(self.device.latency_ns, cap)),
+            DeviceClass::Ssd => Box::new(crate::flash::Ssd::new(self.ssd.clone().expect("validated"), cap)?),
+            DeviceClass::Disk => Box::new(crate::disk::Disk::new(self.disk.clone().expect("validated"), cap)?),
+            DeviceClass::Raid0 => {
+                let r = self.raid.as_ref().expect("validated");
+                if depth >= 4 {
+                    return Err(ConfigError::Invalid {
+                        field: "raid.members".into(),
+                        message: "RAID sets nest more than 4 deep (a preset that contains itself?)".into(),
+                    });
+                }
+                let mut members = Vec::with_capacity(r.members.len());
+                for name in &r.members {
+                    let (_, mc) = SystemConfig::load(store, name, &r.member_set)?;
+                    members.push(mc.build_nested(store, depth + 1)?);
+                }
+                crate::raid::build(r, members, cap)?
+            }
         })
     }
 }

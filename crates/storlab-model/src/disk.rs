@@ -1,0 +1,781 @@
+//! A mechanical disk: zoned geometry, a seek curve, rotational position
+//! from time, media transfer with head and cylinder switches, an on-disk
+//! cache (read-ahead segments, optional write-back), and command queueing
+//! (NCQ) with first-come or shortest-positioning-time-first scheduling.
+//!
+//! Geometry. `zones` zones of equal cylinder count, sectors per track
+//! falling linearly from `sectors_per_track_outer` (zone 0, the outer edge,
+//! LBA 0) to `sectors_per_track_inner`; the cylinder count is the smallest
+//! that holds the capacity. LBAs fill a track, then the next surface of the
+//! cylinder, then the next cylinder.
+//!
+//! Seek curve. `seek(d) = a + b*sqrt(d) + c*d` for a move of `d >= 1`
+//! cylinders (DiskSim's and Ruemmler-Wilkes's shape: the square root, the
+//! arm accelerating and braking, dominates short seeks; the linear term,
+//! the arm coasting, long ones). The three coefficients are fitted exactly
+//! to the datasheet's track-to-track (`d = 1`), full-stroke (`d =
+//! cylinders - 1`) and average seek; the average is the curve's mean over
+//! uniformly random start and end cylinders, whose distance has density
+//! `2(C - d)/C^2`, so `E[d] = C/3` and `E[sqrt d] = (8/15) sqrt C`. Writes
+//! add `write_settle_ns` to a seek. A switch to another surface of the same
+//! cylinder costs `head_switch_ns`.
+//!
+//! Rotation. The platter turns at `rpm` from angle 0 at time 0, so the
+//! angle is `t mod revolution`, deterministic. Track `k`'s sector 0 is
+//! skewed by the switch times before it (head switches and track-to-track
+//! seeks), so a transfer that runs onto the next track pays only the switch
+//! and no extra revolution, as on real drives.
+//!
+//! Cache. After a read the drive keeps reading ahead into the segment while
+//! the arm is idle, up to `read_ahead_bytes`: a read that follows finds its
+//! data there (or waits only for it to stream in, without a new seek). The
+//! last `cache_segments` segments are remembered. With `write_cache` on, a
+//! write is acknowledged once in the buffer and written later (its destage
+//! queued with the host's commands); a flush waits for every destage.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::breakdown::{Breakdown, Component};
+use crate::config::{check_range, ConfigError};
+use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::report::{DeviceReport, Utilisation};
+use crate::units::{xfer_ns, Rw, Timeline};
+
+/// How the drive orders its queued commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiskScheduler {
+    /// In arrival order.
+    Fifo,
+    /// Shortest positioning time (seek plus rotational wait) first, with a
+    /// starvation bound.
+    Sptf,
+}
+
+/// `[disk]`: a mechanical disk.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskConfig {
+    /// Spindle speed.
+    pub rpm: u32,
+    /// Recording surfaces (heads).
+    pub surfaces: u32,
+    /// Recording zones.
+    pub zones: u32,
+    /// Sectors per track in the outermost zone.
+    pub sectors_per_track_outer: u32,
+    /// Sectors per track in the innermost zone.
+    pub sectors_per_track_inner: u32,
+    /// Bytes per sector.
+    pub sector_bytes: u64,
+    /// Single-track seek.
+    pub seek_track_to_track_ns: u64,
+    /// Average seek (mean over random start and end).
+    pub seek_average_ns: u64,
+    /// Full-stroke seek.
+    pub seek_full_stroke_ns: u64,
+    /// Extra settling for a write after a seek.
+    pub write_settle_ns: u64,
+    /// Switch to another surface of the same cylinder.
+    pub head_switch_ns: u64,
+    /// Controller overhead per command.
+    pub command_ns: Rw,
+    /// Interface rate (SATA), shared by both directions.
+    pub link_bytes_per_s: u64,
+    /// Commands queued in the drive (NCQ depth).
+    pub queue_depth: u32,
+    /// Queue ordering.
+    pub scheduler: DiskScheduler,
+    /// A command older than this is served next regardless of position.
+    pub starvation_ns: u64,
+    /// Buffer size.
+    pub cache_bytes: u64,
+    /// Segments remembered for read hits.
+    pub cache_segments: u32,
+    /// Read-ahead after a read, per segment (0: off).
+    pub read_ahead_bytes: u64,
+    /// Acknowledge writes from the buffer (write-back).
+    pub write_cache: bool,
+}
+
+/// Validate.
+pub fn validate(cfg: &DiskConfig, capacity: u64) -> Result<(), ConfigError> {
+    check_range("disk.rpm", cfg.rpm, 1, 100_000)?;
+    check_range("disk.surfaces", cfg.surfaces, 1, 64)?;
+    check_range("disk.zones", cfg.zones, 1, 1024)?;
+    check_range("disk.sectors_per_track_inner", cfg.sectors_per_track_inner, 1, cfg.sectors_per_track_outer.max(1))?;
+    check_range("disk.sector_bytes", cfg.sector_bytes, 512, 65536)?;
+    check_range("disk.link_bytes_per_s", cfg.link_bytes_per_s, 1, u64::MAX)?;
+    check_range("disk.queue_depth", cfg.queue_depth, 1, 256)?;
+    check_range("disk.cache_segments", cfg.cache_segments, 1, 1024)?;
+    let bad = |m: String| ConfigError::Invalid { field: "disk.seek_*".into(), message: m };
+    if !(cfg.seek_track_to_track_ns <= cfg.seek_average_ns && cfg.seek_average_ns <= cfg.seek_full_stroke_ns) {
+        return Err(bad("need track-to-track <= average <= full stroke".into()));
+    }
+    Geometry::new(cfg, capacity).map(|_| ())
+}
+
+/// Zoned geometry and the fitted seek curve.
+#[derive(Clone, Debug)]
+pub struct Geometry {
+    surfaces: u64,
+    rev_ns: u64,
+    /// Per zone: first LBA, first cylinder, sectors per track.
+    zones: Vec<(u64, u64, u64)>,
+    cyl_per_zone: u64,
+    cylinders: u64,
+    /// Seek coefficients (ns): a + b sqrt(d) + c d.
+    seek: [f64; 3],
+    head_switch_ns: u64,
+    track_to_track_ns: u64,
+}
+
+/// Where an LBA lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    /// Cylinder.
+    pub cyl: u64,
+    /// Surface.
+    pub head: u64,
+    /// Sector within the track.
+    pub sector: u64,
+    /// Sectors on this track.
+    pub spt: u64,
+    /// Zone.
+    pub zone: usize,
+}
+
+impl Geometry {
+    /// Lay out `capacity` bytes and fit the seek curve.
+    pub fn new(cfg: &DiskConfig, capacity: u64) -> Result<Self, ConfigError> {
+        let z = cfg.zones as u64;
+        let (outer, inner) = (cfg.sectors_per_track_outer as u64, cfg.sectors_per_track_inner as u64);
+        let spt: Vec<u64> =
+            (0..z).map(|i| if z == 1 { outer } else { outer - (outer - inner) * i / (z - 1) }).collect();
+        let sectors = capacity.div_ceil(cfg.sector_bytes);
+        let per_cyl_sum: u64 = spt.iter().sum::<u64>() * cfg.surfaces as u64;
+        let cz = sectors.div_ceil(per_cyl_sum).max(1);
+        let mut zones = Vec::with_capacity(z as usize);
+        let mut lba = 0;
+        for (i, &s) in spt.iter().enumerate() {
+            zones.push((lba, i as u64 * cz, s));
+            lba += cz * cfg.surfaces as u64 * s;
+        }
+        let cylinders = cz * z;
+        let c = (cylinders - 1).max(1) as f64;
+        let (t1, ta, tf) = (cfg.seek_track_to_track_ns as f64, cfg.seek_average_ns as f64, cfg.seek_full_stroke_ns as f64);
+        // a + b + c = t1; a + b sqrt(C) + c C = tf; a + b (8/15) sqrt(C) + c C/3 = ta
+        let s = c.sqrt();
+        let (r1, r2) = (tf - t1, ta - t1);
+        let (m11, m12) = (s - 1.0, c - 1.0);
+        let (m21, m22) = (8.0 / 15.0 * s - 1.0, c / 3.0 - 1.0);
+        let det = m11 * m22 - m12 * m21;
+        let b = (r1 * m22 - m12 * r2) / det;
+        let cc = (m11 * r2 - m21 * r1) / det;
+        let a = t1 - b - cc;
+        if !(b >= 0.0 && cc >= 0.0 && a >= 0.0 && det.is_finite()) {
+            return Err(ConfigError::Invalid {
+                field: "disk.seek_*".into(),
+                message: format!(
+                    "no monotone curve a + b sqrt(d) + c d fits track-to-track {t1} ns, average {ta} ns, full stroke {tf} ns over {cylinders} cylinders (a={a:.0}, b={b:.1}, c={cc:.4})"
+                ),
+            });
+        }
+        Ok(Self {
+            surfaces: cfg.surfaces as u64,
+            rev_ns: (60_000_000_000u64).div_ceil(cfg.rpm as u64),
+            zones,
+            cyl_per_zone: cz,
+            cylinders,
+            seek: [a, b, cc],
+            head_switch_ns: cfg.head_switch_ns,
+            track_to_track_ns: cfg.seek_track_to_track_ns,
+        })
+    }
+
+    /// Cylinders.
+    pub fn cylinders(&self) -> u64 {
+        self.cylinders
+    }
+
+    /// One revolution, ns.
+    pub fn revolution_ns(&self) -> u64 {
+        self.rev_ns
+    }
+
+    /// Sectors the geometry holds.
+    pub fn sectors(&self) -> u64 {
+        let &(l, _, s) = self.zones.last().expect("at least one zone");
+        l + self.cyl_per_zone * self.surfaces * s
+    }
+
+    /// Seek time for a move of `d` cylinders.
+    #[inline]
+    pub fn seek_ns(&self, d: u64) -> u64 {
+        if d == 0 {
+            return 0;
+        }
+        let d = d as f64;
+        (self.seek[0] + self.seek[1] * d.sqrt() + self.seek[2] * d).round() as u64
+    }
+
+    /// The seek coefficients (a, b, c) in ns.
+    pub fn seek_coefficients(&self) -> [f64; 3] {
+        self.seek
+    }
+
+    /// Location of `lba`.
+    #[inline]
+    pub fn locate(&self, lba: u64) -> Loc {
+        let zi = match self.zones.binary_search_by(|z| z.0.cmp(&lba)) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let (l0, c0, spt) = self.zones[zi];
+        let rel = lba - l0;
+        let track = rel / spt;
+        Loc { cyl: c0 + track / self.surfaces, head: track % self.surfaces, sector: rel % spt, spt, zone: zi }
+    }
+
+    /// Time within a revolution at which sector 0 of the track passes the
+    /// head: the skew accumulated by the switches before it.
+    #[inline]
+    fn skew(&self, cyl: u64, head: u64) -> u64 {
+        let hs = (cyl * (self.surfaces - 1) + head) as u128 * self.head_switch_ns as u128;
+        let cs = cyl as u128 * self.track_to_track_ns as u128;
+        ((hs + cs) % self.rev_ns as u128) as u64
+    }
+
+    #[inline]
+    fn sector_time(&self, sector: u64, spt: u64) -> u64 {
+        (sector as u128 * self.rev_ns as u128 / spt as u128) as u64
+    }
+
+    /// Rotational wait from time `t` until sector `loc` is under the head.
+    #[inline]
+    pub fn rotational_wait(&self, t: Nanos, loc: &Loc) -> u64 {
+        let target = (self.skew(loc.cyl, loc.head) + self.sector_time(loc.sector, loc.spt)) % self.rev_ns;
+        let phase = t % self.rev_ns;
+        (target + self.rev_ns - phase) % self.rev_ns
+    }
+
+    /// Time to stream `n` sectors from `lba` once positioned, and where the
+    /// head ends.
+    pub fn stream(&self, lba: u64, n: u64) -> (u64, Loc) {
+        let mut loc = self.locate(lba);
+        let mut left = n;
+        let mut t = 0;
+        loop {
+            let m = left.min(loc.spt - loc.sector);
+            t += self.sector_time(loc.sector + m, loc.spt) - self.sector_time(loc.sector, loc.spt);
+            left -= m;
+            if left == 0 {
+                return (t, loc);
+            }
+            let next = lba + n - left;
+            let nl = self.locate(next);
+            t += if nl.cyl == loc.cyl { self.head_switch_ns } else { self.track_to_track_ns };
+            loc = nl;
+        }
+    }
+
+    /// Sectors streamed from `lba` within `dt` ns (at most `max`), and the
+    /// location of the last one.
+    pub fn streamed(&self, lba: u64, dt: u64, max: u64) -> u64 {
+        let mut loc = self.locate(lba);
+        let mut got = 0;
+        let mut left_t = dt;
+        while got < max {
+            let rest = loc.spt - loc.sector;
+            let t_rest = self.sector_time(loc.spt, loc.spt) - self.sector_time(loc.sector, loc.spt);
+            if left_t < t_rest {
+                let base = self.sector_time(loc.sector, loc.spt);
+                // sectors whose end passed by base + left_t
+                let k = ((base + left_t) as u128 * loc.spt as u128 / self.rev_ns as u128) as u64 - loc.sector;
+                return (got + k.min(rest)).min(max);
+            }
+            got += rest;
+            left_t -= t_rest;
+            let nl = self.locate(lba + got);
+            let sw = if nl.cyl == loc.cyl { self.head_switch_ns } else { self.track_to_track_ns };
+            if left_t < sw {
+                return got.min(max);
+            }
+            left_t -= sw;
+            loc = nl;
+        }
+        max
+    }
+}
+
+const EV_MEDIA: u64 = 0;
+const EV_WDATA: u64 = 1;
+const NOREQ: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct MOp {
+    lba: u64,
+    n: u64,
+    write: bool,
+    req: u32,
+    arrival: Nanos,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Req {
+    id: u64,
+    op: Option<Op>,
+    arrival: Nanos,
+    lba: u64,
+    n: u64,
+    bytes: u64,
+    fua: bool,
+    bd: Breakdown,
+}
+
+/// A read-ahead in progress while the arm is idle.
+#[derive(Clone, Copy, Debug)]
+struct ReadAhead {
+    seg_start: u64,
+    next: u64,
+    t0: Nanos,
+    limit: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Stats {
+    media_reads: u64,
+    media_writes: u64,
+    seeks: u64,
+    seek_cylinders: u64,
+    cache_hits: u64,
+    read_ahead_hits: u64,
+    destages: u64,
+    positioning_ns: u64,
+}
+
+/// A mechanical disk drive.
+pub struct Disk {
+    cfg: DiskConfig,
+    geo: Geometry,
+    capacity: u64,
+    sector: u64,
+    cyl: u64,
+    head: u64,
+    media_busy: bool,
+    media: Timeline,
+    cur: Option<MOp>,
+    cur_start: Nanos,
+    queue: Vec<MOp>,
+    link: Timeline,
+    reqs: Vec<Req>,
+    free: Vec<u32>,
+    in_device: u32,
+    tag_wait: VecDeque<u32>,
+    ra: Option<ReadAhead>,
+    segs: VecDeque<(u64, u64)>,
+    dirty_bytes: u64,
+    write_waiters: VecDeque<u32>,
+    flush_waiters: VecDeque<u32>,
+    stats: Stats,
+}
+
+impl Disk {
+    /// Build from a validated configuration.
+    pub fn new(cfg: DiskConfig, capacity: u64) -> Result<Self, ConfigError> {
+        validate(&cfg, capacity)?;
+        let geo = Geometry::new(&cfg, capacity)?;
+        Ok(Self {
+            sector: cfg.sector_bytes,
+            geo,
+            capacity,
+            cyl: 0,
+            head: 0,
+            media_busy: false,
+            media: Timeline::default(),
+            cur: None,
+            cur_start: 0,
+            queue: Vec::new(),
+            link: Timeline::default(),
+            reqs: Vec::new(),
+            free: Vec::new(),
+            in_device: 0,
+            tag_wait: VecDeque::new(),
+            ra: None,
+            segs: VecDeque::new(),
+            dirty_bytes: 0,
+            write_waiters: VecDeque::new(),
+            flush_waiters: VecDeque::new(),
+            stats: Stats::default(),
+            cfg,
+        })
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    #[inline]
+    fn tok(kind: u64, idx: u32) -> u64 {
+        ((idx as u64) << 1) | kind
+    }
+
+    fn ra_sectors(&self) -> u64 {
+        self.cfg.read_ahead_bytes / self.sector
+    }
+
+    fn seg_sectors(&self) -> u64 {
+        (self.cfg.cache_bytes / self.cfg.cache_segments as u64 / self.sector).max(1)
+    }
+
+    fn remember(&mut self, start: u64, end: u64) {
+        let start = start.max(end.saturating_sub(self.seg_sectors()));
+        if end <= start {
+            return;
+        }
+        self.segs.retain(|&(s, e)| !(s >= start && e <= end));
+        self.segs.push_back((start, end));
+        while self.segs.len() > self.cfg.cache_segments as usize {
+            self.segs.pop_front();
+        }
+    }
+
+    fn cached(&self, lba: u64, n: u64) -> bool {
+        self.segs.iter().any(|&(s, e)| lba >= s && lba + n <= e)
+    }
+
+    /// Positioning time from the current head position for `op` starting
+    /// at `t`: (seek, rotational wait).
+    #[inline]
+    fn positioning(&self, t: Nanos, op: &MOp) -> (u64, u64, Loc) {
+        let loc = self.geo.locate(op.lba);
+        let d = loc.cyl.abs_diff(self.cyl);
+        let seek = if d > 0 {
+            self.geo.seek_ns(d) + if op.write { self.cfg.write_settle_ns } else { 0 }
+        } else if loc.head != self.head {
+            self.cfg.head_switch_ns
+        } else {
+            0
+        };
+        let rot = self.geo.rotational_wait(t + seek, &loc);
+        (seek, rot, loc)
+    }
+
+    /// The read-ahead stops when the arm moves: what it read becomes a
+    /// segment, and the head is where it stopped.
+    fn stop_read_ahead(&mut self, now: Nanos) {
+        if let Some(ra) = self.ra.take() {
+            let got = self.geo.streamed(ra.next, now.saturating_sub(ra.t0), ra.limit - ra.next);
+            self.remember(ra.seg_start, ra.next + got);
+            if got > 0 {
+                let l = self.geo.locate(ra.next + got - 1);
+                self.cyl = l.cyl;
+                self.head = l.head;
+            }
+        }
+    }
+
+    /// Start the next media operation if the arm is idle.
+    fn kick(&mut self, now: Nanos, cx: &mut Cx) {
+        if self.media_busy || self.queue.is_empty() {
+            return;
+        }
+        self.stop_read_ahead(now);
+        let pick = match self.cfg.scheduler {
+            DiskScheduler::Fifo => 0,
+            DiskScheduler::Sptf => {
+                let oldest = (0..self.queue.len()).min_by_key(|&i| (self.queue[i].arrival, i)).expect("non-empty");
+                if now.saturating_sub(self.queue[oldest].arrival) > self.cfg.starvation_ns {
+                    oldest
+                } else {
+                    let mut best = (u64::MAX, 0);
+                    for (i, op) in self.queue.iter().enumerate() {
+                        let (s, r, _) = self.positioning(now, op);
+                        if s + r < best.0 {
+                            best = (s + r, i);
+                        }
+                    }
+                    best.1
+                }
+            }
+        };
+        let op = self.queue.remove(pick);
+        let (seek, rot, loc) = self.positioning(now, &op);
+        if loc.cyl != self.cyl {
+            self.stats.seeks += 1;
+            self.stats.seek_cylinders += loc.cyl.abs_diff(self.cyl);
+        }
+        let (xfer, end_loc) = self.geo.stream(op.lba, op.n);
+        let end = now + seek + rot + xfer;
+        self.stats.positioning_ns += seek + rot;
+        self.media.reserve(now, end - now);
+        self.media_busy = true;
+        self.cyl = end_loc.cyl;
+        self.head = end_loc.head;
+        self.cur = Some(op);
+        self.cur_start = now;
+        if op.write {
+            self.stats.media_writes += 1;
+        } else {
+            self.stats.media_reads += 1;
+        }
+        cx.wake(end, Self::tok(EV_MEDIA, 0));
+    }
+
+    fn media_done(&mut self, now: Nanos, cx: &mut Cx) {
+        self.media_busy = false;
+        let op = self.cur.take().expect("an operation was running");
+        if op.req == NOREQ {
+            // a destage finished
+            self.stats.destages += 1;
+            self.dirty_bytes -= op.n * self.sector;
+            self.admit_writes(now, cx);
+            if self.dirty_bytes == 0 {
+                while let Some(ri) = self.flush_waiters.pop_front() {
+                    let at = now + self.cfg.command_ns.write;
+                    let r = &mut self.reqs[ri as usize];
+                    let w = now - r.arrival;
+                    r.bd.add(Component::Media, w);
+                    r.bd.add(Component::Controller, self.cfg.command_ns.write);
+                    self.finish(at, ri, cx);
+                }
+            }
+        } else {
+            let ri = op.req;
+            let r = self.reqs[ri as usize];
+            let mut bd = r.bd;
+            bd.add(Component::DeviceQueue, self.cur_start - op.arrival);
+            bd.add(Component::Media, now - self.cur_start);
+            let at = if op.write {
+                bd.add(Component::Controller, self.cfg.command_ns.write);
+                now + self.cfg.command_ns.write
+            } else {
+                let dur = xfer_ns(r.bytes, self.cfg.link_bytes_per_s);
+                let s = self.link.reserve(now, dur);
+                bd.add(Component::Link, s + dur - now);
+                bd.add(Component::Controller, self.cfg.command_ns.read);
+                // the drive reads ahead from here while the arm is idle
+                self.remember(op.lba, op.lba + op.n);
+                if self.ra_sectors() > 0 {
+                    let next = op.lba + op.n;
+                    let limit = (next + self.ra_sectors()).min(self.geo.sectors());
+                    if limit > next {
+                        self.ra = Some(ReadAhead { seg_start: op.lba, next, t0: now, limit });
+                    }
+                }
+                s + dur + self.cfg.command_ns.read
+            };
+            self.reqs[ri as usize].bd = bd;
+            self.finish(at, ri, cx);
+        }
+        self.kick(now, cx);
+    }
+
+    fn finish(&mut self, at: Nanos, ri: u32, cx: &mut Cx) {
+        let r = &mut self.reqs[ri as usize];
+        let mut bd = r.bd;
+        let total = at - r.arrival;
+        let acc = bd.total();
+        if total > acc {
+            bd.add(Component::DeviceQueue, total - acc);
+        }
+        debug_assert!(bd.total() == total, "disk breakdown {} != latency {total}", bd.total());
+        cx.complete(Completion { id: r.id, at, breakdown: bd });
+        r.op = None;
+        self.free.push(ri);
+        self.in_device -= 1;
+        if let Some(next) = self.tag_wait.pop_front() {
+            let t = at.max(self.reqs[next as usize].arrival);
+            self.admit(t, next, cx);
+        }
+    }
+
+    /// Writes waiting for buffer space.
+    fn admit_writes(&mut self, now: Nanos, cx: &mut Cx) {
+        while let Some(&ri) = self.write_waiters.front() {
+            let b = self.reqs[ri as usize].n * self.sector;
+            if self.dirty_bytes != 0 && self.dirty_bytes + b > self.cfg.cache_bytes {
+                break;
+            }
+            self.write_waiters.pop_front();
+            self.dirty_bytes += b;
+            self.write_in(now, ri, cx);
+        }
+    }
+
+    /// Write data crosses the link; `EV_WDATA` when it is in the buffer.
+    fn write_in(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        let dur = xfer_ns(r.bytes, self.cfg.link_bytes_per_s);
+        let s = self.link.reserve(now, dur);
+        let rm = &mut self.reqs[ri as usize];
+        let waited = now - rm.arrival - rm.bd.total();
+        rm.bd.add(Component::DeviceQueue, waited);
+        rm.bd.add(Component::Link, s + dur - now);
+        cx.wake(s + dur, Self::tok(EV_WDATA, ri));
+    }
+
+    fn admit(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        self.in_device += 1;
+        let r = self.reqs[ri as usize];
+        self.reqs[ri as usize].bd.add(Component::DeviceQueue, now - r.arrival);
+        match r.op.expect("live request") {
+            Op::Read => {
+                if r.n == 0 {
+                    self.finish(now + self.cfg.command_ns.read, ri, cx);
+                    return;
+                }
+                // served by the read-ahead in progress?
+                if let Some(ra) = self.ra {
+                    if r.lba >= ra.seg_start && r.lba + r.n <= ra.limit && !self.media_busy {
+                        let have = ra.next + self.geo.streamed(ra.next, now - ra.t0, ra.limit - ra.next);
+                        let ready = if r.lba + r.n <= have {
+                            now
+                        } else {
+                            ra.t0 + self.geo.stream(ra.next, r.lba + r.n - ra.next).0
+                        };
+                        self.stats.read_ahead_hits += 1;
+                        // a sequential stream keeps the read-ahead going
+                        let limit = (r.lba + r.n + self.ra_sectors()).min(self.geo.sectors()).max(ra.limit);
+                        self.ra = Some(ReadAhead { limit, ..ra });
+                        self.hit(now, ready, ri, Component::Media, cx);
+                        return;
+                    }
+                }
+                if self.cached(r.lba, r.n) {
+                    self.stats.cache_hits += 1;
+                    self.hit(now, now, ri, Component::Cache, cx);
+                    return;
+                }
+                self.queue.push(MOp { lba: r.lba, n: r.n, write: false, req: ri, arrival: now });
+                self.kick(now, cx);
+            }
+            Op::Write => {
+                if r.n == 0 {
+                    self.finish(now + self.cfg.command_ns.write, ri, cx);
+                    return;
+                }
+                let b = r.n * self.sector;
+                if !self.cfg.write_cache || r.fua || self.dirty_bytes == 0 || self.dirty_bytes + b <= self.cfg.cache_bytes {
+                    if self.cfg.write_cache && !r.fua {
+                        self.dirty_bytes += b;
+                    }
+                    self.write_in(now, ri, cx);
+                } else {
+                    self.write_waiters.push_back(ri);
+                }
+            }
+            Op::Trim => self.finish(now + self.cfg.command_ns.write, ri, cx),
+            Op::Flush => {
+                if self.dirty_bytes == 0 {
+                    self.reqs[ri as usize].bd.add(Component::Controller, self.cfg.command_ns.write);
+                    self.finish(now + self.cfg.command_ns.write, ri, cx);
+                } else {
+                    self.flush_waiters.push_back(ri);
+                }
+            }
+        }
+    }
+
+    /// Serve a read from the buffer once its data is there at `ready`.
+    fn hit(&mut self, now: Nanos, ready: Nanos, ri: u32, wait: Component, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        let dur = xfer_ns(r.bytes, self.cfg.link_bytes_per_s);
+        let s = self.link.reserve(ready, dur);
+        let rm = &mut self.reqs[ri as usize];
+        rm.bd.add(wait, ready - now);
+        rm.bd.add(Component::Link, s + dur - ready);
+        rm.bd.add(Component::Controller, self.cfg.command_ns.read);
+        self.finish(s + dur + self.cfg.command_ns.read, ri, cx);
+    }
+
+    fn write_data_in(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        // the written range is in the buffer: later reads hit it
+        self.remember(r.lba, r.lba + r.n);
+        if self.ra.is_some_and(|ra| r.lba < ra.limit && r.lba + r.n > ra.seg_start) {
+            self.stop_read_ahead(now);
+        }
+        if self.cfg.write_cache && !r.fua {
+            self.queue.push(MOp { lba: r.lba, n: r.n, write: true, req: NOREQ, arrival: now });
+            self.reqs[ri as usize].bd.add(Component::Controller, self.cfg.command_ns.write);
+            self.finish(now + self.cfg.command_ns.write, ri, cx);
+        } else {
+            self.queue.push(MOp { lba: r.lba, n: r.n, write: true, req: ri, arrival: now });
+        }
+        self.kick(now, cx);
+    }
+}
+
+impl Device for Disk {
+    fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
+        let total = self.capacity / self.sector;
+        let lba = (req.offset / self.sector).min(total);
+        let end = (req.offset + req.len).div_ceil(self.sector).min(total);
+        let r = Req {
+            id: req.id,
+            op: Some(req.op),
+            arrival: now,
+            lba,
+            n: end.saturating_sub(lba),
+            bytes: req.len,
+            fua: req.fua,
+            bd: Breakdown::default(),
+        };
+        let ri = if let Some(i) = self.free.pop() {
+            self.reqs[i as usize] = r;
+            i
+        } else {
+            self.reqs.push(r);
+            (self.reqs.len() - 1) as u32
+        };
+        if self.in_device < self.cfg.queue_depth {
+            self.admit(now, ri, cx);
+        } else {
+            self.tag_wait.push_back(ri);
+        }
+    }
+
+    fn on_event(&mut self, now: Nanos, token: u64, cx: &mut Cx) {
+        match token & 1 {
+            EV_MEDIA => self.media_done(now, cx),
+            _ => self.write_data_in(now, (token >> 1) as u32, cx),
+        }
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    fn volatile_write_cache(&self) -> bool {
+        self.cfg.write_cache
+    }
+
+    fn report(&self, now: Nanos) -> DeviceReport {
+        let el = now.max(1) as f64;
+        let s = &self.stats;
+        let ops = (s.media_reads + s.media_writes).max(1) as f64;
+        DeviceReport {
+            utilisation: vec![
+                Utilisation { resource: "media".into(), busy: (self.media.busy_ns as f64 / el).min(1.0) },
+                Utilisation { resource: "link".into(), busy: (self.link.busy_ns as f64 / el).min(1.0) },
+            ],
+            power: Vec::new(),
+            wear: None,
+            counters: vec![
+                ("media_reads".into(), s.media_reads as f64),
+                ("media_writes".into(), s.media_writes as f64),
+                ("seeks".into(), s.seeks as f64),
+                ("mean_seek_cylinders".into(), s.seek_cylinders as f64 / s.seeks.max(1) as f64),
+                ("mean_positioning_ms".into(), s.positioning_ns as f64 / ops / 1e6),
+                ("cache_hits".into(), s.cache_hits as f64),
+                ("read_ahead_hits".into(), s.read_ahead_hits as f64),
+                ("destages".into(), s.destages as f64),
+                ("cylinders".into(), self.geo.cylinders as f64),
+            ],
+        }
+    }
+}

@@ -1,0 +1,1073 @@
+//! A solid-state drive: host link, controller, DRAM write buffer, NAND (or
+//! PCM) chips on channels, and a flash translation layer ([`crate::ftl`]).
+//!
+//! Request path. Reads: the controller parses the command and looks up the
+//! mapping (it is one resource: `command_ns` plus `unit_ns` per mapping
+//! unit, serialised, which is what limits a SATA SSD's IOPS); each unit is
+//! served from the write buffer, from read-ahead, or by a page read on its
+//! die; data crosses the channel to the controller and the link to the
+//! host. Writes: the data crosses the link into the write buffer (waiting
+//! for space), the controller processes it, the FTL places every unit and
+//! the write is acknowledged; the page program happens later, when the page
+//! is full, and frees the buffer space. A FUA write, or any write on a
+//! device with no buffer, is acknowledged once its pages are programmed; a
+//! flush waits for every page programmed before it.
+//!
+//! The NAND array. Channels are buses shared by their dies; each die has
+//! its planes and two queues: host reads first, then programs, garbage
+//! collection and erases in order. A die serves one operation at a time,
+//! or with `multiplane` one per plane if they are of the same kind (the
+//! later planes' ops are taken from the queue only if nothing before them
+//! on the same plane is skipped). Read: command, array read (`read_ns` by
+//! page type), transfer out over the channel. Program: transfer in over the
+//! channel, array program (`program_ns` by page type). Erase: `erase_ns`.
+//! Page types: SLC and PCM have one; MLC alternates LSB/MSB pages, TLC
+//! LSB/CSB/MSB, so the slow pages are every second or third.
+//!
+//! Chips in lock-step (a controller that drives several chips as one, such
+//! as the Fusion-io FPGA) are expressed through the parameters: one channel
+//! whose bus is as wide as the ganged chips together and pages as large as
+//! their pages together.
+//!
+//! The FTL changes its mapping at once; the NAND work those changes imply
+//! is queued on the dies, so garbage collection delays host IO exactly
+//! through the die queues and the write buffer it keeps full.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use crate::breakdown::{Breakdown, Component};
+use crate::config::{check_range, ConfigError};
+use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::ftl::{Ftl, FtlConfig, Geometry, Mapping, NandKind, NONE};
+use crate::report::{DeviceReport, Utilisation, Wear};
+use crate::units::{xfer_ns, Rw, Timeline};
+
+/// Memory cell technology.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CellType {
+    /// Single-level cell NAND: one page type.
+    Slc,
+    /// Multi-level cell NAND: LSB and MSB pages.
+    Mlc,
+    /// Triple-level cell NAND: LSB, CSB and MSB pages.
+    Tlc,
+    /// Phase-change memory: bit-alterable, no erase (use `mapping =
+    /// "in-place"`).
+    Pcm,
+}
+
+impl CellType {
+    /// Page types (bits per cell).
+    pub fn page_types(self) -> usize {
+        match self {
+            CellType::Slc | CellType::Pcm => 1,
+            CellType::Mlc => 2,
+            CellType::Tlc => 3,
+        }
+    }
+}
+
+/// `[ssd.nand]`: the memory array.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandConfig {
+    /// Cell technology.
+    pub cell: CellType,
+    /// Independent buses.
+    pub channels: u32,
+    /// Dies sharing each channel.
+    pub dies_per_channel: u32,
+    /// Planes per die.
+    pub planes_per_die: u32,
+    /// Erase blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Pages per block.
+    pub pages_per_block: u32,
+    /// Bytes per page (a multiple of the mapping unit).
+    pub page_bytes: u64,
+    /// Array read time by page type (one entry per bit per cell).
+    pub read_ns: Vec<u64>,
+    /// Array program time by page type.
+    pub program_ns: Vec<u64>,
+    /// Block erase time (0 for PCM).
+    pub erase_ns: u64,
+    /// Channel bus rate.
+    pub bus_bytes_per_s: u64,
+    /// Command, address and status cycles per die operation.
+    pub op_overhead_ns: u64,
+    /// Multi-plane operations.
+    pub multiplane: bool,
+    /// Erases a block endures (programs per block for PCM), for the
+    /// lifetime estimate.
+    pub endurance: u64,
+}
+
+/// `[ssd]`: the drive's front end, with its array and FTL.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SsdConfig {
+    /// Host link rate per direction.
+    pub link_bytes_per_s: Rw,
+    /// Both directions at once (PCIe); false: one shared direction (SATA).
+    pub link_duplex: bool,
+    /// Fixed protocol cost per request on the link (command and status
+    /// frames, DMA set-up).
+    pub link_latency_ns: Rw,
+    /// Commands the drive accepts at once (NCQ depth for SATA).
+    pub tags: u32,
+    /// Controller time per command (serialised).
+    pub command_ns: Rw,
+    /// Controller time per mapping unit (serialised).
+    pub unit_ns: Rw,
+    /// DRAM write buffer (0: none; writes are acknowledged once programmed).
+    pub write_buffer_bytes: u64,
+    /// Units read ahead when a read continues the previous one (0: off).
+    pub read_ahead_units: u32,
+    /// The memory array.
+    pub nand: NandConfig,
+    /// The flash translation layer.
+    pub ftl: FtlConfig,
+}
+
+/// Validate an SSD configuration for a device of `capacity` bytes.
+pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
+    let n = &cfg.nand;
+    check_range("ssd.tags", cfg.tags, 1, 65536)?;
+    check_range("ssd.link_bytes_per_s.read", cfg.link_bytes_per_s.read, 1, u64::MAX)?;
+    check_range("ssd.link_bytes_per_s.write", cfg.link_bytes_per_s.write, 1, u64::MAX)?;
+    check_range("ssd.nand.channels", n.channels, 1, 1024)?;
+    check_range("ssd.nand.dies_per_channel", n.dies_per_channel, 1, 256)?;
+    check_range("ssd.nand.planes_per_die", n.planes_per_die, 1, 16)?;
+    check_range("ssd.nand.blocks_per_plane", n.blocks_per_plane, 1, 1 << 24)?;
+    check_range("ssd.nand.pages_per_block", n.pages_per_block, 1, 1 << 16)?;
+    check_range("ssd.nand.bus_bytes_per_s", n.bus_bytes_per_s, 1, u64::MAX)?;
+    check_range("ssd.ftl.map_unit_bytes", cfg.ftl.map_unit_bytes, 512, 1 << 20)?;
+    check_range("ssd.ftl.fullness", cfg.ftl.fullness, 0.0, 1.0)?;
+    check_range("ssd.ftl.gc_threshold_blocks", cfg.ftl.gc_threshold_blocks, 2, 1 << 20)?;
+    let bad = |f: &str, m: String| Err(ConfigError::Invalid { field: f.into(), message: m });
+    let types = n.cell.page_types();
+    if n.read_ns.len() != types {
+        return bad("ssd.nand.read_ns", format!("{:?} cells need {types} page types, got {}", n.cell, n.read_ns.len()));
+    }
+    if n.program_ns.len() != types {
+        return bad(
+            "ssd.nand.program_ns",
+            format!("{:?} cells need {types} page types, got {}", n.cell, n.program_ns.len()),
+        );
+    }
+    if n.page_bytes == 0 || n.page_bytes % cfg.ftl.map_unit_bytes != 0 {
+        return bad("ssd.nand.page_bytes", format!("{} is not a multiple of the mapping unit", n.page_bytes));
+    }
+    let upp = n.page_bytes / cfg.ftl.map_unit_bytes;
+    if cfg.ftl.mapping == Mapping::InPlace && upp != 1 {
+        return bad("ssd.ftl.mapping", "in-place mapping needs pages of one mapping unit".into());
+    }
+    if cfg.ftl.mapping == Mapping::Page && n.cell == CellType::Pcm {
+        return bad("ssd.ftl.mapping", "PCM is written in place: use mapping = \"in-place\"".into());
+    }
+    if cfg.write_buffer_bytes > 0 && cfg.write_buffer_bytes < n.page_bytes {
+        return bad("ssd.write_buffer_bytes", format!("{} is smaller than one page", cfg.write_buffer_bytes));
+    }
+    let (geo, _) = geometry(cfg);
+    Ftl::check_fit(&cfg.ftl, geo, capacity / cfg.ftl.map_unit_bytes)
+        .map_err(|e| ConfigError::Invalid { field: "device.capacity_bytes".into(), message: e.to_string() })
+}
+
+fn geometry(cfg: &SsdConfig) -> (Geometry, u32) {
+    let n = &cfg.nand;
+    let planes = n.channels * n.dies_per_channel * n.planes_per_die;
+    let upp = (n.page_bytes / cfg.ftl.map_unit_bytes) as u32;
+    (
+        Geometry {
+            planes,
+            blocks_per_plane: n.blocks_per_plane,
+            pages_per_block: n.pages_per_block,
+            units_per_page: upp,
+        },
+        upp,
+    )
+}
+
+/// Planes in the order host writes stripe over them: channel first, then
+/// die, then plane, so consecutive pages go to different buses. A plane's
+/// global number is `(channel * dies_per_channel + die) * planes_per_die +
+/// plane`.
+fn plane_order(n: &NandConfig) -> Vec<u32> {
+    let (c, d, p) = (n.channels, n.dies_per_channel, n.planes_per_die);
+    (0..c * d * p)
+        .map(|k| {
+            let ch = k % c;
+            let die = (k / c) % d;
+            let pl = k / (c * d);
+            (ch * d + die) * p + pl
+        })
+        .collect()
+}
+
+const EV_DIE: u64 = 0;
+const EV_RCMD: u64 = 1;
+const EV_WREADY: u64 = 2;
+const READY: u32 = u32::MAX;
+const WINDOW: usize = 8;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Req {
+    id: u64,
+    op: Option<Op>,
+    arrival: Nanos,
+    lpn0: u32,
+    units: u32,
+    bytes: u64,
+    pending: u32,
+    /// When the command left the controller.
+    t_cmd: Nanos,
+    data_done: Nanos,
+    bd: Breakdown,
+    /// The latest data's path after `t_cmd`.
+    crit: Breakdown,
+    durable: bool,
+    background_wait: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct FOp {
+    kind: NandKind,
+    die: u32,
+    plane_bit: u32,
+    block: u32,
+    page: u32,
+    units: u32,
+    lpn0: u32,
+    req: u32,
+    background: bool,
+    prefetch: bool,
+    seq: u64,
+    start: Nanos,
+    media_end: Nanos,
+    end: Nanos,
+    behind_gc: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Die {
+    channel: u32,
+    busy: bool,
+    reads: VecDeque<u32>,
+    writes: VecDeque<u32>,
+    cur: Vec<u32>,
+    busy_ns: u64,
+    background: u32,
+}
+
+/// Counters of one run.
+#[derive(Clone, Copy, Debug, Default)]
+struct Stats {
+    nand_reads: u64,
+    nand_programs: u64,
+    gc_reads: u64,
+    gc_programs: u64,
+    erases: u64,
+    buffer_hits: u64,
+    unmapped_reads: u64,
+    prefetched: u64,
+    prefetch_hits: u64,
+    buffer_waits: u64,
+    host_read_units: u64,
+}
+
+/// A solid-state drive.
+pub struct Ssd {
+    cfg: SsdConfig,
+    capacity: u64,
+    unit: u64,
+    upp: u32,
+    ppd: u32,
+    bpp: u32,
+    ftl: Ftl,
+    dies: Vec<Die>,
+    channels: Vec<Timeline>,
+    link: [Timeline; 2],
+    ctrl: Timeline,
+    reqs: Vec<Req>,
+    free_reqs: Vec<u32>,
+    ops: Vec<FOp>,
+    free_ops: Vec<u32>,
+    in_device: u32,
+    tag_wait: VecDeque<u32>,
+    buf_cap: u64,
+    buf_used: u64,
+    buf_wait: VecDeque<u32>,
+    /// Pages not yet programmed → host units of them held in the buffer.
+    inbuf: BTreeMap<u32, u32>,
+    prog_seq: u64,
+    done_base: u64,
+    done_window: VecDeque<bool>,
+    flush_wait: VecDeque<(u64, u32)>,
+    last_read_end: u32,
+    pf: BTreeMap<u32, u32>,
+    pf_end: u32,
+    pf_waiters: Vec<(u32, u32)>,
+    stats: Stats,
+}
+
+impl Ssd {
+    /// Build from a validated configuration (see [`validate`]); runs the
+    /// configured preconditioning.
+    pub fn new(cfg: SsdConfig, capacity: u64) -> Result<Self, ConfigError> {
+        validate(&cfg, capacity)?;
+        let (geo, upp) = geometry(&cfg);
+        let unit = cfg.ftl.map_unit_bytes;
+        let mut ftl = Ftl::new(&cfg.ftl, geo, capacity / unit, plane_order(&cfg.nand))
+            .map_err(|e| ConfigError::Invalid { field: "device.capacity_bytes".into(), message: e.to_string() })?;
+        ftl.precondition(cfg.ftl.precondition, cfg.ftl.fullness);
+        let n = &cfg.nand;
+        let ndies = (n.channels * n.dies_per_channel) as usize;
+        let dies = (0..ndies)
+            .map(|d| Die { channel: d as u32 / n.dies_per_channel, cur: Vec::with_capacity(16), ..Default::default() })
+            .collect();
+        Ok(Self {
+            capacity,
+            unit,
+            upp,
+            ppd: n.planes_per_die,
+            bpp: n.blocks_per_plane,
+            ftl,
+            dies,
+            channels: vec![Timeline::default(); n.channels as usize],
+            link: [Timeline::default(); 2],
+            ctrl: Timeline::default(),
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            ops: Vec::new(),
+            free_ops: Vec::new(),
+            in_device: 0,
+            tag_wait: VecDeque::new(),
+            buf_cap: cfg.write_buffer_bytes / unit,
+            buf_used: 0,
+            buf_wait: VecDeque::new(),
+            inbuf: BTreeMap::new(),
+            prog_seq: 0,
+            done_base: 0,
+            done_window: VecDeque::new(),
+            flush_wait: VecDeque::new(),
+            last_read_end: NONE,
+            pf: BTreeMap::new(),
+            pf_end: 0,
+            pf_waiters: Vec::new(),
+            stats: Stats::default(),
+            cfg,
+        })
+    }
+
+    /// The FTL (for tests and reports).
+    pub fn ftl(&self) -> &Ftl {
+        &self.ftl
+    }
+
+    #[inline]
+    fn tok(kind: u64, idx: u32) -> u64 {
+        ((idx as u64) << 2) | kind
+    }
+
+    fn alloc_req(&mut self, r: Req) -> u32 {
+        if let Some(i) = self.free_reqs.pop() {
+            self.reqs[i as usize] = r;
+            i
+        } else {
+            self.reqs.push(r);
+            (self.reqs.len() - 1) as u32
+        }
+    }
+
+    fn alloc_op(&mut self, o: FOp) -> u32 {
+        if let Some(i) = self.free_ops.pop() {
+            self.ops[i as usize] = o;
+            i
+        } else {
+            self.ops.push(o);
+            (self.ops.len() - 1) as u32
+        }
+    }
+
+    /// Move `bytes` to the host; returns when the last byte is there.
+    #[inline]
+    fn link_out(&mut self, at: Nanos, bytes: u64) -> Nanos {
+        let dur = xfer_ns(bytes, self.cfg.link_bytes_per_s.read);
+        let s = self.link[0].reserve(at, dur);
+        s + dur
+    }
+
+    /// Move `bytes` from the host; returns when the last byte is here.
+    #[inline]
+    fn link_in(&mut self, at: Nanos, bytes: u64) -> Nanos {
+        let dur = xfer_ns(bytes, self.cfg.link_bytes_per_s.write);
+        let i = if self.cfg.link_duplex { 1 } else { 0 };
+        let s = self.link[i].reserve(at, dur);
+        s + dur
+    }
+
+    fn admit(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        self.in_device += 1;
+        let r = self.reqs[ri as usize];
+        self.reqs[ri as usize].bd.add(Component::DeviceQueue, now - r.arrival);
+        match r.op.expect("live request") {
+            Op::Read => {
+                let dur = self.cfg.command_ns.read + r.units as u64 * self.cfg.unit_ns.read;
+                let s = self.ctrl.reserve(now, dur);
+                let rm = &mut self.reqs[ri as usize];
+                rm.bd.add(Component::DeviceQueue, s - now);
+                rm.bd.add(Component::Controller, dur);
+                rm.t_cmd = s + dur;
+                cx.wake(s + dur, Self::tok(EV_RCMD, ri));
+            }
+            Op::Write => {
+                if r.durable {
+                    self.start_write(now, ri, cx);
+                } else if self.buf_used == 0 || self.buf_used + r.units as u64 <= self.buf_cap {
+                    self.buf_used += r.units as u64;
+                    self.start_write(now, ri, cx);
+                } else {
+                    self.stats.buffer_waits += 1;
+                    self.buf_wait.push_back(ri);
+                    self.unjam(now, cx);
+                }
+            }
+            Op::Trim => {
+                if self.ftl.mapping() == Mapping::Page {
+                    for lpn in r.lpn0..r.lpn0 + r.units {
+                        self.ftl.trim(lpn);
+                        self.pf.remove(&lpn);
+                    }
+                }
+                let dur = self.cfg.command_ns.write;
+                let s = self.ctrl.reserve(now, dur);
+                let at = s + dur + self.cfg.link_latency_ns.write;
+                let rm = &mut self.reqs[ri as usize];
+                rm.bd.add(Component::DeviceQueue, s - now);
+                rm.bd.add(Component::Controller, dur);
+                rm.bd.add(Component::Link, self.cfg.link_latency_ns.write);
+                self.finish(at, ri, cx);
+            }
+            Op::Flush => {
+                self.ftl.pad_open_pages();
+                self.enqueue_ftl_ops(now, cx);
+                let target = self.prog_seq;
+                if self.done_base >= target {
+                    let at = now + self.cfg.command_ns.write;
+                    self.reqs[ri as usize].bd.add(Component::Controller, self.cfg.command_ns.write);
+                    self.finish(at, ri, cx);
+                } else {
+                    self.flush_wait.push_back((target, ri));
+                }
+            }
+        }
+    }
+
+    /// Data in over the link, then the controller; `EV_WREADY` when done.
+    fn start_write(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        let lat = self.cfg.link_latency_ns.write;
+        let in_end = self.link_in(now + lat, r.bytes);
+        let dur = self.cfg.command_ns.write + r.units as u64 * self.cfg.unit_ns.write;
+        let s = self.ctrl.reserve(in_end, dur);
+        let rm = &mut self.reqs[ri as usize];
+        let waited = now - rm.arrival - rm.bd.total();
+        if waited > 0 {
+            let c = if rm.background_wait { Component::Background } else { Component::DeviceQueue };
+            rm.bd.add(c, waited);
+        }
+        rm.bd.add(Component::Link, in_end - now);
+        rm.bd.add(Component::DeviceQueue, s - in_end);
+        rm.bd.add(Component::Controller, dur);
+        cx.wake(s + dur, Self::tok(EV_WREADY, ri));
+    }
+
+    /// When writes wait for buffer space that no queued program will free
+    /// (every buffered unit sits in a partly filled page), program those
+    /// pages now.
+    fn unjam(&mut self, now: Nanos, cx: &mut Cx) {
+        if !self.buf_wait.is_empty() && self.prog_seq == self.done_base {
+            self.ftl.pad_open_pages();
+            self.enqueue_ftl_ops(now, cx);
+        }
+    }
+
+    fn write_ready(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        for lpn in r.lpn0..r.lpn0 + r.units {
+            let ppa = self.ftl.write(lpn);
+            if !r.durable {
+                *self.inbuf.entry(ppa / self.upp).or_insert(0) += 1;
+            }
+            if !self.pf.is_empty() {
+                self.pf.remove(&lpn);
+            }
+        }
+        if r.durable {
+            self.ftl.pad_open_pages();
+            self.enqueue_ftl_ops(now, cx);
+            let target = self.prog_seq;
+            if self.done_base >= target {
+                self.finish(now, ri, cx);
+            } else {
+                self.flush_wait.push_back((target, ri));
+            }
+        } else {
+            self.enqueue_ftl_ops(now, cx);
+            self.finish(now, ri, cx);
+        }
+    }
+
+    /// Queue the NAND work the FTL produced.
+    fn enqueue_ftl_ops(&mut self, now: Nanos, cx: &mut Cx) {
+        if self.ftl.ops.is_empty() {
+            return;
+        }
+        let ops = std::mem::take(&mut self.ftl.ops);
+        let mut touched: u64 = 0;
+        let mut touched_many = false;
+        for o in &ops {
+            let plane = o.block / self.bpp;
+            let die = plane / self.ppd;
+            let seq = if o.kind == NandKind::Program && !o.background {
+                let s = self.prog_seq;
+                self.prog_seq += 1;
+                self.done_window.push_back(false);
+                s
+            } else {
+                0
+            };
+            let oi = self.alloc_op(FOp {
+                kind: o.kind,
+                die,
+                plane_bit: 1 << (plane % self.ppd),
+                block: o.block,
+                page: o.page,
+                units: o.units,
+                lpn0: NONE,
+                req: NONE,
+                background: o.background,
+                prefetch: false,
+                seq,
+                start: 0,
+                media_end: 0,
+                end: 0,
+                behind_gc: self.dies[die as usize].background > 0,
+            });
+            let d = &mut self.dies[die as usize];
+            if o.background {
+                d.background += 1;
+            }
+            d.writes.push_back(oi);
+            if die < 64 {
+                touched |= 1 << die;
+            } else {
+                touched_many = true;
+            }
+        }
+        let mut ops = ops;
+        ops.clear();
+        self.ftl.ops = ops;
+        if touched_many {
+            for d in 0..self.dies.len() as u32 {
+                self.start_die(now, d, cx);
+            }
+        } else {
+            while touched != 0 {
+                let d = touched.trailing_zeros();
+                touched &= touched - 1;
+                self.start_die(now, d, cx);
+            }
+        }
+    }
+
+    /// A read's command is parsed: serve each unit from the buffer,
+    /// read-ahead or its die.
+    fn read_cmd(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        let last = r.lpn0 + r.units;
+        let mut hit_units = 0u64;
+        let mut pending = 0u32;
+        let mut lpn = r.lpn0;
+        self.stats.host_read_units += r.units as u64;
+        while lpn < last {
+            let Some(ppa) = self.ftl.lookup(lpn) else {
+                self.stats.unmapped_reads += 1;
+                hit_units += 1;
+                lpn += 1;
+                continue;
+            };
+            let page_g = ppa / self.upp;
+            if !self.inbuf.is_empty() && self.inbuf.contains_key(&page_g) {
+                self.stats.buffer_hits += 1;
+                hit_units += 1;
+                lpn += 1;
+                continue;
+            }
+            if !self.pf.is_empty() {
+                if let Some(&st) = self.pf.get(&lpn) {
+                    self.stats.prefetch_hits += 1;
+                    if st == READY {
+                        self.pf.remove(&lpn);
+                        hit_units += 1;
+                    } else {
+                        self.pf_waiters.push((st, ri));
+                        pending += 1;
+                    }
+                    lpn += 1;
+                    continue;
+                }
+            }
+            // consecutive units in the same physical page form one read
+            let mut n = 1;
+            while lpn + n < last
+                && (ppa + n) % self.upp != 0
+                && self.ftl.lookup(lpn + n) == Some(ppa + n)
+                && (self.pf.is_empty() || !self.pf.contains_key(&(lpn + n)))
+            {
+                n += 1;
+            }
+            self.queue_read(now, ppa, n, lpn, ri, false, cx);
+            pending += 1;
+            lpn += n;
+        }
+        let rm = &mut self.reqs[ri as usize];
+        rm.pending = pending;
+        rm.data_done = now;
+        if hit_units > 0 {
+            let e = self.link_out(now, hit_units * self.unit);
+            let rm = &mut self.reqs[ri as usize];
+            rm.data_done = e;
+            let mut c = Breakdown::default();
+            c.add(Component::Link, e - now);
+            rm.crit = c;
+        }
+        // read-ahead when this read continues the previous one
+        let ra = self.cfg.read_ahead_units;
+        if ra > 0 && r.lpn0 == self.last_read_end {
+            self.prefetch(now, last, ra, cx);
+        }
+        self.last_read_end = last;
+        if pending == 0 {
+            self.finish_read(ri, cx);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn queue_read(&mut self, now: Nanos, ppa: u32, units: u32, lpn0: u32, req: u32, prefetch: bool, cx: &mut Cx) -> u32 {
+        let block = self.ftl.block_of(ppa);
+        let plane = block / self.bpp;
+        let die = plane / self.ppd;
+        let oi = self.alloc_op(FOp {
+            kind: NandKind::Read,
+            die,
+            plane_bit: 1 << (plane % self.ppd),
+            block,
+            page: self.ftl.page_of(ppa),
+            units,
+            lpn0,
+            req,
+            background: false,
+            prefetch,
+            seq: 0,
+            start: 0,
+            media_end: 0,
+            end: 0,
+            behind_gc: self.dies[die as usize].background > 0,
+        });
+        self.dies[die as usize].reads.push_back(oi);
+        self.start_die(now, die, cx);
+        oi
+    }
+
+    /// Read `n` units after `from` into the buffer ahead of demand.
+    fn prefetch(&mut self, now: Nanos, from: u32, n: u32, cx: &mut Cx) {
+        let lpns = self.ftl.logical_units();
+        let mut lpn = from.max(self.pf_end);
+        let end = from.saturating_add(n).min(lpns);
+        while lpn < end {
+            let Some(ppa) = self.ftl.lookup(lpn) else {
+                lpn += 1;
+                continue;
+            };
+            if self.pf.contains_key(&lpn) || self.inbuf.contains_key(&(ppa / self.upp)) {
+                lpn += 1;
+                continue;
+            }
+            let mut k = 1;
+            while lpn + k < end && (ppa + k) % self.upp != 0 && self.ftl.lookup(lpn + k) == Some(ppa + k) {
+                k += 1;
+            }
+            let oi = self.queue_read(now, ppa, k, lpn, NONE, true, cx);
+            for l in lpn..lpn + k {
+                self.pf.insert(l, oi);
+            }
+            self.stats.prefetched += k as u64;
+            lpn += k;
+        }
+        self.pf_end = end;
+        // bound the read-ahead buffer: forget the oldest entries
+        while self.pf.len() > 4 * n as usize {
+            self.pf.pop_first();
+        }
+    }
+
+    /// Start the die's next operation(s) if it is idle.
+    fn start_die(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
+        let di = d as usize;
+        if self.dies[di].busy {
+            return;
+        }
+        let from_reads = !self.dies[di].reads.is_empty();
+        let mut cur = std::mem::take(&mut self.dies[di].cur);
+        {
+            let ops = &self.ops;
+            let die = &mut self.dies[di];
+            let q = if from_reads { &mut die.reads } else { &mut die.writes };
+            let Some(head) = q.pop_front() else {
+                die.cur = cur;
+                return;
+            };
+            cur.push(head);
+            let kind = ops[head as usize].kind;
+            if self.cfg.nand.multiplane && self.ppd > 1 {
+                let mut used = ops[head as usize].plane_bit;
+                let mut blocked = 0u32;
+                let mut take: [usize; WINDOW] = [0; WINDOW];
+                let mut nt = 0;
+                for (i, &oi) in q.iter().take(WINDOW).enumerate() {
+                    let o = &ops[oi as usize];
+                    let bit = o.plane_bit;
+                    if used & bit != 0 || blocked & bit != 0 || o.kind != kind {
+                        if !from_reads {
+                            blocked |= bit;
+                        }
+                        continue;
+                    }
+                    used |= bit;
+                    take[nt] = i;
+                    nt += 1;
+                    if nt + 1 >= self.ppd as usize {
+                        break;
+                    }
+                }
+                for k in (0..nt).rev() {
+                    let oi = q.remove(take[k]).expect("index from the scan");
+                    cur.push(oi);
+                }
+                // keep the batch in queue order
+                cur[1..].reverse();
+            }
+        }
+        let n = &self.cfg.nand;
+        let types = n.cell.page_types() as u32;
+        let ch = self.dies[di].channel as usize;
+        let t0 = now + n.op_overhead_ns;
+        let kind = self.ops[cur[0] as usize].kind;
+        let end = match kind {
+            NandKind::Read => {
+                let tr = cur.iter().map(|&oi| n.read_ns[(self.ops[oi as usize].page % types) as usize]).max().unwrap_or(0);
+                let t_r = t0 + tr;
+                let mut end = t_r;
+                for &oi in &cur {
+                    let bytes = self.ops[oi as usize].units as u64 * self.unit;
+                    let dur = xfer_ns(bytes, n.bus_bytes_per_s);
+                    let s = self.channels[ch].reserve(t_r, dur);
+                    let o = &mut self.ops[oi as usize];
+                    o.start = now;
+                    o.media_end = t_r;
+                    o.end = s + dur;
+                    end = end.max(s + dur);
+                }
+                end
+            }
+            NandKind::Program => {
+                let tp =
+                    cur.iter().map(|&oi| n.program_ns[(self.ops[oi as usize].page % types) as usize]).max().unwrap_or(0);
+                let mut t = t0;
+                for &oi in &cur {
+                    let dur = xfer_ns(n.page_bytes, n.bus_bytes_per_s);
+                    let s = self.channels[ch].reserve(t, dur);
+                    t = s + dur;
+                    self.ops[oi as usize].start = now;
+                }
+                let end = t + tp;
+                for &oi in &cur {
+                    let o = &mut self.ops[oi as usize];
+                    o.media_end = end;
+                    o.end = end;
+                }
+                end
+            }
+            NandKind::Erase => {
+                let end = t0 + n.erase_ns;
+                for &oi in &cur {
+                    let o = &mut self.ops[oi as usize];
+                    o.start = now;
+                    o.media_end = end;
+                    o.end = end;
+                }
+                end
+            }
+        };
+        let die = &mut self.dies[di];
+        die.cur = cur;
+        die.busy = true;
+        die.busy_ns += end - now;
+        cx.wake(end, Self::tok(EV_DIE, d));
+    }
+
+    fn die_done(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
+        let di = d as usize;
+        let cur = std::mem::take(&mut self.dies[di].cur);
+        for &oi in &cur {
+            self.finish_op(now, oi, cx);
+        }
+        let mut cur = cur;
+        cur.clear();
+        let die = &mut self.dies[di];
+        die.cur = cur;
+        die.busy = false;
+        self.start_die(now, d, cx);
+    }
+
+    fn finish_op(&mut self, now: Nanos, oi: u32, cx: &mut Cx) {
+        let o = self.ops[oi as usize];
+        self.free_ops.push(oi);
+        if o.background {
+            self.dies[o.die as usize].background -= 1;
+        }
+        match o.kind {
+            NandKind::Read if o.background => self.stats.gc_reads += 1,
+            NandKind::Read if o.prefetch => {
+                self.stats.nand_reads += 1;
+                for l in o.lpn0..o.lpn0 + o.units {
+                    if self.pf.get(&l) == Some(&oi) {
+                        self.pf.insert(l, READY);
+                    }
+                }
+                let mut i = 0;
+                while i < self.pf_waiters.len() {
+                    if self.pf_waiters[i].0 == oi {
+                        let (_, ri) = self.pf_waiters.swap_remove(i);
+                        self.deliver(now, ri, &o, 1, cx);
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            NandKind::Read => {
+                self.stats.nand_reads += 1;
+                self.deliver(now, o.req, &o, o.units, cx);
+            }
+            NandKind::Program => {
+                if o.background {
+                    self.stats.gc_programs += 1;
+                    return;
+                }
+                self.stats.nand_programs += 1;
+                let page_g = o.block * self.ftl.geometry().pages_per_block + o.page;
+                if let Some(n) = self.inbuf.remove(&page_g) {
+                    self.buf_used -= n as u64;
+                }
+                let k = (o.seq - self.done_base) as usize;
+                self.done_window[k] = true;
+                while self.done_window.front() == Some(&true) {
+                    self.done_window.pop_front();
+                    self.done_base += 1;
+                }
+                while let Some(&(target, ri)) = self.flush_wait.front() {
+                    if target > self.done_base {
+                        break;
+                    }
+                    self.flush_wait.pop_front();
+                    let rm = &mut self.reqs[ri as usize];
+                    let waited = now - rm.arrival - rm.bd.total();
+                    rm.bd.add(Component::Media, waited);
+                    self.finish(now, ri, cx);
+                }
+                // buffer space freed: admit waiting writes
+                while let Some(&ri) = self.buf_wait.front() {
+                    let units = self.reqs[ri as usize].units as u64;
+                    if self.buf_used != 0 && self.buf_used + units > self.buf_cap {
+                        break;
+                    }
+                    self.buf_wait.pop_front();
+                    self.buf_used += units;
+                    let behind_gc = self.dies.iter().any(|d| d.background > 0);
+                    self.reqs[ri as usize].background_wait = behind_gc;
+                    self.start_write(now, ri, cx);
+                }
+                self.unjam(now, cx);
+            }
+            NandKind::Erase => self.stats.erases += 1,
+        }
+    }
+
+    /// Data of `units` units of op `o` reached the controller for request
+    /// `ri`: move it to the host.
+    fn deliver(&mut self, now: Nanos, ri: u32, o: &FOp, units: u32, cx: &mut Cx) {
+        let e = self.link_out(now, units as u64 * self.unit);
+        let rm = &mut self.reqs[ri as usize];
+        if e >= rm.data_done {
+            rm.data_done = e;
+            // the critical path from the command's end: die queue, array,
+            // channel, link (clamped: read-ahead ops may predate the command)
+            let t = rm.t_cmd;
+            let start = o.start.max(t);
+            let media_end = o.media_end.max(start);
+            let end = now.max(media_end);
+            let mut c = Breakdown::default();
+            let q = if o.behind_gc { Component::Background } else { Component::DeviceQueue };
+            c.add(q, start - t);
+            c.add(Component::Media, media_end - start);
+            c.add(Component::Interconnect, end - media_end);
+            c.add(Component::Link, e - end);
+            rm.crit = c;
+        }
+        rm.pending -= 1;
+        if rm.pending == 0 {
+            self.finish_read(ri, cx);
+        }
+    }
+
+    fn finish_read(&mut self, ri: u32, cx: &mut Cx) {
+        let lat = self.cfg.link_latency_ns.read;
+        let rm = &mut self.reqs[ri as usize];
+        let crit = rm.crit;
+        rm.bd.merge(&crit);
+        rm.bd.add(Component::Link, lat);
+        let at = rm.data_done + lat;
+        self.finish(at, ri, cx);
+    }
+
+    /// Report completion at `at` and release the request's tag.
+    fn finish(&mut self, at: Nanos, ri: u32, cx: &mut Cx) {
+        let r = &mut self.reqs[ri as usize];
+        let mut bd = r.bd;
+        let total = at - r.arrival;
+        let acc = bd.total();
+        if total > acc {
+            bd.add(Component::DeviceQueue, total - acc);
+        }
+        debug_assert!(bd.total() == total, "breakdown {} != latency {total}", bd.total());
+        cx.complete(Completion { id: r.id, at, breakdown: bd });
+        r.op = None;
+        self.free_reqs.push(ri);
+        self.in_device -= 1;
+        if let Some(next) = self.tag_wait.pop_front() {
+            // the tag frees when the completion is sent; admit at that time
+            // or now, whichever is later (completions may be in the future)
+            let t = at.max(self.reqs[next as usize].arrival);
+            self.admit(t, next, cx);
+        }
+    }
+}
+
+impl Device for Ssd {
+    fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
+        let lpns = self.ftl.logical_units() as u64;
+        let (lpn0, units) = if matches!(req.op, Op::Flush) || req.len == 0 {
+            (0, 0)
+        } else {
+            let first = (req.offset / self.unit).min(lpns);
+            let last = (req.offset + req.len).div_ceil(self.unit).min(lpns);
+            (first as u32, (last - first) as u32)
+        };
+        let durable = req.op == Op::Write && (req.fua || self.buf_cap == 0);
+        let ri = self.alloc_req(Req {
+            id: req.id,
+            op: Some(req.op),
+            arrival: now,
+            lpn0,
+            units,
+            bytes: req.len,
+            durable,
+            ..Default::default()
+        });
+        if self.in_device < self.cfg.tags {
+            self.admit(now, ri, cx);
+        } else {
+            self.tag_wait.push_back(ri);
+        }
+    }
+
+    fn on_event(&mut self, now: Nanos, token: u64, cx: &mut Cx) {
+        let idx = (token >> 2) as u32;
+        match token & 3 {
+            EV_DIE => self.die_done(now, idx, cx),
+            EV_RCMD => self.read_cmd(now, idx, cx),
+            EV_WREADY => self.write_ready(now, idx, cx),
+            _ => {}
+        }
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    fn volatile_write_cache(&self) -> bool {
+        self.buf_cap > 0
+    }
+
+    fn report(&self, now: Nanos) -> DeviceReport {
+        let el = now.max(1) as f64;
+        let frac = |b: u64| (b as f64 / el).min(1.0);
+        let mut utilisation = vec![
+            Utilisation { resource: "link.device_to_host".into(), busy: frac(self.link[0].busy_ns) },
+            Utilisation { resource: "link.host_to_device".into(), busy: frac(self.link[1].busy_ns) },
+            Utilisation { resource: "controller".into(), busy: frac(self.ctrl.busy_ns) },
+        ];
+        let nch = self.channels.len().max(1) as f64;
+        utilisation.push(Utilisation {
+            resource: "channels".into(),
+            busy: self.channels.iter().map(|c| frac(c.busy_ns)).sum::<f64>() / nch,
+        });
+        let nd = self.dies.len().max(1) as f64;
+        utilisation.push(Utilisation {
+            resource: "dies".into(),
+            busy: self.dies.iter().map(|d| frac(d.busy_ns)).sum::<f64>() / nd,
+        });
+        let (units, max, mean) = self.ftl.wear();
+        let inplace = self.ftl.mapping() == Mapping::InPlace;
+        let wear = Wear {
+            unit: if inplace { "page programs per block".into() } else { "block erases".into() },
+            units,
+            max,
+            mean,
+        };
+        let c = self.ftl.counters;
+        let s = &self.stats;
+        let mut counters = vec![
+            ("host_units_written".to_string(), c.host_units as f64),
+            ("write_amplification".to_string(), self.ftl.write_amplification()),
+            ("gc_runs".to_string(), c.gc_runs as f64),
+            ("gc_units_moved".to_string(), c.moved_units as f64),
+            ("padded_units".to_string(), c.padded_units as f64),
+            ("erases".to_string(), c.erases as f64),
+            ("wear_leveling_moves".to_string(), c.wl_moves as f64),
+            ("trimmed_units".to_string(), c.trimmed_units as f64),
+            ("nand_reads".to_string(), s.nand_reads as f64),
+            ("nand_programs".to_string(), s.nand_programs as f64),
+            ("gc_reads".to_string(), s.gc_reads as f64),
+            ("gc_programs".to_string(), s.gc_programs as f64),
+            ("buffer_read_hits".to_string(), s.buffer_hits as f64),
+            ("unmapped_reads".to_string(), s.unmapped_reads as f64),
+            ("prefetched_units".to_string(), s.prefetched as f64),
+            ("prefetch_hits".to_string(), s.prefetch_hits as f64),
+            ("buffer_full_waits".to_string(), s.buffer_waits as f64),
+        ];
+        let free_min = (0..self.ftl.geometry().planes).map(|p| self.ftl.free_blocks(p)).min().unwrap_or(0);
+        counters.push(("free_blocks_min_plane".to_string(), free_min as f64));
+        if max > 0 && now > 0 && c.erases > 0 {
+            // at this run's rate, when the most-worn block reaches its endurance
+            let per_s = c.erases as f64 / units as f64 * (max as f64 / mean.max(1e-9)) / (el / 1e9);
+            let left = self.cfg.nand.endurance.saturating_sub(max) as f64;
+            counters.push(("lifetime_years_at_this_rate".to_string(), left / per_s / 3.156e7));
+        }
+        DeviceReport { utilisation, power: Vec::new(), wear: Some(wear), counters }
+    }
+}

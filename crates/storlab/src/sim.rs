@@ -17,7 +17,7 @@ pub const DEFAULT_JOB: &[&str] =
 
 /// storlab's own `sim` options; every other argument goes to the fio parser.
 #[derive(Parser, Debug)]
-#[command(name = "storlab sim", about = "Simulate fio jobs on a device model in virtual time")]
+#[command(name = "storlab sim", about = "Simulate fio jobs on a device model in virtual time", disable_help_flag = true)]
 pub struct SimArgs {
     /// Device preset name or TOML file (a file may `extends = "<preset>"`).
     #[arg(long, default_value = "moneta-spin")]

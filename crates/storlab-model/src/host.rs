@@ -192,7 +192,6 @@ struct HIo {
     submitted: Nanos,
     issued: Nanos,
     t_mark: Nanos,
-    bd: Breakdown,
     spin: bool,
     /// Device finished at this time (set when the completion arrives).
     dev_done: bool,
@@ -205,6 +204,8 @@ pub struct Host {
     cfg: HostConfig,
     device: Box<dyn Device>,
     ios: Vec<HIo>,
+    /// Each request's breakdown (apart from `ios`, which is copied often).
+    bds: Vec<Breakdown>,
     free: Vec<u32>,
     cores_free: u32,
     core_waiters: VecDeque<u32>,
@@ -227,6 +228,7 @@ impl Host {
             cfg,
             device,
             ios: Vec::new(),
+            bds: Vec::new(),
             free: Vec::new(),
             core_waiters: VecDeque::new(),
             thread_busy: vec![false; t],
@@ -269,16 +271,17 @@ impl Host {
             submitted: now,
             issued: now,
             t_mark: now,
-            bd: Breakdown::default(),
             spin,
             dev_done: false,
             sleeping: false,
         };
         let i = if let Some(i) = self.free.pop() {
             self.ios[i as usize] = h;
+            self.bds[i as usize] = Breakdown::default();
             i
         } else {
             self.ios.push(h);
+            self.bds.push(Breakdown::default());
             (self.ios.len() - 1) as u32
         };
         self.advance(now, i, cx);
@@ -322,9 +325,20 @@ impl Host {
         }
         for c in dcx.completions.drain(..) {
             let i = c.id as u32;
+            self.bds[i as usize].merge(&c.breakdown);
             let h = &mut self.ios[i as usize];
-            h.bd.merge(&c.breakdown);
-            cx.wakeups.push((c.at, HOST_BIT | i as u64));
+            if h.spin && h.holds & (THREAD | CORE) == THREAD | CORE {
+                // a spinning thread holds everything its finish needs: the
+                // finish segment starts when the device completes, with no
+                // event in between
+                h.dev_done = true;
+                h.stage = Stage::Finish;
+                h.t_mark = c.at;
+                let dur = self.segment(c.at, i);
+                cx.wakeups.push((c.at + dur, HOST_BIT | i as u64));
+            } else {
+                cx.wakeups.push((c.at, HOST_BIT | i as u64));
+            }
         }
     }
 
@@ -374,7 +388,7 @@ impl Host {
             let waited = now - h.t_mark;
             if waited > 0 {
                 let c = if bit == CORE { Component::CoreWait } else { Component::LockWait };
-                h.bd.add(c, waited);
+                self.bds[i as usize].add(c, waited);
             }
             h.t_mark = now;
             h.holds |= bit;
@@ -386,33 +400,28 @@ impl Host {
         let thread = self.ios[i as usize].io.thread as usize;
         let held = self.ios[i as usize].holds & bits;
         self.ios[i as usize].holds &= !bits;
-        let mut woken = Vec::new();
+        // at most one waiter per released resource: no allocation
+        let mut woken = [u32::MAX; 4];
         if held & LOCK != 0 {
             self.lock_busy = false;
-            if let Some(w) = self.lock_waiters.pop_front() {
-                woken.push(w);
-            }
+            woken[0] = self.lock_waiters.pop_front().unwrap_or(u32::MAX);
         }
         if held & CORE != 0 {
             self.cores_free += 1;
-            if let Some(w) = self.core_waiters.pop_front() {
-                woken.push(w);
-            }
+            woken[1] = self.core_waiters.pop_front().unwrap_or(u32::MAX);
         }
         if held & SCHED != 0 {
             self.sched_busy = false;
-            if let Some(w) = self.sched_waiters.pop_front() {
-                woken.push(w);
-            }
+            woken[2] = self.sched_waiters.pop_front().unwrap_or(u32::MAX);
         }
         if held & THREAD != 0 {
             self.thread_busy[thread] = false;
-            if let Some(w) = self.thread_waiters[thread].pop_front() {
-                woken.push(w);
-            }
+            woken[3] = self.thread_waiters[thread].pop_front().unwrap_or(u32::MAX);
         }
         for w in woken {
-            self.advance(now, w, cx);
+            if w != u32::MAX {
+                self.advance(now, w, cx);
+            }
         }
     }
 
@@ -421,6 +430,18 @@ impl Host {
         if !self.acquire(now, i) {
             return;
         }
+        let dur = self.segment(now, i);
+        if dur == 0 {
+            // nothing to wait for: no event
+            self.segment_done(now, i, cx);
+        } else {
+            cx.wakeups.push((now + dur, HOST_BIT | i as u64));
+        }
+    }
+
+    /// Account the current stage's software segment of request `i`, which
+    /// holds its resources, starting at `now`; returns its duration.
+    fn segment(&mut self, now: Nanos, i: u32) -> u64 {
         let c = &self.cfg;
         let h = self.ios[i as usize];
         let op = h.io.op;
@@ -487,14 +508,14 @@ impl Host {
         let mut dur = 0;
         let hm = &mut self.ios[i as usize];
         for &(comp, ns) in &parts[..n] {
-            hm.bd.add(comp, ns);
+            self.bds[i as usize].add(comp, ns);
             dur += ns;
         }
         hm.t_mark = now + dur;
         if hm.holds & CORE != 0 {
             self.core_busy_ns += dur;
         }
-        cx.wakeups.push((now + dur, HOST_BIT | i as u64));
+        dur
     }
 
     /// The running segment of request `i` ended at `now`.
@@ -533,7 +554,7 @@ impl Host {
                 self.release(now, i, THREAD | CORE | LOCK | SCHED, cx);
                 let h = self.ios[i as usize];
                 let total = now - h.submitted;
-                debug_assert_eq!(h.bd.total(), total, "breakdown must cover the whole latency");
+                debug_assert_eq!(self.bds[i as usize].total(), total, "breakdown must cover the whole latency");
                 let slat = h.issued - h.submitted;
                 cx.done.push(IoDone {
                     id: h.io.id,
@@ -543,7 +564,7 @@ impl Host {
                     slat_ns: slat,
                     clat_ns: total - slat,
                     at: now,
-                    breakdown: h.bd,
+                    breakdown: self.bds[i as usize],
                 });
                 self.free.push(i);
             }

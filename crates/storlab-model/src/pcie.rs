@@ -133,7 +133,6 @@ const EV_RING_W: u64 = 1; // write: first bytes in the controller's in-queue
 const EV_CTRL_FREE: u64 = 2; // controller can start its next op
 const EV_CTRL_DONE: u64 = 3; // media op finished (write: transfer done; read: data in out-queue)
 const EV_XFER_DONE: u64 = 4; // read: DMA to host finished
-const EV_RING_R: u64 = 5; // read: first bytes in the buffer
 const EV_BUF_FREE: u64 = 6; // write: last byte left the buffer over the ring
 
 #[derive(Clone, Debug, Default)]
@@ -159,7 +158,6 @@ struct Xfer {
     len: u64,
     ctrl: u32,
     t_sched: Nanos,
-    bd: Breakdown,
     t_mark: Nanos,
     /// When the upstream stage delivers its last byte.
     stream_end: Nanos,
@@ -167,7 +165,8 @@ struct Xfer {
 
 #[derive(Clone, Debug, Default)]
 struct Ctrl {
-    busy: bool,
+    /// An EV_CTRL_FREE wake-up is scheduled.
+    free_pending: bool,
     /// Ops that have arrived (writes over the ring, read commands), FIFO.
     queue: VecDeque<u32>,
     /// A write occupies the in-queue from its ring transfer until its commit
@@ -192,6 +191,9 @@ pub struct PcieArray {
     reqs: Vec<Req>,
     free_reqs: Vec<u32>,
     xfers: Vec<Xfer>,
+    /// Breakdown of each transfer's critical path (apart from `xfers`, which
+    /// is copied often).
+    xbd: Vec<Breakdown>,
     free_xfers: Vec<u32>,
     queues: [VecDeque<u32>; 2],
     rr: usize,
@@ -270,6 +272,7 @@ impl PcieArray {
             reqs: Vec::new(),
             free_reqs: Vec::new(),
             xfers: Vec::new(),
+            xbd: Vec::new(),
             free_xfers: Vec::new(),
             queues: [VecDeque::new(), VecDeque::new()],
             rr: 0,
@@ -315,9 +318,11 @@ impl PcieArray {
     fn alloc_xfer(&mut self, x: Xfer) -> u32 {
         if let Some(i) = self.free_xfers.pop() {
             self.xfers[i as usize] = x;
+            self.xbd[i as usize] = Breakdown::default();
             i
         } else {
             self.xfers.push(x);
+            self.xbd.push(Breakdown::default());
             (self.xfers.len() - 1) as u32
         }
     }
@@ -496,7 +501,6 @@ impl PcieArray {
             len,
             ctrl,
             t_sched: now,
-            bd: Breakdown::default(),
             t_mark: now,
             stream_end: now,
         };
@@ -509,7 +513,7 @@ impl PcieArray {
             let start = self.link[1].reserve(now + self.cfg.dma_latency_ns.write, dur);
             let xm = &mut self.xfers[xi as usize];
             xm.stream_end = start + dur;
-            xm.bd.add(Component::Link, start + dur - now);
+            self.xbd[xi as usize].add(Component::Link, start + dur - now);
             xm.t_mark = start + dur;
             cx.wake(start, Self::tok(EV_DMA_DONE, xi));
         } else {
@@ -523,7 +527,13 @@ impl PcieArray {
     /// Start the controller's next op if it is idle.
     fn kick_ctrl(&mut self, now: Nanos, c: u32, cx: &mut Cx) {
         let ci = c as usize;
-        if self.ctrls[ci].busy {
+        if self.ctrls[ci].tl.free_at > now {
+            // busy: make sure it looks at its queue when it frees up (one
+            // event, and only when there is work waiting)
+            if !self.ctrls[ci].free_pending && !self.ctrls[ci].queue.is_empty() {
+                self.ctrls[ci].free_pending = true;
+                cx.wake(self.ctrls[ci].tl.free_at, Self::tok(EV_CTRL_FREE, c));
+            }
             return;
         }
         // a write waiting in the in-queue commits first: it frees the
@@ -550,8 +560,6 @@ impl PcieArray {
             })
             .div_ceil(1024);
         self.ctrls[ci].tl.reserve(now, service);
-        self.ctrls[ci].busy = true;
-        cx.wake(now + service, Self::tok(EV_CTRL_FREE, c));
         if x.write {
             // commit: rows are written as data streams in; done when the last
             // byte has arrived and its row has been written back
@@ -559,8 +567,8 @@ impl PcieArray {
             let done = ready + lat;
             let xm = &mut self.xfers[xi as usize];
             let media_part = service.min(ready - xm.t_mark);
-            xm.bd.add(Component::Media, media_part);
-            xm.bd.add(Component::Controller, ready - xm.t_mark - media_part + lat);
+            self.xbd[xi as usize].add(Component::Media, media_part);
+            self.xbd[xi as usize].add(Component::Controller, ready - xm.t_mark - media_part + lat);
             xm.t_mark = done;
             cx.wake(done, Self::tok(EV_CTRL_DONE, xi));
             self.rows_written += rows;
@@ -584,8 +592,8 @@ impl PcieArray {
             let first = now + lat + row_ns;
             let last = first + stream;
             let xm = &mut self.xfers[xi as usize];
-            xm.bd.add(Component::Controller, now - xm.t_mark + lat);
-            xm.bd.add(Component::Media, service);
+            self.xbd[xi as usize].add(Component::Controller, now - xm.t_mark + lat);
+            self.xbd[xi as usize].add(Component::Media, service);
             xm.t_mark = last;
             xm.stream_end = last;
             self.rows_read += rows;
@@ -621,7 +629,7 @@ impl PcieArray {
         self.ctrls[x.ctrl as usize].in_used = true;
         let (first, last) = self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.write);
         let xm = &mut self.xfers[xi as usize];
-        xm.bd.add(Component::Interconnect, last - xm.t_mark);
+        self.xbd[xi as usize].add(Component::Interconnect, last - xm.t_mark);
         xm.t_mark = last;
         xm.stream_end = last;
         cx.wake(first, Self::tok(EV_RING_W, xi));
@@ -629,18 +637,26 @@ impl PcieArray {
     }
 
     /// Read data leaves the controller's out-queue over the ring into a
-    /// buffer.
+    /// buffer and on over the device-to-host link: the ring drains the
+    /// out-queue from now, and the DMA follows the first bytes into the
+    /// buffer (cut-through).
     fn ring_read(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
         self.buffers_free -= 1;
         self.reads_before_buffer -= 1;
         let x = self.xfers[xi as usize];
-        let (first, last) = self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.read);
+        let (first, last_r) = self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.read);
+        // the out-queue empties as the ring drains it
+        self.ctrls[x.ctrl as usize].out_used = false;
+        let dur = xfer_ns(x.len, self.link_bps);
+        let start = self.link[0].reserve(first, dur);
+        let last = (start + dur).max(last_r) + self.cfg.dma_latency_ns.read;
         let xm = &mut self.xfers[xi as usize];
-        xm.bd.add(Component::Interconnect, last - xm.t_mark);
+        self.xbd[xi as usize].add(Component::Interconnect, last_r - xm.t_mark);
+        self.xbd[xi as usize].add(Component::Link, last - last_r);
         xm.t_mark = last;
-        xm.stream_end = last;
         xm.t_sched = now; // buffer held from now
-        cx.wake(first, Self::tok(EV_RING_R, xi));
+        cx.wake(last, Self::tok(EV_XFER_DONE, xi));
+        self.kick_ctrl(now, x.ctrl, cx);
     }
 
     fn release_buffer(&mut self, now: Nanos, held_since: Nanos, write: bool, cx: &mut Cx) {
@@ -683,9 +699,7 @@ impl PcieArray {
         r.pending -= 1;
         if r.pending == 0 && r.done_all_issued {
             // the last transfer to finish defines the critical path
-            let mut bd = r.bd;
-            bd.merge(&x.bd);
-            r.bd = bd;
+            r.bd.merge(&self.xbd[xi as usize]);
             self.finish_req(now, x.req, cx);
         }
     }
@@ -738,7 +752,7 @@ impl Device for PcieArray {
                 self.release_buffer(now, x.t_sched, x.write, cx);
             }
             EV_CTRL_FREE => {
-                self.ctrls[idx as usize].busy = false;
+                self.ctrls[idx as usize].free_pending = false;
                 self.kick_ctrl(now, idx, cx);
             }
             EV_CTRL_DONE => {
@@ -749,19 +763,6 @@ impl Device for PcieArray {
                     self.buffer_waiters.push_back(idx);
                     self.grant_buffers(now, cx);
                 }
-            }
-            EV_RING_R => {
-                let x = self.xfers[idx as usize];
-                // the out-queue drains into the buffer
-                self.ctrls[x.ctrl as usize].out_used = false;
-                self.kick_ctrl(now, x.ctrl, cx);
-                let dur = xfer_ns(x.len, self.link_bps);
-                let start = self.link[0].reserve(now, dur);
-                let last = (start + dur).max(x.stream_end) + self.cfg.dma_latency_ns.read;
-                let xm = &mut self.xfers[idx as usize];
-                xm.bd.add(Component::Link, last - xm.t_mark);
-                xm.t_mark = last;
-                cx.wake(last, Self::tok(EV_XFER_DONE, idx));
             }
             EV_XFER_DONE => {
                 let x = self.xfers[idx as usize];

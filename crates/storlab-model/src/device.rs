@@ -124,4 +124,9 @@ pub trait Device: Send {
 
     /// Utilisation, power, energy and wear up to `now`.
     fn report(&self, now: Nanos) -> crate::report::DeviceReport;
+
+    /// A one-line summary of internal queues, for diagnosing a stalled run.
+    fn debug_state(&self) -> String {
+        String::new()
+    }
 }

@@ -211,6 +211,8 @@ pub struct PcieArray {
     done_window: VecDeque<bool>,
     seq_base: u64,
     barriers: VecDeque<u32>,
+    /// Requests that arrived behind a pending barrier.
+    held: VecDeque<u32>,
     pumping: bool,
     last_grant_read: bool,
     /// Read transfers issued to a controller that have no buffer yet.
@@ -285,6 +287,7 @@ impl PcieArray {
             done_window: VecDeque::new(),
             seq_base: 0,
             barriers: VecDeque::new(),
+            held: VecDeque::new(),
             pumping: false,
             last_grant_read: false,
             reads_before_buffer: 0,
@@ -359,7 +362,19 @@ impl PcieArray {
                 self.barriers.push_back(ri);
                 self.try_barriers(now, cx);
             }
-            Some(Op::Trim) | None => {
+            _ if !self.barriers.is_empty() => {
+                // nothing behind a barrier is queued until it completes
+                // (pcie-arrays.md +2Q and +Balance); a request waiting here
+                // cannot block the requests the barrier waits for
+                self.held.push_back(ri);
+            }
+            _ => self.enqueue(now, ri, cx),
+        }
+    }
+
+    fn enqueue(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        match self.reqs[ri as usize].op {
+            Some(Op::Trim) | Some(Op::Flush) | None => {
                 // the arrays have no trim: it completes once admitted
                 self.finish_req(now, ri, cx);
             }
@@ -372,11 +387,19 @@ impl PcieArray {
 
     fn try_barriers(&mut self, now: Nanos, cx: &mut Cx) {
         while let Some(&b) = self.barriers.front() {
-            if self.oldest_incomplete() == self.reqs[b as usize].seq {
-                self.barriers.pop_front();
-                self.finish_req(now, b, cx);
-            } else {
+            if self.oldest_incomplete() != self.reqs[b as usize].seq {
                 break;
+            }
+            self.barriers.pop_front();
+            self.finish_req(now, b, cx);
+            // release what was held behind it, up to the next barrier
+            let next = self.first_barrier_seq();
+            while let Some(&h) = self.held.front() {
+                if self.reqs[h as usize].seq > next {
+                    break;
+                }
+                self.held.pop_front();
+                self.enqueue(now, h, cx);
             }
         }
     }
@@ -404,6 +427,8 @@ impl PcieArray {
             self.admit(now, next, cx);
         }
         self.try_barriers(now, cx);
+        // a finished barrier or a freed tag may let the scheduler go on
+        self.pump(now, cx);
     }
 
     /// Next transfer of request `ri`, as (offset, len).
@@ -425,9 +450,6 @@ impl PcieArray {
     /// Can the head transfer of `ri` start now?
     fn can_start(&self, ri: u32) -> bool {
         let r = &self.reqs[ri as usize];
-        if r.seq > self.first_barrier_seq() {
-            return false;
-        }
         match r.op {
             // one queue is processed in order: a write gets a buffer only
             // after every read issued before it has one; +2Q alternates the
@@ -560,6 +582,11 @@ impl PcieArray {
             })
             .div_ceil(1024);
         self.ctrls[ci].tl.reserve(now, service);
+        if !self.ctrls[ci].queue.is_empty() && !self.ctrls[ci].free_pending {
+            // more work waits: look again when this op ends
+            self.ctrls[ci].free_pending = true;
+            cx.wake(now + service, Self::tok(EV_CTRL_FREE, c));
+        }
         if x.write {
             // commit: rows are written as data streams in; done when the last
             // byte has arrived and its row has been written back
@@ -775,6 +802,27 @@ impl Device for PcieArray {
 
     fn capacity(&self) -> u64 {
         self.capacity
+    }
+
+    fn debug_state(&self) -> String {
+        let ctrls: Vec<String> = self
+            .ctrls
+            .iter()
+            .map(|c| format!("[q={} in={} out={} pend={} ringw={} free_at={} fp={}]", c.queue.len(), c.in_used, c.out_used, c.pending_reads, c.ring_waiters.len(), c.tl.free_at, c.free_pending))
+            .collect();
+        format!(
+            "in_device={} queues={}/{} held={} barriers={} tag_wait={} buffers_free={} buffer_waiters={} reads_before_buffer={} ctrls={}",
+            self.in_device,
+            self.queues[0].len(),
+            self.queues[1].len(),
+            self.held.len(),
+            self.barriers.len(),
+            self.tag_wait.len(),
+            self.buffers_free,
+            self.buffer_waiters.len(),
+            self.reads_before_buffer,
+            ctrls.join("")
+        )
     }
 
     fn report(&self, now: Nanos) -> DeviceReport {

@@ -97,12 +97,14 @@ const THREAD_BIT: u64 = 1 << 62;
 /// Requests never completed: the model stopped making progress (a bug in a
 /// device model, reported rather than hidden).
 #[derive(Debug, thiserror::Error)]
-#[error("model stalled at {at} ns with {outstanding} requests outstanding (a device-model bug; please report it with the job file and seed)")]
+#[error("model stalled at {at} ns with {outstanding} requests outstanding (a device-model bug; please report it with the job file and seed). Device state: {state}")]
 pub struct StuckRequests {
     /// Requests that never completed.
     pub outstanding: u64,
     /// Simulated time when the event queue ran dry.
     pub at: Nanos,
+    /// The device's own summary of its queues.
+    pub state: String,
 }
 
 /// Progress reporting: called with (completed requests so far, simulated
@@ -342,7 +344,7 @@ impl Engine {
         }
         let stuck: u64 = threads.iter().map(|t| t.outstanding as u64).sum();
         if stuck > 0 {
-            return Err(StuckRequests { outstanding: stuck, at: self.now });
+            return Err(StuckRequests { outstanding: stuck, at: self.now, state: self.host.device().debug_state() });
         }
         Ok(threads
             .into_iter()

@@ -16,6 +16,7 @@ pub mod flash;
 pub mod ftl;
 pub mod host;
 pub mod media;
+pub mod nvmm;
 pub mod pcie;
 pub mod presets;
 pub mod raid;

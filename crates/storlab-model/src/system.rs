@@ -14,6 +14,8 @@ use crate::pcie::{MediaConfig, PcieArray, PcieArrayConfig, PowerConfig};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DeviceClass {
+    /// Non-volatile main memory with PMEP's knobs (nvmm.md).
+    Nvmm,
     /// PCIe NVM array (HASTE, Moneta).
     PcieArray,
     /// DDR-attached RAM disk with injected delay.
@@ -61,6 +63,8 @@ pub struct SystemConfig {
     pub power: Option<PowerConfig>,
     /// DDR RAM-disk parameters.
     pub ddr: Option<DdrConfig>,
+    /// NVMM parameters (PMEP's knobs).
+    pub nvmm: Option<storlab_pmem::model::NvmmParams>,
     /// Solid-state drive parameters.
     pub ssd: Option<crate::flash::SsdConfig>,
     /// Disk parameters.
@@ -118,6 +122,10 @@ impl SystemConfig {
                 crate::ddr::validate(d)?;
             }
             DeviceClass::Fixed => {}
+            DeviceClass::Nvmm => {
+                let n = self.nvmm.as_ref().ok_or_else(|| missing("nvmm", "nvmm"))?;
+                n.validate().map_err(|e| ConfigError::Invalid { field: "nvmm".into(), message: e.to_string() })?;
+            }
             DeviceClass::Ssd => {
                 let c = self.ssd.as_ref().ok_or_else(|| missing("ssd", "ssd"))?;
                 crate::flash::validate(c, self.device.capacity_bytes)?;
@@ -159,6 +167,7 @@ impl SystemConfig {
                 Box::new(DdrRamDisk::new(self.ddr.clone().expect("validated"), self.media.clone().expect("validated"), cap))
             }
             DeviceClass::Fixed => Box::new(FixedLatency::new(self.device.latency_ns, cap)),
+            DeviceClass::Nvmm => Box::new(crate::nvmm::Nvmm::new(self.nvmm.clone().expect("validated"), cap)),
             DeviceClass::Ssd => Box::new(crate::flash::Ssd::new(self.ssd.clone().expect("validated"), cap)?),
             DeviceClass::Disk => Box::new(crate::disk::Disk::new(self.disk.clone().expect("validated"), cap)?),
             DeviceClass::Raid0 => {

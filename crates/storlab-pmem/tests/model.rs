@@ -14,12 +14,17 @@ struct PresetFile {
     description: String,
     device: DeviceSection,
     nvmm: NvmmParams,
+    /// The simulator's host stack for this class (checked by storlab-model).
+    #[allow(dead_code)]
+    host: toml::Table,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DeviceSection {
     class: String,
+    #[allow(dead_code)]
+    capacity_bytes: u64,
 }
 
 fn preset_path(p: Preset) -> PathBuf {

@@ -2,6 +2,7 @@
 //! message on stderr and a non-zero exit status.
 
 mod bench;
+mod pmem;
 mod sim;
 
 use std::process::ExitCode;
@@ -38,6 +39,13 @@ enum Cmd {
     },
     /// Measure the simulator's speed (simulated IOs per second of wall time).
     Bench(bench::BenchArgs),
+    /// Persistent-memory runtime: msync-bench, capabilities.
+    #[command(disable_help_flag = true)]
+    Pmem {
+        /// msync-bench or caps, and their options.
+        #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -58,6 +66,7 @@ fn main() -> ExitCode {
         Cmd::Sim { args } => sim::run(&args),
         Cmd::Devices { what, preset_dir } => devices(what, preset_dir),
         Cmd::Bench(a) => bench::run(&a),
+        Cmd::Pmem { args } => pmem::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

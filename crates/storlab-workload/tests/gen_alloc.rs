@@ -1,11 +1,10 @@
 //! `next_io` allocates nothing, so memory cannot grow with the number of
-//! IOs; and (in release builds, `--ignored`) it is fast.
+//! IOs. (Its speed is measured by `cargo bench -p storlab-workload`.)
 
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::time::Instant;
 
 use common::no_env;
 use storlab_workload::fio::parse_job_str_with_env;
@@ -89,23 +88,4 @@ fn next_io_does_not_allocate() {
     }
     assert_eq!(n, 16384, "1024 passes of 16 blocks");
     assert_eq!(allocs() - before, 0);
-}
-
-/// `cargo test --release -p storlab-workload --test gen_alloc -- --ignored --nocapture`
-#[test]
-#[ignore = "timing: run in release with --ignored"]
-fn next_io_is_fast() {
-    let budget_ns = 100.0;
-    for body in JOBS {
-        let mut t = thread(body);
-        let n = 5_000_000u64;
-        let start = Instant::now();
-        let mut sum = 0u64;
-        for _ in 0..n {
-            sum = sum.wrapping_add(t.next_io().map_or(0, |io| io.offset ^ io.len));
-        }
-        let ns = start.elapsed().as_nanos() as f64 / n as f64;
-        println!("{ns:6.1} ns/IO  {body}  ({sum:x})");
-        assert!(ns < budget_ns, "{body}: {ns} ns per IO");
-    }
 }

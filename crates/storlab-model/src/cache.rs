@@ -19,8 +19,14 @@
 //!
 //! Tokens: the layer has no events of its own; its device's tokens pass
 //! through unchanged (see `raid.rs` for the convention).
+//!
+//! Lines are found through a hash map with a fixed hasher that is only
+//! looked up, never iterated (the least-recently-used order is a linked
+//! list through the line slots, the dirty set a `BTreeSet`), so runs stay
+//! deterministic.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
@@ -67,12 +73,134 @@ pub fn validate(cfg: &CacheConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+const NIL: u32 = u32::MAX;
+
+/// A fixed multiplicative hasher for line numbers (no random state).
+#[derive(Default)]
+struct LineHasher(u64);
+
+impl Hasher for LineHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 31)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Line {
+    line: u64,
     dirty: bool,
     destaging: bool,
     gen: u32,
-    stamp: u64,
+    /// Clean lines: neighbours in the LRU list (oldest at the head).
+    prev: u32,
+    next: u32,
+}
+
+/// Cached lines: slots, an index, and the LRU list of clean lines.
+#[derive(Default)]
+struct LineStore {
+    map: HashMap<u64, u32, BuildHasherDefault<LineHasher>>,
+    slots: Vec<Line>,
+    free: Vec<u32>,
+    head: u32,
+    tail: u32,
+}
+
+impl LineStore {
+    fn new() -> Self {
+        Self { head: NIL, tail: NIL, ..Default::default() }
+    }
+    fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+    fn contains(&self, l: u64) -> bool {
+        self.map.contains_key(&l)
+    }
+    fn get(&self, l: u64) -> Option<Line> {
+        self.map.get(&l).map(|&s| self.slots[s as usize])
+    }
+    fn slot(&self, l: u64) -> Option<u32> {
+        self.map.get(&l).copied()
+    }
+    fn unlink(&mut self, s: u32) {
+        let Line { prev, next, .. } = self.slots[s as usize];
+        if prev == NIL {
+            self.head = next;
+        } else {
+            self.slots[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            self.slots[next as usize].prev = prev;
+        }
+        self.slots[s as usize].prev = NIL;
+        self.slots[s as usize].next = NIL;
+    }
+    fn push_tail(&mut self, s: u32) {
+        self.slots[s as usize].prev = self.tail;
+        self.slots[s as usize].next = NIL;
+        if self.tail == NIL {
+            self.head = s;
+        } else {
+            self.slots[self.tail as usize].next = s;
+        }
+        self.tail = s;
+    }
+    /// Most recently used: a clean line moves to the tail.
+    fn touch(&mut self, l: u64) {
+        if let Some(s) = self.slot(l) {
+            if !self.slots[s as usize].dirty {
+                self.unlink(s);
+                self.push_tail(s);
+            }
+        }
+    }
+    /// Drop the least recently used clean line; false if none.
+    fn evict(&mut self) -> bool {
+        let s = self.head;
+        if s == NIL {
+            return false;
+        }
+        self.unlink(s);
+        self.map.remove(&self.slots[s as usize].line);
+        self.free.push(s);
+        true
+    }
+    fn insert(&mut self, l: u64, dirty: bool, gen: u32) -> u32 {
+        let line = Line { line: l, dirty, destaging: false, gen, prev: NIL, next: NIL };
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = line;
+                s
+            }
+            None => {
+                self.slots.push(line);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.map.insert(l, s);
+        if !dirty {
+            self.push_tail(s);
+        }
+        s
+    }
+    fn remove(&mut self, l: u64) {
+        if let Some(s) = self.map.remove(&l) {
+            if !self.slots[s as usize].dirty {
+                self.unlink(s);
+            }
+            self.free.push(s);
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,11 +252,9 @@ pub struct ControllerCache {
     cfg: CacheConfig,
     next: Box<dyn Device>,
     cap_lines: u64,
-    lines: BTreeMap<u64, Line>,
-    clean_lru: BTreeMap<u64, u64>,
+    lines: LineStore,
     dirty: BTreeSet<u64>,
     dirty_count: u64,
-    clock: u64,
     cursor: u64,
     link: [Timeline; 2],
     hreqs: Vec<HReq>,
@@ -150,11 +276,9 @@ impl ControllerCache {
             cap_lines: cfg.cache_bytes / cfg.line_bytes,
             cfg,
             next,
-            lines: BTreeMap::new(),
-            clean_lru: BTreeMap::new(),
+            lines: LineStore::new(),
             dirty: BTreeSet::new(),
             dirty_count: 0,
-            clock: 0,
             cursor: 0,
             link: [Timeline::default(); 2],
             hreqs: Vec::new(),
@@ -180,59 +304,56 @@ impl ControllerCache {
         (off / lb, (off + len.max(1)).div_ceil(lb))
     }
 
-    fn touch(&mut self, l: u64) {
-        self.clock += 1;
-        let stamp = self.clock;
-        if let Some(line) = self.lines.get_mut(&l) {
-            if !line.dirty {
-                self.clean_lru.remove(&line.stamp);
-                self.clean_lru.insert(stamp, l);
-            }
-            line.stamp = stamp;
-        }
-    }
-
     /// Make room for `k` new lines by evicting clean ones; false if the
     /// dirty lines leave too little.
     fn make_room(&mut self, k: u64) -> bool {
-        while self.lines.len() as u64 + k > self.cap_lines {
-            let Some((_, l)) = self.clean_lru.pop_first() else { return false };
-            self.lines.remove(&l);
+        while self.lines.len() + k > self.cap_lines {
+            if !self.lines.evict() {
+                return false;
+            }
         }
         true
     }
 
     fn insert_clean(&mut self, l: u64) {
-        if self.lines.contains_key(&l) {
-            self.touch(l);
+        if self.lines.contains(l) {
+            self.lines.touch(l);
             return;
         }
-        if !self.make_room(1) {
-            return;
+        if self.make_room(1) {
+            self.lines.insert(l, false, 0);
         }
-        self.clock += 1;
-        self.lines.insert(l, Line { dirty: false, destaging: false, gen: 0, stamp: self.clock });
-        self.clean_lru.insert(self.clock, l);
     }
 
     fn mark_dirty(&mut self, l: u64) {
-        self.clock += 1;
-        let stamp = self.clock;
-        match self.lines.get_mut(&l) {
-            Some(line) => {
-                if !line.dirty {
-                    self.clean_lru.remove(&line.stamp);
-                    line.dirty = true;
+        match self.lines.slot(l) {
+            Some(s) => {
+                if !self.lines.slots[s as usize].dirty {
+                    self.lines.unlink(s);
+                    self.lines.slots[s as usize].dirty = true;
                     self.dirty.insert(l);
                     self.dirty_count += 1;
                 }
+                let line = &mut self.lines.slots[s as usize];
                 line.gen = line.gen.wrapping_add(1);
-                line.stamp = stamp;
             }
             None => {
-                self.lines.insert(l, Line { dirty: true, destaging: false, gen: 1, stamp });
+                self.lines.insert(l, true, 1);
                 self.dirty.insert(l);
                 self.dirty_count += 1;
+            }
+        }
+    }
+
+    /// Drop line `l` unless a destage is writing it.
+    fn drop_line(&mut self, l: u64) {
+        if let Some(line) = self.lines.get(l) {
+            if !line.destaging {
+                if line.dirty {
+                    self.dirty.remove(&l);
+                    self.dirty_count -= 1;
+                }
+                self.lines.remove(l);
             }
         }
     }
@@ -260,9 +381,15 @@ impl ControllerCache {
         for (t, tok) in self.ccx.wakeups.drain(..) {
             cx.wake(t, tok);
         }
-        let done: Vec<Completion> = self.ccx.completions.drain(..).collect();
-        for c in done {
-            self.sub_done(now, c, cx);
+        // sub_done may submit again (and drain recursively): take the list
+        while !self.ccx.completions.is_empty() {
+            let mut done = std::mem::take(&mut self.ccx.completions);
+            for c in done.drain(..) {
+                self.sub_done(now, c, cx);
+            }
+            if self.ccx.completions.is_empty() {
+                self.ccx.completions = done;
+            }
         }
     }
 
@@ -291,16 +418,14 @@ impl ControllerCache {
                 self.stats.destages += 1;
                 self.stats.destaged_bytes += s.n * self.cfg.line_bytes;
                 for (i, l) in (s.first..s.first + s.n).enumerate() {
-                    let clock = self.clock + 1;
-                    if let Some(line) = self.lines.get_mut(&l) {
+                    if let Some(slot) = self.lines.slot(l) {
+                        let line = &mut self.lines.slots[slot as usize];
                         line.destaging = false;
                         if line.dirty && line.gen == s.gens[i] {
                             line.dirty = false;
-                            line.stamp = clock;
-                            self.clock = clock;
+                            self.lines.push_tail(slot);
                             self.dirty.remove(&l);
                             self.dirty_count -= 1;
-                            self.clean_lru.insert(clock, l);
                         }
                     }
                 }
@@ -363,15 +488,16 @@ impl ControllerCache {
                 .dirty
                 .range(self.cursor..)
                 .chain(self.dirty.range(..self.cursor))
-                .find(|l| !lines[l].destaging)
+                .find(|&&l| lines.get(l).is_some_and(|x| !x.destaging))
                 .copied();
             let Some(first) = pick else { return };
             let mut n = 0;
             let mut gens = Vec::new();
             while n < max_lines {
                 let l = first + n;
-                match self.lines.get_mut(&l) {
-                    Some(line) if line.dirty && !line.destaging => {
+                match self.lines.slot(l) {
+                    Some(slot) if self.lines.slots[slot as usize].dirty && !self.lines.slots[slot as usize].destaging => {
+                        let line = &mut self.lines.slots[slot as usize];
                         line.destaging = true;
                         gens.push(line.gen);
                         n += 1;
@@ -399,7 +525,7 @@ impl ControllerCache {
     fn try_buffer_write(&mut self, now: Nanos, hi: u32, cx: &mut Cx) -> bool {
         let h = self.hreqs[hi as usize];
         let (l0, l1) = self.line_range(h.offset, h.len);
-        let new = (l0..l1).filter(|l| !self.lines.contains_key(l)).count() as u64;
+        let new = (l0..l1).filter(|&l| !self.lines.contains(l)).count() as u64;
         if !self.make_room(new) {
             return false;
         }
@@ -444,11 +570,11 @@ impl Device for ControllerCache {
         match req.op {
             Op::Read => {
                 let (l0, l1) = self.line_range(req.offset, req.len);
-                let hit = (l0..l1).all(|l| self.lines.contains_key(&l));
+                let hit = (l0..l1).all(|l| self.lines.contains(l));
                 if hit {
                     self.stats.read_hits += 1;
                     for l in l0..l1 {
-                        self.touch(l);
+                        self.lines.touch(l);
                     }
                     let dur = xfer_ns(req.len, self.cfg.link_bytes_per_s);
                     let t = now + self.cfg.command_ns.read;
@@ -475,13 +601,7 @@ impl Device for ControllerCache {
                 // is superseded)
                 let (l0, l1) = self.line_range(req.offset, req.len);
                 for l in l0..l1 {
-                    if let Some(line) = self.lines.get(&l).copied() {
-                        if line.dirty && !line.destaging {
-                            self.dirty.remove(&l);
-                            self.dirty_count -= 1;
-                            self.lines.remove(&l);
-                        }
-                    }
+                    self.drop_line(l);
                     self.insert_clean(l);
                 }
                 let dur = xfer_ns(req.len, self.cfg.link_bytes_per_s);
@@ -494,17 +614,7 @@ impl Device for ControllerCache {
             Op::Trim => {
                 let (l0, l1) = self.line_range(req.offset, req.len);
                 for l in l0..l1 {
-                    if let Some(line) = self.lines.get(&l).copied() {
-                        if !line.destaging {
-                            if line.dirty {
-                                self.dirty.remove(&l);
-                                self.dirty_count -= 1;
-                            } else {
-                                self.clean_lru.remove(&line.stamp);
-                            }
-                            self.lines.remove(&l);
-                        }
-                    }
+                    self.drop_line(l);
                 }
                 let s = Sub { kind: Kind::Pass, host: hi, first: 0, n: 0, gens: Vec::new(), t_data: 0 };
                 self.send(now, s, Op::Trim, req.offset, req.len, false, cx);

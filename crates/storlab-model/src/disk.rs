@@ -253,6 +253,13 @@ impl Geometry {
         (sector as u128 * self.rev_ns as u128 / spt as u128) as u64
     }
 
+    /// Time within a revolution at which the start of sector `loc` passes
+    /// the head.
+    #[inline]
+    pub fn phase(&self, loc: &Loc) -> u64 {
+        (self.skew(loc.cyl, loc.head) + self.sector_time(loc.sector, loc.spt)) % self.rev_ns
+    }
+
     /// Rotational wait from time `t` until sector `loc` is under the head.
     #[inline]
     pub fn rotational_wait(&self, t: Nanos, loc: &Loc) -> u64 {
@@ -281,8 +288,7 @@ impl Geometry {
         }
     }
 
-    /// Sectors streamed from `lba` within `dt` ns (at most `max`), and the
-    /// location of the last one.
+    /// Sectors streamed from `lba` within `dt` ns (at most `max`).
     pub fn streamed(&self, lba: u64, dt: u64, max: u64) -> u64 {
         let mut loc = self.locate(lba);
         let mut got = 0;
@@ -293,7 +299,7 @@ impl Geometry {
             if left_t < t_rest {
                 let base = self.sector_time(loc.sector, loc.spt);
                 // sectors whose end passed by base + left_t
-                let k = ((base + left_t) as u128 * loc.spt as u128 / self.rev_ns as u128) as u64 - loc.sector;
+                let k = (((base + left_t) as u128 * loc.spt as u128 / self.rev_ns as u128) as u64).saturating_sub(loc.sector);
                 return (got + k.min(rest)).min(max);
             }
             got += rest;
@@ -321,6 +327,11 @@ struct MOp {
     write: bool,
     req: u32,
     arrival: Nanos,
+    /// Where the first sector is, and when within a revolution it passes
+    /// the head (computed once, at queueing).
+    cyl: u64,
+    head: u64,
+    phase: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -436,7 +447,15 @@ impl Disk {
         if end <= start {
             return;
         }
-        self.segs.retain(|&(s, e)| !(s >= start && e <= end));
+        // a stream extends its own segment; otherwise a new one
+        let seg = self.seg_sectors();
+        if let Some(last) = self.segs.back_mut() {
+            if last.0 <= start && start <= last.1 {
+                last.1 = last.1.max(end);
+                last.0 = last.0.max(last.1.saturating_sub(seg));
+                return;
+            }
+        }
         self.segs.push_back((start, end));
         while self.segs.len() > self.cfg.cache_segments as usize {
             self.segs.pop_front();
@@ -450,18 +469,24 @@ impl Disk {
     /// Positioning time from the current head position for `op` starting
     /// at `t`: (seek, rotational wait).
     #[inline]
-    fn positioning(&self, t: Nanos, op: &MOp) -> (u64, u64, Loc) {
-        let loc = self.geo.locate(op.lba);
-        let d = loc.cyl.abs_diff(self.cyl);
+    fn positioning(&self, t: Nanos, op: &MOp) -> (u64, u64) {
+        let d = op.cyl.abs_diff(self.cyl);
         let seek = if d > 0 {
             self.geo.seek_ns(d) + if op.write { self.cfg.write_settle_ns } else { 0 }
-        } else if loc.head != self.head {
+        } else if op.head != self.head {
             self.cfg.head_switch_ns
         } else {
             0
         };
-        let rot = self.geo.rotational_wait(t + seek, &loc);
-        (seek, rot, loc)
+        let rev = self.geo.rev_ns;
+        let rot = (op.phase + rev - (t + seek) % rev) % rev;
+        (seek, rot)
+    }
+
+    /// A media operation for `n` sectors at `lba`.
+    fn mop(&self, lba: u64, n: u64, write: bool, req: u32, arrival: Nanos) -> MOp {
+        let loc = self.geo.locate(lba);
+        MOp { lba, n, write, req, arrival, cyl: loc.cyl, head: loc.head, phase: self.geo.phase(&loc) }
     }
 
     /// The read-ahead stops when the arm moves: what it read becomes a
@@ -493,7 +518,7 @@ impl Disk {
                 } else {
                     let mut best = (u64::MAX, 0);
                     for (i, op) in self.queue.iter().enumerate() {
-                        let (s, r, _) = self.positioning(now, op);
+                        let (s, r) = self.positioning(now, op);
                         if s + r < best.0 {
                             best = (s + r, i);
                         }
@@ -503,10 +528,10 @@ impl Disk {
             }
         };
         let op = self.queue.remove(pick);
-        let (seek, rot, loc) = self.positioning(now, &op);
-        if loc.cyl != self.cyl {
+        let (seek, rot) = self.positioning(now, &op);
+        if op.cyl != self.cyl {
             self.stats.seeks += 1;
-            self.stats.seek_cylinders += loc.cyl.abs_diff(self.cyl);
+            self.stats.seek_cylinders += op.cyl.abs_diff(self.cyl);
         }
         let (xfer, end_loc) = self.geo.stream(op.lba, op.n);
         let end = now + seek + rot + xfer;
@@ -650,7 +675,8 @@ impl Disk {
                     self.hit(now, now, ri, Component::Cache, cx);
                     return;
                 }
-                self.queue.push(MOp { lba: r.lba, n: r.n, write: false, req: ri, arrival: now });
+                let op = self.mop(r.lba, r.n, false, ri, now);
+                self.queue.push(op);
                 self.kick(now, cx);
             }
             Op::Write => {
@@ -700,11 +726,13 @@ impl Disk {
             self.stop_read_ahead(now);
         }
         if self.cfg.write_cache && !r.fua {
-            self.queue.push(MOp { lba: r.lba, n: r.n, write: true, req: NOREQ, arrival: now });
+            let op = self.mop(r.lba, r.n, true, NOREQ, now);
+            self.queue.push(op);
             self.reqs[ri as usize].bd.add(Component::Controller, self.cfg.command_ns.write);
             self.finish(now + self.cfg.command_ns.write, ri, cx);
         } else {
-            self.queue.push(MOp { lba: r.lba, n: r.n, write: true, req: ri, arrival: now });
+            let op = self.mop(r.lba, r.n, true, ri, now);
+            self.queue.push(op);
         }
         self.kick(now, cx);
     }

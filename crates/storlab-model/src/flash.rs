@@ -1062,11 +1062,12 @@ impl Device for Ssd {
         ];
         let free_min = (0..self.ftl.geometry().planes).map(|p| self.ftl.free_blocks(p)).min().unwrap_or(0);
         counters.push(("free_blocks_min_plane".to_string(), free_min as f64));
-        if max > 0 && now > 0 && c.erases > 0 {
-            // at this run's rate, when the most-worn block reaches its endurance
-            let per_s = c.erases as f64 / units as f64 * (max as f64 / mean.max(1e-9)) / (el / 1e9);
-            let left = self.cfg.nand.endurance.saturating_sub(max) as f64;
-            counters.push(("lifetime_years_at_this_rate".to_string(), left / per_s / 3.156e7));
+        if now > 0 && c.erases > 0 && units > 0 {
+            // years until the mean block reaches its endurance at this run's
+            // erase rate (wear levelling keeps the blocks near the mean)
+            let per_block_per_s = c.erases as f64 / units as f64 / (el / 1e9);
+            let left = (self.cfg.nand.endurance as f64 - mean).max(0.0);
+            counters.push(("lifetime_years_at_this_rate".to_string(), left / per_block_per_s / 3.156e7));
         }
         DeviceReport { utilisation, power: Vec::new(), wear: Some(wear), counters }
     }

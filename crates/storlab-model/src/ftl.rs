@@ -233,6 +233,9 @@ pub struct Ftl {
     rng: rand_pcg::Pcg64Mcg,
     emit: bool,
     leveling: bool,
+    /// Host units written since the FTL was built (never reset): the age
+    /// of closed blocks.
+    clock: u64,
     /// NAND work produced since the caller last drained it.
     pub ops: Vec<NandOp>,
     /// Counters since the end of preconditioning.
@@ -297,6 +300,7 @@ impl Ftl {
             rng: rand_pcg::Pcg64Mcg::seed_from_u64(cfg.seed),
             emit: true,
             leveling: false,
+            clock: 0,
             ops: Vec::new(),
             counters: FtlCounters::default(),
         };
@@ -405,6 +409,7 @@ impl Ftl {
     pub fn write(&mut self, lpn: u32) -> u32 {
         debug_assert!(lpn < self.lpns);
         self.counters.host_units += 1;
+        self.clock += 1;
         if self.mapping == Mapping::InPlace {
             let ppa = self.inplace_ppa(lpn);
             let b = self.block_of(ppa);
@@ -502,7 +507,7 @@ impl Ftl {
         let full = blk.next_unit == upb;
         if full {
             blk.state = BState::Closed;
-            blk.closed_at = self.counters.host_units;
+            blk.closed_at = self.clock;
         }
         if (u + 1) % upp == 0 && self.emit {
             self.ops.push(NandOp {
@@ -563,7 +568,7 @@ impl Ftl {
             self.counters.padded_units += skip as u64;
             if blk.next_unit == self.upb {
                 blk.state = BState::Closed;
-                blk.closed_at = self.counters.host_units;
+                blk.closed_at = self.clock;
                 self.open_user[p] = NONE;
             }
             if self.emit {
@@ -612,7 +617,7 @@ impl Ftl {
                 best.map(|k| k.2)
             }
             GcPolicy::CostBenefit => {
-                let now = self.counters.host_units;
+                let now = self.clock;
                 let mut best: Option<(f64, usize)> = None;
                 for (i, b) in blocks.iter().enumerate() {
                     if reclaimable(b) {

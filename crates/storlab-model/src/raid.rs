@@ -94,6 +94,7 @@ pub struct Raid0 {
     reqs: Vec<RReq>,
     free: Vec<u32>,
     ccx: Cx,
+    parts: Vec<(usize, u64, u64)>,
     splits: u64,
     requests: u64,
 }
@@ -115,6 +116,7 @@ impl Raid0 {
             reqs: Vec::new(),
             free: Vec::new(),
             ccx: Cx::default(),
+            parts: Vec::new(),
             splits: 0,
             requests: 0,
         }
@@ -152,8 +154,8 @@ impl Raid0 {
             debug_assert!(tok < TOKEN_LIMIT >> bits, "member token {tok:#x} leaves no room for {bits} routing bits");
             cx.wake(t, (tok << bits) | m as u64);
         }
-        let done: Vec<Completion> = self.ccx.completions.drain(..).collect();
-        for c in done {
+        let mut done = std::mem::take(&mut self.ccx.completions);
+        for c in done.drain(..) {
             let ri = c.id as usize;
             let r = &mut self.reqs[ri];
             if c.at >= r.at {
@@ -166,6 +168,7 @@ impl Raid0 {
                 self.free.push(ri as u32);
             }
         }
+        self.ccx.completions = done;
     }
 }
 
@@ -182,7 +185,8 @@ impl Device for Raid0 {
         self.reqs[ri as usize] = RReq { id: req.id, pending: 0, at: now, bd: Breakdown::default() };
         self.requests += 1;
         // per member: (first offset, bytes)
-        let mut parts: Vec<(usize, u64, u64)> = Vec::with_capacity(n.min(8));
+        let mut parts = std::mem::take(&mut self.parts);
+        parts.clear();
         if req.op == Op::Flush || req.len == 0 {
             for m in 0..n {
                 parts.push((m, 0, 0));
@@ -215,13 +219,14 @@ impl Device for Raid0 {
             self.splits += 1;
         }
         self.reqs[ri as usize].pending = parts.len() as u32;
-        for (m, moff, len) in parts {
+        for &(m, moff, len) in &parts {
             let sub = DevRequest { id: ri as u64, op: req.op, offset: moff, len, fua: req.fua };
             let mut ccx = std::mem::take(&mut self.ccx);
             self.members[m].submit(now, sub, &mut ccx);
             self.ccx = ccx;
             self.drain(m, cx);
         }
+        self.parts = parts;
     }
 
     fn on_event(&mut self, now: Nanos, token: u64, cx: &mut Cx) {

@@ -5,3 +5,4 @@ pub mod report;
 pub mod stats;
 pub mod engine;
 pub mod run;
+pub mod replay;

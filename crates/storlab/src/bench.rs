@@ -82,7 +82,10 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!("baseline (null device, same workload): {:.2} M simulated IO/s per wall second", base / 1e6);
+        println!(
+            "baseline (null device, same workload): {:.2} M simulated IO/s per wall second",
+            base / 1e6
+        );
         for r in out["results"].as_array().into_iter().flatten() {
             println!(
                 "{:<14} {:>6.2} M IO/s  ({:.2}x the null-device baseline)  peak RSS {} KiB after {} IOs, {} KiB after a quarter",

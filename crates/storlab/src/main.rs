@@ -4,6 +4,7 @@
 mod bench;
 mod pmem;
 mod sim;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -39,6 +40,11 @@ enum Cmd {
     },
     /// Measure the simulator's speed (simulated IOs per second of wall time).
     Bench(bench::BenchArgs),
+    /// Block traces: statistics and conversion between formats.
+    Trace {
+        #[command(subcommand)]
+        cmd: trace::TraceCmd,
+    },
     /// Persistent-memory runtime: msync-bench, capabilities.
     #[command(disable_help_flag = true)]
     Pmem {
@@ -61,12 +67,20 @@ enum DevicesCmd {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix filters, end quietly when the reader of our output
+    // goes away (`storlab ... | head`) instead of failing to print.
+    // SAFETY: resetting a signal's disposition to the default at startup,
+    // before any thread exists, has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Sim { args } => sim::run(&args),
         Cmd::Devices { what, preset_dir } => devices(what, preset_dir),
         Cmd::Bench(a) => bench::run(&a),
         Cmd::Pmem { args } => pmem::run(&args),
+        Cmd::Trace { cmd } => trace::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,10 +7,22 @@ use storlab_pmem::{capabilities, msync_bench, MsyncBenchOptions, MSYNC_BENCH_FLA
 
 fn command() -> Command {
     let mut bench = Command::new("msync-bench")
-        .about("Write one byte, sync a region, repeat: median and p99 per mode, sync policy and size")
-        .arg(Arg::new("output-format").long("output-format").default_value("normal").help("normal (a table) or json"));
+        .about(
+            "Write one byte, sync a region, repeat: median and p99 per mode, sync policy and size",
+        )
+        .arg(
+            Arg::new("output-format")
+                .long("output-format")
+                .default_value("normal")
+                .help("normal (a table) or json"),
+        );
     for f in MSYNC_BENCH_FLAGS {
-        bench = bench.arg(Arg::new(f.name).long(f.name).value_name(f.value_name).help(f.help));
+        bench = bench.arg(
+            Arg::new(f.name)
+                .long(f.name)
+                .value_name(f.value_name)
+                .help(f.help),
+        );
     }
     Command::new("storlab pmem")
         .about("Persistent-memory runtime: flush modes, write barriers, selective persistence flushing")
@@ -21,7 +33,9 @@ fn command() -> Command {
 
 /// Run `storlab pmem ...`.
 pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let m = command().try_get_matches_from(std::iter::once("storlab pmem".to_string()).chain(args.iter().cloned()));
+    let m = command().try_get_matches_from(
+        std::iter::once("storlab pmem".to_string()).chain(args.iter().cloned()),
+    );
     let m = match m {
         Ok(m) => m,
         Err(e) if !e.use_stderr() => {
@@ -32,7 +46,10 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     };
     match m.subcommand() {
         Some(("caps", _)) => {
-            println!("{}", serde_json::to_string_pretty(&capabilities().to_json())?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&capabilities().to_json())?
+            );
         }
         Some(("msync-bench", sub)) => {
             let mut flags: Vec<(&str, &str)> = Vec::new();
@@ -46,7 +63,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             match sub.get_one::<String>("output-format").map(String::as_str) {
                 Some("json") => println!("{}", serde_json::to_string_pretty(&report.to_json())?),
                 Some("normal") | None => report.write_table(&mut std::io::stdout().lock())?,
-                Some(other) => anyhow::bail!("--output-format={other}: supported formats are normal and json"),
+                Some(other) => {
+                    anyhow::bail!("--output-format={other}: supported formats are normal and json")
+                }
             }
         }
         _ => unreachable!("clap requires a subcommand"),

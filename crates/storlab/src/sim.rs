@@ -12,12 +12,23 @@ use storlab_workload::fio;
 
 /// The job `storlab sim` runs when given none: 4 KB random reads, one
 /// thread, queue depth 1, 100,000 IOs over 1 GiB.
-pub const DEFAULT_JOB: &[&str] =
-    &["--name=randread-4k", "--rw=randread", "--bs=4k", "--iodepth=1", "--numjobs=1", "--size=1g", "--number_ios=100000"];
+pub const DEFAULT_JOB: &[&str] = &[
+    "--name=randread-4k",
+    "--rw=randread",
+    "--bs=4k",
+    "--iodepth=1",
+    "--numjobs=1",
+    "--size=1g",
+    "--number_ios=100000",
+];
 
 /// storlab's own `sim` options; every other argument goes to the fio parser.
 #[derive(Parser, Debug)]
-#[command(name = "storlab sim", about = "Simulate fio jobs on a device model in virtual time", disable_help_flag = true)]
+#[command(
+    name = "storlab sim",
+    about = "Simulate fio jobs on a device model in virtual time",
+    disable_help_flag = true
+)]
 pub struct SimArgs {
     /// Device preset name or TOML file (a file may `extends = "<preset>"`).
     #[arg(long, default_value = "moneta-spin")]
@@ -85,9 +96,15 @@ impl SimArgs {
             ("pcie.controllers", self.controllers.map(|v| v.to_string())),
             ("pcie.row_bytes", self.row_bytes.map(|v| v.to_string())),
             ("pcie.buffers", self.buffers.map(|v| v.to_string())),
-            ("pcie.buffer_bytes", self.buffer_bytes.map(|v| v.to_string())),
+            (
+                "pcie.buffer_bytes",
+                self.buffer_bytes.map(|v| v.to_string()),
+            ),
             ("pcie.link_lanes", self.link_lanes.map(|v| v.to_string())),
-            ("host.file_system", self.fs.as_ref().map(|v| format!("{v:?}"))),
+            (
+                "host.file_system",
+                self.fs.as_ref().map(|v| format!("{v:?}")),
+            ),
         ];
         for (k, v) in pairs {
             if let Some(v) = v {
@@ -119,7 +136,9 @@ pub fn split_args(args: &[String]) -> (Vec<String>, Vec<String>) {
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
-        let name = a.strip_prefix("--").map(|r| r.split('=').next().unwrap_or(r));
+        let name = a
+            .strip_prefix("--")
+            .map(|r| r.split('=').next().unwrap_or(r));
         let known = name.and_then(|n| cmd.get_arguments().find(|x| x.get_long() == Some(n)));
         match known {
             Some(arg) => {
@@ -157,8 +176,8 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     if let Some(d) = &a.preset_dir {
         store = store.with_dir(d);
     }
-    let (resolved, cfg) =
-        SystemConfig::load(&store, &a.device, &a.overrides()?).with_context(|| format!("device '{}'", a.device))?;
+    let (resolved, cfg) = SystemConfig::load(&store, &a.device, &a.overrides()?)
+        .with_context(|| format!("device '{}'", a.device))?;
     let default: Vec<String>;
     let fio_args = if fio_args.is_empty() {
         default = DEFAULT_JOB.iter().map(|s| s.to_string()).collect();
@@ -177,7 +196,10 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     };
     let result = storlab_sim::run::simulate(&cfg, &resolved, &jobs, a.seed, &mut progress)?;
     bar.finish_and_clear();
-    let opts = ReportOptions { global_options: jobs.global_options.clone(), ..ReportOptions::default() };
+    let opts = ReportOptions {
+        global_options: jobs.global_options.clone(),
+        ..ReportOptions::default()
+    };
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("--output {}", p.display()))?,

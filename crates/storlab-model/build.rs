@@ -22,7 +22,12 @@ fn main() {
         println!("cargo:rerun-if-changed={}", p.display());
         let stem = p.file_stem().unwrap().to_str().unwrap();
         let abs = p.canonicalize().unwrap();
-        writeln!(f, "    ({stem:?}, include_str!({:?})),", abs.display().to_string()).unwrap();
+        writeln!(
+            f,
+            "    ({stem:?}, include_str!({:?})),",
+            abs.display().to_string()
+        )
+        .unwrap();
     }
     writeln!(f, "];").unwrap();
 }

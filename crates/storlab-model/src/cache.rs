@@ -64,12 +64,32 @@ pub struct CacheConfig {
 
 /// Validate.
 pub fn validate(cfg: &CacheConfig) -> Result<(), ConfigError> {
-    check_range("raid.controller.link_bytes_per_s", cfg.link_bytes_per_s, 1, u64::MAX)?;
+    check_range(
+        "raid.controller.link_bytes_per_s",
+        cfg.link_bytes_per_s,
+        1,
+        u64::MAX,
+    )?;
     check_range("raid.controller.line_bytes", cfg.line_bytes, 512, 1 << 24)?;
-    check_range("raid.controller.cache_bytes", cfg.cache_bytes, cfg.line_bytes, u64::MAX / 2)?;
-    check_range("raid.controller.destage_threshold", cfg.destage_threshold, 0.0, 1.0)?;
+    check_range(
+        "raid.controller.cache_bytes",
+        cfg.cache_bytes,
+        cfg.line_bytes,
+        u64::MAX / 2,
+    )?;
+    check_range(
+        "raid.controller.destage_threshold",
+        cfg.destage_threshold,
+        0.0,
+        1.0,
+    )?;
     check_range("raid.controller.destage_depth", cfg.destage_depth, 1, 4096)?;
-    check_range("raid.controller.destage_max_bytes", cfg.destage_max_bytes, cfg.line_bytes, 1 << 30)?;
+    check_range(
+        "raid.controller.destage_max_bytes",
+        cfg.destage_max_bytes,
+        cfg.line_bytes,
+        1 << 30,
+    )?;
     Ok(())
 }
 
@@ -116,7 +136,11 @@ struct LineStore {
 
 impl LineStore {
     fn new() -> Self {
-        Self { head: NIL, tail: NIL, ..Default::default() }
+        Self {
+            head: NIL,
+            tail: NIL,
+            ..Default::default()
+        }
     }
     fn len(&self) -> u64 {
         self.map.len() as u64
@@ -176,7 +200,14 @@ impl LineStore {
         true
     }
     fn insert(&mut self, l: u64, dirty: bool, gen: u32) -> u32 {
-        let line = Line { line: l, dirty, destaging: false, gen, prev: NIL, next: NIL };
+        let line = Line {
+            line: l,
+            dirty,
+            destaging: false,
+            gen,
+            prev: NIL,
+            next: NIL,
+        };
         let s = match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = line;
@@ -368,9 +399,13 @@ impl ControllerCache {
         }
     }
 
-    fn send(&mut self, now: Nanos, s: Sub, op: Op, offset: u64, len: u64, fua: bool, cx: &mut Cx) {
+    /// Pass `req` down (its id replaced by the tracking slot of `s`).
+    fn send(&mut self, now: Nanos, s: Sub, req: DevRequest, cx: &mut Cx) {
         let si = self.alloc_sub(s);
-        let req = DevRequest { id: si as u64, op, offset, len, fua };
+        let req = DevRequest {
+            id: si as u64,
+            ..req
+        };
         let mut ccx = std::mem::take(&mut self.ccx);
         self.next.submit(now, req, &mut ccx);
         self.ccx = ccx;
@@ -401,8 +436,16 @@ impl ControllerCache {
         if total > acc {
             bd.add(Component::DeviceQueue, total - acc);
         }
-        debug_assert!(bd.total() == total, "cache breakdown {} != latency {total}", bd.total());
-        cx.complete(Completion { id: h.id, at, breakdown: bd });
+        debug_assert!(
+            bd.total() == total,
+            "cache breakdown {} != latency {total}",
+            bd.total()
+        );
+        cx.complete(Completion {
+            id: h.id,
+            at,
+            breakdown: bd,
+        });
         h.op = None;
         self.hfree.push(hi);
         self.host_inflight -= 1;
@@ -410,7 +453,17 @@ impl ControllerCache {
 
     fn sub_done(&mut self, now: Nanos, c: Completion, cx: &mut Cx) {
         let si = c.id as u32;
-        let s = std::mem::replace(&mut self.subs[si as usize], Sub { kind: Kind::Pass, host: 0, first: 0, n: 0, gens: Vec::new(), t_data: 0 });
+        let s = std::mem::replace(
+            &mut self.subs[si as usize],
+            Sub {
+                kind: Kind::Pass,
+                host: 0,
+                first: 0,
+                n: 0,
+                gens: Vec::new(),
+                t_data: 0,
+            },
+        );
         self.sfree.push(si);
         match s.kind {
             Kind::Destage => {
@@ -477,8 +530,12 @@ impl ControllerCache {
         let lb = self.cfg.line_bytes;
         let max_lines = (self.cfg.destage_max_bytes / lb).max(1);
         while self.destaging < self.cfg.destage_depth {
-            let pressure = self.dirty_count as f64 > self.cfg.destage_threshold * self.cap_lines as f64;
-            let want = pressure || !self.flush_wait.is_empty() || !self.write_wait.is_empty() || self.host_inflight == 0;
+            let pressure =
+                self.dirty_count as f64 > self.cfg.destage_threshold * self.cap_lines as f64;
+            let want = pressure
+                || !self.flush_wait.is_empty()
+                || !self.write_wait.is_empty()
+                || self.host_inflight == 0;
             if !want || self.dirty_count == 0 {
                 return;
             }
@@ -496,7 +553,10 @@ impl ControllerCache {
             while n < max_lines {
                 let l = first + n;
                 match self.lines.slot(l) {
-                    Some(slot) if self.lines.slots[slot as usize].dirty && !self.lines.slots[slot as usize].destaging => {
+                    Some(slot)
+                        if self.lines.slots[slot as usize].dirty
+                            && !self.lines.slots[slot as usize].destaging =>
+                    {
                         let line = &mut self.lines.slots[slot as usize];
                         line.destaging = true;
                         gens.push(line.gen);
@@ -507,8 +567,26 @@ impl ControllerCache {
             }
             self.cursor = first + n;
             self.destaging += 1;
-            let s = Sub { kind: Kind::Destage, host: 0, first, n, gens, t_data: 0 };
-            self.send(now, s, Op::Write, first * lb, n * lb, false, cx);
+            let s = Sub {
+                kind: Kind::Destage,
+                host: 0,
+                first,
+                n,
+                gens,
+                t_data: 0,
+            };
+            self.send(
+                now,
+                s,
+                DevRequest {
+                    id: 0,
+                    op: Op::Write,
+                    offset: first * lb,
+                    len: n * lb,
+                    fua: false,
+                },
+                cx,
+            );
         }
     }
 
@@ -586,8 +664,26 @@ impl Device for ControllerCache {
                     self.complete(at, hi, cx);
                 } else {
                     self.stats.read_misses += 1;
-                    let s = Sub { kind: Kind::Miss, host: hi, first: 0, n: 0, gens: Vec::new(), t_data: 0 };
-                    self.send(now, s, Op::Read, req.offset, req.len, false, cx);
+                    let s = Sub {
+                        kind: Kind::Miss,
+                        host: hi,
+                        first: 0,
+                        n: 0,
+                        gens: Vec::new(),
+                        t_data: 0,
+                    };
+                    self.send(
+                        now,
+                        s,
+                        DevRequest {
+                            id: 0,
+                            op: Op::Read,
+                            offset: req.offset,
+                            len: req.len,
+                            fua: false,
+                        },
+                        cx,
+                    );
                 }
             }
             Op::Write if self.cfg.write_back && !req.fua => {
@@ -608,21 +704,59 @@ impl Device for ControllerCache {
                 let st = self.link[1].reserve(now + self.cfg.link_latency_ns.write, dur);
                 // the device is asked at once, overlapping the host's DMA;
                 // the write completes no earlier than the DMA has ended
-                let s = Sub { kind: Kind::Through, host: hi, first: 0, n: 0, gens: Vec::new(), t_data: st + dur };
-                self.send(now, s, Op::Write, req.offset, req.len, req.fua, cx);
+                let s = Sub {
+                    kind: Kind::Through,
+                    host: hi,
+                    first: 0,
+                    n: 0,
+                    gens: Vec::new(),
+                    t_data: st + dur,
+                };
+                self.send(
+                    now,
+                    s,
+                    DevRequest {
+                        id: 0,
+                        op: Op::Write,
+                        offset: req.offset,
+                        len: req.len,
+                        fua: req.fua,
+                    },
+                    cx,
+                );
             }
             Op::Trim => {
                 let (l0, l1) = self.line_range(req.offset, req.len);
                 for l in l0..l1 {
                     self.drop_line(l);
                 }
-                let s = Sub { kind: Kind::Pass, host: hi, first: 0, n: 0, gens: Vec::new(), t_data: 0 };
-                self.send(now, s, Op::Trim, req.offset, req.len, false, cx);
+                let s = Sub {
+                    kind: Kind::Pass,
+                    host: hi,
+                    first: 0,
+                    n: 0,
+                    gens: Vec::new(),
+                    t_data: 0,
+                };
+                self.send(
+                    now,
+                    s,
+                    DevRequest {
+                        id: 0,
+                        op: Op::Trim,
+                        offset: req.offset,
+                        len: req.len,
+                        fua: false,
+                    },
+                    cx,
+                );
             }
             Op::Flush => {
                 if self.cfg.battery_backed || self.dirty_count == 0 || !self.cfg.write_back {
                     let at = now + self.cfg.command_ns.write;
-                    self.hreqs[hi as usize].bd.add(Component::Controller, self.cfg.command_ns.write);
+                    self.hreqs[hi as usize]
+                        .bd
+                        .add(Component::Controller, self.cfg.command_ns.write);
                     self.complete(at, hi, cx);
                 } else {
                     self.flush_wait.push_back(hi);
@@ -652,8 +786,14 @@ impl Device for ControllerCache {
         let s = &self.stats;
         let mut r = DeviceReport {
             utilisation: vec![
-                Utilisation { resource: "link.device_to_host".into(), busy: (self.link[0].busy_ns as f64 / el).min(1.0) },
-                Utilisation { resource: "link.host_to_device".into(), busy: (self.link[1].busy_ns as f64 / el).min(1.0) },
+                Utilisation {
+                    resource: "link.device_to_host".into(),
+                    busy: (self.link[0].busy_ns as f64 / el).min(1.0),
+                },
+                Utilisation {
+                    resource: "link.host_to_device".into(),
+                    busy: (self.link[1].busy_ns as f64 / el).min(1.0),
+                },
             ],
             power: Vec::new(),
             wear: None,

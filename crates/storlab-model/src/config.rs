@@ -99,7 +99,10 @@ pub struct PresetStore {
 
 impl Default for PresetStore {
     fn default() -> Self {
-        Self { builtin: crate::presets::BUILTIN, dir: None }
+        Self {
+            builtin: crate::presets::BUILTIN,
+            dir: None,
+        }
     }
 }
 
@@ -133,7 +136,11 @@ impl PresetStore {
             let desc = self
                 .resolve(&name, &[])
                 .ok()
-                .and_then(|r| r.leaves.get("description").and_then(|l| l.value.as_str().map(String::from)))
+                .and_then(|r| {
+                    r.leaves
+                        .get("description")
+                        .and_then(|l| l.value.as_str().map(String::from))
+                })
                 .unwrap_or_default();
             // presets with no class (pure media/include fragments) are skipped
             out.push((name, desc));
@@ -144,15 +151,19 @@ impl PresetStore {
     fn load_text(&self, name: &str) -> Result<(String, String), ConfigError> {
         let as_path = Path::new(name);
         if name.ends_with(".toml") || name.contains('/') {
-            let text = std::fs::read_to_string(as_path)
-                .map_err(|source| ConfigError::Io { path: as_path.to_path_buf(), source })?;
+            let text = std::fs::read_to_string(as_path).map_err(|source| ConfigError::Io {
+                path: as_path.to_path_buf(),
+                source,
+            })?;
             return Ok((name.to_string(), text));
         }
         if let Some(dir) = &self.dir {
             let p = dir.join(format!("{name}.toml"));
             if p.exists() {
-                let text =
-                    std::fs::read_to_string(&p).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
+                let text = std::fs::read_to_string(&p).map_err(|source| ConfigError::Io {
+                    path: p.clone(),
+                    source,
+                })?;
                 return Ok((p.display().to_string(), text));
             }
         }
@@ -161,7 +172,9 @@ impl PresetStore {
                 return Ok((format!("presets/{n}.toml"), text.to_string()));
             }
         }
-        Err(ConfigError::UnknownPreset { name: name.to_string() })
+        Err(ConfigError::UnknownPreset {
+            name: name.to_string(),
+        })
     }
 
     /// Resolve a preset name or TOML file path, following `extends`, then
@@ -176,9 +189,12 @@ impl PresetStore {
                 return Err(ConfigError::Cycle(n));
             }
             let (origin, text) = self.load_text(&n)?;
-            let doc: DocumentMut = text
-                .parse()
-                .map_err(|e: toml_edit::TomlError| ConfigError::Syntax { file: origin.clone(), message: e.to_string() })?;
+            let doc: DocumentMut =
+                text.parse()
+                    .map_err(|e: toml_edit::TomlError| ConfigError::Syntax {
+                        file: origin.clone(),
+                        message: e.to_string(),
+                    })?;
             let mut flat = BTreeMap::new();
             flatten_table(doc.as_table(), "", &origin, &mut flat);
             if let Some(ext) = flat.remove("extends") {
@@ -211,31 +227,62 @@ impl PresetStore {
     }
 }
 
-fn flatten_table(t: &toml_edit::Table, prefix: &str, origin: &str, out: &mut BTreeMap<String, Leaf>) {
+fn flatten_table(
+    t: &toml_edit::Table,
+    prefix: &str,
+    origin: &str,
+    out: &mut BTreeMap<String, Leaf>,
+) {
     for (k, item) in t.iter() {
-        let path = if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+        let path = if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        };
         let decor_comment = t
             .key(k)
-            .and_then(|key| key.leaf_decor().prefix().and_then(|p| p.as_str().map(String::from)))
+            .and_then(|key| {
+                key.leaf_decor()
+                    .prefix()
+                    .and_then(|p| p.as_str().map(String::from))
+            })
             .unwrap_or_default();
         match item {
             Item::Table(sub) => flatten_table(sub, &path, origin, out),
             Item::Value(v) => {
-                let trailing = v.decor().suffix().and_then(|s| s.as_str()).unwrap_or("").to_string();
-                let source = comment_text(&trailing).or_else(|| comment_text(&decor_comment)).unwrap_or_default();
+                let trailing = v
+                    .decor()
+                    .suffix()
+                    .and_then(|s| s.as_str())
+                    .unwrap_or("")
+                    .to_string();
+                let source = comment_text(&trailing)
+                    .or_else(|| comment_text(&decor_comment))
+                    .unwrap_or_default();
                 if let Value::InlineTable(it) = v {
                     for (ik, iv) in it.iter() {
                         let mut iv = iv.clone();
                         iv.decor_mut().clear();
                         out.insert(
                             format!("{path}.{ik}"),
-                            Leaf { value: iv, source: source.clone(), origin: origin.to_string() },
+                            Leaf {
+                                value: iv,
+                                source: source.clone(),
+                                origin: origin.to_string(),
+                            },
                         );
                     }
                 } else {
                     let mut v = v.clone();
                     v.decor_mut().clear();
-                    out.insert(path, Leaf { value: v, source, origin: origin.to_string() });
+                    out.insert(
+                        path,
+                        Leaf {
+                            value: v,
+                            source,
+                            origin: origin.to_string(),
+                        },
+                    );
                 }
             }
             Item::ArrayOfTables(_) | Item::None => {}
@@ -261,11 +308,17 @@ impl Resolved {
     /// Apply one `key.path=value` override.
     pub fn set(&mut self, arg: &str) -> Result<(), ConfigError> {
         let Some((k, v)) = arg.split_once('=') else {
-            return Err(ConfigError::Override { arg: arg.into(), message: "expected key=value".into() });
+            return Err(ConfigError::Override {
+                arg: arg.into(),
+                message: "expected key=value".into(),
+            });
         };
         let k = k.trim().to_string();
         if k.is_empty() || k.split('.').any(|p| p.is_empty()) {
-            return Err(ConfigError::Override { arg: arg.into(), message: "empty key".into() });
+            return Err(ConfigError::Override {
+                arg: arg.into(),
+                message: "empty key".into(),
+            });
         }
         let v = v.trim();
         let value: Value = match v.parse::<Value>() {
@@ -273,7 +326,14 @@ impl Resolved {
             Err(_) => Value::from(v),
         };
         self.leaves.retain(|p, _| !p.starts_with(&format!("{k}.")));
-        self.leaves.insert(k, Leaf { value, source: "command line".into(), origin: "command line".into() });
+        self.leaves.insert(
+            k,
+            Leaf {
+                value,
+                source: "command line".into(),
+                origin: "command line".into(),
+            },
+        );
         Ok(())
     }
 
@@ -288,7 +348,9 @@ impl Resolved {
                     .entry(p.to_string())
                     .or_insert_with(|| toml::Value::Table(toml::Table::new()))
                     .as_table_mut()
-                    .expect("intermediate keys are tables: leaves never share a prefix with a table");
+                    .expect(
+                        "intermediate keys are tables: leaves never share a prefix with a table",
+                    );
             }
             let v: toml::Value = toml::from_str::<toml::Table>(&format!("x = {}", leaf.value))
                 .ok()
@@ -332,7 +394,11 @@ impl Resolved {
                 out.push_str(&format!("\n[{table}]\n"));
             }
             for (key, leaf) in keys {
-                let src = if leaf.source.is_empty() { String::new() } else { format!("  # {}", leaf.source) };
+                let src = if leaf.source.is_empty() {
+                    String::new()
+                } else {
+                    format!("  # {}", leaf.source)
+                };
                 let origin = leaf.origin.rsplit('/').next().unwrap_or(&leaf.origin);
                 out.push_str(&format!("{key} = {}{src}  [{origin}]\n", leaf.value));
             }
@@ -345,7 +411,11 @@ fn key_hint(e: &toml::de::Error, text: &str) -> String {
     // serde's message names the key; add the table it sits in.
     if let Some(span) = e.span() {
         let before = &text[..span.start.min(text.len())];
-        if let Some(h) = before.lines().rev().find(|l| l.trim_start().starts_with('[')) {
+        if let Some(h) = before
+            .lines()
+            .rev()
+            .find(|l| l.trim_start().starts_with('['))
+        {
             return format!(" (in table {})", h.trim());
         }
     }
@@ -353,9 +423,17 @@ fn key_hint(e: &toml::de::Error, text: &str) -> String {
 }
 
 /// Require `lo <= v <= hi`, naming the field otherwise.
-pub fn check_range<T: PartialOrd + std::fmt::Display>(field: &str, v: T, lo: T, hi: T) -> Result<(), ConfigError> {
+pub fn check_range<T: PartialOrd + std::fmt::Display>(
+    field: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<(), ConfigError> {
     if v < lo || v > hi {
-        return Err(ConfigError::Invalid { field: field.into(), message: format!("{v} is outside {lo}..={hi}") });
+        return Err(ConfigError::Invalid {
+            field: field.into(),
+            message: format!("{v} is outside {lo}..={hi}"),
+        });
     }
     Ok(())
 }

@@ -51,7 +51,13 @@ pub struct DdrRamDisk {
 impl DdrRamDisk {
     /// Build from a validated configuration.
     pub fn new(cfg: DdrConfig, media: MediaConfig, capacity: u64) -> Self {
-        Self { cfg, media, capacity, bus: Timeline::default(), rows: 0 }
+        Self {
+            cfg,
+            media,
+            capacity,
+            bus: Timeline::default(),
+            rows: 0,
+        }
     }
 }
 
@@ -62,7 +68,11 @@ impl Device for DdrRamDisk {
             Op::Read => (self.media.read_ns, false),
             Op::Write => (self.media.write_ns, true),
             Op::Trim | Op::Flush => {
-                cx.complete(Completion { id: req.id, at: now, breakdown: bd });
+                cx.complete(Completion {
+                    id: req.id,
+                    at: now,
+                    breakdown: bd,
+                });
                 return;
             }
         };
@@ -72,13 +82,18 @@ impl Device for DdrRamDisk {
         let occupancy = xfer_ns(len, self.cfg.bus_bytes_per_s);
         let start = self.bus.reserve(now, occupancy);
         let copy = xfer_ns(len, self.cfg.copy_bytes_per_s);
-        let rows = (req.offset + len - 1) / self.cfg.row_bytes - req.offset / self.cfg.row_bytes + 1;
+        let rows =
+            (req.offset + len - 1) / self.cfg.row_bytes - req.offset / self.cfg.row_bytes + 1;
         self.rows += rows;
         bd.add(Component::DeviceQueue, start - now);
         bd.add(Component::Link, copy);
         bd.add(Component::Media, rows * lat);
         let at = start + copy + rows * lat;
-        cx.complete(Completion { id: req.id, at, breakdown: bd });
+        cx.complete(Completion {
+            id: req.id,
+            at,
+            breakdown: bd,
+        });
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
     fn capacity(&self) -> u64 {

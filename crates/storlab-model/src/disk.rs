@@ -105,13 +105,23 @@ pub fn validate(cfg: &DiskConfig, capacity: u64) -> Result<(), ConfigError> {
     check_range("disk.rpm", cfg.rpm, 1, 100_000)?;
     check_range("disk.surfaces", cfg.surfaces, 1, 64)?;
     check_range("disk.zones", cfg.zones, 1, 1024)?;
-    check_range("disk.sectors_per_track_inner", cfg.sectors_per_track_inner, 1, cfg.sectors_per_track_outer.max(1))?;
+    check_range(
+        "disk.sectors_per_track_inner",
+        cfg.sectors_per_track_inner,
+        1,
+        cfg.sectors_per_track_outer.max(1),
+    )?;
     check_range("disk.sector_bytes", cfg.sector_bytes, 512, 65536)?;
     check_range("disk.link_bytes_per_s", cfg.link_bytes_per_s, 1, u64::MAX)?;
     check_range("disk.queue_depth", cfg.queue_depth, 1, 256)?;
     check_range("disk.cache_segments", cfg.cache_segments, 1, 1024)?;
-    let bad = |m: String| ConfigError::Invalid { field: "disk.seek_*".into(), message: m };
-    if !(cfg.seek_track_to_track_ns <= cfg.seek_average_ns && cfg.seek_average_ns <= cfg.seek_full_stroke_ns) {
+    let bad = |m: String| ConfigError::Invalid {
+        field: "disk.seek_*".into(),
+        message: m,
+    };
+    if !(cfg.seek_track_to_track_ns <= cfg.seek_average_ns
+        && cfg.seek_average_ns <= cfg.seek_full_stroke_ns)
+    {
         return Err(bad("need track-to-track <= average <= full stroke".into()));
     }
     Geometry::new(cfg, capacity).map(|_| ())
@@ -151,9 +161,19 @@ impl Geometry {
     /// Lay out `capacity` bytes and fit the seek curve.
     pub fn new(cfg: &DiskConfig, capacity: u64) -> Result<Self, ConfigError> {
         let z = cfg.zones as u64;
-        let (outer, inner) = (cfg.sectors_per_track_outer as u64, cfg.sectors_per_track_inner as u64);
-        let spt: Vec<u64> =
-            (0..z).map(|i| if z == 1 { outer } else { outer - (outer - inner) * i / (z - 1) }).collect();
+        let (outer, inner) = (
+            cfg.sectors_per_track_outer as u64,
+            cfg.sectors_per_track_inner as u64,
+        );
+        let spt: Vec<u64> = (0..z)
+            .map(|i| {
+                if z == 1 {
+                    outer
+                } else {
+                    outer - (outer - inner) * i / (z - 1)
+                }
+            })
+            .collect();
         let sectors = capacity.div_ceil(cfg.sector_bytes);
         let per_cyl_sum: u64 = spt.iter().sum::<u64>() * cfg.surfaces as u64;
         let cz = sectors.div_ceil(per_cyl_sum).max(1);
@@ -165,7 +185,11 @@ impl Geometry {
         }
         let cylinders = cz * z;
         let c = (cylinders - 1).max(1) as f64;
-        let (t1, ta, tf) = (cfg.seek_track_to_track_ns as f64, cfg.seek_average_ns as f64, cfg.seek_full_stroke_ns as f64);
+        let (t1, ta, tf) = (
+            cfg.seek_track_to_track_ns as f64,
+            cfg.seek_average_ns as f64,
+            cfg.seek_full_stroke_ns as f64,
+        );
         // a + b + c = t1; a + b sqrt(C) + c C = tf; a + b (8/15) sqrt(C) + c C/3 = ta
         let s = c.sqrt();
         let (r1, r2) = (tf - t1, ta - t1);
@@ -236,7 +260,13 @@ impl Geometry {
         let (l0, c0, spt) = self.zones[zi];
         let rel = lba - l0;
         let track = rel / spt;
-        Loc { cyl: c0 + track / self.surfaces, head: track % self.surfaces, sector: rel % spt, spt, zone: zi }
+        Loc {
+            cyl: c0 + track / self.surfaces,
+            head: track % self.surfaces,
+            sector: rel % spt,
+            spt,
+            zone: zi,
+        }
     }
 
     /// Time within a revolution at which sector 0 of the track passes the
@@ -263,7 +293,8 @@ impl Geometry {
     /// Rotational wait from time `t` until sector `loc` is under the head.
     #[inline]
     pub fn rotational_wait(&self, t: Nanos, loc: &Loc) -> u64 {
-        let target = (self.skew(loc.cyl, loc.head) + self.sector_time(loc.sector, loc.spt)) % self.rev_ns;
+        let target =
+            (self.skew(loc.cyl, loc.head) + self.sector_time(loc.sector, loc.spt)) % self.rev_ns;
         let phase = t % self.rev_ns;
         (target + self.rev_ns - phase) % self.rev_ns
     }
@@ -283,7 +314,11 @@ impl Geometry {
             }
             let next = lba + n - left;
             let nl = self.locate(next);
-            t += if nl.cyl == loc.cyl { self.head_switch_ns } else { self.track_to_track_ns };
+            t += if nl.cyl == loc.cyl {
+                self.head_switch_ns
+            } else {
+                self.track_to_track_ns
+            };
             loc = nl;
         }
     }
@@ -299,13 +334,18 @@ impl Geometry {
             if left_t < t_rest {
                 let base = self.sector_time(loc.sector, loc.spt);
                 // sectors whose end passed by base + left_t
-                let k = (((base + left_t) as u128 * loc.spt as u128 / self.rev_ns as u128) as u64).saturating_sub(loc.sector);
+                let k = (((base + left_t) as u128 * loc.spt as u128 / self.rev_ns as u128) as u64)
+                    .saturating_sub(loc.sector);
                 return (got + k.min(rest)).min(max);
             }
             got += rest;
             left_t -= t_rest;
             let nl = self.locate(lba + got);
-            let sw = if nl.cyl == loc.cyl { self.head_switch_ns } else { self.track_to_track_ns };
+            let sw = if nl.cyl == loc.cyl {
+                self.head_switch_ns
+            } else {
+                self.track_to_track_ns
+            };
             if left_t < sw {
                 return got.min(max);
             }
@@ -472,7 +512,12 @@ impl Disk {
     fn positioning(&self, t: Nanos, op: &MOp) -> (u64, u64) {
         let d = op.cyl.abs_diff(self.cyl);
         let seek = if d > 0 {
-            self.geo.seek_ns(d) + if op.write { self.cfg.write_settle_ns } else { 0 }
+            self.geo.seek_ns(d)
+                + if op.write {
+                    self.cfg.write_settle_ns
+                } else {
+                    0
+                }
         } else if op.head != self.head {
             self.cfg.head_switch_ns
         } else {
@@ -486,14 +531,25 @@ impl Disk {
     /// A media operation for `n` sectors at `lba`.
     fn mop(&self, lba: u64, n: u64, write: bool, req: u32, arrival: Nanos) -> MOp {
         let loc = self.geo.locate(lba);
-        MOp { lba, n, write, req, arrival, cyl: loc.cyl, head: loc.head, phase: self.geo.phase(&loc) }
+        MOp {
+            lba,
+            n,
+            write,
+            req,
+            arrival,
+            cyl: loc.cyl,
+            head: loc.head,
+            phase: self.geo.phase(&loc),
+        }
     }
 
     /// The read-ahead stops when the arm moves: what it read becomes a
     /// segment, and the head is where it stopped.
     fn stop_read_ahead(&mut self, now: Nanos) {
         if let Some(ra) = self.ra.take() {
-            let got = self.geo.streamed(ra.next, now.saturating_sub(ra.t0), ra.limit - ra.next);
+            let got = self
+                .geo
+                .streamed(ra.next, now.saturating_sub(ra.t0), ra.limit - ra.next);
             self.remember(ra.seg_start, ra.next + got);
             if got > 0 {
                 let l = self.geo.locate(ra.next + got - 1);
@@ -512,7 +568,9 @@ impl Disk {
         let pick = match self.cfg.scheduler {
             DiskScheduler::Fifo => 0,
             DiskScheduler::Sptf => {
-                let oldest = (0..self.queue.len()).min_by_key(|&i| (self.queue[i].arrival, i)).expect("non-empty");
+                let oldest = (0..self.queue.len())
+                    .min_by_key(|&i| (self.queue[i].arrival, i))
+                    .expect("non-empty");
                 if now.saturating_sub(self.queue[oldest].arrival) > self.cfg.starvation_ns {
                     oldest
                 } else {
@@ -588,7 +646,12 @@ impl Disk {
                     let next = op.lba + op.n;
                     let limit = (next + self.ra_sectors()).min(self.geo.sectors());
                     if limit > next {
-                        self.ra = Some(ReadAhead { seg_start: op.lba, next, t0: now, limit });
+                        self.ra = Some(ReadAhead {
+                            seg_start: op.lba,
+                            next,
+                            t0: now,
+                            limit,
+                        });
                     }
                 }
                 s + dur + self.cfg.command_ns.read
@@ -607,8 +670,16 @@ impl Disk {
         if total > acc {
             bd.add(Component::DeviceQueue, total - acc);
         }
-        debug_assert!(bd.total() == total, "disk breakdown {} != latency {total}", bd.total());
-        cx.complete(Completion { id: r.id, at, breakdown: bd });
+        debug_assert!(
+            bd.total() == total,
+            "disk breakdown {} != latency {total}",
+            bd.total()
+        );
+        cx.complete(Completion {
+            id: r.id,
+            at,
+            breakdown: bd,
+        });
         r.op = None;
         self.free.push(ri);
         self.in_device -= 1;
@@ -646,7 +717,9 @@ impl Disk {
     fn admit(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         self.in_device += 1;
         let r = self.reqs[ri as usize];
-        self.reqs[ri as usize].bd.add(Component::DeviceQueue, now - r.arrival);
+        self.reqs[ri as usize]
+            .bd
+            .add(Component::DeviceQueue, now - r.arrival);
         match r.op.expect("live request") {
             Op::Read => {
                 if r.n == 0 {
@@ -656,7 +729,8 @@ impl Disk {
                 // served by the read-ahead in progress?
                 if let Some(ra) = self.ra {
                     if r.lba >= ra.seg_start && r.lba + r.n <= ra.limit && !self.media_busy {
-                        let have = ra.next + self.geo.streamed(ra.next, now - ra.t0, ra.limit - ra.next);
+                        let have =
+                            ra.next + self.geo.streamed(ra.next, now - ra.t0, ra.limit - ra.next);
                         let ready = if r.lba + r.n <= have {
                             now
                         } else {
@@ -664,7 +738,9 @@ impl Disk {
                         };
                         self.stats.read_ahead_hits += 1;
                         // a sequential stream keeps the read-ahead going
-                        let limit = (r.lba + r.n + self.ra_sectors()).min(self.geo.sectors()).max(ra.limit);
+                        let limit = (r.lba + r.n + self.ra_sectors())
+                            .min(self.geo.sectors())
+                            .max(ra.limit);
                         self.ra = Some(ReadAhead { limit, ..ra });
                         self.hit(now, ready, ri, Component::Media, cx);
                         return;
@@ -685,7 +761,11 @@ impl Disk {
                     return;
                 }
                 let b = r.n * self.sector;
-                if !self.cfg.write_cache || r.fua || self.dirty_bytes == 0 || self.dirty_bytes + b <= self.cfg.cache_bytes {
+                if !self.cfg.write_cache
+                    || r.fua
+                    || self.dirty_bytes == 0
+                    || self.dirty_bytes + b <= self.cfg.cache_bytes
+                {
                     if self.cfg.write_cache && !r.fua {
                         self.dirty_bytes += b;
                     }
@@ -697,7 +777,9 @@ impl Disk {
             Op::Trim => self.finish(now + self.cfg.command_ns.write, ri, cx),
             Op::Flush => {
                 if self.dirty_bytes == 0 {
-                    self.reqs[ri as usize].bd.add(Component::Controller, self.cfg.command_ns.write);
+                    self.reqs[ri as usize]
+                        .bd
+                        .add(Component::Controller, self.cfg.command_ns.write);
                     self.finish(now + self.cfg.command_ns.write, ri, cx);
                 } else {
                     self.flush_waiters.push_back(ri);
@@ -722,13 +804,18 @@ impl Disk {
         let r = self.reqs[ri as usize];
         // the written range is in the buffer: later reads hit it
         self.remember(r.lba, r.lba + r.n);
-        if self.ra.is_some_and(|ra| r.lba < ra.limit && r.lba + r.n > ra.seg_start) {
+        if self
+            .ra
+            .is_some_and(|ra| r.lba < ra.limit && r.lba + r.n > ra.seg_start)
+        {
             self.stop_read_ahead(now);
         }
         if self.cfg.write_cache && !r.fua {
             let op = self.mop(r.lba, r.n, true, NOREQ, now);
             self.queue.push(op);
-            self.reqs[ri as usize].bd.add(Component::Controller, self.cfg.command_ns.write);
+            self.reqs[ri as usize]
+                .bd
+                .add(Component::Controller, self.cfg.command_ns.write);
             self.finish(now + self.cfg.command_ns.write, ri, cx);
         } else {
             let op = self.mop(r.lba, r.n, true, ri, now);
@@ -788,8 +875,14 @@ impl Device for Disk {
         let ops = (s.media_reads + s.media_writes).max(1) as f64;
         DeviceReport {
             utilisation: vec![
-                Utilisation { resource: "media".into(), busy: (self.media.busy_ns as f64 / el).min(1.0) },
-                Utilisation { resource: "link".into(), busy: (self.link.busy_ns as f64 / el).min(1.0) },
+                Utilisation {
+                    resource: "media".into(),
+                    busy: (self.media.busy_ns as f64 / el).min(1.0),
+                },
+                Utilisation {
+                    resource: "link".into(),
+                    busy: (self.link.busy_ns as f64 / el).min(1.0),
+                },
             ],
             power: Vec::new(),
             wear: None,
@@ -797,8 +890,14 @@ impl Device for Disk {
                 ("media_reads".into(), s.media_reads as f64),
                 ("media_writes".into(), s.media_writes as f64),
                 ("seeks".into(), s.seeks as f64),
-                ("mean_seek_cylinders".into(), s.seek_cylinders as f64 / s.seeks.max(1) as f64),
-                ("mean_positioning_ms".into(), s.positioning_ns as f64 / ops / 1e6),
+                (
+                    "mean_seek_cylinders".into(),
+                    s.seek_cylinders as f64 / s.seeks.max(1) as f64,
+                ),
+                (
+                    "mean_positioning_ms".into(),
+                    s.positioning_ns as f64 / ops / 1e6,
+                ),
                 ("cache_hits".into(), s.cache_hits as f64),
                 ("read_ahead_hits".into(), s.read_ahead_hits as f64),
                 ("destages".into(), s.destages as f64),

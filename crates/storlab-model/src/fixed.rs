@@ -16,7 +16,10 @@ pub struct FixedLatency {
 impl FixedLatency {
     /// A device of `capacity` bytes whose requests each take `latency_ns`.
     pub fn new(latency_ns: Nanos, capacity: u64) -> Self {
-        Self { latency_ns, capacity }
+        Self {
+            latency_ns,
+            capacity,
+        }
     }
 }
 
@@ -24,7 +27,11 @@ impl Device for FixedLatency {
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
         let mut breakdown = Breakdown::default();
         breakdown.add(Component::Media, self.latency_ns);
-        cx.complete(Completion { id: req.id, at: now + self.latency_ns, breakdown });
+        cx.complete(Completion {
+            id: req.id,
+            at: now + self.latency_ns,
+            breakdown,
+        });
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
     fn capacity(&self) -> u64 {

@@ -136,44 +136,96 @@ pub struct SsdConfig {
 pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
     let n = &cfg.nand;
     check_range("ssd.tags", cfg.tags, 1, 65536)?;
-    check_range("ssd.link_bytes_per_s.read", cfg.link_bytes_per_s.read, 1, u64::MAX)?;
-    check_range("ssd.link_bytes_per_s.write", cfg.link_bytes_per_s.write, 1, u64::MAX)?;
+    check_range(
+        "ssd.link_bytes_per_s.read",
+        cfg.link_bytes_per_s.read,
+        1,
+        u64::MAX,
+    )?;
+    check_range(
+        "ssd.link_bytes_per_s.write",
+        cfg.link_bytes_per_s.write,
+        1,
+        u64::MAX,
+    )?;
     check_range("ssd.nand.channels", n.channels, 1, 1024)?;
     check_range("ssd.nand.dies_per_channel", n.dies_per_channel, 1, 256)?;
     check_range("ssd.nand.planes_per_die", n.planes_per_die, 1, 16)?;
     check_range("ssd.nand.blocks_per_plane", n.blocks_per_plane, 1, 1 << 24)?;
     check_range("ssd.nand.pages_per_block", n.pages_per_block, 1, 1 << 16)?;
     check_range("ssd.nand.bus_bytes_per_s", n.bus_bytes_per_s, 1, u64::MAX)?;
-    check_range("ssd.ftl.map_unit_bytes", cfg.ftl.map_unit_bytes, 512, 1 << 20)?;
+    check_range(
+        "ssd.ftl.map_unit_bytes",
+        cfg.ftl.map_unit_bytes,
+        512,
+        1 << 20,
+    )?;
     check_range("ssd.ftl.fullness", cfg.ftl.fullness, 0.0, 1.0)?;
-    check_range("ssd.ftl.gc_threshold_blocks", cfg.ftl.gc_threshold_blocks, 2, 1 << 20)?;
-    let bad = |f: &str, m: String| Err(ConfigError::Invalid { field: f.into(), message: m });
+    check_range(
+        "ssd.ftl.gc_threshold_blocks",
+        cfg.ftl.gc_threshold_blocks,
+        2,
+        1 << 20,
+    )?;
+    let bad = |f: &str, m: String| {
+        Err(ConfigError::Invalid {
+            field: f.into(),
+            message: m,
+        })
+    };
     let types = n.cell.page_types();
     if n.read_ns.len() != types {
-        return bad("ssd.nand.read_ns", format!("{:?} cells need {types} page types, got {}", n.cell, n.read_ns.len()));
+        return bad(
+            "ssd.nand.read_ns",
+            format!(
+                "{:?} cells need {types} page types, got {}",
+                n.cell,
+                n.read_ns.len()
+            ),
+        );
     }
     if n.program_ns.len() != types {
         return bad(
             "ssd.nand.program_ns",
-            format!("{:?} cells need {types} page types, got {}", n.cell, n.program_ns.len()),
+            format!(
+                "{:?} cells need {types} page types, got {}",
+                n.cell,
+                n.program_ns.len()
+            ),
         );
     }
-    if n.page_bytes == 0 || n.page_bytes % cfg.ftl.map_unit_bytes != 0 {
-        return bad("ssd.nand.page_bytes", format!("{} is not a multiple of the mapping unit", n.page_bytes));
+    if n.page_bytes == 0 || !n.page_bytes.is_multiple_of(cfg.ftl.map_unit_bytes) {
+        return bad(
+            "ssd.nand.page_bytes",
+            format!("{} is not a multiple of the mapping unit", n.page_bytes),
+        );
     }
     let upp = n.page_bytes / cfg.ftl.map_unit_bytes;
     if cfg.ftl.mapping == Mapping::InPlace && upp != 1 {
-        return bad("ssd.ftl.mapping", "in-place mapping needs pages of one mapping unit".into());
+        return bad(
+            "ssd.ftl.mapping",
+            "in-place mapping needs pages of one mapping unit".into(),
+        );
     }
     if cfg.ftl.mapping == Mapping::Page && n.cell == CellType::Pcm {
-        return bad("ssd.ftl.mapping", "PCM is written in place: use mapping = \"in-place\"".into());
+        return bad(
+            "ssd.ftl.mapping",
+            "PCM is written in place: use mapping = \"in-place\"".into(),
+        );
     }
     if cfg.write_buffer_bytes > 0 && cfg.write_buffer_bytes < n.page_bytes {
-        return bad("ssd.write_buffer_bytes", format!("{} is smaller than one page", cfg.write_buffer_bytes));
+        return bad(
+            "ssd.write_buffer_bytes",
+            format!("{} is smaller than one page", cfg.write_buffer_bytes),
+        );
     }
     let (geo, _) = geometry(cfg);
-    Ftl::check_fit(&cfg.ftl, geo, capacity / cfg.ftl.map_unit_bytes)
-        .map_err(|e| ConfigError::Invalid { field: "device.capacity_bytes".into(), message: e.to_string() })
+    Ftl::check_fit(&cfg.ftl, geo, capacity / cfg.ftl.map_unit_bytes).map_err(|e| {
+        ConfigError::Invalid {
+            field: "device.capacity_bytes".into(),
+            message: e.to_string(),
+        }
+    })
 }
 
 fn geometry(cfg: &SsdConfig) -> (Geometry, u32) {
@@ -320,13 +372,22 @@ impl Ssd {
         validate(&cfg, capacity)?;
         let (geo, upp) = geometry(&cfg);
         let unit = cfg.ftl.map_unit_bytes;
-        let mut ftl = Ftl::new(&cfg.ftl, geo, capacity / unit, plane_order(&cfg.nand))
-            .map_err(|e| ConfigError::Invalid { field: "device.capacity_bytes".into(), message: e.to_string() })?;
+        let mut ftl =
+            Ftl::new(&cfg.ftl, geo, capacity / unit, plane_order(&cfg.nand)).map_err(|e| {
+                ConfigError::Invalid {
+                    field: "device.capacity_bytes".into(),
+                    message: e.to_string(),
+                }
+            })?;
         ftl.precondition(cfg.ftl.precondition, cfg.ftl.fullness);
         let n = &cfg.nand;
         let ndies = (n.channels * n.dies_per_channel) as usize;
         let dies = (0..ndies)
-            .map(|d| Die { channel: d as u32 / n.dies_per_channel, cur: Vec::with_capacity(16), ..Default::default() })
+            .map(|d| Die {
+                channel: d as u32 / n.dies_per_channel,
+                cur: Vec::with_capacity(16),
+                ..Default::default()
+            })
             .collect();
         Ok(Self {
             capacity,
@@ -412,7 +473,9 @@ impl Ssd {
     fn admit(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         self.in_device += 1;
         let r = self.reqs[ri as usize];
-        self.reqs[ri as usize].bd.add(Component::DeviceQueue, now - r.arrival);
+        self.reqs[ri as usize]
+            .bd
+            .add(Component::DeviceQueue, now - r.arrival);
         match r.op.expect("live request") {
             Op::Read => {
                 let dur = self.cfg.command_ns.read + r.units as u64 * self.cfg.unit_ns.read;
@@ -457,7 +520,9 @@ impl Ssd {
                 let target = self.prog_seq;
                 if self.done_base >= target {
                     let at = now + self.cfg.command_ns.write;
-                    self.reqs[ri as usize].bd.add(Component::Controller, self.cfg.command_ns.write);
+                    self.reqs[ri as usize]
+                        .bd
+                        .add(Component::Controller, self.cfg.command_ns.write);
                     self.finish(at, ri, cx);
                 } else {
                     self.flush_wait.push_back((target, ri));
@@ -476,7 +541,11 @@ impl Ssd {
         let rm = &mut self.reqs[ri as usize];
         let waited = now - rm.arrival - rm.bd.total();
         if waited > 0 {
-            let c = if rm.background_wait { Component::Background } else { Component::DeviceQueue };
+            let c = if rm.background_wait {
+                Component::Background
+            } else {
+                Component::DeviceQueue
+            };
             rm.bd.add(c, waited);
         }
         rm.bd.add(Component::Link, in_end - now);
@@ -657,7 +726,16 @@ impl Ssd {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn queue_read(&mut self, now: Nanos, ppa: u32, units: u32, lpn0: u32, req: u32, prefetch: bool, cx: &mut Cx) -> u32 {
+    fn queue_read(
+        &mut self,
+        now: Nanos,
+        ppa: u32,
+        units: u32,
+        lpn0: u32,
+        req: u32,
+        prefetch: bool,
+        cx: &mut Cx,
+    ) -> u32 {
         let block = self.ftl.block_of(ppa);
         let plane = block / self.bpp;
         let die = plane / self.ppd;
@@ -698,7 +776,10 @@ impl Ssd {
                 continue;
             }
             let mut k = 1;
-            while lpn + k < end && (ppa + k) % self.upp != 0 && self.ftl.lookup(lpn + k) == Some(ppa + k) {
+            while lpn + k < end
+                && (ppa + k) % self.upp != 0
+                && self.ftl.lookup(lpn + k) == Some(ppa + k)
+            {
                 k += 1;
             }
             let oi = self.queue_read(now, ppa, k, lpn, NONE, true, cx);
@@ -726,7 +807,11 @@ impl Ssd {
         {
             let ops = &self.ops;
             let die = &mut self.dies[di];
-            let q = if from_reads { &mut die.reads } else { &mut die.writes };
+            let q = if from_reads {
+                &mut die.reads
+            } else {
+                &mut die.writes
+            };
             let Some(head) = q.pop_front() else {
                 die.cur = cur;
                 return;
@@ -769,7 +854,11 @@ impl Ssd {
         let kind = self.ops[cur[0] as usize].kind;
         let end = match kind {
             NandKind::Read => {
-                let tr = cur.iter().map(|&oi| n.read_ns[(self.ops[oi as usize].page % types) as usize]).max().unwrap_or(0);
+                let tr = cur
+                    .iter()
+                    .map(|&oi| n.read_ns[(self.ops[oi as usize].page % types) as usize])
+                    .max()
+                    .unwrap_or(0);
                 let t_r = t0 + tr;
                 let mut end = t_r;
                 for &oi in &cur {
@@ -785,8 +874,11 @@ impl Ssd {
                 end
             }
             NandKind::Program => {
-                let tp =
-                    cur.iter().map(|&oi| n.program_ns[(self.ops[oi as usize].page % types) as usize]).max().unwrap_or(0);
+                let tp = cur
+                    .iter()
+                    .map(|&oi| n.program_ns[(self.ops[oi as usize].page % types) as usize])
+                    .max()
+                    .unwrap_or(0);
                 let mut t = t0;
                 for &oi in &cur {
                     let dur = xfer_ns(n.page_bytes, n.bus_bytes_per_s);
@@ -921,7 +1013,11 @@ impl Ssd {
             let media_end = o.media_end.max(start);
             let end = now.max(media_end);
             let mut c = Breakdown::default();
-            let q = if o.behind_gc { Component::Background } else { Component::DeviceQueue };
+            let q = if o.behind_gc {
+                Component::Background
+            } else {
+                Component::DeviceQueue
+            };
             c.add(q, start - t);
             c.add(Component::Media, media_end - start);
             c.add(Component::Interconnect, end - media_end);
@@ -953,8 +1049,16 @@ impl Ssd {
         if total > acc {
             bd.add(Component::DeviceQueue, total - acc);
         }
-        debug_assert!(bd.total() == total, "breakdown {} != latency {total}", bd.total());
-        cx.complete(Completion { id: r.id, at, breakdown: bd });
+        debug_assert!(
+            bd.total() == total,
+            "breakdown {} != latency {total}",
+            bd.total()
+        );
+        cx.complete(Completion {
+            id: r.id,
+            at,
+            breakdown: bd,
+        });
         r.op = None;
         self.free_reqs.push(ri);
         self.in_device -= 1;
@@ -1017,9 +1121,18 @@ impl Device for Ssd {
         let el = now.max(1) as f64;
         let frac = |b: u64| (b as f64 / el).min(1.0);
         let mut utilisation = vec![
-            Utilisation { resource: "link.device_to_host".into(), busy: frac(self.link[0].busy_ns) },
-            Utilisation { resource: "link.host_to_device".into(), busy: frac(self.link[1].busy_ns) },
-            Utilisation { resource: "controller".into(), busy: frac(self.ctrl.busy_ns) },
+            Utilisation {
+                resource: "link.device_to_host".into(),
+                busy: frac(self.link[0].busy_ns),
+            },
+            Utilisation {
+                resource: "link.host_to_device".into(),
+                busy: frac(self.link[1].busy_ns),
+            },
+            Utilisation {
+                resource: "controller".into(),
+                busy: frac(self.ctrl.busy_ns),
+            },
         ];
         let nch = self.channels.len().max(1) as f64;
         utilisation.push(Utilisation {
@@ -1034,7 +1147,11 @@ impl Device for Ssd {
         let (units, max, mean) = self.ftl.wear();
         let inplace = self.ftl.mapping() == Mapping::InPlace;
         let wear = Wear {
-            unit: if inplace { "page programs per block".into() } else { "block erases".into() },
+            unit: if inplace {
+                "page programs per block".into()
+            } else {
+                "block erases".into()
+            },
             units,
             max,
             mean,
@@ -1043,7 +1160,10 @@ impl Device for Ssd {
         let s = &self.stats;
         let mut counters = vec![
             ("host_units_written".to_string(), c.host_units as f64),
-            ("write_amplification".to_string(), self.ftl.write_amplification()),
+            (
+                "write_amplification".to_string(),
+                self.ftl.write_amplification(),
+            ),
             ("gc_runs".to_string(), c.gc_runs as f64),
             ("gc_units_moved".to_string(), c.moved_units as f64),
             ("padded_units".to_string(), c.padded_units as f64),
@@ -1060,15 +1180,26 @@ impl Device for Ssd {
             ("prefetch_hits".to_string(), s.prefetch_hits as f64),
             ("buffer_full_waits".to_string(), s.buffer_waits as f64),
         ];
-        let free_min = (0..self.ftl.geometry().planes).map(|p| self.ftl.free_blocks(p)).min().unwrap_or(0);
+        let free_min = (0..self.ftl.geometry().planes)
+            .map(|p| self.ftl.free_blocks(p))
+            .min()
+            .unwrap_or(0);
         counters.push(("free_blocks_min_plane".to_string(), free_min as f64));
         if now > 0 && c.erases > 0 && units > 0 {
             // years until the mean block reaches its endurance at this run's
             // erase rate (wear levelling keeps the blocks near the mean)
             let per_block_per_s = c.erases as f64 / units as f64 / (el / 1e9);
             let left = (self.cfg.nand.endurance as f64 - mean).max(0.0);
-            counters.push(("lifetime_years_at_this_rate".to_string(), left / per_block_per_s / 3.156e7));
+            counters.push((
+                "lifetime_years_at_this_rate".to_string(),
+                left / per_block_per_s / 3.156e7,
+            ));
         }
-        DeviceReport { utilisation, power: Vec::new(), wear: Some(wear), counters }
+        DeviceReport {
+            utilisation,
+            power: Vec::new(),
+            wear: Some(wear),
+            counters,
+        }
     }
 }

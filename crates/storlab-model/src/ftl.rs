@@ -267,7 +267,12 @@ pub enum FtlError {
 impl Ftl {
     /// An FTL over `geo` exposing `logical_units`. `order` lists every plane
     /// once: the order host writes stripe over them.
-    pub fn new(cfg: &FtlConfig, geo: Geometry, logical_units: u64, order: Vec<u32>) -> Result<Self, FtlError> {
+    pub fn new(
+        cfg: &FtlConfig,
+        geo: Geometry,
+        logical_units: u64,
+        order: Vec<u32>,
+    ) -> Result<Self, FtlError> {
         Self::check_fit(cfg, geo, logical_units)?;
         let raw = geo.raw_units();
         let upb = geo.units_per_block();
@@ -275,8 +280,16 @@ impl Ftl {
         let page = cfg.mapping == Mapping::Page;
         debug_assert_eq!(order.len(), geo.planes as usize);
         let nblocks = (geo.planes * geo.blocks_per_plane) as usize;
-        let blocks =
-            vec![Block { valid: 0, erases: 0, next_unit: 0, state: BState::Free, closed_at: 0 }; nblocks];
+        let blocks = vec![
+            Block {
+                valid: 0,
+                erases: 0,
+                next_unit: 0,
+                state: BState::Free,
+                closed_at: 0
+            };
+            nblocks
+        ];
         let mut ftl = Self {
             geo,
             upb,
@@ -287,8 +300,16 @@ impl Ftl {
             threshold,
             wl_gap: cfg.static_wl_gap.max(1),
             wl_interval: cfg.static_wl_interval.max(1),
-            l2p: if page { vec![NONE; logical_units as usize] } else { Vec::new() },
-            p2l: if page { vec![NONE; raw as usize] } else { Vec::new() },
+            l2p: if page {
+                vec![NONE; logical_units as usize]
+            } else {
+                Vec::new()
+            },
+            p2l: if page {
+                vec![NONE; raw as usize]
+            } else {
+                Vec::new()
+            },
             blocks,
             free: (0..geo.planes).map(|_| BinaryHeap::new()).collect(),
             open_user: vec![NONE; geo.planes as usize],
@@ -326,7 +347,12 @@ impl Ftl {
             Mapping::InPlace => 0,
         };
         if logical_units + reserve > raw {
-            return Err(FtlError::TooFull { logical: logical_units, max: raw.saturating_sub(reserve), raw, reserve });
+            return Err(FtlError::TooFull {
+                logical: logical_units,
+                max: raw.saturating_sub(reserve),
+                raw,
+                reserve,
+            });
         }
         Ok(())
     }
@@ -434,7 +460,10 @@ impl Ftl {
             }
             // this plane cannot make room (all its data valid): try the next
             tried += 1;
-            assert!(tried < np, "FTL: no plane can make a free block (over-provisioning exhausted)");
+            assert!(
+                tried < np,
+                "FTL: no plane can make a free block (over-provisioning exhausted)"
+            );
             self.cursor = (self.cursor + 1) % np;
         };
         self.invalidate(lpn);
@@ -461,7 +490,7 @@ impl Ftl {
         let b = self.open_user[p];
         let ppa = self.bump(b, false);
         // a full page moves host writes on to the next plane
-        if (ppa % self.upb + 1) % self.geo.units_per_page == 0 {
+        if (ppa % self.upb + 1).is_multiple_of(self.geo.units_per_page) {
             self.cursor = (self.cursor + 1) % self.order.len();
         }
         if self.blocks[b as usize].state == BState::Closed {
@@ -475,7 +504,10 @@ impl Ftl {
     fn alloc_gc(&mut self, plane: u32) -> u32 {
         let p = plane as usize;
         if self.open_gc[p] == NONE {
-            assert!(!self.free[p].is_empty(), "FTL: garbage collection found no free block in plane {plane}");
+            assert!(
+                !self.free[p].is_empty(),
+                "FTL: garbage collection found no free block in plane {plane}"
+            );
             let b = self.take_free(plane);
             self.open_gc[p] = b;
         }
@@ -488,7 +520,9 @@ impl Ftl {
     }
 
     fn take_free(&mut self, plane: u32) -> u32 {
-        let Reverse((_, b)) = self.free[plane as usize].pop().expect("caller checked the pool");
+        let Reverse((_, b)) = self.free[plane as usize]
+            .pop()
+            .expect("caller checked the pool");
         let blk = &mut self.blocks[b as usize];
         debug_assert_eq!(blk.state, BState::Free);
         blk.state = BState::Open;
@@ -509,7 +543,7 @@ impl Ftl {
             blk.state = BState::Closed;
             blk.closed_at = self.clock;
         }
-        if (u + 1) % upp == 0 && self.emit {
+        if (u + 1).is_multiple_of(upp) && self.emit {
             self.ops.push(NandOp {
                 kind: NandKind::Program,
                 block: b,
@@ -572,7 +606,13 @@ impl Ftl {
                 self.open_user[p] = NONE;
             }
             if self.emit {
-                self.ops.push(NandOp { kind: NandKind::Program, block: b, page, background: false, units: filled });
+                self.ops.push(NandOp {
+                    kind: NandKind::Program,
+                    block: b,
+                    page,
+                    background: false,
+                    units: filled,
+                });
             }
             padded += 1;
             // the stripe moves on, as after a full page
@@ -587,7 +627,9 @@ impl Ftl {
     /// nothing more can be reclaimed.
     fn ensure_free(&mut self, plane: u32) {
         while self.free[plane as usize].len() < self.threshold as usize {
-            let Some(v) = self.select_victim(plane) else { break };
+            let Some(v) = self.select_victim(plane) else {
+                break;
+            };
             self.counters.gc_runs += 1;
             self.move_block(v);
         }
@@ -650,7 +692,12 @@ impl Ftl {
                     None
                 } else {
                     let k = self.rng.gen_range(0..n);
-                    blocks.iter().enumerate().filter(|(_, b)| reclaimable(b)).nth(k).map(|(i, _)| i)
+                    blocks
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| reclaimable(b))
+                        .nth(k)
+                        .map(|(i, _)| i)
                 }
             }
         };
@@ -676,7 +723,13 @@ impl Ftl {
                     continue;
                 }
                 if self.emit {
-                    self.ops.push(NandOp { kind: NandKind::Read, block: v, page, background: true, units: n });
+                    self.ops.push(NandOp {
+                        kind: NandKind::Read,
+                        block: v,
+                        page,
+                        background: true,
+                        units: n,
+                    });
                 }
                 for ppa in first..first + upp {
                     let lpn = self.p2l[ppa as usize];
@@ -706,7 +759,13 @@ impl Ftl {
         blk.next_unit = 0;
         self.counters.erases += 1;
         if self.emit {
-            self.ops.push(NandOp { kind: NandKind::Erase, block: v, page: 0, background: true, units: 0 });
+            self.ops.push(NandOp {
+                kind: NandKind::Erase,
+                block: v,
+                page: 0,
+                background: true,
+                units: 0,
+            });
         }
         self.push_free(v);
         if self.wl == WearLeveling::Static {
@@ -768,7 +827,8 @@ impl Ftl {
                     self.write(lpn);
                 }
                 total += chunk;
-                let wa = (chunk + self.counters.moved_units - m0) as f64 / (self.counters.host_units - h0) as f64;
+                let wa = (chunk + self.counters.moved_units - m0) as f64
+                    / (self.counters.host_units - h0) as f64;
                 let settled = total >= n as u64 && (wa - prev).abs() <= 0.01 * wa;
                 if settled || total >= 6 * n as u64 {
                     break;
@@ -786,12 +846,24 @@ impl Ftl {
     pub fn wear(&self) -> (u64, u64, f64) {
         let (n, max, sum) = if self.mapping == Mapping::InPlace {
             let s: u64 = self.inplace_writes.iter().map(|&c| c as u64).sum();
-            (self.inplace_writes.len(), self.inplace_writes.iter().copied().max().unwrap_or(0), s)
+            (
+                self.inplace_writes.len(),
+                self.inplace_writes.iter().copied().max().unwrap_or(0),
+                s,
+            )
         } else {
             let s: u64 = self.blocks.iter().map(|b| b.erases as u64).sum();
-            (self.blocks.len(), self.blocks.iter().map(|b| b.erases).max().unwrap_or(0), s)
+            (
+                self.blocks.len(),
+                self.blocks.iter().map(|b| b.erases).max().unwrap_or(0),
+                s,
+            )
         };
-        (n as u64, max as u64, if n > 0 { sum as f64 / n as f64 } else { 0.0 })
+        (
+            n as u64,
+            max as u64,
+            if n > 0 { sum as f64 / n as f64 } else { 0.0 },
+        )
     }
 
     /// Erase count of every block (for tests and wear maps).
@@ -828,7 +900,10 @@ impl Ftl {
         }
         for (lpn, &ppa) in self.l2p.iter().enumerate() {
             if ppa != NONE && self.p2l[ppa as usize] != lpn as u32 {
-                return Err(format!("lpn {lpn} maps to {ppa} whose reverse entry is {}", self.p2l[ppa as usize]));
+                return Err(format!(
+                    "lpn {lpn} maps to {ppa} whose reverse entry is {}",
+                    self.p2l[ppa as usize]
+                ));
             }
         }
         let mut valid = vec![0u32; self.blocks.len()];
@@ -855,17 +930,26 @@ impl Ftl {
         }
         for (i, b) in self.blocks.iter().enumerate() {
             if b.valid != valid[i] {
-                return Err(format!("block {i} counts {} valid units, holds {}", b.valid, valid[i]));
+                return Err(format!(
+                    "block {i} counts {} valid units, holds {}",
+                    b.valid, valid[i]
+                ));
             }
             if (b.state == BState::Free) != in_pool[i] {
-                return Err(format!("block {i} is {:?} but in_pool={}", b.state, in_pool[i]));
+                return Err(format!(
+                    "block {i} is {:?} but in_pool={}",
+                    b.state, in_pool[i]
+                ));
             }
             if b.state == BState::Free && b.valid != 0 {
                 return Err(format!("free block {i} holds data"));
             }
             let open = self.open_user.contains(&(i as u32)) || self.open_gc.contains(&(i as u32));
             if (b.state == BState::Open) != open {
-                return Err(format!("block {i} is {:?}, open-list membership {open}", b.state));
+                return Err(format!(
+                    "block {i} is {:?}, open-list membership {open}",
+                    b.state
+                ));
             }
         }
         Ok(())

@@ -320,7 +320,11 @@ impl Host {
 
     fn drain_device(&mut self, _now: Nanos, dcx: &mut Cx, cx: &mut HostCx) {
         for (t, tok) in dcx.wakeups.drain(..) {
-            debug_assert_eq!(tok & HOST_BIT, 0, "device tokens must leave the top bit clear");
+            debug_assert_eq!(
+                tok & HOST_BIT,
+                0,
+                "device tokens must leave the top bit clear"
+            );
             cx.wakeups.push((t, tok));
         }
         for c in dcx.completions.drain(..) {
@@ -387,7 +391,11 @@ impl Host {
             let h = &mut self.ios[i as usize];
             let waited = now - h.t_mark;
             if waited > 0 {
-                let c = if bit == CORE { Component::CoreWait } else { Component::LockWait };
+                let c = if bit == CORE {
+                    Component::CoreWait
+                } else {
+                    Component::LockWait
+                };
                 self.bds[i as usize].add(c, waited);
             }
             h.t_mark = now;
@@ -456,8 +464,16 @@ impl Host {
             }
         };
         let pio_issue = c.pio_word_ns * c.issue_pio_words as u64;
-        let copy_in = if op == Op::Write { kib(c.copy_ns_per_kib.write) } else { 0 };
-        let copy_out = if op == Op::Read { kib(c.copy_ns_per_kib.read) } else { 0 };
+        let copy_in = if op == Op::Write {
+            kib(c.copy_ns_per_kib.write)
+        } else {
+            0
+        };
+        let copy_out = if op == Op::Read {
+            kib(c.copy_ns_per_kib.read)
+        } else {
+            0
+        };
         let bypass_unlocked = c.scheduler == Scheduler::Bypass && !c.driver_lock;
         match h.stage {
             Stage::Issue => {
@@ -489,7 +505,10 @@ impl Host {
             }
             Stage::Irq => {
                 push(Component::Interrupt, c.interrupt_ns);
-                push(Component::Pio, c.pio_word_ns * c.completion_pio_words as u64);
+                push(
+                    Component::Pio,
+                    c.pio_word_ns * c.completion_pio_words as u64,
+                );
             }
             Stage::Wake => {
                 push(Component::Wakeup, c.wakeup_ns);
@@ -498,12 +517,17 @@ impl Host {
             }
             Stage::Finish => {
                 if c.completion != CompletionMode::Cpu {
-                    push(Component::Pio, c.pio_word_ns * c.completion_pio_words as u64);
+                    push(
+                        Component::Pio,
+                        c.pio_word_ns * c.completion_pio_words as u64,
+                    );
                 }
                 push(Component::Copy, copy_out);
                 push(Component::Syscall, c.syscall_exit_ns.get(op));
             }
-            Stage::Device => unreachable!("the device stage needs no resources and is never advanced"),
+            Stage::Device => {
+                unreachable!("the device stage needs no resources and is never advanced")
+            }
         }
         let mut dur = 0;
         let hm = &mut self.ios[i as usize];
@@ -532,18 +556,18 @@ impl Host {
                     self.ios[i as usize].stage = Stage::IssueLocked;
                     self.advance(now, i, cx);
                 } else {
-                    self.to_device(now, i, cx);
+                    self.hand_to_device(now, i, cx);
                 }
             }
             Stage::IssueLocked => {
                 self.release(now, i, LOCK, cx);
-                self.to_device(now, i, cx);
+                self.hand_to_device(now, i, cx);
             }
             Stage::SchedIssue => {
                 // the scheduler thread keeps serving this request until its
                 // completion is handled; it sleeps meanwhile (frees its core)
                 self.release(now, i, CORE | LOCK, cx);
-                self.to_device(now, i, cx);
+                self.hand_to_device(now, i, cx);
             }
             Stage::Irq => {
                 self.ios[i as usize].stage = Stage::Wake;
@@ -554,7 +578,11 @@ impl Host {
                 self.release(now, i, THREAD | CORE | LOCK | SCHED, cx);
                 let h = self.ios[i as usize];
                 let total = now - h.submitted;
-                debug_assert_eq!(self.bds[i as usize].total(), total, "breakdown must cover the whole latency");
+                debug_assert_eq!(
+                    self.bds[i as usize].total(),
+                    total,
+                    "breakdown must cover the whole latency"
+                );
                 let slat = h.issued - h.submitted;
                 cx.done.push(IoDone {
                     id: h.io.id,
@@ -572,20 +600,29 @@ impl Host {
         }
     }
 
-    fn to_device(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
+    fn hand_to_device(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
         let h = &mut self.ios[i as usize];
         h.stage = Stage::Device;
         h.issued = now;
         h.t_mark = now;
         let spin = h.spin;
-        let req = DevRequest { id: i as u64, op: h.io.op, offset: h.io.offset, len: h.io.len, fua: h.io.fua };
-        let switch_out = !spin && self.cfg.sleep_ns > 0 && self.ios[i as usize].holds & (THREAD | CORE) == THREAD | CORE;
+        let req = DevRequest {
+            id: i as u64,
+            op: h.io.op,
+            offset: h.io.offset,
+            len: h.io.len,
+            fua: h.io.fua,
+        };
+        let switch_out = !spin
+            && self.cfg.sleep_ns > 0
+            && self.ios[i as usize].holds & (THREAD | CORE) == THREAD | CORE;
         if switch_out {
             // the issuing thread switches out on its core while the device works
             let hm = &mut self.ios[i as usize];
             hm.sleeping = true;
             self.core_busy_ns += self.cfg.sleep_ns;
-            cx.wakeups.push((now + self.cfg.sleep_ns, HOST_BIT | SLEEP_BIT | i as u64));
+            cx.wakeups
+                .push((now + self.cfg.sleep_ns, HOST_BIT | SLEEP_BIT | i as u64));
         } else if !spin {
             // the issuing thread sleeps: it frees its core and itself
             self.release(now, i, THREAD | CORE, cx);

@@ -17,5 +17,9 @@ pub fn technology(name: &str) -> Option<MediaConfig> {
     TECHNOLOGIES
         .iter()
         .find(|t| t.0 == name)
-        .map(|t| MediaConfig { name: t.0.to_string(), read_ns: t.1, write_ns: t.2 })
+        .map(|t| MediaConfig {
+            name: t.0.to_string(),
+            read_ns: t.1,
+            write_ns: t.2,
+        })
 }

@@ -36,7 +36,15 @@ pub struct Nvmm {
 impl Nvmm {
     /// Build from validated parameters; `capacity` is the mapped region.
     pub fn new(p: NvmmParams, capacity: u64) -> Self {
-        Self { p, capacity, bus: Timeline::default(), dirty: BTreeSet::new(), lines_flushed: 0, syncs: 0, sync_ns: 0 }
+        Self {
+            p,
+            capacity,
+            bus: Timeline::default(),
+            dirty: BTreeSet::new(),
+            lines_flushed: 0,
+            syncs: 0,
+            sync_ns: 0,
+        }
     }
 }
 
@@ -90,7 +98,11 @@ impl Device for Nvmm {
                 now + cost.total_ns()
             }
         };
-        cx.complete(Completion { id: req.id, at, breakdown: bd });
+        cx.complete(Completion {
+            id: req.id,
+            at,
+            breakdown: bd,
+        });
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
     fn capacity(&self) -> u64 {
@@ -105,7 +117,10 @@ impl Device for Nvmm {
             counters: vec![
                 ("lines_flushed".into(), self.lines_flushed as f64),
                 ("syncs".into(), self.syncs as f64),
-                ("sync_ns_mean".into(), self.sync_ns as f64 / self.syncs.max(1) as f64),
+                (
+                    "sync_ns_mean".into(),
+                    self.sync_ns as f64 / self.syncs.max(1) as f64,
+                ),
                 ("dirty_pages_now".into(), self.dirty.len() as f64),
             ],
             ..Default::default()

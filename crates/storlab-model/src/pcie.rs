@@ -257,11 +257,18 @@ pub fn validate(cfg: &PcieArrayConfig) -> Result<(), crate::config::ConfigError>
 
 impl PcieArray {
     /// Build from a validated configuration.
-    pub fn new(cfg: PcieArrayConfig, media: MediaConfig, power: PowerConfig, capacity: u64) -> Self {
+    pub fn new(
+        cfg: PcieArrayConfig,
+        media: MediaConfig,
+        power: PowerConfig,
+        capacity: u64,
+    ) -> Self {
         let nctl = cfg.controllers as usize;
         let per_ctrl = capacity.div_ceil(cfg.controllers as u64);
         let lines = per_ctrl.div_ceil(cfg.row_bytes).max(1);
-        let wear = (0..nctl).map(|i| StartGap::new(lines, cfg.start_gap_psi, 0x5eed + i as u64)).collect();
+        let wear = (0..nctl)
+            .map(|i| StartGap::new(lines, cfg.start_gap_psi, 0x5eed + i as u64))
+            .collect();
         Self {
             link_bps: cfg.lane_bytes_per_s * cfg.link_lanes as u64,
             buffers_free: cfg.buffers,
@@ -344,7 +351,10 @@ impl PcieArray {
     }
 
     fn first_barrier_seq(&self) -> u64 {
-        self.barriers.front().map(|&b| self.reqs[b as usize].seq).unwrap_or(u64::MAX)
+        self.barriers
+            .front()
+            .map(|&b| self.reqs[b as usize].seq)
+            .unwrap_or(u64::MAX)
     }
 
     /// Admit a request into the device queues (it holds a tag).
@@ -379,7 +389,11 @@ impl PcieArray {
                 self.finish_req(now, ri, cx);
             }
             Some(op) => {
-                let q = if self.cfg.queues == QueuePolicy::ReadWrite && op == Op::Write { 1 } else { 0 };
+                let q = if self.cfg.queues == QueuePolicy::ReadWrite && op == Op::Write {
+                    1
+                } else {
+                    0
+                };
                 self.queues[q].push_back(ri);
             }
         }
@@ -414,7 +428,11 @@ impl PcieArray {
         if total > accounted {
             bd.add(Component::DeviceQueue, total - accounted);
         }
-        cx.complete(Completion { id: r.id, at: now, breakdown: bd });
+        cx.complete(Completion {
+            id: r.id,
+            at: now,
+            breakdown: bd,
+        });
         self.free_reqs.push(ri);
         self.in_device -= 1;
         if self.in_device == 0 {
@@ -474,12 +492,18 @@ impl PcieArray {
             return;
         }
         self.pumping = true;
-        let nq = if self.cfg.queues == QueuePolicy::ReadWrite { 2 } else { 1 };
+        let nq = if self.cfg.queues == QueuePolicy::ReadWrite {
+            2
+        } else {
+            1
+        };
         loop {
             let mut started = false;
             for k in 0..nq {
                 let q = (self.rr + k) % nq;
-                let Some(&ri) = self.queues[q].front() else { continue };
+                let Some(&ri) = self.queues[q].front() else {
+                    continue;
+                };
                 if !self.can_start(ri) {
                     continue;
                 }
@@ -565,22 +589,44 @@ impl PcieArray {
         let out_used = self.ctrls[ci].out_used;
         let xfers = &self.xfers;
         let q = &self.ctrls[ci].queue;
-        let Some(pos) = q.iter().position(|&xi| xfers[xi as usize].write).or_else(|| if out_used { None } else { q.iter().position(|_| true) }) else {
+        let Some(pos) = q
+            .iter()
+            .position(|&xi| xfers[xi as usize].write)
+            .or_else(|| {
+                if out_used {
+                    None
+                } else {
+                    q.iter().position(|_| true)
+                }
+            })
+        else {
             return;
         };
-        let xi = self.ctrls[ci].queue.remove(pos).expect("position is in range");
+        let xi = self.ctrls[ci]
+            .queue
+            .remove(pos)
+            .expect("position is in range");
         let x = self.xfers[xi as usize];
         let rows = (x.offset + x.len - 1) / self.cfg.row_bytes - x.offset / self.cfg.row_bytes + 1;
-        let row_ns = rows * if x.write { self.media.write_ns } else { self.media.read_ns };
+        let row_ns = rows
+            * if x.write {
+                self.media.write_ns
+            } else {
+                self.media.read_ns
+            };
         let stream = xfer_ns(x.len, self.cfg.controller_bytes_per_s);
         let service = row_ns + stream;
-        let lat = if x.write { self.cfg.controller_latency_ns.write } else { self.cfg.controller_latency_ns.read }
-            + (x.len * if x.write {
+        let lat = if x.write {
+            self.cfg.controller_latency_ns.write
+        } else {
+            self.cfg.controller_latency_ns.read
+        } + (x.len
+            * if x.write {
                 self.cfg.controller_latency_ns_per_kib.write
             } else {
                 self.cfg.controller_latency_ns_per_kib.read
             })
-            .div_ceil(1024);
+        .div_ceil(1024);
         self.ctrls[ci].tl.reserve(now, service);
         if !self.ctrls[ci].queue.is_empty() && !self.ctrls[ci].free_pending {
             // more work waits: look again when this op ends
@@ -639,7 +685,13 @@ impl PcieArray {
     /// part of the ring's bandwidth: concurrent streams share the ring as
     /// long as its total work fits (the ring's backlog is absorbed within
     /// the stream's own duration). Returns (first byte out, last byte out).
-    fn ring_stream(&mut self, now: Nanos, len: u64, upstream_end: Nanos, lat: Nanos) -> (Nanos, Nanos) {
+    fn ring_stream(
+        &mut self,
+        now: Nanos,
+        len: u64,
+        upstream_end: Nanos,
+        lat: Nanos,
+    ) -> (Nanos, Nanos) {
         let dur = xfer_ns(len, self.cfg.ring_bytes_per_s);
         let window = xfer_ns(len, self.link_bps).max(dur);
         let backlog = self.ring.free_at.saturating_sub(now);
@@ -654,7 +706,8 @@ impl PcieArray {
     fn ring_write(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
         let x = self.xfers[xi as usize];
         self.ctrls[x.ctrl as usize].in_used = true;
-        let (first, last) = self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.write);
+        let (first, last) =
+            self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.write);
         let xm = &mut self.xfers[xi as usize];
         self.xbd[xi as usize].add(Component::Interconnect, last - xm.t_mark);
         xm.t_mark = last;
@@ -671,7 +724,8 @@ impl PcieArray {
         self.buffers_free -= 1;
         self.reads_before_buffer -= 1;
         let x = self.xfers[xi as usize];
-        let (first, last_r) = self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.read);
+        let (first, last_r) =
+            self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.read);
         // the out-queue empties as the ring drains it
         self.ctrls[x.ctrl as usize].out_used = false;
         let dur = xfer_ns(x.len, self.link_bps);
@@ -737,7 +791,11 @@ impl Device for PcieArray {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.done_window.push_back(false);
-        let len = if matches!(req.op, Op::Read | Op::Write) { req.len.max(1) } else { req.len };
+        let len = if matches!(req.op, Op::Read | Op::Write) {
+            req.len.max(1)
+        } else {
+            req.len
+        };
         let ri = self.alloc_req(Req {
             id: req.id,
             op: Some(req.op),
@@ -808,7 +866,18 @@ impl Device for PcieArray {
         let ctrls: Vec<String> = self
             .ctrls
             .iter()
-            .map(|c| format!("[q={} in={} out={} pend={} ringw={} free_at={} fp={}]", c.queue.len(), c.in_used, c.out_used, c.pending_reads, c.ring_waiters.len(), c.tl.free_at, c.free_pending))
+            .map(|c| {
+                format!(
+                    "[q={} in={} out={} pend={} ringw={} free_at={} fp={}]",
+                    c.queue.len(),
+                    c.in_used,
+                    c.out_used,
+                    c.pending_reads,
+                    c.ring_waiters.len(),
+                    c.tl.free_at,
+                    c.free_pending
+                )
+            })
             .collect();
         format!(
             "in_device={} queues={}/{} held={} barriers={} tag_wait={} buffers_free={} buffer_waiters={} reads_before_buffer={} ctrls={}",
@@ -830,30 +899,49 @@ impl Device for PcieArray {
         let busy = self.busy_ns + self.busy_since.map(|s| now - s).unwrap_or(0);
         let frac = |b: u64| (b as f64 / el).min(1.0);
         let mut util = vec![
-            Utilisation { resource: "scheduler".into(), busy: frac(busy) },
-            Utilisation { resource: "link.device_to_host".into(), busy: frac(self.link[0].busy_ns) },
-            Utilisation { resource: "link.host_to_device".into(), busy: frac(self.link[1].busy_ns) },
+            Utilisation {
+                resource: "scheduler".into(),
+                busy: frac(busy),
+            },
+            Utilisation {
+                resource: "link.device_to_host".into(),
+                busy: frac(self.link[0].busy_ns),
+            },
+            Utilisation {
+                resource: "link.host_to_device".into(),
+                busy: frac(self.link[1].busy_ns),
+            },
             Utilisation {
                 resource: "buffers".into(),
                 busy: (self.buffer_ns as f64 / el / self.cfg.buffers as f64).min(1.0),
             },
-            Utilisation { resource: "ring".into(), busy: frac(self.ring.busy_ns) },
+            Utilisation {
+                resource: "ring".into(),
+                busy: frac(self.ring.busy_ns),
+            },
         ];
         for (i, c) in self.ctrls.iter().enumerate() {
-            util.push(Utilisation { resource: format!("controller.{i}"), busy: frac(c.tl.busy_ns) });
+            util.push(Utilisation {
+                resource: format!("controller.{i}"),
+                busy: frac(c.tl.busy_ns),
+            });
         }
         let p = &self.power;
         let secs = el / 1e9;
         let comp = |name: &str, w: [f64; 2], u: f64, n: f64| {
             let avg = n * (w[0] + (w[1] - w[0]) * u);
-            Power { component: name.into(), avg_w: avg, energy_j: avg * secs }
+            Power {
+                component: name.into(),
+                avg_w: avg,
+                energy_j: avg * secs,
+            }
         };
         let u_sched = frac(busy);
         let u_ring = frac(self.ring.busy_ns);
         let u_buf = (self.buffer_ns as f64 / el / self.cfg.buffers as f64).min(1.0);
         let u_link = frac(self.link[0].busy_ns.max(self.link[1].busy_ns));
-        let u_ctrl: f64 =
-            self.ctrls.iter().map(|c| frac(c.tl.busy_ns)).sum::<f64>() / self.ctrls.len().max(1) as f64;
+        let u_ctrl: f64 = self.ctrls.iter().map(|c| frac(c.tl.busy_ns)).sum::<f64>()
+            / self.ctrls.len().max(1) as f64;
         let n_ctrl = self.ctrls.len() as f64;
         let row_bits = (self.cfg.row_bytes * 8) as f64;
         let write_bits_array = if self.cfg.selective_writes {
@@ -873,13 +961,35 @@ impl Device for PcieArray {
         let power = vec![
             comp("scheduler_and_dma", p.scheduler_w, u_sched, 1.0),
             comp("ring", p.ring_w, u_ring, 1.0),
-            comp("scheduler_buffers", p.scheduler_buffers_w, u_buf, self.cfg.buffers as f64 / 2.0),
+            comp(
+                "scheduler_buffers",
+                p.scheduler_buffers_w,
+                u_buf,
+                self.cfg.buffers as f64 / 2.0,
+            ),
             comp("memory_controllers", p.controller_w, u_ctrl, n_ctrl),
-            comp("memory_controller_buffers", p.controller_buffers_w, u_ctrl, n_ctrl),
+            comp(
+                "memory_controller_buffers",
+                p.controller_buffers_w,
+                u_ctrl,
+                n_ctrl,
+            ),
             comp("pcie", p.pcie_w, u_link, 1.0),
-            Power { component: "media_array".into(), avg_w: array_j / secs, energy_j: array_j },
-            Power { component: "media_row_buffers".into(), avg_w: rowbuf_j / secs, energy_j: rowbuf_j },
-            Power { component: "media_background".into(), avg_w: bg_w, energy_j: bg_w * secs },
+            Power {
+                component: "media_array".into(),
+                avg_w: array_j / secs,
+                energy_j: array_j,
+            },
+            Power {
+                component: "media_row_buffers".into(),
+                avg_w: rowbuf_j / secs,
+                energy_j: rowbuf_j,
+            },
+            Power {
+                component: "media_background".into(),
+                avg_w: bg_w,
+                energy_j: bg_w * secs,
+            },
         ];
         let mut wear = StartGap::summarize(self.wear.iter(), "row writes");
         let gap_writes: u64 = self.wear.iter().map(|w| w.gap_writes).sum();
@@ -887,16 +997,30 @@ impl Device for PcieArray {
             ("rows_read".to_string(), self.rows_read as f64),
             ("rows_written".to_string(), self.rows_written as f64),
             ("start_gap_extra_writes".to_string(), gap_writes as f64),
-            ("buffer_hold_ns_mean.read".to_string(), self.buffer_hold[0] as f64 / self.buffer_uses[0].max(1) as f64),
-            ("buffer_hold_ns_mean.write".to_string(), self.buffer_hold[1] as f64 / self.buffer_uses[1].max(1) as f64),
+            (
+                "buffer_hold_ns_mean.read".to_string(),
+                self.buffer_hold[0] as f64 / self.buffer_uses[0].max(1) as f64,
+            ),
+            (
+                "buffer_hold_ns_mean.write".to_string(),
+                self.buffer_hold[1] as f64 / self.buffer_uses[1].max(1) as f64,
+            ),
         ];
         if wear.max > 0 {
             // lifetime at this write rate, for the most-written line
             let per_s = wear.max as f64 / secs;
-            counters.push(("lifetime_years_at_this_rate".into(), self.cfg.endurance_writes as f64 / per_s / 3.156e7));
+            counters.push((
+                "lifetime_years_at_this_rate".into(),
+                self.cfg.endurance_writes as f64 / per_s / 3.156e7,
+            ));
         } else {
             wear.mean = 0.0;
         }
-        DeviceReport { utilisation: util, power, wear: Some(wear), counters }
+        DeviceReport {
+            utilisation: util,
+            power,
+            wear: Some(wear),
+            counters,
+        }
     }
 }

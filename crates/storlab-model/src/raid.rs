@@ -59,12 +59,19 @@ pub fn validate(cfg: &RaidConfig) -> Result<(), ConfigError> {
 
 /// Assemble a RAID-0 set from built members; `capacity` (the preset's)
 /// must not exceed what the members hold.
-pub fn build(cfg: &RaidConfig, members: Vec<Box<dyn Device>>, capacity: u64) -> Result<Box<dyn Device>, ConfigError> {
+pub fn build(
+    cfg: &RaidConfig,
+    members: Vec<Box<dyn Device>>,
+    capacity: u64,
+) -> Result<Box<dyn Device>, ConfigError> {
     let set = Raid0::new(members, cfg.stripe_bytes);
     if capacity > set.capacity() {
         return Err(ConfigError::Invalid {
             field: "device.capacity_bytes".into(),
-            message: format!("{capacity} is more than the {} bytes the members hold", set.capacity()),
+            message: format!(
+                "{capacity} is more than the {} bytes the members hold",
+                set.capacity()
+            ),
         });
     }
     let set = set.limit(capacity);
@@ -104,9 +111,13 @@ impl Raid0 {
     /// smallest member's, rounded down to whole stripes, times the member
     /// count.
     pub fn new(members: Vec<Box<dyn Device>>, stripe_bytes: u64) -> Self {
-        assert!(!members.is_empty() && stripe_bytes > 0, "RAID-0 needs members and a stripe");
+        assert!(
+            !members.is_empty() && stripe_bytes > 0,
+            "RAID-0 needs members and a stripe"
+        );
         let n = members.len() as u64;
-        let per = members.iter().map(|m| m.capacity()).min().unwrap_or(0) / stripe_bytes * stripe_bytes;
+        let per =
+            members.iter().map(|m| m.capacity()).min().unwrap_or(0) / stripe_bytes * stripe_bytes;
         let bits = (64 - (n - 1).leading_zeros()).max(1);
         Self {
             members,
@@ -151,7 +162,10 @@ impl Raid0 {
     fn drain(&mut self, m: usize, cx: &mut Cx) {
         let bits = self.bits;
         for (t, tok) in self.ccx.wakeups.drain(..) {
-            debug_assert!(tok < TOKEN_LIMIT >> bits, "member token {tok:#x} leaves no room for {bits} routing bits");
+            debug_assert!(
+                tok < TOKEN_LIMIT >> bits,
+                "member token {tok:#x} leaves no room for {bits} routing bits"
+            );
             cx.wake(t, (tok << bits) | m as u64);
         }
         let mut done = std::mem::take(&mut self.ccx.completions);
@@ -164,7 +178,11 @@ impl Raid0 {
             }
             r.pending -= 1;
             if r.pending == 0 {
-                cx.complete(Completion { id: r.id, at: r.at, breakdown: r.bd });
+                cx.complete(Completion {
+                    id: r.id,
+                    at: r.at,
+                    breakdown: r.bd,
+                });
                 self.free.push(ri as u32);
             }
         }
@@ -182,7 +200,12 @@ impl Device for Raid0 {
                 (self.reqs.len() - 1) as u32
             }
         };
-        self.reqs[ri as usize] = RReq { id: req.id, pending: 0, at: now, bd: Breakdown::default() };
+        self.reqs[ri as usize] = RReq {
+            id: req.id,
+            pending: 0,
+            at: now,
+            bd: Breakdown::default(),
+        };
         self.requests += 1;
         // per member: (first offset, bytes)
         let mut parts = std::mem::take(&mut self.parts);
@@ -220,7 +243,13 @@ impl Device for Raid0 {
         }
         self.reqs[ri as usize].pending = parts.len() as u32;
         for &(m, moff, len) in &parts {
-            let sub = DevRequest { id: ri as u64, op: req.op, offset: moff, len, fua: req.fua };
+            let sub = DevRequest {
+                id: ri as u64,
+                op: req.op,
+                offset: moff,
+                len,
+                fua: req.fua,
+            };
             let mut ccx = std::mem::take(&mut self.ccx);
             self.members[m].submit(now, sub, &mut ccx);
             self.ccx = ccx;

@@ -74,24 +74,36 @@ pub struct SystemConfig {
 }
 
 fn missing(table: &str, class: &str) -> ConfigError {
-    ConfigError::Invalid { field: table.into(), message: format!("device class {class} needs a [{table}] table") }
+    ConfigError::Invalid {
+        field: table.into(),
+        message: format!("device class {class} needs a [{table}] table"),
+    }
 }
 
 impl SystemConfig {
     /// Load a preset (name or file) with overrides; returns the resolved
     /// leaves (for `devices show` and reports) and the typed configuration.
-    pub fn load(store: &PresetStore, name: &str, overrides: &[String]) -> Result<(Resolved, Self), ConfigError> {
+    pub fn load(
+        store: &PresetStore,
+        name: &str,
+        overrides: &[String],
+    ) -> Result<(Resolved, Self), ConfigError> {
         let mut expanded = Vec::new();
         for o in overrides {
             // `media=<technology>` expands to the technology's timings
             if let Some(v) = o.strip_prefix("media=") {
-                let t = crate::media::technology(v.trim()).ok_or_else(|| ConfigError::Override {
-                    arg: o.clone(),
-                    message: format!(
-                        "unknown technology; known: {}",
-                        crate::media::TECHNOLOGIES.iter().map(|t| t.0).collect::<Vec<_>>().join(", ")
-                    ),
-                })?;
+                let t =
+                    crate::media::technology(v.trim()).ok_or_else(|| ConfigError::Override {
+                        arg: o.clone(),
+                        message: format!(
+                            "unknown technology; known: {}",
+                            crate::media::TECHNOLOGIES
+                                .iter()
+                                .map(|t| t.0)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    })?;
                 expanded.push(format!("media.name=\"{}\"", t.name));
                 expanded.push(format!("media.read_ns={}", t.read_ns));
                 expanded.push(format!("media.write_ns={}", t.write_ns));
@@ -108,12 +120,24 @@ impl SystemConfig {
     /// Check ranges and that the class's tables are present.
     pub fn validate(&self) -> Result<(), ConfigError> {
         crate::host::validate(&self.host)?;
-        crate::config::check_range("device.capacity_bytes", self.device.capacity_bytes, 4096, u64::MAX / 2)?;
+        crate::config::check_range(
+            "device.capacity_bytes",
+            self.device.capacity_bytes,
+            4096,
+            u64::MAX / 2,
+        )?;
         match self.device.class {
             DeviceClass::PcieArray => {
-                let p = self.pcie.as_ref().ok_or_else(|| missing("pcie", "pcie-array"))?;
-                self.media.as_ref().ok_or_else(|| missing("media", "pcie-array"))?;
-                self.power.as_ref().ok_or_else(|| missing("power", "pcie-array"))?;
+                let p = self
+                    .pcie
+                    .as_ref()
+                    .ok_or_else(|| missing("pcie", "pcie-array"))?;
+                self.media
+                    .as_ref()
+                    .ok_or_else(|| missing("media", "pcie-array"))?;
+                self.power
+                    .as_ref()
+                    .ok_or_else(|| missing("power", "pcie-array"))?;
                 crate::pcie::validate(p)?;
             }
             DeviceClass::Ddr => {
@@ -124,7 +148,10 @@ impl SystemConfig {
             DeviceClass::Fixed => {}
             DeviceClass::Nvmm => {
                 let n = self.nvmm.as_ref().ok_or_else(|| missing("nvmm", "nvmm"))?;
-                n.validate().map_err(|e| ConfigError::Invalid { field: "nvmm".into(), message: e.to_string() })?;
+                n.validate().map_err(|e| ConfigError::Invalid {
+                    field: "nvmm".into(),
+                    message: e.to_string(),
+                })?;
             }
             DeviceClass::Ssd => {
                 let c = self.ssd.as_ref().ok_or_else(|| missing("ssd", "ssd"))?;
@@ -153,7 +180,11 @@ impl SystemConfig {
         self.build_nested(store, 0)
     }
 
-    fn build_nested(&self, store: &PresetStore, depth: u32) -> Result<Box<dyn Device>, ConfigError> {
+    fn build_nested(
+        &self,
+        store: &PresetStore,
+        depth: u32,
+    ) -> Result<Box<dyn Device>, ConfigError> {
         self.validate()?;
         let cap = self.device.capacity_bytes;
         Ok(match self.device.class {
@@ -163,19 +194,31 @@ impl SystemConfig {
                 self.power.clone().expect("validated"),
                 cap,
             )),
-            DeviceClass::Ddr => {
-                Box::new(DdrRamDisk::new(self.ddr.clone().expect("validated"), self.media.clone().expect("validated"), cap))
-            }
+            DeviceClass::Ddr => Box::new(DdrRamDisk::new(
+                self.ddr.clone().expect("validated"),
+                self.media.clone().expect("validated"),
+                cap,
+            )),
             DeviceClass::Fixed => Box::new(FixedLatency::new(self.device.latency_ns, cap)),
-            DeviceClass::Nvmm => Box::new(crate::nvmm::Nvmm::new(self.nvmm.clone().expect("validated"), cap)),
-            DeviceClass::Ssd => Box::new(crate::flash::Ssd::new(self.ssd.clone().expect("validated"), cap)?),
-            DeviceClass::Disk => Box::new(crate::disk::Disk::new(self.disk.clone().expect("validated"), cap)?),
+            DeviceClass::Nvmm => Box::new(crate::nvmm::Nvmm::new(
+                self.nvmm.clone().expect("validated"),
+                cap,
+            )),
+            DeviceClass::Ssd => Box::new(crate::flash::Ssd::new(
+                self.ssd.clone().expect("validated"),
+                cap,
+            )?),
+            DeviceClass::Disk => Box::new(crate::disk::Disk::new(
+                self.disk.clone().expect("validated"),
+                cap,
+            )?),
             DeviceClass::Raid0 => {
                 let r = self.raid.as_ref().expect("validated");
                 if depth >= 4 {
                     return Err(ConfigError::Invalid {
                         field: "raid.members".into(),
-                        message: "RAID sets nest more than 4 deep (a preset that contains itself?)".into(),
+                        message: "RAID sets nest more than 4 deep (a preset that contains itself?)"
+                            .into(),
                     });
                 }
                 let mut members = Vec::with_capacity(r.members.len());

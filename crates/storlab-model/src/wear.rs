@@ -47,7 +47,18 @@ impl StartGap {
             mul += 1;
         }
         let add = seed.wrapping_mul(0xD1B5_4A32_D192_ED03) % lines;
-        Self { lines, psi, start: 0, gap: lines, since_move: 0, mul, add, counts: Vec::new(), gap_writes: 0, writes: 0 }
+        Self {
+            lines,
+            psi,
+            start: 0,
+            gap: lines,
+            since_move: 0,
+            mul,
+            add,
+            counts: Vec::new(),
+            gap_writes: 0,
+            writes: 0,
+        }
     }
 
     /// Physical slot of a logical line.
@@ -113,7 +124,16 @@ impl StartGap {
                 total += c as u64;
             }
         }
-        Wear { unit: unit.to_string(), units, max, mean: if units > 0 { total as f64 / units as f64 } else { 0.0 } }
+        Wear {
+            unit: unit.to_string(),
+            units,
+            max,
+            mean: if units > 0 {
+                total as f64 / units as f64
+            } else {
+                0.0
+            },
+        }
     }
 }
 
@@ -147,7 +167,12 @@ mod tests {
         let w0 = StartGap::summarize([&flat], "line");
         let w1 = StartGap::summarize([&sg], "line");
         assert_eq!(w0.max, 100_000);
-        assert!(w1.max < w0.max / 10, "start-gap max {} not far below {}", w1.max, w0.max);
+        assert!(
+            w1.max < w0.max / 10,
+            "start-gap max {} not far below {}",
+            w1.max,
+            w0.max
+        );
         // gap movement costs 1/psi extra writes
         assert_eq!(sg.gap_writes, 100_000 / 4);
     }

@@ -25,7 +25,9 @@ fn drive(name: &str, d: &mut dyn Device, reqs: &[(u64, DevRequest)]) -> BTreeMap
     while let Some((&(t, s), &tok)) = q.iter().next() {
         q.remove(&(t, s));
         match tok {
-            Some(tok) if tok & (1 << 62) != 0 => d.submit(t, reqs[(tok & !(1 << 62)) as usize].1, &mut cx),
+            Some(tok) if tok & (1 << 62) != 0 => {
+                d.submit(t, reqs[(tok & !(1 << 62)) as usize].1, &mut cx)
+            }
             Some(tok) => d.on_event(t, tok, &mut cx),
             None => {}
         }
@@ -36,16 +38,31 @@ fn drive(name: &str, d: &mut dyn Device, reqs: &[(u64, DevRequest)]) -> BTreeMap
         }
         for c in cx.completions.drain(..) {
             assert!(c.at >= t, "completion in the past");
-            assert_eq!(c.breakdown.total(), c.at - reqs[c.id as usize].0, "breakdown covers the latency");
+            assert_eq!(
+                c.breakdown.total(),
+                c.at - reqs[c.id as usize].0,
+                "breakdown covers the latency"
+            );
             assert!(done.insert(c.id, c).is_none(), "completed twice");
         }
     }
-    assert_eq!(done.len(), reqs.len(), "{name}: every request completes; {}", d.debug_state());
+    assert_eq!(
+        done.len(),
+        reqs.len(),
+        "{name}: every request completes; {}",
+        d.debug_state()
+    );
     done
 }
 
 fn req(id: u64, op: Op, offset: u64, len: u64) -> DevRequest {
-    DevRequest { id, op, offset, len, fua: false }
+    DevRequest {
+        id,
+        op,
+        offset,
+        len,
+        fua: false,
+    }
 }
 
 #[test]
@@ -61,11 +78,18 @@ fn a_flush_waits_for_earlier_requests_and_holds_later_ones_in_every_scheduler() 
         ];
         let done = drive(preset, d.as_mut(), &reqs);
         let flush = done[&2].at;
-        assert!(flush >= done[&0].at && flush >= done[&1].at, "{preset}: flush before earlier requests");
+        assert!(
+            flush >= done[&0].at && flush >= done[&1].at,
+            "{preset}: flush before earlier requests"
+        );
         // a 4 KB access takes microseconds: the later ones cannot finish
         // before the flush if they were held behind it
         for id in [3, 4] {
-            assert!(done[&id].at > flush, "{preset}: request {id} finished at {} before the flush at {flush}", done[&id].at);
+            assert!(
+                done[&id].at > flush,
+                "{preset}: request {id} finished at {} before the flush at {flush}",
+                done[&id].at
+            );
         }
         // without the flush the small ones overtake the large write
         let mut d = device(preset);
@@ -77,15 +101,23 @@ fn a_flush_waits_for_earlier_requests_and_holds_later_ones_in_every_scheduler() 
             .collect();
         let done = drive(preset, d.as_mut(), &no_flush);
         // ids: 0 large write, 1 read, 2 small read, 3 small write
-        assert!(done[&2].at < done[&0].at || preset == "moneta-spin" || preset == "haste-pcm",
-            "{preset}: with separate queues a small read should overtake a large write");
+        assert!(
+            done[&2].at < done[&0].at || preset == "moneta-spin" || preset == "haste-pcm",
+            "{preset}: with separate queues a small read should overtake a large write"
+        );
     }
 }
 
 #[test]
 fn many_mixed_requests_all_complete_with_consistent_breakdowns() {
     // a deterministic pseudo-random mix of sizes, offsets and ops
-    for preset in ["moneta-base", "moneta-2q", "moneta-balance", "haste-dram", "ddr-pcm"] {
+    for preset in [
+        "moneta-base",
+        "moneta-2q",
+        "moneta-balance",
+        "haste-dram",
+        "ddr-pcm",
+    ] {
         let mut d = device(preset);
         let mut x = 0x9e3779b97f4a7c15u64;
         let mut reqs = Vec::new();

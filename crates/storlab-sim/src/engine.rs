@@ -161,10 +161,19 @@ impl Engine {
     #[inline]
     fn push(&mut self, t: Nanos, tok: u64) {
         self.seq += 1;
-        self.heap.push(Reverse(Ev { t, seq: self.seq, tok }));
+        self.heap.push(Reverse(Ev {
+            t,
+            seq: self.seq,
+            tok,
+        }));
     }
 
-    fn drain_hcx(&mut self, threads: &mut [ThreadState], first_thread: u32, progress: &mut dyn FnMut(u64, Nanos)) {
+    fn drain_hcx(
+        &mut self,
+        threads: &mut [ThreadState],
+        first_thread: u32,
+        progress: &mut dyn FnMut(u64, Nanos),
+    ) {
         let mut hcx = std::mem::take(&mut self.hcx);
         for (t, tok) in hcx.wakeups.drain(..) {
             self.push(t, tok);
@@ -179,7 +188,9 @@ impl Engine {
             let lat = d.at - submitted;
             th.plan.source.completed(n, lat);
             if d.at >= th.start + th.plan.ramp_ns {
-                th.plan.stats.record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);
+                th.plan
+                    .stats
+                    .record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);
             }
             if th.plan.thinktime_ns > 0 {
                 th.not_before = th.not_before.max(d.at + th.plan.thinktime_ns);
@@ -240,12 +251,16 @@ impl Engine {
             }
             if let Some(r) = th.plan.rate_bytes_per_s[d] {
                 if r > 0 {
-                    t = t.max(th.start + (th.issued_bytes[d] as u128 * 1_000_000_000 / r as u128) as u64);
+                    t = t.max(
+                        th.start + (th.issued_bytes[d] as u128 * 1_000_000_000 / r as u128) as u64,
+                    );
                 }
             }
             if let Some(r) = th.plan.rate_iops[d] {
                 if r > 0 {
-                    t = t.max(th.start + (th.issued_ios[d] as u128 * 1_000_000_000 / r as u128) as u64);
+                    t = t.max(
+                        th.start + (th.issued_ios[d] as u128 * 1_000_000_000 / r as u128) as u64,
+                    );
                 }
             }
             if t > now {
@@ -253,7 +268,11 @@ impl Engine {
                     th.wake_pending = true;
                     let thread = first_thread + ti as u32;
                     self.seq += 1;
-                    self.heap.push(Reverse(Ev { t, seq: self.seq, tok: THREAD_BIT | thread as u64 }));
+                    self.heap.push(Reverse(Ev {
+                        t,
+                        seq: self.seq,
+                        tok: THREAD_BIT | thread as u64,
+                    }));
                 }
                 break;
             }
@@ -275,7 +294,14 @@ impl Engine {
                     (self.inflight.len() - 1) as u64
                 }
             };
-            let hio = HostIo { id, thread, op: io.op, offset: io.offset, len: io.len, fua: io.fua };
+            let hio = HostIo {
+                id,
+                thread,
+                op: io.op,
+                offset: io.offset,
+                len: io.len,
+                fua: io.fua,
+            };
             let mut hcx = std::mem::take(&mut self.hcx);
             self.host.submit(now, hio, &mut hcx);
             self.hcx = hcx;
@@ -284,7 +310,11 @@ impl Engine {
             let mut hcx = std::mem::take(&mut self.hcx);
             for (t, tok) in hcx.wakeups.drain(..) {
                 self.seq += 1;
-                self.heap.push(Reverse(Ev { t, seq: self.seq, tok }));
+                self.heap.push(Reverse(Ev {
+                    t,
+                    seq: self.seq,
+                    tok,
+                }));
             }
             debug_assert!(hcx.done.is_empty());
             self.hcx = hcx;
@@ -344,7 +374,11 @@ impl Engine {
         }
         let stuck: u64 = threads.iter().map(|t| t.outstanding as u64).sum();
         if stuck > 0 {
-            return Err(StuckRequests { outstanding: stuck, at: self.now, state: self.host.device().debug_state() });
+            return Err(StuckRequests {
+                outstanding: stuck,
+                at: self.now,
+                state: self.host.device().debug_state(),
+            });
         }
         Ok(threads
             .into_iter()

@@ -38,7 +38,13 @@ impl IoSource for FioSource {
             IoOp::Trim => Op::Trim,
             IoOp::Fsync | IoOp::Fdatasync => Op::Flush,
         };
-        Some(IoReq { op, offset: io.offset, len: io.len, at: None, fua: false })
+        Some(IoReq {
+            op,
+            offset: io.offset,
+            len: io.len,
+            at: None,
+            fua: false,
+        })
     }
 }
 
@@ -120,12 +126,20 @@ pub fn simulate(
     let report = engine.host().device().report(now);
     let device_json = config_json(resolved);
     let grouped = jobs.jobs.iter().any(|j| j.group_reporting);
-    let mut out = if grouped { crate::stats::group(&all) } else { all };
-    let core_util = engine.host().core_busy_ns() as f64 / (now.max(1) as f64 * cfg.host.cores as f64);
+    let mut out = if grouped {
+        crate::stats::group(&all)
+    } else {
+        all
+    };
+    let core_util =
+        engine.host().core_busy_ns() as f64 / (now.max(1) as f64 * cfg.host.cores as f64);
     for j in &mut out {
         let mut util = serde_json::to_value(&report.utilisation).unwrap_or(Value::Null);
         if let Value::Array(a) = &mut util {
-            a.insert(0, json!({"resource": "host.cores", "busy": core_util.min(1.0)}));
+            a.insert(
+                0,
+                json!({"resource": "host.cores", "busy": core_util.min(1.0)}),
+            );
         }
         j.storlab = json!({
             "device": device_json,
@@ -143,7 +157,11 @@ pub fn simulate(
             "seed": seed,
         });
     }
-    Ok(RunResult { jobs: out, sim_ns: now, events: engine.events() })
+    Ok(RunResult {
+        jobs: out,
+        sim_ns: now,
+        events: engine.events(),
+    })
 }
 
 fn energy_per_byte(report: &storlab_model::DeviceReport, j: &JobStats, dir: usize) -> Option<f64> {

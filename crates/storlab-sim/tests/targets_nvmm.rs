@@ -12,7 +12,18 @@ fn sync_ns(preset: &str, region: u64, extra: &[&str]) -> f64 {
     let mut ov = vec![cap.as_str()];
     ov.extend_from_slice(extra);
     let size = format!("--size={}", region.max(4096));
-    let s = run(preset, &ov, &["--name=m", "--rw=randwrite", "--bs=4k", "--fsync=1", &size, "--number_ios=20"]);
+    let s = run(
+        preset,
+        &ov,
+        &[
+            "--name=m",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--fsync=1",
+            &size,
+            "--number_ios=20",
+        ],
+    );
     s.sync.lat().mean()
 }
 
@@ -22,7 +33,12 @@ fn default_flushing_grows_linearly_with_the_region_for_every_mode() {
         let m = format!("nvmm.m_flush=\"{mode}\"");
         let small = sync_ns("nvmm-raw", 10 << 20, &[&m]);
         let large = sync_ns("nvmm-raw", 100 << 20, &[&m]);
-        within(&format!("{mode}: msync cost ratio for a 10x larger region"), large / small, 10.0, 0.15);
+        within(
+            &format!("{mode}: msync cost ratio for a 10x larger region"),
+            large / small,
+            10.0,
+            0.15,
+        );
     }
 }
 
@@ -30,9 +46,15 @@ fn default_flushing_grows_linearly_with_the_region_for_every_mode() {
 fn spf_is_nearly_flat_and_at_least_20x_cheaper_at_100mb() {
     let small = sync_ns("nvmm-opt", 64 << 10, &[]);
     let large = sync_ns("nvmm-opt", 100 << 20, &[]);
-    assert!(large / small < 100.0, "SPF grows far slower than the 1600x region: {small} -> {large} ns");
+    assert!(
+        large / small < 100.0,
+        "SPF grows far slower than the 1600x region: {small} -> {large} ns"
+    );
     let default = sync_ns("nvmm-wof", 100 << 20, &[]);
-    assert!(default / large >= 20.0, "SPF at 100 MB: {large} ns vs default {default} ns (needs >= 20x)");
+    assert!(
+        default / large >= 20.0,
+        "SPF at 100 MB: {large} ns vs default {default} ns (needs >= 20x)"
+    );
 }
 
 #[test]
@@ -45,6 +67,9 @@ fn clflush_msync_over_10mb_is_slower_than_msync_on_a_disk() {
     for mode in ["clflush", "clflushopt"] {
         let m = format!("nvmm.m_flush=\"{mode}\"");
         let t = sync_ns("nvmm-raw", 11 << 20, &[&m]);
-        assert!(t > disk_ns, "{mode}: msync of 11 MB took {t} ns, a disk msync {disk_ns} ns");
+        assert!(
+            t > disk_ns,
+            "{mode}: msync of 11 MB took {t} ns, a disk msync {disk_ns} ns"
+        );
     }
 }

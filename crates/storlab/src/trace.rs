@@ -104,7 +104,13 @@ pub fn run(cmd: &TraceCmd) -> anyhow::Result<()> {
             };
             let summary = storlab_trace::convert(input, format, &mut out, to, &copts)?;
             out.flush()?;
-            eprintln!("{}", serde_json::to_string(&summary)?);
+            // the summary goes where it does not mix with the trace
+            let line = serde_json::to_string(&summary)?;
+            if output.as_os_str() == "-" {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
         }
     }
     Ok(())

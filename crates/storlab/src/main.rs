@@ -3,6 +3,7 @@
 
 mod bench;
 mod pmem;
+mod serve;
 mod sim;
 mod trace;
 
@@ -40,6 +41,8 @@ enum Cmd {
     },
     /// Measure the simulator's speed (simulated IOs per second of wall time).
     Bench(bench::BenchArgs),
+    /// Serve an emulated block device over NBD, each reply timed by the model.
+    Serve(serve::ServeArgs),
     /// Block traces: statistics and conversion between formats.
     Trace {
         #[command(subcommand)]
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => bench::run(&a),
         Cmd::Pmem { args } => pmem::run(&args),
         Cmd::Trace { cmd } => trace::run(&cmd),
+        Cmd::Serve(a) => serve::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

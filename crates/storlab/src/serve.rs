@@ -1,0 +1,113 @@
+//! `storlab serve`: an emulated block device over NBD, timed by the same
+//! model the simulator runs.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use storlab_emu::{RecordSpec, ServeOptions, ShutdownHandle, StoreSpec};
+use storlab_model::config::PresetStore;
+use storlab_model::SystemConfig;
+
+/// Options.
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Device preset name or TOML file.
+    #[arg(long, default_value = "moneta-spin")]
+    pub device: String,
+    /// Export size (bytes, or with K/M/G/T, binary units); default: the
+    /// device's capacity.
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<u64>,
+    /// Listen on this unix socket.
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
+    /// Listen on this TCP address (default 127.0.0.1:10809 when no socket).
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
+    /// Allow a non-loopback --listen address (the export has no
+    /// authentication).
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Where data lives: memory (sparse, default) or file:PATH (sparse).
+    #[arg(long, default_value = "memory")]
+    pub store: String,
+    /// Refuse writes.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Export name.
+    #[arg(long, default_value = "")]
+    pub export_name: String,
+    /// Record every request served as a trace to this file.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Format of --record (fio3, blkparse, ...).
+    #[arg(long = "record-format", default_value = "fio3")]
+    pub record_format: String,
+    /// A unix socket taking line commands: powercut, stats, shutdown.
+    #[arg(long)]
+    pub control: Option<PathBuf>,
+    /// Override any configuration value: `--set pcie.controllers=8`.
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// Also look for presets in this directory.
+    #[arg(long = "preset-dir")]
+    pub preset_dir: Option<PathBuf>,
+}
+
+/// `8G`, `512m`, `4096`: binary units.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mul) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        None => (t, 1u64),
+        Some((i, _)) => {
+            let unit = t[i..].to_ascii_lowercase();
+            let m = match unit.trim_end_matches("ib").trim_end_matches('b') {
+                "" => 1,
+                "k" => 1 << 10,
+                "m" => 1 << 20,
+                "g" => 1 << 30,
+                "t" => 1 << 40,
+                _ => return Err(format!("{s}: unknown unit (use K, M, G or T)")),
+            };
+            (&t[..i], m)
+        }
+    };
+    let n: u64 = num.parse().map_err(|_| format!("{s}: not a size"))?;
+    n.checked_mul(mul).ok_or_else(|| format!("{s}: too large"))
+}
+
+/// Run `storlab serve`.
+pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
+    let mut store = PresetStore::default();
+    if let Some(d) = &a.preset_dir {
+        store = store.with_dir(d);
+    }
+    let (_resolved, cfg) = SystemConfig::load(&store, &a.device, &a.set).with_context(|| format!("device '{}'", a.device))?;
+    let device = cfg.build_device()?;
+    let store_spec: StoreSpec = a.store.parse().map_err(|e: String| anyhow::anyhow!("--store: {e}"))?;
+    let record = match &a.record {
+        Some(p) => {
+            let format = a.record_format.parse().with_context(|| "--record-format".to_string())?;
+            Some(RecordSpec::new(p.clone(), format))
+        }
+        None => None,
+    };
+    let opts = ServeOptions {
+        socket: a.socket.clone(),
+        listen: a.listen,
+        allow_remote: a.allow_remote,
+        size: a.size.unwrap_or(0),
+        store: store_spec,
+        read_only: a.read_only,
+        export_name: a.export_name.clone(),
+        description: format!("storlab {}: {}", a.device, cfg.description),
+        record,
+        control: a.control.clone(),
+        handle_signals: true,
+        ..ServeOptions::default()
+    };
+    let report = storlab_emu::serve(opts, device, ShutdownHandle::new())?;
+    println!("{report}");
+    Ok(())
+}

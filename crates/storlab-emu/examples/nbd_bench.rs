@@ -1,0 +1,534 @@
+//! Benchmark the emulator against `nbdkit memory` with fio's nbd engine.
+//!
+//! For each fio job (4 KiB randread and randwrite at iodepth 1 and 32,
+//! numjobs 1 and 2) it measures, in the same run: `nbdkit memory` on a unix
+//! socket, storlab with a zero-latency device (the transport floor) and
+//! storlab with FixedLatency devices. It prints IOPS and latencies, ratios
+//! against nbdkit, the mean latency minus the floor against the model's
+//! latency, and the server's own lateness percentiles.
+//!
+//! ```text
+//! cargo run --release -p storlab-emu --example nbd_bench -- --runtime 5
+//! cargo run --release -p storlab-emu --example nbd_bench -- --quick
+//! ```
+//! Needs fio (Debian package `fio`) and nbdkit (`nbdkit`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use storlab_emu::{spawn, ServeOptions, ServeReport};
+use storlab_model::fixed::FixedLatency;
+
+/// Emulator vs nbdkit benchmark.
+#[derive(Parser)]
+struct Args {
+    /// Seconds per fio run.
+    #[arg(long, default_value_t = 5)]
+    runtime: u64,
+    /// Model latencies to try, ns (0, the floor, is always run).
+    #[arg(long, value_delimiter = ',', default_value = "20000,100000,1000000")]
+    latencies: Vec<u64>,
+    /// Only iodepth 1 numjobs 1 and iodepth 32 numjobs 2.
+    #[arg(long)]
+    quick: bool,
+    /// Only these rw modes.
+    #[arg(long, value_delimiter = ',', default_value = "randread,randwrite")]
+    rw: Vec<String>,
+    /// Export size in MiB.
+    #[arg(long, default_value_t = 1024)]
+    size_mib: u64,
+    /// Write the raw results as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Seconds per run of the busy-polling client (0: skip that table).
+    #[arg(long, default_value_t = 3)]
+    spin_seconds: u64,
+    /// Skip the fio table.
+    #[arg(long)]
+    no_fio: bool,
+    /// Also serve these presets (a real model with wake-ups); their model
+    /// latency is the mean the server's report gives.
+    #[arg(long)]
+    preset: Vec<String>,
+}
+
+enum Target {
+    Fixed(u64),
+    Preset(String),
+}
+
+impl Target {
+    fn name(&self) -> String {
+        match self {
+            Target::Fixed(0) => "storlab floor".into(),
+            Target::Fixed(l) => format!("storlab {}us", l / 1000),
+            Target::Preset(p) => format!("storlab {p}"),
+        }
+    }
+
+    fn device(&self, size: u64) -> Box<dyn storlab_model::Device> {
+        match self {
+            Target::Fixed(l) => Box::new(FixedLatency::new(*l, size)),
+            Target::Preset(name) => {
+                use storlab_model::config::PresetStore;
+                use storlab_model::system::SystemConfig;
+                let set = [format!("device.capacity_bytes={size}")];
+                let built = SystemConfig::load(&PresetStore::default(), name, &set)
+                    .and_then(|(_, cfg)| cfg.build_device());
+                match built {
+                    Ok(d) => d,
+                    Err(e) => {
+                        eprintln!("error: preset {name}: {e}");
+                        std::process::exit(2);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// QD1 4 KiB random reads from a client that busy-polls its socket and
+/// never sleeps, so what it measures is the server's own latency (no
+/// client wake-up cost). Returns latencies in ns.
+fn spin_client(socket: &Path, run: Duration, size: u64) -> std::io::Result<Vec<u64>> {
+    use std::io::{Read, Write};
+    let mut s = std::os::unix::net::UnixStream::connect(socket)?;
+    let mut greet = [0u8; 18];
+    s.read_exact(&mut greet)?;
+    s.write_all(&1u32.to_be_bytes())?;
+    let mut go = 0x4948_4156_454f_5054u64.to_be_bytes().to_vec();
+    go.extend_from_slice(&7u32.to_be_bytes());
+    go.extend_from_slice(&6u32.to_be_bytes());
+    go.extend_from_slice(&[0u8; 6]);
+    s.write_all(&go)?;
+    loop {
+        let mut h = [0u8; 20];
+        s.read_exact(&mut h)?;
+        let len = u32::from_be_bytes([h[16], h[17], h[18], h[19]]) as usize;
+        let mut d = vec![0u8; len];
+        s.read_exact(&mut d)?;
+        match u32::from_be_bytes([h[12], h[13], h[14], h[15]]) {
+            1 => break,
+            3 => {}
+            r => return Err(std::io::Error::other(format!("NBD_OPT_GO refused: {r:#x}"))),
+        }
+    }
+    s.set_nonblocking(true)?;
+    let mut lat = Vec::new();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut reply = vec![0u8; 16 + 4096];
+    let end = Instant::now() + run;
+    let mut handle = 0u64;
+    while Instant::now() < end {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let off = (x % (size / 4096)) * 4096;
+        handle += 1;
+        let mut req = [0u8; 28];
+        req[0..4].copy_from_slice(&0x2560_9513u32.to_be_bytes());
+        req[8..16].copy_from_slice(&handle.to_be_bytes());
+        req[16..24].copy_from_slice(&off.to_be_bytes());
+        req[24..28].copy_from_slice(&4096u32.to_be_bytes());
+        let t0 = Instant::now();
+        let mut sent = 0;
+        while sent < req.len() {
+            match s.write(&req[sent..]) {
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut got = 0;
+        while got < reply.len() {
+            match s.read(&mut reply[got..]) {
+                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::hint::spin_loop(),
+                Err(e) => return Err(e),
+            }
+        }
+        lat.push(t0.elapsed().as_nanos() as u64);
+    }
+    Ok(lat)
+}
+
+fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
+    let size = a.size_mib << 20;
+    println!();
+    println!("busy-polling client, QD1 4 KiB randread ({} s per run): the server's latency without client wake-ups", a.spin_seconds);
+    println!(
+        "{:<15} {:>9} {:>9} {:>9} {:>10} {:>7} {:>9} {:>8} {:>8}",
+        "model", "mean", "p50", "p99", "mean-floor", "err%", "p50-floor", "late50", "late99"
+    );
+    let mut floor: Option<(f64, f64)> = None;
+    for &l in lats {
+        let sock = dir.join("spin.sock");
+        // STORLAB_BENCH_RECORD=DIR records what the server saw (MSR CSV).
+        let record = std::env::var_os("STORLAB_BENCH_RECORD").map(|d| {
+            let path = PathBuf::from(d).join(format!("spin-{l}.msr"));
+            storlab_emu::RecordSpec::new(path, storlab_trace::Format::Msr)
+        });
+        let opts = ServeOptions {
+            socket: Some(sock.clone()),
+            size,
+            record,
+            ..ServeOptions::default()
+        };
+        let server = match spawn(opts, Box::new(FixedLatency::new(l, size))) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(1);
+            }
+        };
+        wait_quiet(Duration::from_secs(120));
+        let mut v = match spin_client(&sock, Duration::from_secs(a.spin_seconds), size) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("error: spin client: {e}");
+                std::process::exit(1);
+            }
+        };
+        let report = server.stop().unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            std::process::exit(1)
+        });
+        v.sort_unstable();
+        let us = |ns: f64| ns / 1000.0;
+        let mean = v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
+        let p50 = v.get(v.len() / 2).copied().unwrap_or(0) as f64;
+        let p99 = v.get(v.len() * 99 / 100).copied().unwrap_or(0) as f64;
+        let (minus, err, p50minus) = match floor {
+            Some((fm, fp)) if l > 0 => (
+                format!("{:.2}", us(mean - fm)),
+                format!("{:+.2}", (mean - fm - l as f64) / l as f64 * 100.0),
+                format!("{:.2}", us(p50 - fp)),
+            ),
+            _ => ("-".into(), "-".into(), "-".into()),
+        };
+        if l == 0 {
+            floor = Some((mean, p50));
+        }
+        println!(
+            "{:<15} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>7} {:>9} {:>8.2} {:>8.2}",
+            if l == 0 {
+                "floor (0 us)".to_string()
+            } else {
+                format!("{} us", l / 1000)
+            },
+            us(mean),
+            us(p50),
+            us(p99),
+            minus,
+            err,
+            p50minus,
+            report.lateness.p50_ns as f64 / 1000.0,
+            report.lateness.p99_ns as f64 / 1000.0
+        );
+    }
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+struct Row {
+    job: String,
+    target: String,
+    model_ns: Option<u64>,
+    iops: f64,
+    lat_mean_us: f64,
+    clat_p50_us: f64,
+    clat_p99_us: f64,
+    late_p50_us: Option<f64>,
+    late_p99_us: Option<f64>,
+}
+
+/// (busy, total) jiffies of all CPUs from /proc/stat.
+fn cpu_jiffies() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(line) = text.lines().next() else { return (0, 0) };
+    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let total: u64 = v.iter().sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    (total - idle, total)
+}
+
+/// Wait (up to `max`) until the machine is quiet: under 10% of all CPUs
+/// busy over one second. Benchmarks on a shared 2-CPU machine mean nothing
+/// while another job compiles. Returns the busy fraction last seen.
+fn wait_quiet(max: Duration) -> f64 {
+    let end = Instant::now() + max;
+    loop {
+        let (b0, t0) = cpu_jiffies();
+        std::thread::sleep(Duration::from_secs(1));
+        let (b1, t1) = cpu_jiffies();
+        let busy = (b1 - b0) as f64 / (t1 - t0).max(1) as f64;
+        if busy < 0.10 || Instant::now() > end {
+            if busy >= 0.10 {
+                eprintln!("warning: the machine stayed busy ({:.0}% CPU): this run is noisy", busy * 100.0);
+            }
+            return busy;
+        }
+    }
+}
+
+fn need(tool: &str, package: &str) {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if !ok {
+        eprintln!("error: {tool} is missing: install the Debian package {package}");
+        std::process::exit(2);
+    }
+}
+
+fn wait_for_socket(p: &Path) {
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if std::os::unix::net::UnixStream::connect(p).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("error: nothing listens on {}", p.display());
+    std::process::exit(1);
+}
+
+struct Job {
+    rw: String,
+    qd: u32,
+    nj: u32,
+}
+
+impl Job {
+    fn name(&self) -> String {
+        format!("{} qd{} nj{}", self.rw, self.qd, self.nj)
+    }
+}
+
+fn fio(uri: &str, job: &Job, runtime: u64, size_mib: u64, out: &Path) -> (f64, f64, f64, f64) {
+    wait_quiet(Duration::from_secs(120));
+    let status = Command::new("fio")
+        .args([
+            "--name=bench",
+            "--ioengine=nbd",
+            &format!("--uri={uri}"),
+            &format!("--rw={}", job.rw),
+            "--bs=4k",
+            &format!("--iodepth={}", job.qd),
+            &format!("--numjobs={}", job.nj),
+            &format!("--runtime={runtime}"),
+            "--time_based",
+            &format!("--size={size_mib}M"),
+            "--group_reporting",
+            "--output-format=json",
+            &format!("--output={}", out.display()),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("error: fio failed on {uri} ({})", job.name());
+        std::process::exit(1);
+    }
+    let text = std::fs::read_to_string(out).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let dir = if job.rw.contains("read") {
+        "read"
+    } else {
+        "write"
+    };
+    let d = &v["jobs"][0][dir];
+    let f = |x: &serde_json::Value| x.as_f64().unwrap_or(f64::NAN);
+    (
+        f(&d["iops"]),
+        f(&d["lat_ns"]["mean"]) / 1000.0,
+        f(&d["clat_ns"]["percentile"]["50.000000"]) / 1000.0,
+        f(&d["clat_ns"]["percentile"]["99.000000"]) / 1000.0,
+    )
+}
+
+fn nbdkit(dir: &Path, size_mib: u64) -> (Child, PathBuf) {
+    let sock = dir.join("nbdkit.sock");
+    // A killed nbdkit leaves its socket file behind.
+    let _ = std::fs::remove_file(&sock);
+    let child = Command::new("nbdkit")
+        .args(["-f", "-U"])
+        .arg(&sock)
+        .args(["memory", &format!("{size_mib}M")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(child) = child else {
+        eprintln!("error: cannot start nbdkit (Debian package nbdkit)");
+        std::process::exit(2);
+    };
+    wait_for_socket(&sock);
+    (child, sock)
+}
+
+fn main() {
+    let a = Args::parse();
+    need("fio", "fio");
+    need("nbdkit", "nbdkit");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| {
+        eprintln!("error: tempdir: {e}");
+        std::process::exit(1)
+    });
+    let out = dir.path().join("fio.json");
+    let size = a.size_mib << 20;
+    let mut jobs = Vec::new();
+    for rw in &a.rw {
+        for (qd, nj) in [(1, 1), (1, 2), (32, 1), (32, 2)] {
+            if a.quick && !matches!((qd, nj), (1, 1) | (32, 2)) {
+                continue;
+            }
+            jobs.push(Job {
+                rw: rw.clone(),
+                qd,
+                nj,
+            });
+        }
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    let mut lats = vec![0u64];
+    lats.extend(a.latencies.iter().copied().filter(|&l| l > 0));
+    if a.no_fio {
+        jobs.clear();
+    }
+    let mut targets: Vec<Target> = lats.iter().map(|&l| Target::Fixed(l)).collect();
+    targets.extend(a.preset.iter().map(|p| Target::Preset(p.clone())));
+    for t in &targets {
+        // Fail early on a bad preset name.
+        drop(t.device(size));
+    }
+    for job in &jobs {
+        let (mut child, sock) = nbdkit(dir.path(), a.size_mib);
+        let uri = format!("nbd+unix:///?socket={}", sock.display());
+        let (iops, lat, p50, p99) = fio(&uri, job, a.runtime, a.size_mib, &out);
+        let _ = child.kill();
+        let _ = child.wait();
+        rows.push(Row {
+            job: job.name(),
+            target: "nbdkit memory".into(),
+            model_ns: None,
+            iops,
+            lat_mean_us: lat,
+            clat_p50_us: p50,
+            clat_p99_us: p99,
+            late_p50_us: None,
+            late_p99_us: None,
+        });
+        for target in &targets {
+            let sock = dir.path().join("storlab.sock");
+            let opts = ServeOptions {
+                socket: Some(sock.clone()),
+                size,
+                ..ServeOptions::default()
+            };
+            let server = match spawn(opts, target.device(size)) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    std::process::exit(1);
+                }
+            };
+            let uri = format!("nbd+unix:///?socket={}", sock.display());
+            let (iops, lat, p50, p99) = fio(&uri, job, a.runtime, a.size_mib, &out);
+            let report: ServeReport = match server.stop() {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    std::process::exit(1);
+                }
+            };
+            let op = if job.rw.contains("read") { 0 } else { 1 };
+            let model_ns = match target {
+                Target::Fixed(l) => *l,
+                Target::Preset(_) => report.ops[op].model_latency.mean_ns.round() as u64,
+            };
+            rows.push(Row {
+                job: job.name(),
+                target: target.name(),
+                model_ns: Some(model_ns),
+                iops,
+                lat_mean_us: lat,
+                clat_p50_us: p50,
+                clat_p99_us: p99,
+                late_p50_us: Some(report.lateness.p50_ns as f64 / 1000.0),
+                late_p99_us: Some(report.lateness.p99_ns as f64 / 1000.0),
+            });
+        }
+    }
+    if !rows.is_empty() {
+        print_table(&rows);
+    }
+    if a.spin_seconds > 0 {
+        spin_table(&a, dir.path(), &lats);
+    }
+    if let Some(p) = &a.json {
+        let _ = std::fs::write(p, serde_json::to_string_pretty(&rows).unwrap_or_default());
+    }
+}
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "{:<18} {:<15} {:>9} {:>7} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>8}",
+        "job",
+        "target",
+        "IOPS",
+        "xnbdkit",
+        "lat_mean",
+        "p50",
+        "p99",
+        "p50/nbdk",
+        "lat-floor",
+        "err%",
+        "late50",
+        "late99"
+    );
+    for r in rows {
+        let base = rows.iter().find(|b| b.job == r.job && b.model_ns.is_none());
+        let floor = rows
+            .iter()
+            .find(|b| b.job == r.job && b.model_ns == Some(0));
+        let ratio = base.map(|b| r.iops / b.iops).unwrap_or(f64::NAN);
+        let p50r = base
+            .map(|b| r.clat_p50_us / b.clat_p50_us)
+            .unwrap_or(f64::NAN);
+        let (minus, err) = match (r.model_ns, floor) {
+            (Some(l), Some(f)) if l > 0 && r.model_ns != f.model_ns => {
+                let m = r.lat_mean_us - f.lat_mean_us;
+                (
+                    format!("{m:.1}"),
+                    format!(
+                        "{:+.1}",
+                        (m - l as f64 / 1000.0) / (l as f64 / 1000.0) * 100.0
+                    ),
+                )
+            }
+            _ => ("-".into(), "-".into()),
+        };
+        let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+        println!(
+            "{:<18} {:<15} {:>9.0} {:>7.2} {:>9.1} {:>8.1} {:>8.1} {:>9.2} {:>9} {:>7} {:>8} {:>8}",
+            r.job,
+            r.target,
+            r.iops,
+            ratio,
+            r.lat_mean_us,
+            r.clat_p50_us,
+            r.clat_p99_us,
+            p50r,
+            minus,
+            err,
+            opt(r.late_p50_us),
+            opt(r.late_p99_us)
+        );
+    }
+    println!("(latencies in µs; lat-floor = mean fio latency minus the zero-latency floor's; err% against the model latency; late = server's reply time minus deadline)");
+}

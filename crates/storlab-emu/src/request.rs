@@ -1,0 +1,512 @@
+//! Transmission-phase requests: decoding, validation and a pure request
+//! stream over bytes.
+//!
+//! The server checks range, alignment, size and flags here, once, at the
+//! boundary ([`check`]); the store and the model below trust what they get.
+//! [`RequestStream`] turns a byte stream into [`Event`]s (requests with their
+//! payloads, error replies to send, disconnects) with no IO, so the fuzz
+//! target and the server's reader share it.
+
+use crate::proto::*;
+
+/// A decoded request header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestHeader {
+    /// Command flags.
+    pub flags: u16,
+    /// Command type.
+    pub typ: u16,
+    /// The client's handle (cookie), echoed in the reply.
+    pub handle: u64,
+    /// Byte offset.
+    pub offset: u64,
+    /// Length in bytes.
+    pub length: u32,
+}
+
+/// Decode a 28-byte request header; `None` for a bad magic (which ends the
+/// connection: the stream cannot be resynchronised).
+pub fn decode_header(b: &[u8; REQUEST_LEN]) -> Option<RequestHeader> {
+    let u32_at = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    let u64_at = |i: usize| (u32_at(i) as u64) << 32 | u32_at(i + 4) as u64;
+    if u32_at(0) != REQUEST_MAGIC {
+        return None;
+    }
+    Some(RequestHeader {
+        flags: u16::from_be_bytes([b[4], b[5]]),
+        typ: u16::from_be_bytes([b[6], b[7]]),
+        handle: u64_at(8),
+        offset: u64_at(16),
+        length: u32_at(24),
+    })
+}
+
+/// Encode a request header (for tests and clients).
+pub fn encode_header(h: &RequestHeader) -> [u8; REQUEST_LEN] {
+    let mut b = [0u8; REQUEST_LEN];
+    b[0..4].copy_from_slice(&REQUEST_MAGIC.to_be_bytes());
+    b[4..6].copy_from_slice(&h.flags.to_be_bytes());
+    b[6..8].copy_from_slice(&h.typ.to_be_bytes());
+    b[8..16].copy_from_slice(&h.handle.to_be_bytes());
+    b[16..24].copy_from_slice(&h.offset.to_be_bytes());
+    b[24..28].copy_from_slice(&h.length.to_be_bytes());
+    b
+}
+
+/// What one connection may do, fixed at the end of its handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Export size in bytes.
+    pub size: u64,
+    /// Alignment of offset and length (1 = none).
+    pub min_block: u32,
+    /// Largest read or write payload.
+    pub max_payload: u32,
+    /// Writes, trims and write-zeroes get `EPERM`.
+    pub read_only: bool,
+    /// Structured replies were negotiated (`NBD_CMD_FLAG_DF` allowed).
+    pub structured: bool,
+}
+
+/// A valid command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Read `len` bytes at `offset`.
+    Read {
+        /// Offset.
+        offset: u64,
+        /// Length.
+        len: u32,
+    },
+    /// Write the payload at `offset`.
+    Write {
+        /// Offset.
+        offset: u64,
+        /// Length.
+        len: u32,
+        /// Durable before the reply.
+        fua: bool,
+    },
+    /// Make every acknowledged write durable.
+    Flush,
+    /// Discard a range (reads back as zeros here).
+    Trim {
+        /// Offset.
+        offset: u64,
+        /// Length.
+        len: u32,
+        /// Durable before the reply.
+        fua: bool,
+    },
+    /// Write zeros over a range.
+    WriteZeroes {
+        /// Offset.
+        offset: u64,
+        /// Length.
+        len: u32,
+        /// Durable before the reply.
+        fua: bool,
+        /// The client asked not to punch holes (it affects timing only).
+        no_hole: bool,
+    },
+    /// `NBD_CMD_DISC`: finish what is in flight, then close.
+    Disconnect,
+}
+
+/// What to do with a request header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Carry it out (for a write, `length` payload bytes follow).
+    Accept(Command),
+    /// Reply with an error; skip `discard` payload bytes first.
+    Reject {
+        /// NBD error value.
+        errno: u32,
+        /// Why, for humans (sent in structured error chunks).
+        message: &'static str,
+        /// Payload bytes that follow the header and must be skipped.
+        discard: u32,
+    },
+}
+
+/// Check a request against the connection's limits (proto.md's error
+/// rules: unknown command or flag `EINVAL`, read-only `EPERM`, write past
+/// the end `ENOSPC`, read past the end `EINVAL`, misaligned `EINVAL`,
+/// payload over the maximum `EOVERFLOW`).
+pub fn check(h: &RequestHeader, lim: &Limits) -> Verdict {
+    let payload = if h.typ == CMD_WRITE { h.length } else { 0 };
+    let reject = |errno, message| Verdict::Reject {
+        errno,
+        message,
+        discard: payload,
+    };
+    let allowed_flags = match h.typ {
+        CMD_READ if lim.structured => CMD_FLAG_FUA | CMD_FLAG_DF,
+        CMD_READ | CMD_WRITE | CMD_TRIM | CMD_FLUSH | CMD_DISC => CMD_FLAG_FUA,
+        CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE | CMD_FLAG_FAST_ZERO,
+        _ => return reject(EINVAL, "unknown command"),
+    };
+    if h.flags & !allowed_flags != 0 {
+        return reject(EINVAL, "flag not valid for this command");
+    }
+    let fua = h.flags & CMD_FLAG_FUA != 0;
+    let (offset, len) = (h.offset, h.length);
+    match h.typ {
+        CMD_DISC => return Verdict::Accept(Command::Disconnect),
+        CMD_FLUSH => {
+            if offset != 0 || len != 0 {
+                return reject(EINVAL, "flush offset and length must be zero");
+            }
+            return Verdict::Accept(Command::Flush);
+        }
+        _ => {}
+    }
+    let writes = h.typ != CMD_READ;
+    if len == 0 {
+        return reject(EINVAL, "zero-length request");
+    }
+    if (h.typ == CMD_READ || h.typ == CMD_WRITE) && len > lim.max_payload {
+        return reject(EOVERFLOW, "request longer than the maximum block size");
+    }
+    let mb = lim.min_block.max(1) as u64;
+    if !offset.is_multiple_of(mb) || !(len as u64).is_multiple_of(mb) {
+        return reject(EINVAL, "request not aligned to the minimum block size");
+    }
+    let past_end = match offset.checked_add(len as u64) {
+        Some(end) => end > lim.size,
+        None => true,
+    };
+    if past_end {
+        return if writes {
+            reject(ENOSPC, "request past the end")
+        } else {
+            reject(EINVAL, "read past the end")
+        };
+    }
+    if writes && lim.read_only {
+        return reject(EPERM, "export is read-only");
+    }
+    Verdict::Accept(match h.typ {
+        CMD_READ => Command::Read { offset, len },
+        CMD_WRITE => Command::Write { offset, len, fua },
+        CMD_TRIM => Command::Trim { offset, len, fua },
+        _ => Command::WriteZeroes {
+            offset,
+            len,
+            fua,
+            no_hole: h.flags & CMD_FLAG_NO_HOLE != 0,
+        },
+    })
+}
+
+/// Something the request stream produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A valid request; `payload` holds a write's data (empty otherwise).
+    Request {
+        /// The client's handle.
+        handle: u64,
+        /// The command.
+        command: Command,
+        /// Write data.
+        payload: Vec<u8>,
+    },
+    /// An invalid request, its payload skipped: send this error.
+    Error {
+        /// The client's handle.
+        handle: u64,
+        /// NBD error value.
+        errno: u32,
+        /// Why.
+        message: &'static str,
+        /// Command type, for the reply form (reads need structured errors).
+        typ: u16,
+    },
+    /// Bad magic: the stream is lost, close the connection.
+    Violation(&'static str),
+}
+
+#[derive(Clone, Debug)]
+enum StreamState {
+    Header,
+    Payload {
+        handle: u64,
+        command: Command,
+        len: usize,
+    },
+    Discard {
+        handle: u64,
+        errno: u32,
+        message: &'static str,
+        typ: u16,
+        remaining: u32,
+    },
+    Closed,
+}
+
+/// Bytes in, events out: the transmission-phase reader with no IO.
+#[derive(Debug)]
+pub struct RequestStream {
+    limits: Limits,
+    state: StreamState,
+    buf: Vec<u8>,
+}
+
+impl RequestStream {
+    /// A stream for a connection with these limits.
+    pub fn new(limits: Limits) -> Self {
+        RequestStream {
+            limits,
+            state: StreamState::Header,
+            buf: Vec::with_capacity(REQUEST_LEN),
+        }
+    }
+
+    /// The connection's limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// True once a violation was seen (further input is ignored).
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state, StreamState::Closed)
+    }
+
+    /// Consume bytes until one event is complete or the input runs out;
+    /// returns the bytes used and the event, if any.
+    pub fn feed(&mut self, input: &[u8]) -> (usize, Option<Event>) {
+        let mut used = 0;
+        loop {
+            let rest = &input[used..];
+            match &mut self.state {
+                StreamState::Closed => return (used, None),
+                StreamState::Header => {
+                    let n = (REQUEST_LEN - self.buf.len()).min(rest.len());
+                    if n == 0 {
+                        return (used, None);
+                    }
+                    self.buf.extend_from_slice(&rest[..n]);
+                    used += n;
+                    if self.buf.len() < REQUEST_LEN {
+                        return (used, None);
+                    }
+                    let mut hb = [0u8; REQUEST_LEN];
+                    hb.copy_from_slice(&self.buf);
+                    self.buf.clear();
+                    let Some(h) = decode_header(&hb) else {
+                        self.state = StreamState::Closed;
+                        return (used, Some(Event::Violation("bad request magic")));
+                    };
+                    match check(&h, &self.limits) {
+                        Verdict::Accept(command @ Command::Write { len, .. }) => {
+                            self.buf = Vec::with_capacity(len as usize);
+                            self.state = StreamState::Payload {
+                                handle: h.handle,
+                                command,
+                                len: len as usize,
+                            };
+                        }
+                        Verdict::Accept(command) => {
+                            return (
+                                used,
+                                Some(Event::Request {
+                                    handle: h.handle,
+                                    command,
+                                    payload: Vec::new(),
+                                }),
+                            );
+                        }
+                        Verdict::Reject {
+                            errno,
+                            message,
+                            discard,
+                        } => {
+                            let ev = Event::Error {
+                                handle: h.handle,
+                                errno,
+                                message,
+                                typ: h.typ,
+                            };
+                            if discard == 0 {
+                                return (used, Some(ev));
+                            }
+                            self.state = StreamState::Discard {
+                                handle: h.handle,
+                                errno,
+                                message,
+                                typ: h.typ,
+                                remaining: discard,
+                            };
+                        }
+                    }
+                }
+                StreamState::Payload {
+                    handle,
+                    command,
+                    len,
+                } => {
+                    let n = (*len - self.buf.len()).min(rest.len());
+                    self.buf.extend_from_slice(&rest[..n]);
+                    used += n;
+                    if self.buf.len() < *len {
+                        return (used, None);
+                    }
+                    let ev = Event::Request {
+                        handle: *handle,
+                        command: *command,
+                        payload: std::mem::replace(&mut self.buf, Vec::with_capacity(REQUEST_LEN)),
+                    };
+                    self.state = StreamState::Header;
+                    return (used, Some(ev));
+                }
+                StreamState::Discard {
+                    handle,
+                    errno,
+                    message,
+                    typ,
+                    remaining,
+                } => {
+                    let n = (*remaining as usize).min(rest.len());
+                    used += n;
+                    *remaining -= n as u32;
+                    if *remaining > 0 {
+                        return (used, None);
+                    }
+                    let ev = Event::Error {
+                        handle: *handle,
+                        errno: *errno,
+                        message,
+                        typ: *typ,
+                    };
+                    self.state = StreamState::Header;
+                    return (used, Some(ev));
+                }
+            }
+        }
+    }
+
+    /// How many payload bytes the current request still needs (0 when
+    /// waiting for a header): lets a reader read large payloads directly.
+    pub fn payload_remaining(&self) -> usize {
+        match &self.state {
+            StreamState::Payload { len, .. } => len - self.buf.len(),
+            StreamState::Discard { remaining, .. } => *remaining as usize,
+            _ => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lim() -> Limits {
+        Limits {
+            size: 1 << 20,
+            min_block: 1,
+            max_payload: 1 << 16,
+            read_only: false,
+            structured: true,
+        }
+    }
+
+    fn hdr(typ: u16, flags: u16, offset: u64, length: u32) -> RequestHeader {
+        RequestHeader {
+            flags,
+            typ,
+            handle: 7,
+            offset,
+            length,
+        }
+    }
+
+    fn errno(v: Verdict) -> u32 {
+        match v {
+            Verdict::Reject { errno, .. } => errno,
+            Verdict::Accept(c) => panic!("accepted {c:?}"),
+        }
+    }
+
+    #[test]
+    fn error_rules() {
+        let l = lim();
+        assert_eq!(errno(check(&hdr(9, 0, 0, 1), &l)), EINVAL);
+        assert_eq!(errno(check(&hdr(CMD_READ, 1 << 9, 0, 1), &l)), EINVAL);
+        assert_eq!(
+            errno(check(&hdr(CMD_READ, 0, (1 << 20) - 1, 2), &l)),
+            EINVAL
+        );
+        assert_eq!(
+            errno(check(&hdr(CMD_WRITE, 0, (1 << 20) - 1, 2), &l)),
+            ENOSPC
+        );
+        assert_eq!(errno(check(&hdr(CMD_TRIM, 0, u64::MAX, 2), &l)), ENOSPC);
+        assert_eq!(
+            errno(check(&hdr(CMD_READ, 0, 0, (1 << 16) + 1), &l)),
+            EOVERFLOW
+        );
+        assert_eq!(errno(check(&hdr(CMD_FLUSH, 0, 1, 0), &l)), EINVAL);
+        assert_eq!(errno(check(&hdr(CMD_READ, 0, 0, 0), &l)), EINVAL);
+        let ro = Limits {
+            read_only: true,
+            ..l
+        };
+        assert_eq!(errno(check(&hdr(CMD_WRITE, 0, 0, 1), &ro)), EPERM);
+        let aligned = Limits {
+            min_block: 512,
+            ..l
+        };
+        assert_eq!(errno(check(&hdr(CMD_READ, 0, 1, 512), &aligned)), EINVAL);
+        assert!(matches!(
+            check(&hdr(CMD_READ, 0, 512, 512), &aligned),
+            Verdict::Accept(_)
+        ));
+        // Large trims have no payload: no size limit.
+        assert!(matches!(
+            check(&hdr(CMD_TRIM, 1, 0, 1 << 20), &l),
+            Verdict::Accept(Command::Trim { fua: true, .. })
+        ));
+        let nodf = Limits {
+            structured: false,
+            ..l
+        };
+        assert_eq!(
+            errno(check(&hdr(CMD_READ, CMD_FLAG_DF, 0, 1), &nodf)),
+            EINVAL
+        );
+    }
+
+    #[test]
+    fn stream_skips_rejected_write_payloads() {
+        let mut s = RequestStream::new(lim());
+        let mut input = encode_header(&hdr(CMD_WRITE, 1 << 7, 0, 5)).to_vec();
+        input.extend_from_slice(b"hello");
+        input.extend_from_slice(&encode_header(&hdr(CMD_WRITE, 0, 0, 3)));
+        input.extend_from_slice(b"abc");
+        let (n, ev) = s.feed(&input);
+        assert!(matches!(ev, Some(Event::Error { errno: EINVAL, .. })));
+        let (m, ev) = s.feed(&input[n..]);
+        assert_eq!(n + m, input.len());
+        assert_eq!(
+            ev,
+            Some(Event::Request {
+                handle: 7,
+                command: Command::Write {
+                    offset: 0,
+                    len: 3,
+                    fua: false
+                },
+                payload: b"abc".to_vec()
+            })
+        );
+    }
+
+    #[test]
+    fn bad_magic_closes() {
+        let mut s = RequestStream::new(lim());
+        let (_, ev) = s.feed(&[0u8; 28]);
+        assert_eq!(ev, Some(Event::Violation("bad request magic")));
+        assert!(s.is_closed());
+        assert_eq!(s.feed(&[1, 2, 3]), (0, None));
+    }
+}

@@ -1,0 +1,470 @@
+//! Where the emulated device's bytes live: a sparse memory store or a
+//! sparse host file. Data written is data read back; unwritten and
+//! trimmed ranges read as zeros.
+//!
+//! Stores trust their callers: ranges were checked against the export size
+//! at the protocol boundary ([`crate::request::check`]).
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::RwLock;
+
+/// Which store to use.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum StoreSpec {
+    /// Sparse memory: 4 KiB pages allocated on first non-zero write.
+    #[default]
+    Memory,
+    /// A sparse host file (created or extended with `set_len`).
+    File(PathBuf),
+}
+
+impl FromStr for StoreSpec {
+    type Err = String;
+    /// `memory` or `file:PATH`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "memory" {
+            Ok(StoreSpec::Memory)
+        } else if let Some(p) = s.strip_prefix("file:") {
+            if p.is_empty() {
+                Err("file: needs a path (file:PATH)".into())
+            } else {
+                Ok(StoreSpec::File(PathBuf::from(p)))
+            }
+        } else {
+            Err(format!("unknown store {s:?}: use memory or file:PATH"))
+        }
+    }
+}
+
+impl std::fmt::Display for StoreSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreSpec::Memory => write!(f, "memory"),
+            StoreSpec::File(p) => write!(f, "file:{}", p.display()),
+        }
+    }
+}
+
+/// Byte storage behind an export. All methods take `&self`: stores do
+/// their own locking so several connections can use them at once.
+pub trait Store: Send + Sync {
+    /// Size in bytes.
+    fn size(&self) -> u64;
+    /// Fill `buf` from `offset`.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Write `data` at `offset`.
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()>;
+    /// Make `[offset, offset + len)` read as zeros (releasing space).
+    fn zero(&self, offset: u64, len: u64) -> io::Result<()>;
+    /// Make everything written so far durable on the host.
+    fn sync(&self) -> io::Result<()>;
+    /// Sub-ranges of `[offset, offset + len)` that may hold non-zero data,
+    /// in order; everything else reads as zeros.
+    fn data_extents(&self, offset: u64, len: u64) -> io::Result<Vec<(u64, u64)>>;
+    /// Bytes of host memory or disk holding data (approximate for files).
+    fn allocated_bytes(&self) -> u64;
+}
+
+/// Open the store `spec` describes, of `size` bytes.
+pub fn open_store(spec: &StoreSpec, size: u64, read_only: bool) -> io::Result<Box<dyn Store>> {
+    Ok(match spec {
+        StoreSpec::Memory => Box::new(MemoryStore::new(size)),
+        StoreSpec::File(p) => Box::new(FileStore::open(p, size, read_only)?),
+    })
+}
+
+const PAGE: u64 = 4096;
+const LEAF_PAGES: u64 = 512;
+
+struct Leaf {
+    pages: Vec<Option<Box<[u8]>>>,
+    used: u32,
+}
+
+impl Leaf {
+    fn new() -> Self {
+        Leaf {
+            pages: (0..LEAF_PAGES).map(|_| None).collect(),
+            used: 0,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Table {
+    leaves: BTreeMap<u64, Leaf>,
+    pages: u64,
+}
+
+/// Sparse memory: a two-level table (2 MiB leaves of 4 KiB pages), pages
+/// allocated on the first write of non-zero data, freed when zeroed whole.
+/// Capacity may far exceed RAM when sparsely used.
+pub struct MemoryStore {
+    size: u64,
+    table: RwLock<Table>,
+}
+
+/// Split `[offset, offset + len)` into per-page pieces:
+/// `(page number, offset in page, length, offset in the caller's buffer)`.
+fn pages(offset: u64, len: u64) -> impl Iterator<Item = (u64, usize, usize, usize)> {
+    let end = offset + len;
+    let mut pos = offset;
+    std::iter::from_fn(move || {
+        if pos >= end {
+            return None;
+        }
+        let page = pos / PAGE;
+        let in_page = (pos % PAGE) as usize;
+        let n = ((PAGE - in_page as u64).min(end - pos)) as usize;
+        let item = (page, in_page, n, (pos - offset) as usize);
+        pos += n as u64;
+        Some(item)
+    })
+}
+
+impl MemoryStore {
+    /// An all-zero store of `size` bytes.
+    pub fn new(size: u64) -> Self {
+        MemoryStore {
+            size,
+            table: RwLock::new(Table::default()),
+        }
+    }
+
+    fn read_table(&self) -> std::sync::RwLockReadGuard<'_, Table> {
+        self.table.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_table(&self) -> std::sync::RwLockWriteGuard<'_, Table> {
+        self.table.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Store for MemoryStore {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let t = self.read_table();
+        let mut cached: Option<(u64, &Leaf)> = None;
+        for (page, at, n, b) in pages(offset, buf.len() as u64) {
+            let li = page / LEAF_PAGES;
+            let leaf = match cached {
+                Some((i, l)) if i == li => Some(l),
+                _ => {
+                    let l = t.leaves.get(&li);
+                    if let Some(l) = l {
+                        cached = Some((li, l));
+                    }
+                    l
+                }
+            };
+            let dst = &mut buf[b..b + n];
+            match leaf.and_then(|l| l.pages[(page % LEAF_PAGES) as usize].as_deref()) {
+                Some(p) => dst.copy_from_slice(&p[at..at + n]),
+                None => dst.fill(0),
+            }
+        }
+        Ok(())
+    }
+
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        let mut t = self.write_table();
+        let t = &mut *t;
+        for (page, at, n, b) in pages(offset, data.len() as u64) {
+            let src = &data[b..b + n];
+            let li = page / LEAF_PAGES;
+            let pi = (page % LEAF_PAGES) as usize;
+            let present = t.leaves.get(&li).is_some_and(|l| l.pages[pi].is_some());
+            if !present && src.iter().all(|&x| x == 0) {
+                continue; // zeros over a hole: stay sparse
+            }
+            let leaf = t.leaves.entry(li).or_insert_with(Leaf::new);
+            let slot = &mut leaf.pages[pi];
+            if slot.is_none() {
+                *slot = Some(vec![0u8; PAGE as usize].into_boxed_slice());
+                leaf.used += 1;
+                t.pages += 1;
+            }
+            if let Some(p) = slot.as_deref_mut() {
+                p[at..at + n].copy_from_slice(src);
+            }
+        }
+        Ok(())
+    }
+
+    fn zero(&self, offset: u64, len: u64) -> io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let end = offset + len;
+        let mut t = self.write_table();
+        let t = &mut *t;
+        let first_leaf = offset / PAGE / LEAF_PAGES;
+        let last_leaf = (end - 1) / PAGE / LEAF_PAGES;
+        let ids: Vec<u64> = t
+            .leaves
+            .range(first_leaf..=last_leaf)
+            .map(|(k, _)| *k)
+            .collect();
+        for li in ids {
+            let Some(leaf) = t.leaves.get_mut(&li) else {
+                continue;
+            };
+            let lstart = li * LEAF_PAGES * PAGE;
+            let lend = lstart + LEAF_PAGES * PAGE;
+            let (s, e) = (offset.max(lstart), end.min(lend));
+            for (page, at, n, _) in pages(s, e - s) {
+                let slot = &mut leaf.pages[(page % LEAF_PAGES) as usize];
+                if n as u64 == PAGE {
+                    if slot.take().is_some() {
+                        leaf.used -= 1;
+                        t.pages -= 1;
+                    }
+                } else if let Some(p) = slot.as_deref_mut() {
+                    p[at..at + n].fill(0);
+                }
+            }
+            if leaf.used == 0 {
+                t.leaves.remove(&li);
+            }
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn data_extents(&self, offset: u64, len: u64) -> io::Result<Vec<(u64, u64)>> {
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        if len == 0 {
+            return Ok(out);
+        }
+        let end = offset + len;
+        let t = self.read_table();
+        let first_leaf = offset / PAGE / LEAF_PAGES;
+        let last_leaf = (end - 1) / PAGE / LEAF_PAGES;
+        for (li, leaf) in t.leaves.range(first_leaf..=last_leaf) {
+            for (pi, p) in leaf.pages.iter().enumerate() {
+                if p.is_none() {
+                    continue;
+                }
+                let ps = (li * LEAF_PAGES + pi as u64) * PAGE;
+                let (s, e) = (ps.max(offset), (ps + PAGE).min(end));
+                if s >= e {
+                    continue;
+                }
+                match out.last_mut() {
+                    Some((os, ol)) if *os + *ol == s => *ol += e - s,
+                    _ => out.push((s, e - s)),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn allocated_bytes(&self) -> u64 {
+        self.read_table().pages * PAGE
+    }
+}
+
+/// A sparse host file: `pread`/`pwrite`, holes punched for zeroing,
+/// `fdatasync` for durability.
+pub struct FileStore {
+    file: File,
+    size: u64,
+    path: PathBuf,
+}
+
+impl FileStore {
+    /// Open (creating if needed) `path` and make it at least `size` bytes
+    /// (a sparse extension). A read-only store must already be that big.
+    pub fn open(path: &Path, size: u64, read_only: bool) -> io::Result<Self> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(!read_only)
+            .create(!read_only)
+            .truncate(false)
+            .open(path)?;
+        let len = file.metadata()?.len();
+        if len < size {
+            if read_only {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} is {len} bytes, smaller than the export ({size} bytes)",
+                        path.display()
+                    ),
+                ));
+            }
+            file.set_len(size)?;
+        }
+        Ok(FileStore {
+            file,
+            size,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The host file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Store for FileStore {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => {
+                    // Shorter than the export (someone truncated it): zeros.
+                    buf[done..].fill(0);
+                    break;
+                }
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        self.file.write_all_at(data, offset)
+    }
+
+    fn zero(&self, offset: u64, len: u64) -> io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let fd = self.file.as_raw_fd();
+        for mode in [
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            libc::FALLOC_FL_ZERO_RANGE,
+        ] {
+            // SAFETY: fallocate on an open descriptor with in-range values;
+            // it touches no user memory.
+            let r = unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) };
+            if r == 0 {
+                return Ok(());
+            }
+        }
+        let zeros = vec![0u8; (1 << 20).min(len) as usize];
+        let mut pos = offset;
+        while pos < offset + len {
+            let n = (zeros.len() as u64).min(offset + len - pos) as usize;
+            self.file.write_all_at(&zeros[..n], pos)?;
+            pos += n as u64;
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    fn data_extents(&self, offset: u64, len: u64) -> io::Result<Vec<(u64, u64)>> {
+        let fd = self.file.as_raw_fd();
+        let end = offset + len;
+        let mut out = Vec::new();
+        let mut pos = offset;
+        while pos < end {
+            // SAFETY: lseek on an open descriptor; we only use pread/pwrite
+            // elsewhere, so moving the file position is harmless.
+            let data = unsafe { libc::lseek(fd, pos as libc::off_t, libc::SEEK_DATA) };
+            if data < 0 {
+                let e = io::Error::last_os_error();
+                return match e.raw_os_error() {
+                    Some(libc::ENXIO) => Ok(out), // no data after pos
+                    _ => Ok(vec![(offset, len)]), // SEEK_DATA unsupported: assume data
+                };
+            }
+            let data = data as u64;
+            if data >= end {
+                break;
+            }
+            // SAFETY: as above.
+            let hole = unsafe { libc::lseek(fd, data as libc::off_t, libc::SEEK_HOLE) };
+            let hole = if hole < 0 {
+                end
+            } else {
+                (hole as u64).min(end)
+            };
+            out.push((data, hole - data));
+            pos = hole;
+        }
+        Ok(out)
+    }
+
+    fn allocated_bytes(&self) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        self.file.metadata().map(|m| m.blocks() * 512).unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(s: &dyn Store) {
+        let mut buf = vec![1u8; 10_000];
+        s.read_at(&mut buf, 5_000).unwrap();
+        assert!(buf.iter().all(|&b| b == 0));
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8 + 1).collect();
+        s.write_at(&data, 5_000).unwrap();
+        s.read_at(&mut buf, 5_000).unwrap();
+        assert_eq!(buf, data);
+        s.zero(6_000, 4_096 * 2).unwrap();
+        s.read_at(&mut buf, 5_000).unwrap();
+        assert!(buf[1_000..1_000 + 8_192].iter().all(|&b| b == 0));
+        assert_eq!(&buf[..1_000], &data[..1_000]);
+        assert_eq!(&buf[9_192..], &data[9_192..]);
+        let ext = s.data_extents(0, s.size()).unwrap();
+        assert!(!ext.is_empty());
+        for (o, l) in &ext {
+            assert!(*o + *l <= s.size());
+        }
+    }
+
+    #[test]
+    fn memory_store_roundtrip_and_sparse() {
+        let s = MemoryStore::new(1 << 40);
+        roundtrip(&s);
+        s.write_at(&[0u8; 8192], 1 << 39).unwrap();
+        assert_eq!(s.data_extents(1 << 39, 8192).unwrap(), vec![]);
+        s.zero(0, 1 << 40).unwrap();
+        assert_eq!(s.allocated_bytes(), 0);
+    }
+
+    #[test]
+    fn file_store_roundtrip() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = FileStore::open(&dir.path().join("img"), 1 << 30, false).unwrap();
+        roundtrip(&s);
+        s.sync().unwrap();
+    }
+
+    #[test]
+    fn store_spec_parses() {
+        assert_eq!("memory".parse::<StoreSpec>(), Ok(StoreSpec::Memory));
+        assert_eq!(
+            "file:/x".parse::<StoreSpec>(),
+            Ok(StoreSpec::File("/x".into()))
+        );
+        assert!("file:".parse::<StoreSpec>().is_err());
+        assert!("disk".parse::<StoreSpec>().is_err());
+    }
+}

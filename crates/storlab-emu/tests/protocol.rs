@@ -1,0 +1,536 @@
+//! The NBD protocol as a raw client sees it: round trips, out-of-order
+//! replies, error replies, hostile input, durability and power cuts.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use common::*;
+use storlab_emu::proto::*;
+use storlab_emu::{BlockSizes, ServeOptions, StoreSpec};
+use storlab_model::fixed::FixedLatency;
+
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn write_then_read_back_simple_and_structured() {
+    let srv = TestServer::memory(64 * MIB);
+    for structured in [false, true] {
+        let mut c = RawClient::connect(&srv.socket, structured);
+        assert_eq!(c.size, 64 * MIB);
+        let flags = FLAG_HAS_FLAGS
+            | FLAG_SEND_FLUSH
+            | FLAG_SEND_FUA
+            | FLAG_SEND_TRIM
+            | FLAG_SEND_WRITE_ZEROES;
+        assert_eq!(c.flags & flags, flags);
+        assert_ne!(c.flags & FLAG_CAN_MULTI_CONN, 0);
+        assert_eq!(c.flags & FLAG_SEND_DF != 0, structured);
+        let data = pattern(structured as u8, 100_000);
+        let off = 12_345 + structured as u64 * MIB;
+        assert_eq!(c.write(1, off, &data, 0).error, 0);
+        let r = c.read(2, off, data.len() as u32);
+        assert_eq!((r.handle, r.error), (2, 0));
+        assert!(r.data == data, "data read back differs");
+        // Unwritten space reads as zeros.
+        assert!(c.read(3, 40 * MIB, 4096).data.iter().all(|&b| b == 0));
+        assert_eq!(c.flush(4).error, 0);
+        c.disconnect();
+    }
+    let report = srv.stop();
+    assert_eq!(report.ops[0].requests, 4);
+    assert_eq!(report.protocol_errors, 0);
+}
+
+#[test]
+fn trim_and_write_zeroes_read_back_as_zeros() {
+    let srv = TestServer::memory(16 * MIB);
+    let mut c = RawClient::connect(&srv.socket, true);
+    c.write(1, 0, &vec![0xee; 3 * 4096], 0);
+    c.send(CMD_TRIM, 0, 2, 0, 4096, &[]);
+    assert_eq!(c.recv(|_| 0).error, 0);
+    c.send(
+        CMD_WRITE_ZEROES,
+        CMD_FLAG_NO_HOLE | CMD_FLAG_FUA,
+        3,
+        4096 + 100,
+        1000,
+        &[],
+    );
+    assert_eq!(c.recv(|_| 0).error, 0);
+    let r = c.read(4, 0, 3 * 4096).data;
+    assert!(r[..4096].iter().all(|&b| b == 0));
+    assert!(r[4096..4196].iter().all(|&b| b == 0xee));
+    assert!(r[4196..5196].iter().all(|&b| b == 0));
+    assert!(r[5196..].iter().all(|&b| b == 0xee));
+}
+
+#[test]
+fn replies_come_back_in_completion_order() {
+    let size = 64 * MIB;
+    let srv = TestServer::start(
+        ServeOptions {
+            size,
+            ..Default::default()
+        },
+        Box::new(OffsetLatency(size)),
+    );
+    let mut c = RawClient::connect(&srv.socket, true);
+    // 40 ms, then 0 ms: the second must be answered first.
+    c.send(CMD_READ, 0, 1, 40 * 4096, 512, &[]);
+    c.send(CMD_READ, 0, 2, 0, 512, &[]);
+    let t0 = Instant::now();
+    let a = c.recv(|_| 512);
+    let b = c.recv(|_| 512);
+    assert_eq!((a.handle, b.handle), (2, 1));
+    assert!(
+        t0.elapsed() >= Duration::from_millis(35),
+        "held for the model's deadline"
+    );
+}
+
+#[test]
+fn many_requests_in_flight() {
+    let srv = TestServer::start(
+        ServeOptions {
+            size: 64 * MIB,
+            ..Default::default()
+        },
+        Box::new(FixedLatency::new(200_000, 64 * MIB)),
+    );
+    let mut c = RawClient::connect(&srv.socket, false);
+    for i in 0..64u64 {
+        c.send(CMD_WRITE, 0, i, i * 4096, 4096, &pattern(i as u8, 4096));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..64 {
+        let r = c.recv(|_| 0);
+        assert_eq!(r.error, 0);
+        seen.insert(r.handle);
+    }
+    assert_eq!(seen.len(), 64);
+    for i in 0..64u64 {
+        c.send(CMD_READ, 0, 1000 + i, i * 4096, 4096, &[]);
+    }
+    for _ in 0..64 {
+        let r = c.recv(|_| 4096);
+        let i = r.handle - 1000;
+        assert_eq!(r.data, pattern(i as u8, 4096));
+    }
+    let report = srv.stop();
+    assert!(report.ops[1].model_latency.p50_ns >= 199_000);
+}
+
+#[test]
+fn error_replies_keep_the_connection_usable() {
+    let size = 16 * MIB;
+    let srv = TestServer::start(
+        ServeOptions {
+            size,
+            block: BlockSizes {
+                minimum: 512,
+                preferred: 4096,
+                maximum: MIB as u32,
+            },
+            ..Default::default()
+        },
+        Box::new(FixedLatency::new(0, size)),
+    );
+    for structured in [false, true] {
+        let mut c = RawClient::connect(&srv.socket, structured);
+        let cases: Vec<(u16, u16, u64, u32, Vec<u8>, u32)> = vec![
+            (CMD_READ, 0, size, 512, vec![], EINVAL), // read past the end
+            (CMD_WRITE, 0, size - 512, 1024, vec![1; 1024], ENOSPC), // write past the end
+            (CMD_TRIM, 0, u64::MAX - 511, 512, vec![], ENOSPC), // offset overflow
+            (CMD_READ, 0, 100, 512, vec![], EINVAL),  // misaligned
+            (CMD_WRITE, 0, 0, 700, vec![2; 700], EINVAL), // misaligned length
+            (CMD_READ, 0, 0, 2 * MIB as u32, vec![], EOVERFLOW), // too big
+            (
+                CMD_WRITE,
+                0,
+                0,
+                2 * MIB as u32,
+                vec![3; 2 * MIB as usize],
+                EOVERFLOW,
+            ),
+            (42, 0, 0, 512, vec![], EINVAL), // unknown command
+            (CMD_READ, 1 << 12, 0, 512, vec![], EINVAL), // unknown flag
+            (CMD_WRITE, CMD_FLAG_NO_HOLE, 0, 512, vec![4; 512], EINVAL), // flag not for writes
+            (CMD_FLUSH, 0, 512, 0, vec![], EINVAL), // flush with an offset
+            (CMD_READ, 0, 0, 0, vec![], EINVAL), // zero length
+        ];
+        for (i, (typ, flags, off, len, payload, errno)) in cases.into_iter().enumerate() {
+            c.send(typ, flags, i as u64, off, len, &payload);
+            let r = c.recv(|_| 0);
+            assert_eq!(
+                (r.handle, r.error),
+                (i as u64, errno),
+                "case {i} (structured={structured})"
+            );
+            assert!(r.data.is_empty());
+        }
+        // The stream is still in sync and nothing was written.
+        let r = c.read(99, 0, 4096);
+        assert_eq!(r.error, 0);
+        assert!(
+            r.data.iter().all(|&b| b == 0),
+            "rejected writes must not write"
+        );
+        c.disconnect();
+    }
+    let report = srv.stop();
+    assert_eq!(report.protocol_errors, 24);
+}
+
+#[test]
+fn read_only_export_refuses_writes() {
+    let srv = TestServer::start(
+        ServeOptions {
+            size: MIB,
+            read_only: true,
+            ..Default::default()
+        },
+        Box::new(FixedLatency::new(0, MIB)),
+    );
+    let mut c = RawClient::connect(&srv.socket, true);
+    assert_ne!(c.flags & FLAG_READ_ONLY, 0);
+    assert_eq!(c.flags & FLAG_SEND_TRIM, 0);
+    assert_eq!(c.write(1, 0, &[1; 512], 0).error, EPERM);
+    c.send(CMD_TRIM, 0, 2, 0, 512, &[]);
+    assert_eq!(c.recv(|_| 0).error, EPERM);
+    c.send(CMD_WRITE_ZEROES, 0, 3, 0, 512, &[]);
+    assert_eq!(c.recv(|_| 0).error, EPERM);
+    assert_eq!(c.read(4, 0, 512).error, 0);
+    assert_eq!(c.flush(5).error, 0);
+}
+
+/// Another client keeps working while this one misbehaves.
+fn assert_server_alive(srv: &TestServer) {
+    let mut c = RawClient::connect(&srv.socket, false);
+    assert_eq!(c.write(1, 4096, b"alive", 0).error, 0);
+    assert_eq!(c.read(2, 4096, 5).data, b"alive");
+    c.disconnect();
+}
+
+#[test]
+fn hostile_clients_are_closed_and_others_keep_working() {
+    let srv = TestServer::memory(4 * MIB);
+    // Garbage instead of client flags.
+    let mut s = RawClient::connect_raw(&srv.socket);
+    s.write_all(&[0xff; 64]).expect("write");
+    let mut sink = Vec::new();
+    let _ = s.read_to_end(&mut sink);
+    assert_eq!(sink.len(), 18, "only the greeting, then closed");
+    // Bad request magic after a good handshake.
+    let mut c = RawClient::connect(&srv.socket, false);
+    c.sock.write_all(&[0u8; 28]).expect("write");
+    let mut b = [0u8; 1];
+    assert_eq!(c.sock.read(&mut b).expect("closed cleanly"), 0);
+    // A truncated request, then the client vanishes mid-write.
+    let mut c = RawClient::connect(&srv.socket, true);
+    c.send(CMD_WRITE, 0, 1, 0, MIB as u32, &vec![7u8; 1000]);
+    drop(c);
+    // Hang up during the handshake.
+    drop(RawClient::connect_raw(&srv.socket));
+    // An oversized option is skipped with an error, then things go on.
+    let mut s = RawClient::connect_raw(&srv.socket);
+    let mut greet = [0u8; 18];
+    s.read_exact(&mut greet).expect("greeting");
+    s.write_all(&1u32.to_be_bytes()).expect("flags");
+    let mut opt = IHAVEOPT.to_be_bytes().to_vec();
+    opt.extend_from_slice(&77u32.to_be_bytes());
+    opt.extend_from_slice(&(100_000u32).to_be_bytes());
+    opt.extend_from_slice(&vec![1u8; 100_000]);
+    s.write_all(&opt).expect("option");
+    let (_, typ, _) = RawClient::opt_reply(&mut s);
+    assert_eq!(typ, REP_ERR_TOO_BIG);
+    assert_server_alive(&srv);
+    // Nothing from the half-written request reached the store.
+    let mut c = RawClient::connect(&srv.socket, false);
+    assert!(c.read(1, 0, 1000).data.iter().all(|&b| b == 0));
+    c.disconnect();
+    let report = srv.stop();
+    assert_eq!(report.protocol_violations, 1);
+    assert!(report.handshake_failures >= 2);
+}
+
+#[test]
+fn options_list_info_abort_and_unknown() {
+    let srv = TestServer::memory(MIB);
+    let mut s = RawClient::connect_raw(&srv.socket);
+    let mut greet = [0u8; 18];
+    s.read_exact(&mut greet).expect("greeting");
+    assert_eq!(
+        u16::from_be_bytes([greet[16], greet[17]]),
+        FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES
+    );
+    s.write_all(&1u32.to_be_bytes()).expect("flags");
+    let opt = |o: u32, d: &[u8]| {
+        let mut v = IHAVEOPT.to_be_bytes().to_vec();
+        v.extend_from_slice(&o.to_be_bytes());
+        v.extend_from_slice(&(d.len() as u32).to_be_bytes());
+        v.extend_from_slice(d);
+        v
+    };
+    s.write_all(&opt(OPT_LIST, &[])).expect("list");
+    let (_, t, d) = RawClient::opt_reply(&mut s);
+    assert_eq!(t, REP_SERVER);
+    assert_eq!(&d[4..4 + 7], b"storlab");
+    assert_eq!(RawClient::opt_reply(&mut s).1, REP_ACK);
+    s.write_all(&opt(OPT_STARTTLS, &[])).expect("tls");
+    assert_eq!(RawClient::opt_reply(&mut s).1, REP_ERR_UNSUP);
+    let mut info = 7u32.to_be_bytes().to_vec();
+    info.extend_from_slice(b"storlab");
+    info.extend_from_slice(&2u16.to_be_bytes());
+    info.extend_from_slice(&INFO_NAME.to_be_bytes());
+    info.extend_from_slice(&INFO_DESCRIPTION.to_be_bytes());
+    s.write_all(&opt(OPT_INFO, &info)).expect("info");
+    let mut types = Vec::new();
+    loop {
+        let (_, t, d) = RawClient::opt_reply(&mut s);
+        if t != REP_INFO {
+            assert_eq!(t, REP_ACK);
+            break;
+        }
+        types.push(u16::from_be_bytes([d[0], d[1]]));
+    }
+    assert_eq!(
+        types,
+        vec![INFO_EXPORT, INFO_NAME, INFO_DESCRIPTION, INFO_BLOCK_SIZE]
+    );
+    s.write_all(&opt(OPT_ABORT, &[])).expect("abort");
+    assert_eq!(RawClient::opt_reply(&mut s).1, REP_ACK);
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(rest.is_empty());
+}
+
+#[test]
+fn power_cut_loses_exactly_the_unflushed_writes_of_a_volatile_cache() {
+    let size = 16 * MIB;
+    let srv = TestServer::start(
+        ServeOptions {
+            size,
+            ..Default::default()
+        },
+        Box::new(Volatile(FixedLatency::new(10_000, size))),
+    );
+    let mut a = RawClient::connect(&srv.socket, false);
+    let mut b = RawClient::connect(&srv.socket, true);
+    a.write(1, 0, &[1; 8192], 0);
+    // A flush on the other connection covers it (CAN_MULTI_CONN).
+    assert_eq!(b.flush(2).error, 0);
+    a.write(3, 4096, &[2; 8192], 0); // unflushed, overlaps the flushed data
+    a.write(4, MIB, &[3; 4096], CMD_FLAG_FUA); // durable by itself
+    b.send(CMD_TRIM, 0, 5, 0, 4096, &[]); // unflushed trim
+    assert_eq!(b.recv(|_| 0).error, 0);
+    srv.handle().control().power_cut().expect("power cut");
+    let r = a.read(6, 0, 12288).data;
+    assert_eq!(r[..8192], [1; 8192][..], "flushed data survives");
+    assert!(r[8192..].iter().all(|&x| x == 0), "unflushed write lost");
+    assert_eq!(
+        b.read(7, MIB, 4096).data,
+        vec![3; 4096],
+        "FUA write survives"
+    );
+    a.disconnect();
+    b.disconnect();
+    let report = srv.stop();
+    assert_eq!(
+        (report.durability.power_cuts, report.durability.lost_writes),
+        (1, 2)
+    );
+}
+
+#[test]
+fn power_cut_loses_nothing_without_a_volatile_cache() {
+    let srv = TestServer::memory(MIB);
+    let mut c = RawClient::connect(&srv.socket, false);
+    c.write(1, 0, &[5; 4096], 0);
+    srv.handle().control().power_cut().expect("power cut");
+    assert_eq!(c.read(2, 0, 4096).data, vec![5; 4096]);
+}
+
+#[test]
+fn requests_in_flight_at_a_power_cut_fail_with_eio() {
+    let size = MIB;
+    let srv = TestServer::start(
+        ServeOptions {
+            size,
+            ..Default::default()
+        },
+        Box::new(Volatile(FixedLatency::new(300_000_000, size))),
+    );
+    let mut c = RawClient::connect(&srv.socket, false);
+    c.send(CMD_WRITE, 0, 1, 0, 4096, &[9; 4096]);
+    std::thread::sleep(Duration::from_millis(50));
+    srv.handle().control().power_cut().expect("power cut");
+    assert_eq!(c.recv(|_| 0).error, EIO);
+    c.send(CMD_READ, 0, 2, 0, 4096, &[]);
+    let r = c.recv(|_| 4096);
+    assert!(
+        r.data.iter().all(|&x| x == 0),
+        "the in-flight write is gone"
+    );
+}
+
+#[test]
+fn control_socket_commands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctl = dir.path().join("ctl.sock");
+    let srv = TestServer::start(
+        ServeOptions {
+            size: MIB,
+            control: Some(ctl.clone()),
+            ..Default::default()
+        },
+        Box::new(Volatile(FixedLatency::new(0, MIB))),
+    );
+    let mut c = RawClient::connect(&srv.socket, false);
+    c.write(1, 0, &[1; 512], 0);
+    let cmd = |s: &str| {
+        let mut u = UnixStream::connect(&ctl).expect("control");
+        u.write_all(s.as_bytes()).expect("write");
+        let mut out = String::new();
+        u.read_to_string(&mut out).expect("read");
+        out
+    };
+    assert_eq!(cmd("powercut\n"), "ok\n");
+    assert!(c.read(2, 0, 512).data.iter().all(|&x| x == 0));
+    let stats: serde_json::Value = serde_json::from_str(&cmd("stats\n")).expect("json");
+    assert_eq!(stats["durability"]["power_cuts"], 1);
+    assert!(cmd("bogus\n").starts_with("error"));
+    c.disconnect();
+    assert_eq!(cmd("shutdown\n"), "ok\n");
+    let report = srv.stop();
+    assert_eq!(report.connections, 1);
+}
+
+#[test]
+fn file_store_keeps_data_across_restarts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("disk.img");
+    let size = 64 * MIB;
+    let opts = || ServeOptions {
+        size,
+        store: StoreSpec::File(img.clone()),
+        ..Default::default()
+    };
+    let srv = TestServer::start(opts(), Box::new(FixedLatency::new(0, size)));
+    let mut c = RawClient::connect(&srv.socket, true);
+    let data = pattern(42, 300_000);
+    c.write(1, 5 * MIB + 3, &data, 0);
+    c.disconnect();
+    srv.stop(); // clean shutdown syncs the file
+    assert_eq!(std::fs::metadata(&img).expect("image").len(), size);
+    let srv = TestServer::start(opts(), Box::new(FixedLatency::new(0, size)));
+    let mut c = RawClient::connect(&srv.socket, false);
+    assert!(c.read(2, 5 * MIB + 3, data.len() as u32).data == data);
+    c.disconnect();
+}
+
+#[test]
+fn refuses_bad_options() {
+    use storlab_emu::{spawn, EmuError};
+    let dev = || Box::new(FixedLatency::new(0, MIB));
+    let remote = ServeOptions {
+        listen: Some("192.0.2.1:10809".parse().expect("addr")),
+        size: MIB,
+        ..Default::default()
+    };
+    assert!(matches!(
+        spawn(remote, dev()),
+        Err(EmuError::NonLoopback(_))
+    ));
+    let too_big = ServeOptions {
+        listen: Some("127.0.0.1:0".parse().expect("addr")),
+        size: 2 * MIB,
+        ..Default::default()
+    };
+    assert!(matches!(spawn(too_big, dev()), Err(EmuError::Config(_))));
+    let bad_block = ServeOptions {
+        listen: Some("127.0.0.1:0".parse().expect("addr")),
+        block: BlockSizes {
+            minimum: 3,
+            preferred: 4096,
+            maximum: 4096,
+        },
+        ..Default::default()
+    };
+    assert!(matches!(spawn(bad_block, dev()), Err(EmuError::Config(_))));
+    // A live server's socket is not stolen.
+    let srv = TestServer::memory(MIB);
+    let again = ServeOptions {
+        socket: Some(srv.socket.clone()),
+        size: MIB,
+        ..Default::default()
+    };
+    assert!(matches!(spawn(again, dev()), Err(EmuError::SocketInUse(_))));
+}
+
+#[test]
+fn tcp_listener_on_loopback() {
+    use storlab_emu::spawn;
+    let opts = ServeOptions {
+        listen: Some("127.0.0.1:0".parse().expect("addr")),
+        size: MIB,
+        ..Default::default()
+    };
+    let h = spawn(opts, Box::new(FixedLatency::new(0, MIB))).expect("server");
+    let addr = h.tcp_addr().expect("tcp");
+    assert!(h.uri().starts_with("nbd://127.0.0.1:"));
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    let mut greet = [0u8; 18];
+    s.read_exact(&mut greet).expect("greeting");
+    assert_eq!(&greet[..8], b"NBDMAGIC");
+    drop(s);
+    h.stop().expect("stop");
+}
+
+#[test]
+fn records_a_trace_that_storlab_trace_reads_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("served.blkparse");
+    let srv = TestServer::start(
+        ServeOptions {
+            size: MIB,
+            record: Some(storlab_emu::RecordSpec::new(
+                &path,
+                storlab_trace::Format::Blkparse,
+            )),
+            ..Default::default()
+        },
+        Box::new(FixedLatency::new(30_000, MIB)),
+    );
+    let mut c = RawClient::connect(&srv.socket, false);
+    c.write(1, 4096, &[1; 8192], 0);
+    c.read(2, 0, 512);
+    c.flush(3);
+    c.send(CMD_TRIM, 0, 4, 65536, 4096, &[]);
+    c.recv(|_| 0);
+    c.disconnect();
+    let report = srv.stop();
+    let rec = report.record.expect("record report");
+    assert_eq!((rec.written, rec.dropped, rec.error), (4, 0, None));
+    let opts = storlab_trace::ReadOptions::default();
+    let read: Vec<_> = storlab_trace::open(&path, Some(storlab_trace::Format::Blkparse), &opts)
+        .expect("open trace")
+        .collect::<Result<_, _>>()
+        .expect("read trace");
+    let ops: Vec<_> = read.iter().map(|r| (r.op, r.offset, r.len)).collect();
+    use storlab_trace::TraceOp::*;
+    assert_eq!(
+        ops,
+        vec![
+            (Write, 4096, 8192),
+            (Read, 0, 512),
+            (Flush, 0, 0),
+            (Trim, 65536, 4096)
+        ]
+    );
+    for r in &read[..2] {
+        assert!(r.recorded_latency_ns.expect("latency") >= 30_000);
+    }
+}

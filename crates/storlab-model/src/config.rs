@@ -75,6 +75,8 @@ pub enum ConfigError {
 pub struct Leaf {
     /// The value as TOML.
     pub value: Value,
+    /// 1-based line in `origin` (0 when set on the command line).
+    pub line: usize,
     /// The source comment (without the leading `#`), may be empty.
     pub source: String,
     /// The preset or file that set it (or `command line`).
@@ -197,6 +199,9 @@ impl PresetStore {
                     })?;
             let mut flat = BTreeMap::new();
             flatten_table(doc.as_table(), "", &origin, &mut flat);
+            for (path, leaf) in flat.iter_mut() {
+                leaf.line = find_line(&text, path);
+            }
             if let Some(ext) = flat.remove("extends") {
                 match ext.value.as_str() {
                     Some(s) => cur = Some(s.to_string()),
@@ -267,6 +272,7 @@ fn flatten_table(
                             format!("{path}.{ik}"),
                             Leaf {
                                 value: iv,
+                                line: 0,
                                 source: source.clone(),
                                 origin: origin.to_string(),
                             },
@@ -279,6 +285,7 @@ fn flatten_table(
                         path,
                         Leaf {
                             value: v,
+                            line: 0,
                             source,
                             origin: origin.to_string(),
                         },
@@ -288,6 +295,32 @@ fn flatten_table(
             Item::ArrayOfTables(_) | Item::None => {}
         }
     }
+}
+
+/// The line where `path` (`table.key` or `table.key.inner` for an inline
+/// table) is written in `text`, 1-based; 0 if not found. Comments and the
+/// table headers are tracked line by line (presets are simple TOML).
+fn find_line(text: &str, path: &str) -> usize {
+    let parts: Vec<&str> = path.split('.').collect();
+    for split in (0..parts.len()).rev() {
+        let (table, key) = (parts[..split].join("."), parts[split]);
+        let mut current = String::new();
+        for (i, line) in text.lines().enumerate() {
+            let l = line.trim();
+            if let Some(h) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+                current = h.trim().to_string();
+                continue;
+            }
+            if current == table {
+                if let Some((k, _)) = l.split_once('=') {
+                    if k.trim() == key {
+                        return i + 1;
+                    }
+                }
+            }
+        }
+    }
+    0
 }
 
 fn comment_text(s: &str) -> Option<String> {
@@ -330,6 +363,7 @@ impl Resolved {
             k,
             Leaf {
                 value,
+                line: 0,
                 source: "command line".into(),
                 origin: "command line".into(),
             },
@@ -365,14 +399,34 @@ impl Resolved {
     /// are errors naming the key.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
         let table = self.to_toml();
-        let text = toml::to_string(&table).map_err(|e| ConfigError::Schema {
-            file: self.chain.join(" <- "),
-            message: e.to_string(),
-        })?;
-        toml::from_str::<T>(&text).map_err(|e| ConfigError::Schema {
-            file: self.chain.join(" <- "),
-            message: e.message().to_string() + &key_hint(&e, &text),
+        let text = toml::to_string(&table)
+            .map_err(|e| ConfigError::Schema { file: self.chain.join(" <- "), message: e.to_string() })?;
+        toml::from_str::<T>(&text).map_err(|e| {
+            // serde names unknown keys but not mistyped ones: recover the key
+            // from the span in the text we generated
+            let key = e.span().and_then(|sp| {
+                let line_start = text[..sp.start.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+                text[line_start..].split('=').next().map(|k| k.trim().to_string())
+            });
+            let mut message = e.message().to_string();
+            if let Some(k) = key.as_ref().filter(|k| !message.contains(&format!("`{k}`"))) {
+                message = format!("`{k}`: {message}");
+            }
+            message += &key_hint(&e, &text);
+            ConfigError::Schema { file: self.place_of(&message).unwrap_or_else(|| self.chain.join(" <- ")), message }
         })
+    }
+
+    /// Where the key a serde message names (`unknown field `x``, `invalid
+    /// type ... for key `a.b``) was written: `file:line`.
+    fn place_of(&self, message: &str) -> Option<String> {
+        let name = message.split('`').nth(1)?;
+        let (path, leaf) = self
+            .leaves
+            .iter()
+            .find(|(p, _)| p.as_str() == name || p.ends_with(&format!(".{name}")) || p.contains(&format!(".{name}.")))?;
+        let _ = path;
+        Some(if leaf.line > 0 { format!("{}:{}", leaf.origin, leaf.line) } else { leaf.origin.clone() })
     }
 
     /// The resolved configuration as text, one `key = value  # source` per

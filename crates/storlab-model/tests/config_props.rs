@@ -1,0 +1,56 @@
+//! Bad configuration is an error naming the place, never a panic: arbitrary
+//! preset files and `--set` overrides go through the whole loader.
+
+use proptest::prelude::*;
+use storlab_model::config::PresetStore;
+use storlab_model::SystemConfig;
+
+fn store_with(text: &str) -> (tempfile::TempDir, PresetStore) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("x.toml"), text).expect("write");
+    let store = PresetStore::default().with_dir(dir.path());
+    (dir, store)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn arbitrary_preset_text_never_panics(text in ".{0,400}") {
+        let (_d, store) = store_with(&text);
+        let _ = SystemConfig::load(&store, "x", &[]);
+    }
+
+    #[test]
+    fn arbitrary_overrides_never_panic(key in "[a-z_.]{0,30}", value in ".{0,30}") {
+        let o = format!("{key}={value}");
+        if let Ok((_, cfg)) = SystemConfig::load(&PresetStore::default(), "moneta-spin", &[o]) {
+            // whatever loads also builds
+            let _ = cfg.build_device();
+        }
+    }
+
+    #[test]
+    fn mutated_real_presets_never_panic(idx in 0usize..8, cut in 0usize..4000, junk in "[=\\[\\]\"a-z0-9 .{},#\n]{0,20}") {
+        let names = ["moneta-base", "moneta-2q", "haste-dram", "ddr-dram", "nvmm-opt", "null", "moneta-spin", "ddr-pcm"];
+        let (_, text) = storlab_model::presets::BUILTIN.iter().find(|(n, _)| *n == names[idx]).expect("preset");
+        let cut = cut.min(text.len());
+        let cut = (0..=cut).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        let mutated = format!("{}{}{}", &text[..cut], junk, &text[cut..]);
+        let (_d, store) = store_with(&mutated);
+        if let Ok((_, cfg)) = SystemConfig::load(&store, "x", &[]) {
+            let _ = cfg.build_device();
+        }
+    }
+}
+
+#[test]
+fn errors_name_the_key_and_file() {
+    let (_d, store) = store_with("extends = \"moneta-spin\"\n[pcie]\ncontrolers = 4\n");
+    let e = SystemConfig::load(&store, "x", &[]).err().expect("unknown key refused").to_string();
+    assert!(e.contains("controlers") && e.contains("x.toml") && e.contains("[pcie]"), "{e}");
+    let e = SystemConfig::load(&PresetStore::default(), "moneta-spin", &["pcie.controllers=\"four\"".into()]).err().expect("bad type").to_string();
+    assert!(e.contains("controllers") || e.contains("integer"), "{e}");
+    let (_d, store) = store_with("extends = \"x\"\n");
+    assert!(SystemConfig::load(&store, "x", &[]).is_err(), "a cycle is an error");
+}

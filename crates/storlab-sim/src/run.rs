@@ -123,39 +123,16 @@ pub fn simulate(
         all.extend(stats);
     }
     let now = engine.now();
-    let report = engine.host().device().report(now);
-    let device_json = config_json(resolved);
     let grouped = jobs.jobs.iter().any(|j| j.group_reporting);
     let mut out = if grouped {
         crate::stats::group(&all)
     } else {
         all
     };
-    let core_util =
-        engine.host().core_busy_ns() as f64 / (now.max(1) as f64 * cfg.host.cores as f64);
     for j in &mut out {
-        let mut util = serde_json::to_value(&report.utilisation).unwrap_or(Value::Null);
-        if let Value::Array(a) = &mut util {
-            a.insert(
-                0,
-                json!({"resource": "host.cores", "busy": core_util.min(1.0)}),
-            );
-        }
-        j.storlab = json!({
-            "device": device_json,
-            "breakdown_ns": j.breakdown_ns(),
-            "utilisation": util,
-            "power": report.power,
-            "total_power_w": report.total_power_w(),
-            "energy_per_byte_j": {
-                "read": energy_per_byte(&report, j, 0),
-                "write": energy_per_byte(&report, j, 1),
-            },
-            "wear": report.wear,
-            "counters": report.counters.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
-            "simulated_ns": now,
-            "seed": seed,
-        });
+        let mut o = storlab_object(&engine, cfg, resolved, j);
+        o.insert("seed".into(), json!(seed));
+        j.storlab = Value::Object(o);
     }
     Ok(RunResult {
         jobs: out,
@@ -164,12 +141,46 @@ pub fn simulate(
     })
 }
 
-fn energy_per_byte(report: &storlab_model::DeviceReport, j: &JobStats, dir: usize) -> Option<f64> {
-    let bytes: u64 = j.dirs.iter().map(|d| d.io_bytes()).sum();
-    let mine = j.dirs[dir].io_bytes();
-    if bytes == 0 || mine == 0 {
-        return None;
+/// The `storlab` object of a job's report: the resolved device
+/// configuration with sources, the job's mean latency breakdown, the
+/// utilisation of every resource (host cores first), power and energy per
+/// byte, wear, the device's counters and the simulated time. Shared by fio
+/// runs and trace replays.
+pub fn storlab_object(
+    engine: &Engine,
+    cfg: &SystemConfig,
+    resolved: &Resolved,
+    job: &JobStats,
+) -> serde_json::Map<String, Value> {
+    let now = engine.now();
+    let report = engine.host().device().report(now);
+    let core_busy =
+        engine.host().core_busy_ns() as f64 / (now.max(1) as f64 * cfg.host.cores as f64);
+    let mut util = serde_json::to_value(&report.utilisation).unwrap_or(Value::Null);
+    if let Value::Array(a) = &mut util {
+        a.insert(
+            0,
+            json!({"resource": "host.cores", "busy": core_busy.min(1.0)}),
+        );
     }
-    // energy is apportioned to directions by bytes moved
-    Some(report.total_energy_j() * (mine as f64 / bytes as f64) / mine as f64)
+    let bytes: u64 = job.dirs.iter().map(|d| d.io_bytes()).sum();
+    // energy is apportioned to directions by bytes moved, so per byte it is
+    // the same for every direction that moved any
+    let per_byte = |d: usize| {
+        (bytes > 0 && job.dirs[d].io_bytes() > 0).then(|| report.total_energy_j() / bytes as f64)
+    };
+    let mut m = serde_json::Map::new();
+    m.insert("device".into(), config_json(resolved));
+    m.insert("breakdown_ns".into(), job.breakdown_ns());
+    m.insert("utilisation".into(), util);
+    m.insert("power".into(), json!(report.power));
+    m.insert("total_power_w".into(), json!(report.total_power_w()));
+    m.insert("energy_per_byte_j".into(), json!({"read": per_byte(0), "write": per_byte(1)}));
+    m.insert("wear".into(), json!(report.wear));
+    m.insert(
+        "counters".into(),
+        report.counters.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>().into(),
+    );
+    m.insert("simulated_ns".into(), json!(now));
+    m
 }

@@ -78,6 +78,19 @@ pub struct SimArgs {
     /// Also look for presets in this directory.
     #[arg(long = "preset-dir")]
     pub preset_dir: Option<std::path::PathBuf>,
+    /// Replay this block trace instead of fio jobs.
+    #[arg(long)]
+    pub trace: Option<std::path::PathBuf>,
+    /// How to replay: timed (open loop at the recorded times), afap (as
+    /// fast as possible with --iodepth outstanding), scaled:F (times / F).
+    #[arg(long, default_value = "timed")]
+    pub replay: String,
+    /// Replayed requests are wrapped into the device when the trace's
+    /// device is larger, aligned to this many bytes.
+    #[arg(long = "trace-align", default_value_t = 4096)]
+    pub trace_align: u64,
+    #[command(flatten)]
+    pub read: crate::trace::ReadArgs,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -178,6 +191,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     }
     let (resolved, cfg) = SystemConfig::load(&store, &a.device, &a.overrides()?)
         .with_context(|| format!("device '{}'", a.device))?;
+    if let Some(trace) = &a.trace {
+        return replay(&a, &cfg, &resolved, trace, &fio_args, &fmt);
+    }
     let default: Vec<String>;
     let fio_args = if fio_args.is_empty() {
         default = DEFAULT_JOB.iter().map(|s| s.to_string()).collect();
@@ -200,14 +216,59 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         global_options: jobs.global_options.clone(),
         ..ReportOptions::default()
     };
-    let mut out: Box<dyn Write> = match &a.output {
+    let mut out = output(&a)?;
+    if fmt == "normal" {
+        report::write_terminal(&result.jobs, &mut out, &opts)?;
+    } else {
+        report::write_json(&result.jobs, &mut out, &opts)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn output(a: &SimArgs) -> anyhow::Result<Box<dyn Write>> {
+    Ok(match &a.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("--output {}", p.display()))?,
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    })
+}
+
+/// `storlab sim --trace FILE`: replay a block trace.
+fn replay(
+    a: &SimArgs,
+    cfg: &SystemConfig,
+    resolved: &storlab_model::config::Resolved,
+    trace: &std::path::Path,
+    fio_args: &[String],
+    fmt: &str,
+) -> anyhow::Result<()> {
+    use storlab_sim::replay::{simulate_trace, ReplayMode, ReplayOptions};
+    let mode: ReplayMode = a.replay.parse().map_err(|e| anyhow::anyhow!("--replay: {e}"))?;
+    let mut iodepth = 32;
+    for f in fio_args {
+        match f.strip_prefix("--iodepth=") {
+            Some(v) => iodepth = v.parse().with_context(|| format!("{f}: not a number"))?,
+            None => anyhow::bail!("{f}: with --trace, the only fio option that applies is --iodepth (for --replay afap)"),
+        }
+    }
+    let (format, read) = a.read.options()?;
+    let opts = ReplayOptions { mode, iodepth, format, read, align: a.trace_align };
+    let bar = progress_bar();
+    let mut progress = |done: u64, now: u64| {
+        bar.set_message(format!("{done} requests, {:.3} s simulated", now as f64 / 1e9));
+        bar.tick();
     };
+    let result = simulate_trace(cfg, resolved, trace, &opts, &mut progress)?;
+    bar.finish_and_clear();
+    let opts = ReportOptions::default();
+    let mut out = output(a)?;
     if fmt == "normal" {
         report::write_terminal(&result.jobs, &mut out, &opts)?;
+        for j in &result.jobs {
+            write!(out, "{}", storlab_sim::replay::terminal_summary(j))?;
+        }
     } else {
         report::write_json(&result.jobs, &mut out, &opts)?;
     }

@@ -16,12 +16,13 @@
 //! tokens must stay below 2^62**. A wrapping layer routes its children's
 //! tokens by shifting them left and putting the child's identity in the low
 //! bits: RAID-0 uses `ceil(log2(members))` bits (`token = child_token <<
-//! bits | member`), the controller cache one bit (`child_token << 1 | 1`,
-//! its own tokens end in 0). Each level of wrapping therefore takes a few
-//! bits from the child's budget: a leaf device's tokens must stay below
-//! `2^(62 - bits used by the layers above it)`. The leaf devices here use
-//! at most 2 bits of kind plus a 32-bit index (< 2^34), leaving 28 bits for
-//! wrapping. Debug builds assert the bound at every level.
+//! bits | member`); the controller cache has no events of its own and
+//! passes its device's tokens through unchanged. Each level of wrapping
+//! therefore takes a few bits from the child's budget: a leaf device's
+//! tokens must stay below `2^(62 - bits used by the layers above it)`. The
+//! leaf devices here use at most 2 bits of kind plus a 32-bit index (<
+//! 2^34), leaving 28 bits for wrapping. Debug builds assert the bound at
+//! every level.
 
 use serde::{Deserialize, Serialize};
 

@@ -84,7 +84,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
         store = store.with_dir(d);
     }
     let (_resolved, cfg) = SystemConfig::load(&store, &a.device, &a.set).with_context(|| format!("device '{}'", a.device))?;
-    let device = cfg.build_device()?;
+    let device = cfg.build_device_in(&store)?;
     let store_spec: StoreSpec = a.store.parse().map_err(|e: String| anyhow::anyhow!("--store: {e}"))?;
     let record = match &a.record {
         Some(p) => {

@@ -48,6 +48,12 @@ struct Args {
     /// Skip the fio table.
     #[arg(long)]
     no_fio: bool,
+    /// Repetitions of every run (interleaved); the tables show medians.
+    #[arg(long, default_value_t = 1)]
+    reps: usize,
+    /// Seconds to wait for a quiet machine before each run (0: don't).
+    #[arg(long, default_value_t = 120)]
+    quiet_wait: u64,
     /// Also serve these presets (a real model with wake-ups); their model
     /// latency is the mean the server's report gives.
     #[arg(long)]
@@ -157,76 +163,89 @@ fn spin_client(socket: &Path, run: Duration, size: u64) -> std::io::Result<Vec<u
 
 fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
     let size = a.size_mib << 20;
+    // Per latency, per repetition: (mean, p50, p99, late50, late99) in ns.
+    let mut runs: Vec<Vec<[f64; 5]>> = vec![Vec::new(); lats.len()];
+    for _ in 0..a.reps {
+        for (i, &l) in lats.iter().enumerate() {
+            let sock = dir.join("spin.sock");
+            // STORLAB_BENCH_RECORD=DIR records what the server saw (MSR CSV).
+            let record = std::env::var_os("STORLAB_BENCH_RECORD").map(|d| {
+                let path = PathBuf::from(d).join(format!("spin-{l}.msr"));
+                storlab_emu::RecordSpec::new(path, storlab_trace::Format::Msr)
+            });
+            let mut opts = ServeOptions {
+                socket: Some(sock.clone()),
+                size,
+                record,
+                ..ServeOptions::default()
+            };
+            if let Some(v) = std::env::var("XP_IDLE").ok().and_then(|v| v.parse().ok()) {
+                opts.idle_poll_ns = v;
+            }
+            if let Some(v) = std::env::var("XP_CHECK").ok().and_then(|v| v.parse().ok()) {
+                opts.input_check_ns = v;
+            }
+            let server = match spawn(opts, Box::new(FixedLatency::new(l, size))) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    std::process::exit(1);
+                }
+            };
+            wait_quiet(Duration::from_secs(a.quiet_wait));
+            let mut v = match spin_client(&sock, Duration::from_secs(a.spin_seconds), size) {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("error: spin client: {e}");
+                    std::process::exit(1);
+                }
+            };
+            let report = server.stop().unwrap_or_else(|e| {
+                eprintln!("error: {e}");
+                std::process::exit(1)
+            });
+            v.sort_unstable();
+            let mean = v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
+            let p50 = v.get(v.len() / 2).copied().unwrap_or(0) as f64;
+            let p99 = v.get(v.len() * 99 / 100).copied().unwrap_or(0) as f64;
+            let (l50, l99) = (report.lateness.p50_ns as f64, report.lateness.p99_ns as f64);
+            runs[i].push([mean, p50, p99, l50, l99]);
+        }
+    }
     println!();
-    println!("busy-polling client, QD1 4 KiB randread ({} s per run): the server's latency without client wake-ups", a.spin_seconds);
+    println!(
+        "busy-polling client, QD1 4 KiB randread ({} s per run, median of {}): the server's latency without client wake-ups",
+        a.spin_seconds, a.reps
+    );
     println!(
         "{:<15} {:>9} {:>9} {:>9} {:>10} {:>7} {:>9} {:>8} {:>8}",
         "model", "mean", "p50", "p99", "mean-floor", "err%", "p50-floor", "late50", "late99"
     );
-    let mut floor: Option<(f64, f64)> = None;
-    for &l in lats {
-        let sock = dir.join("spin.sock");
-        // STORLAB_BENCH_RECORD=DIR records what the server saw (MSR CSV).
-        let record = std::env::var_os("STORLAB_BENCH_RECORD").map(|d| {
-            let path = PathBuf::from(d).join(format!("spin-{l}.msr"));
-            storlab_emu::RecordSpec::new(path, storlab_trace::Format::Msr)
-        });
-        let opts = ServeOptions {
-            socket: Some(sock.clone()),
-            size,
-            record,
-            ..ServeOptions::default()
-        };
-        let server = match spawn(opts, Box::new(FixedLatency::new(l, size))) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {e}");
-                std::process::exit(1);
-            }
-        };
-        wait_quiet(Duration::from_secs(120));
-        let mut v = match spin_client(&sock, Duration::from_secs(a.spin_seconds), size) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("error: spin client: {e}");
-                std::process::exit(1);
-            }
-        };
-        let report = server.stop().unwrap_or_else(|e| {
-            eprintln!("error: {e}");
-            std::process::exit(1)
-        });
-        v.sort_unstable();
-        let us = |ns: f64| ns / 1000.0;
-        let mean = v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
-        let p50 = v.get(v.len() / 2).copied().unwrap_or(0) as f64;
-        let p99 = v.get(v.len() * 99 / 100).copied().unwrap_or(0) as f64;
-        let (minus, err, p50minus) = match floor {
-            Some((fm, fp)) if l > 0 => (
+    let col = |i: usize, k: usize| median(runs[i].iter().map(|r| r[k]).collect());
+    let us = |ns: f64| ns / 1000.0;
+    for (i, &l) in lats.iter().enumerate() {
+        let (mean, p50) = (col(i, 0), col(i, 1));
+        let (minus, err, p50minus) = if l > 0 && lats[0] == 0 {
+            let (fm, fp) = (col(0, 0), col(0, 1));
+            (
                 format!("{:.2}", us(mean - fm)),
                 format!("{:+.2}", (mean - fm - l as f64) / l as f64 * 100.0),
                 format!("{:.2}", us(p50 - fp)),
-            ),
-            _ => ("-".into(), "-".into(), "-".into()),
+            )
+        } else {
+            ("-".into(), "-".into(), "-".into())
         };
-        if l == 0 {
-            floor = Some((mean, p50));
-        }
         println!(
             "{:<15} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>7} {:>9} {:>8.2} {:>8.2}",
-            if l == 0 {
-                "floor (0 us)".to_string()
-            } else {
-                format!("{} us", l / 1000)
-            },
+            if l == 0 { "floor (0 us)".to_string() } else { format!("{} us", l / 1000) },
             us(mean),
             us(p50),
-            us(p99),
+            us(col(i, 2)),
             minus,
             err,
             p50minus,
-            report.lateness.p50_ns as f64 / 1000.0,
-            report.lateness.p99_ns as f64 / 1000.0
+            us(col(i, 3)),
+            us(col(i, 4))
         );
     }
 }
@@ -258,6 +277,9 @@ fn cpu_jiffies() -> (u64, u64) {
 /// busy over one second. Benchmarks on a shared 2-CPU machine mean nothing
 /// while another job compiles. Returns the busy fraction last seen.
 fn wait_quiet(max: Duration) -> f64 {
+    if max.is_zero() {
+        return 0.0;
+    }
     let end = Instant::now() + max;
     loop {
         let (b0, t0) = cpu_jiffies();
@@ -310,8 +332,9 @@ impl Job {
     }
 }
 
-fn fio(uri: &str, job: &Job, runtime: u64, size_mib: u64, out: &Path) -> (f64, f64, f64, f64) {
-    wait_quiet(Duration::from_secs(120));
+fn fio(uri: &str, job: &Job, a: &Args, out: &Path) -> (f64, f64, f64, f64) {
+    let (runtime, size_mib) = (a.runtime, a.size_mib);
+    wait_quiet(Duration::from_secs(a.quiet_wait));
     let status = Command::new("fio")
         .args([
             "--name=bench",
@@ -406,10 +429,10 @@ fn main() {
         // Fail early on a bad preset name.
         drop(t.device(size));
     }
-    for job in &jobs {
+    for (job, _rep) in jobs.iter().flat_map(|j| (0..a.reps).map(move |r| (j, r))) {
         let (mut child, sock) = nbdkit(dir.path(), a.size_mib);
         let uri = format!("nbd+unix:///?socket={}", sock.display());
-        let (iops, lat, p50, p99) = fio(&uri, job, a.runtime, a.size_mib, &out);
+        let (iops, lat, p50, p99) = fio(&uri, job, &a, &out);
         let _ = child.kill();
         let _ = child.wait();
         rows.push(Row {
@@ -438,7 +461,7 @@ fn main() {
                 }
             };
             let uri = format!("nbd+unix:///?socket={}", sock.display());
-            let (iops, lat, p50, p99) = fio(&uri, job, a.runtime, a.size_mib, &out);
+            let (iops, lat, p50, p99) = fio(&uri, job, &a, &out);
             let report: ServeReport = match server.stop() {
                 Ok(r) => r,
                 Err(e) => {
@@ -464,6 +487,7 @@ fn main() {
             });
         }
     }
+    let rows = median_rows(rows);
     if !rows.is_empty() {
         print_table(&rows);
     }
@@ -475,9 +499,50 @@ fn main() {
     }
 }
 
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// One row per (job, target): the median of each column over repetitions.
+fn median_rows(rows: Vec<Row>) -> Vec<Row> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for r in &rows {
+        let k = (r.job.clone(), r.target.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(job, target)| {
+            let g: Vec<&Row> = rows.iter().filter(|r| r.job == job && r.target == target).collect();
+            let m = |f: &dyn Fn(&Row) -> f64| median(g.iter().map(|r| f(r)).collect());
+            let mo = |f: &dyn Fn(&Row) -> Option<f64>| {
+                let v: Vec<f64> = g.iter().filter_map(|r| f(r)).collect();
+                if v.is_empty() {
+                    None
+                } else {
+                    Some(median(v))
+                }
+            };
+            Row {
+                job,
+                target,
+                model_ns: mo(&|r| r.model_ns.map(|x| x as f64)).map(|x| x as u64),
+                iops: m(&|r| r.iops),
+                lat_mean_us: m(&|r| r.lat_mean_us),
+                clat_p50_us: m(&|r| r.clat_p50_us),
+                clat_p99_us: m(&|r| r.clat_p99_us),
+                late_p50_us: mo(&|r| r.late_p50_us),
+                late_p99_us: mo(&|r| r.late_p99_us),
+            }
+        })
+        .collect()
+}
+
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<18} {:<15} {:>9} {:>7} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>8}",
+        "{:<18} {:<22} {:>9} {:>7} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>8}",
         "job",
         "target",
         "IOPS",
@@ -501,7 +566,7 @@ fn print_table(rows: &[Row]) {
             .map(|b| r.clat_p50_us / b.clat_p50_us)
             .unwrap_or(f64::NAN);
         let (minus, err) = match (r.model_ns, floor) {
-            (Some(l), Some(f)) if l > 0 && r.model_ns != f.model_ns => {
+            (Some(l), Some(f)) if l >= 1000 && r.model_ns != f.model_ns => {
                 let m = r.lat_mean_us - f.lat_mean_us;
                 (
                     format!("{m:.1}"),
@@ -515,7 +580,7 @@ fn print_table(rows: &[Row]) {
         };
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
         println!(
-            "{:<18} {:<15} {:>9.0} {:>7.2} {:>9.1} {:>8.1} {:>8.1} {:>9.2} {:>9} {:>7} {:>8} {:>8}",
+            "{:<18} {:<22} {:>9.0} {:>7.2} {:>9.1} {:>8.1} {:>8.1} {:>9.2} {:>9} {:>7} {:>8} {:>8}",
             r.job,
             r.target,
             r.iops,

@@ -443,10 +443,6 @@ struct Job {
     len: u64,
 }
 
-struct Core {
-    driver: ModelDriver<Job>,
-}
-
 /// What the statistics and the trace need of one reply sent.
 struct Sent {
     op: Op,
@@ -462,7 +458,7 @@ struct Sent {
 struct Shared {
     clock: WallClock,
     export: ExportConfig,
-    core: Mutex<Core>,
+    core: Mutex<ModelDriver<Job>>,
     gate: RwLock<()>,
     epoch: AtomicU64,
     data: Durability,
@@ -493,8 +489,8 @@ impl Shared {
         let (device, clamped) = {
             let core = lock(&self.core);
             (
-                core.driver.device().report(now),
-                core.driver.clamped_arrivals(),
+                core.device().report(now),
+                core.clamped_arrivals(),
             )
         };
         self.data.collect_destaged();
@@ -528,7 +524,7 @@ impl Shared {
         let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
         let next = {
             let mut core = lock(&self.core);
-            let next = core.driver.tick(self.clock.now(), released);
+            let next = core.tick(self.clock.now(), released);
             self.next_due.store(next.unwrap_or(u64::MAX), Ordering::Release);
             next
         };
@@ -719,9 +715,9 @@ fn handle_request(
     };
     {
         let mut core = lock(&shared.core);
-        core.driver.arrive(t, req, job, released);
+        core.arrive(t, req, job, released);
         // Also release what fell due while this request was being read.
-        let next = core.driver.tick(shared.clock.now(), released);
+        let next = core.tick(shared.clock.now(), released);
         shared.next_due.store(next.unwrap_or(u64::MAX), Ordering::Release);
     }
     shared.release_all(released);
@@ -1295,9 +1291,7 @@ impl Server {
         let shared = Arc::new(Shared {
             clock: WallClock::new(Duration::from_millis(30)),
             export,
-            core: Mutex::new(Core {
-                driver: ModelDriver::new(device),
-            }),
+            core: Mutex::new(ModelDriver::new(device)),
             gate: RwLock::new(()),
             epoch: AtomicU64::new(0),
             data: Durability::new(store, volatile, opts.journal_limit),

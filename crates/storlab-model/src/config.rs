@@ -399,21 +399,36 @@ impl Resolved {
     /// are errors naming the key.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
         let table = self.to_toml();
-        let text = toml::to_string(&table)
-            .map_err(|e| ConfigError::Schema { file: self.chain.join(" <- "), message: e.to_string() })?;
+        let text = toml::to_string(&table).map_err(|e| ConfigError::Schema {
+            file: self.chain.join(" <- "),
+            message: e.to_string(),
+        })?;
         toml::from_str::<T>(&text).map_err(|e| {
             // serde names unknown keys but not mistyped ones: recover the key
             // from the span in the text we generated
             let key = e.span().and_then(|sp| {
-                let line_start = text[..sp.start.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
-                text[line_start..].split('=').next().map(|k| k.trim().to_string())
+                let line_start = text[..sp.start.min(text.len())]
+                    .rfind('\n')
+                    .map_or(0, |i| i + 1);
+                text[line_start..]
+                    .split('=')
+                    .next()
+                    .map(|k| k.trim().to_string())
             });
             let mut message = e.message().to_string();
-            if let Some(k) = key.as_ref().filter(|k| !message.contains(&format!("`{k}`"))) {
+            if let Some(k) = key
+                .as_ref()
+                .filter(|k| !message.contains(&format!("`{k}`")))
+            {
                 message = format!("`{k}`: {message}");
             }
             message += &key_hint(&e, &text);
-            ConfigError::Schema { file: self.place_of(&message).unwrap_or_else(|| self.chain.join(" <- ")), message }
+            ConfigError::Schema {
+                file: self
+                    .place_of(&message)
+                    .unwrap_or_else(|| self.chain.join(" <- ")),
+                message,
+            }
         })
     }
 
@@ -421,12 +436,17 @@ impl Resolved {
     /// type ... for key `a.b``) was written: `file:line`.
     fn place_of(&self, message: &str) -> Option<String> {
         let name = message.split('`').nth(1)?;
-        let (path, leaf) = self
-            .leaves
-            .iter()
-            .find(|(p, _)| p.as_str() == name || p.ends_with(&format!(".{name}")) || p.contains(&format!(".{name}.")))?;
+        let (path, leaf) = self.leaves.iter().find(|(p, _)| {
+            p.as_str() == name
+                || p.ends_with(&format!(".{name}"))
+                || p.contains(&format!(".{name}."))
+        })?;
         let _ = path;
-        Some(if leaf.line > 0 { format!("{}:{}", leaf.origin, leaf.line) } else { leaf.origin.clone() })
+        Some(if leaf.line > 0 {
+            format!("{}:{}", leaf.origin, leaf.line)
+        } else {
+            leaf.origin.clone()
+        })
     }
 
     /// The resolved configuration as text, one `key = value  # source` per

@@ -47,10 +47,26 @@ proptest! {
 #[test]
 fn errors_name_the_key_and_file() {
     let (_d, store) = store_with("extends = \"moneta-spin\"\n[pcie]\ncontrolers = 4\n");
-    let e = SystemConfig::load(&store, "x", &[]).err().expect("unknown key refused").to_string();
-    assert!(e.contains("controlers") && e.contains("x.toml") && e.contains("[pcie]"), "{e}");
-    let e = SystemConfig::load(&PresetStore::default(), "moneta-spin", &["pcie.controllers=\"four\"".into()]).err().expect("bad type").to_string();
+    let e = SystemConfig::load(&store, "x", &[])
+        .err()
+        .expect("unknown key refused")
+        .to_string();
+    assert!(
+        e.contains("controlers") && e.contains("x.toml") && e.contains("[pcie]"),
+        "{e}"
+    );
+    let e = SystemConfig::load(
+        &PresetStore::default(),
+        "moneta-spin",
+        &["pcie.controllers=\"four\"".into()],
+    )
+    .err()
+    .expect("bad type")
+    .to_string();
     assert!(e.contains("controllers") || e.contains("integer"), "{e}");
     let (_d, store) = store_with("extends = \"x\"\n");
-    assert!(SystemConfig::load(&store, "x", &[]).is_err(), "a cycle is an error");
+    assert!(
+        SystemConfig::load(&store, "x", &[]).is_err(),
+        "a cycle is an error"
+    );
 }

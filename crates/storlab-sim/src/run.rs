@@ -175,11 +175,19 @@ pub fn storlab_object(
     m.insert("utilisation".into(), util);
     m.insert("power".into(), json!(report.power));
     m.insert("total_power_w".into(), json!(report.total_power_w()));
-    m.insert("energy_per_byte_j".into(), json!({"read": per_byte(0), "write": per_byte(1)}));
+    m.insert(
+        "energy_per_byte_j".into(),
+        json!({"read": per_byte(0), "write": per_byte(1)}),
+    );
     m.insert("wear".into(), json!(report.wear));
     m.insert(
         "counters".into(),
-        report.counters.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>().into(),
+        report
+            .counters
+            .iter()
+            .map(|(k, v)| json!({"name": k, "value": v}))
+            .collect::<Vec<_>>()
+            .into(),
     );
     m.insert("simulated_ns".into(), json!(now));
     m

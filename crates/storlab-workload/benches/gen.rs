@@ -7,10 +7,22 @@ use storlab_workload::fio::parse_job_str;
 use storlab_workload::gen::JobThread;
 
 const JOBS: &[(&str, &str)] = &[
-    ("randread", "[j]\nrw=randread\nbs=4k\nsize=16g\ntime_based\nruntime=1h\n"),
-    ("randrw-bssplit", "[j]\nrw=randrw\nbssplit=4k/50:64k/50\nsize=16g\ntime_based\nruntime=1h\n"),
-    ("zipf", "[j]\nrw=randread\nbs=4k\nsize=16g\nrandom_distribution=zipf:1.2\ntime_based\nruntime=1h\n"),
-    ("seqwrite-fsync", "[j]\nrw=write\nbs=4k\nsize=16g\nfsync=8\n"),
+    (
+        "randread",
+        "[j]\nrw=randread\nbs=4k\nsize=16g\ntime_based\nruntime=1h\n",
+    ),
+    (
+        "randrw-bssplit",
+        "[j]\nrw=randrw\nbssplit=4k/50:64k/50\nsize=16g\ntime_based\nruntime=1h\n",
+    ),
+    (
+        "zipf",
+        "[j]\nrw=randread\nbs=4k\nsize=16g\nrandom_distribution=zipf:1.2\ntime_based\nruntime=1h\n",
+    ),
+    (
+        "seqwrite-fsync",
+        "[j]\nrw=write\nbs=4k\nsize=16g\nfsync=8\n",
+    ),
 ];
 
 fn bench(c: &mut Criterion) {

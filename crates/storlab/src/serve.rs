@@ -83,12 +83,19 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
     if let Some(d) = &a.preset_dir {
         store = store.with_dir(d);
     }
-    let (_resolved, cfg) = SystemConfig::load(&store, &a.device, &a.set).with_context(|| format!("device '{}'", a.device))?;
+    let (_resolved, cfg) = SystemConfig::load(&store, &a.device, &a.set)
+        .with_context(|| format!("device '{}'", a.device))?;
     let device = cfg.build_device_in(&store)?;
-    let store_spec: StoreSpec = a.store.parse().map_err(|e: String| anyhow::anyhow!("--store: {e}"))?;
+    let store_spec: StoreSpec = a
+        .store
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("--store: {e}"))?;
     let record = match &a.record {
         Some(p) => {
-            let format = a.record_format.parse().with_context(|| "--record-format".to_string())?;
+            let format = a
+                .record_format
+                .parse()
+                .with_context(|| "--record-format".to_string())?;
             Some(RecordSpec::new(p.clone(), format))
         }
         None => None,

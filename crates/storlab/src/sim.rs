@@ -245,7 +245,10 @@ fn replay(
     fmt: &str,
 ) -> anyhow::Result<()> {
     use storlab_sim::replay::{simulate_trace, ReplayMode, ReplayOptions};
-    let mode: ReplayMode = a.replay.parse().map_err(|e| anyhow::anyhow!("--replay: {e}"))?;
+    let mode: ReplayMode = a
+        .replay
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--replay: {e}"))?;
     let mut iodepth = 32;
     for f in fio_args {
         match f.strip_prefix("--iodepth=") {
@@ -254,10 +257,19 @@ fn replay(
         }
     }
     let (format, read) = a.read.options()?;
-    let opts = ReplayOptions { mode, iodepth, format, read, align: a.trace_align };
+    let opts = ReplayOptions {
+        mode,
+        iodepth,
+        format,
+        read,
+        align: a.trace_align,
+    };
     let bar = progress_bar();
     let mut progress = |done: u64, now: u64| {
-        bar.set_message(format!("{done} requests, {:.3} s simulated", now as f64 / 1e9));
+        bar.set_message(format!(
+            "{done} requests, {:.3} s simulated",
+            now as f64 / 1e9
+        ));
         bar.tick();
     };
     let result = simulate_trace(cfg, resolved, trace, &opts, &mut progress)?;

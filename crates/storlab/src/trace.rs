@@ -35,12 +35,20 @@ impl ReadArgs {
     /// The format and read options these flags describe.
     pub fn options(&self) -> anyhow::Result<(Option<Format>, ReadOptions)> {
         let format = match &self.trace_format {
-            Some(f) => Some(f.parse::<Format>().with_context(|| "--trace-format".to_string())?),
+            Some(f) => Some(
+                f.parse::<Format>()
+                    .with_context(|| "--trace-format".to_string())?,
+            ),
             None => None,
         };
-        let mut o = ReadOptions { skip_bad_lines: self.skip_bad_lines, ..ReadOptions::default() };
+        let mut o = ReadOptions {
+            skip_bad_lines: self.skip_bad_lines,
+            ..ReadOptions::default()
+        };
         if let Some(ops) = &self.trace_ops {
-            o.ops = ops.parse::<OpSet>().map_err(|e| anyhow::anyhow!("--trace-ops: {e}"))?;
+            o.ops = ops
+                .parse::<OpSet>()
+                .map_err(|e| anyhow::anyhow!("--trace-ops: {e}"))?;
         }
         o.disk = self.trace_disk;
         o.start_ns = self.trace_start_ns;
@@ -91,10 +99,18 @@ pub fn run(cmd: &TraceCmd) -> anyhow::Result<()> {
                 print!("{stats}");
             }
         }
-        TraceCmd::Convert { input, output, to, read } => {
+        TraceCmd::Convert {
+            input,
+            output,
+            to,
+            read,
+        } => {
             let (format, opts) = read.options()?;
             let to: Format = to.parse().with_context(|| "--to".to_string())?;
-            let copts = ConvertOptions { read: opts, ..ConvertOptions::default() };
+            let copts = ConvertOptions {
+                read: opts,
+                ..ConvertOptions::default()
+            };
             let mut out: Box<dyn Write> = if output.as_os_str() == "-" {
                 Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
             } else {

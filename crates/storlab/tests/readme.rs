@@ -29,7 +29,7 @@ fn readme_examples_run() {
             "README example failed: storlab {rest}\nstderr: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let wrote_file = args.iter().any(|a| *a == "--output");
+        let wrote_file = args.contains(&"--output");
         assert!(
             wrote_file || !out.stdout.is_empty(),
             "README example printed nothing: storlab {rest}"

@@ -48,8 +48,7 @@ proptest! {
 fn errors_name_the_key_and_file() {
     let (_d, store) = store_with("extends = \"moneta-spin\"\n[pcie]\ncontrolers = 4\n");
     let e = SystemConfig::load(&store, "x", &[])
-        .err()
-        .expect("unknown key refused")
+        .expect_err("unknown key refused")
         .to_string();
     assert!(
         e.contains("controlers") && e.contains("x.toml") && e.contains("[pcie]"),
@@ -60,8 +59,7 @@ fn errors_name_the_key_and_file() {
         "moneta-spin",
         &["pcie.controllers=\"four\"".into()],
     )
-    .err()
-    .expect("bad type")
+    .expect_err("bad type")
     .to_string();
     assert!(e.contains("controllers") || e.contains("integer"), "{e}");
     let (_d, store) = store_with("extends = \"x\"\n");

@@ -145,7 +145,7 @@ mod tests {
     fn mapping_is_a_bijection_into_slots_minus_gap() {
         let mut sg = StartGap::new(97, 3, 42);
         for step in 0..500u64 {
-            let mut seen = vec![false; 98];
+            let mut seen = [false; 98];
             for la in 0..97 {
                 let pa = sg.map(la) as usize;
                 assert!(!seen[pa], "slot {pa} mapped twice at step {step}");

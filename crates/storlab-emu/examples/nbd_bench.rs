@@ -28,7 +28,7 @@ struct Args {
     #[arg(long, default_value_t = 5)]
     runtime: u64,
     /// Model latencies to try, ns (0, the floor, is always run).
-    #[arg(long, value_delimiter = ',', default_value = "20000,100000,1000000")]
+    #[arg(long, value_delimiter = ',', default_value = "20000,100000,1000000,10000000")]
     latencies: Vec<u64>,
     /// Only iodepth 1 numjobs 1 and iodepth 32 numjobs 2.
     #[arg(long)]
@@ -173,18 +173,12 @@ fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
                 let path = PathBuf::from(d).join(format!("spin-{l}.msr"));
                 storlab_emu::RecordSpec::new(path, storlab_trace::Format::Msr)
             });
-            let mut opts = ServeOptions {
+            let opts = ServeOptions {
                 socket: Some(sock.clone()),
                 size,
                 record,
                 ..ServeOptions::default()
             };
-            if let Some(v) = std::env::var("XP_IDLE").ok().and_then(|v| v.parse().ok()) {
-                opts.idle_poll_ns = v;
-            }
-            if let Some(v) = std::env::var("XP_CHECK").ok().and_then(|v| v.parse().ok()) {
-                opts.input_check_ns = v;
-            }
             let server = match spawn(opts, Box::new(FixedLatency::new(l, size))) {
                 Ok(s) => s,
                 Err(e) => {

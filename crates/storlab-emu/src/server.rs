@@ -1,5 +1,5 @@
-//! The NBD server: listeners, one reader thread per connection, a timer
-//! thread that releases replies at their deadlines, power cuts, shutdown.
+//! The NBD server: listeners, a reader thread per connection that is also
+//! its timer, power cuts, shutdown.
 //!
 //! A request's path: the connection's reader thread reads bytes, the
 //! [`RequestStream`] turns them into requests (checked at the boundary),
@@ -21,8 +21,9 @@
 //! `idle_poll_ns` before sleeping, so a queue-depth-1 client's next request
 //! is caught without a wake-up. So the thread that spins is one whose
 //! client is waiting anyway, no hand-off to another thread is needed, and
-//! nothing spins when nothing is in flight. A timer thread, once a
-//! millisecond, is only a safety net (a reader stuck in a long copy).
+//! nothing spins beyond a short idle poll when nothing is in flight. A
+//! timer thread, once a millisecond, is only a safety net (a reader stuck
+//! in a long copy).
 //! Replies due together for one connection go out in one `send`, without
 //! blocking; a client that does not read gets its replies queued for its
 //! connection's writer thread, so no client can stall another.

@@ -192,6 +192,7 @@ impl Engine {
                     .stats
                     .record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);
             }
+            th.plan.stats.depth.mark_complete(1);
             if th.plan.thinktime_ns > 0 {
                 th.not_before = th.not_before.max(d.at + th.plan.thinktime_ns);
             }
@@ -280,6 +281,8 @@ impl Engine {
             th.issued_bytes[d] += io.len;
             th.issued_ios[d] += 1;
             th.outstanding += 1;
+            th.plan.stats.depth.mark_depth(th.outstanding);
+            th.plan.stats.depth.mark_submit(1);
             th.first_io.get_or_insert(now);
             let n = th.submitted;
             th.submitted += 1;

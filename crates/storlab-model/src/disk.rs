@@ -358,6 +358,8 @@ impl Geometry {
 
 const EV_MEDIA: u64 = 0;
 const EV_WDATA: u64 = 1;
+/// A tag freed (at a completion time that may lie ahead): admit a waiter.
+const EV_ADMIT: u64 = 2;
 const NOREQ: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
@@ -424,6 +426,8 @@ pub struct Disk {
     reqs: Vec<Req>,
     free: Vec<u32>,
     in_device: u32,
+    /// Tags promised to waiters whose admission is scheduled.
+    admitting: u32,
     tag_wait: VecDeque<u32>,
     ra: Option<ReadAhead>,
     segs: VecDeque<(u64, u64)>,
@@ -453,6 +457,7 @@ impl Disk {
             reqs: Vec::new(),
             free: Vec::new(),
             in_device: 0,
+            admitting: 0,
             tag_wait: VecDeque::new(),
             ra: None,
             segs: VecDeque::new(),
@@ -471,7 +476,7 @@ impl Disk {
 
     #[inline]
     fn tok(kind: u64, idx: u32) -> u64 {
-        ((idx as u64) << 1) | kind
+        ((idx as u64) << 2) | kind
     }
 
     fn ra_sectors(&self) -> u64 {
@@ -684,8 +689,12 @@ impl Disk {
         self.free.push(ri);
         self.in_device -= 1;
         if let Some(next) = self.tag_wait.pop_front() {
+            // the tag frees when the completion is sent, which may lie
+            // ahead of the current event: admit the waiter then, through a
+            // wake-up, so its later steps never run before it
             let t = at.max(self.reqs[next as usize].arrival);
-            self.admit(t, next, cx);
+            self.admitting += 1;
+            cx.wake(t, Self::tok(EV_ADMIT, next));
         }
     }
 
@@ -708,7 +717,7 @@ impl Disk {
         let dur = xfer_ns(r.bytes, self.cfg.link_bytes_per_s);
         let s = self.link.reserve(now, dur);
         let rm = &mut self.reqs[ri as usize];
-        let waited = now - rm.arrival - rm.bd.total();
+        let waited = (now - rm.arrival).saturating_sub(rm.bd.total());
         rm.bd.add(Component::DeviceQueue, waited);
         rm.bd.add(Component::Link, s + dur - now);
         cx.wake(s + dur, Self::tok(EV_WDATA, ri));
@@ -847,7 +856,8 @@ impl Device for Disk {
             self.reqs.push(r);
             (self.reqs.len() - 1) as u32
         };
-        if self.in_device < self.cfg.queue_depth {
+        // a tag already promised to a waiter is not free
+        if self.in_device + self.admitting < self.cfg.queue_depth && self.tag_wait.is_empty() {
             self.admit(now, ri, cx);
         } else {
             self.tag_wait.push_back(ri);
@@ -855,9 +865,15 @@ impl Device for Disk {
     }
 
     fn on_event(&mut self, now: Nanos, token: u64, cx: &mut Cx) {
-        match token & 1 {
+        let idx = (token >> 2) as u32;
+        match token & 3 {
             EV_MEDIA => self.media_done(now, cx),
-            _ => self.write_data_in(now, (token >> 1) as u32, cx),
+            EV_WDATA => self.write_data_in(now, idx, cx),
+            EV_ADMIT => {
+                self.admitting -= 1;
+                self.admit(now, idx, cx)
+            }
+            _ => {}
         }
     }
 

@@ -262,6 +262,8 @@ fn plane_order(n: &NandConfig) -> Vec<u32> {
 const EV_DIE: u64 = 0;
 const EV_RCMD: u64 = 1;
 const EV_WREADY: u64 = 2;
+/// A tag freed (at a completion time that may lie ahead): admit a waiter.
+const EV_ADMIT: u64 = 3;
 const READY: u32 = u32::MAX;
 const WINDOW: usize = 8;
 
@@ -348,6 +350,8 @@ pub struct Ssd {
     ops: Vec<FOp>,
     free_ops: Vec<u32>,
     in_device: u32,
+    /// Tags promised to waiters whose admission is scheduled.
+    admitting: u32,
     tag_wait: VecDeque<u32>,
     buf_cap: u64,
     buf_used: u64,
@@ -405,6 +409,7 @@ impl Ssd {
             ops: Vec::new(),
             free_ops: Vec::new(),
             in_device: 0,
+            admitting: 0,
             tag_wait: VecDeque::new(),
             buf_cap: cfg.write_buffer_bytes / unit,
             buf_used: 0,
@@ -539,7 +544,7 @@ impl Ssd {
         let dur = self.cfg.command_ns.write + r.units as u64 * self.cfg.unit_ns.write;
         let s = self.ctrl.reserve(in_end, dur);
         let rm = &mut self.reqs[ri as usize];
-        let waited = now - rm.arrival - rm.bd.total();
+        let waited = (now - rm.arrival).saturating_sub(rm.bd.total());
         if waited > 0 {
             let c = if rm.background_wait {
                 Component::Background
@@ -977,7 +982,7 @@ impl Ssd {
                     }
                     self.flush_wait.pop_front();
                     let rm = &mut self.reqs[ri as usize];
-                    let waited = now - rm.arrival - rm.bd.total();
+                    let waited = (now - rm.arrival).saturating_sub(rm.bd.total());
                     rm.bd.add(Component::Media, waited);
                     self.finish(now, ri, cx);
                 }
@@ -1051,8 +1056,11 @@ impl Ssd {
         }
         debug_assert!(
             bd.total() == total,
-            "breakdown {} != latency {total}",
-            bd.total()
+            "breakdown {} != latency {total} for {:?} of {} bytes: {:?}",
+            bd.total(),
+            r.op,
+            r.bytes,
+            bd
         );
         cx.complete(Completion {
             id: r.id,
@@ -1063,10 +1071,12 @@ impl Ssd {
         self.free_reqs.push(ri);
         self.in_device -= 1;
         if let Some(next) = self.tag_wait.pop_front() {
-            // the tag frees when the completion is sent; admit at that time
-            // or now, whichever is later (completions may be in the future)
+            // the tag frees when the completion is sent, which may lie
+            // ahead of the current event: admit the waiter at that time
+            // through a wake-up, so its later steps never run before it
             let t = at.max(self.reqs[next as usize].arrival);
-            self.admit(t, next, cx);
+            self.admitting += 1;
+            cx.wake(t, Self::tok(EV_ADMIT, next));
         }
     }
 }
@@ -1092,7 +1102,8 @@ impl Device for Ssd {
             durable,
             ..Default::default()
         });
-        if self.in_device < self.cfg.tags {
+        // a tag already promised to a waiter is not free
+        if self.in_device + self.admitting < self.cfg.tags && self.tag_wait.is_empty() {
             self.admit(now, ri, cx);
         } else {
             self.tag_wait.push_back(ri);
@@ -1105,6 +1116,10 @@ impl Device for Ssd {
             EV_DIE => self.die_done(now, idx, cx),
             EV_RCMD => self.read_cmd(now, idx, cx),
             EV_WREADY => self.write_ready(now, idx, cx),
+            EV_ADMIT => {
+                self.admitting -= 1;
+                self.admit(now, idx, cx)
+            }
             _ => {}
         }
     }

@@ -318,7 +318,7 @@ impl Host {
         }
     }
 
-    fn drain_device(&mut self, _now: Nanos, dcx: &mut Cx, cx: &mut HostCx) {
+    fn drain_device(&mut self, now: Nanos, dcx: &mut Cx, cx: &mut HostCx) {
         for (t, tok) in dcx.wakeups.drain(..) {
             debug_assert_eq!(
                 tok & HOST_BIT,
@@ -327,7 +327,10 @@ impl Host {
             );
             cx.wakeups.push((t, tok));
         }
-        for c in dcx.completions.drain(..) {
+        // by index: handling a completion can re-enter the device through
+        // other requests, which use a Cx of their own, never this one
+        for k in 0..dcx.completions.len() {
+            let c = dcx.completions[k].clone();
             let i = c.id as u32;
             self.bds[i as usize].merge(&c.breakdown);
             let h = &mut self.ios[i as usize];
@@ -340,10 +343,17 @@ impl Host {
                 h.t_mark = c.at;
                 let dur = self.segment(c.at, i);
                 cx.wakeups.push((c.at + dur, HOST_BIT | i as u64));
+            } else if c.at == now {
+                // completed at this very moment: go on without an event
+                h.dev_done = true;
+                h.stage = if h.spin { Stage::Finish } else { Stage::Irq };
+                h.t_mark = now;
+                self.advance(now, i, cx);
             } else {
                 cx.wakeups.push((c.at, HOST_BIT | i as u64));
             }
         }
+        dcx.completions.clear();
     }
 
     /// Resources a stage needs.

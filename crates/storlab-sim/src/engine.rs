@@ -174,44 +174,51 @@ impl Engine {
         first_thread: u32,
         progress: &mut dyn FnMut(u64, Nanos),
     ) {
-        let mut hcx = std::mem::take(&mut self.hcx);
-        for (t, tok) in hcx.wakeups.drain(..) {
-            self.push(t, tok);
+        // a thread issuing again may see some requests complete at once (a
+        // device that answers at the current time): go round until none
+        loop {
+            let mut hcx = std::mem::take(&mut self.hcx);
+            for (t, tok) in hcx.wakeups.drain(..) {
+                self.push(t, tok);
+            }
+            for d in hcx.done.drain(..) {
+                let (thread, submitted, n) = self.inflight[d.id as usize];
+                self.free_ids.push(d.id);
+                let ti = (thread - first_thread) as usize;
+                let th = &mut threads[ti];
+                th.outstanding -= 1;
+                th.last_done = d.at;
+                let lat = d.at - submitted;
+                th.plan.source.completed(n, lat);
+                if d.at >= th.start + th.plan.ramp_ns {
+                    th.plan
+                        .stats
+                        .record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);
+                }
+                th.plan.stats.depth.mark_complete(1);
+                if th.plan.thinktime_ns > 0 {
+                    th.not_before = th.not_before.max(d.at + th.plan.thinktime_ns);
+                }
+                self.completed += 1;
+                if self.completed & 0xffff == 0 {
+                    progress(self.completed, self.now);
+                }
+                if !th.wake_pending {
+                    th.wake_pending = true;
+                    self.to_pump.push(ti);
+                }
+            }
+            self.hcx = hcx;
+            // the threads that had completions may issue again
+            let mut to_pump = std::mem::take(&mut self.to_pump);
+            for ti in to_pump.drain(..) {
+                self.pump_thread(threads, ti, first_thread);
+            }
+            self.to_pump = to_pump;
+            if self.hcx.done.is_empty() {
+                break;
+            }
         }
-        for d in hcx.done.drain(..) {
-            let (thread, submitted, n) = self.inflight[d.id as usize];
-            self.free_ids.push(d.id);
-            let ti = (thread - first_thread) as usize;
-            let th = &mut threads[ti];
-            th.outstanding -= 1;
-            th.last_done = d.at;
-            let lat = d.at - submitted;
-            th.plan.source.completed(n, lat);
-            if d.at >= th.start + th.plan.ramp_ns {
-                th.plan
-                    .stats
-                    .record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);
-            }
-            th.plan.stats.depth.mark_complete(1);
-            if th.plan.thinktime_ns > 0 {
-                th.not_before = th.not_before.max(d.at + th.plan.thinktime_ns);
-            }
-            self.completed += 1;
-            if self.completed & 0xffff == 0 {
-                progress(self.completed, self.now);
-            }
-            if !th.wake_pending {
-                th.wake_pending = true;
-                self.to_pump.push(ti);
-            }
-        }
-        self.hcx = hcx;
-        // the threads that had completions may issue again
-        let mut to_pump = std::mem::take(&mut self.to_pump);
-        for ti in to_pump.drain(..) {
-            self.pump_thread(threads, ti, first_thread);
-        }
-        self.to_pump = to_pump;
     }
 
     /// Issue what thread `ti` may issue now.
@@ -308,8 +315,9 @@ impl Engine {
             let mut hcx = std::mem::take(&mut self.hcx);
             self.host.submit(now, hio, &mut hcx);
             self.hcx = hcx;
-            // completions cannot arrive synchronously from submit (they come
-            // back as wake-ups), so only queue the wake-ups here
+            // queue the wake-ups; requests that completed at once stay in
+            // `hcx.done` for `drain_hcx` (this thread's count must not drop
+            // while its issue loop runs)
             let mut hcx = std::mem::take(&mut self.hcx);
             for (t, tok) in hcx.wakeups.drain(..) {
                 self.seq += 1;
@@ -319,7 +327,6 @@ impl Engine {
                     tok,
                 }));
             }
-            debug_assert!(hcx.done.is_empty());
             self.hcx = hcx;
         }
         if th.exhausted && th.outstanding == 0 && th.pending.is_none() {
@@ -361,6 +368,7 @@ impl Engine {
         for ti in 0..threads.len() {
             self.pump_thread(&mut threads, ti, first_thread);
         }
+        self.drain_hcx(&mut threads, first_thread, progress);
         while let Some(Reverse(ev)) = self.heap.pop() {
             self.now = ev.t;
             self.events += 1;
@@ -368,6 +376,9 @@ impl Engine {
                 let thread = (ev.tok & !THREAD_BIT) as u32;
                 let ti = (thread - first_thread) as usize;
                 self.pump_thread(&mut threads, ti, first_thread);
+                if !self.hcx.done.is_empty() {
+                    self.drain_hcx(&mut threads, first_thread, progress);
+                }
             } else {
                 let mut hcx = std::mem::take(&mut self.hcx);
                 self.host.on_event(ev.t, ev.tok, &mut hcx);

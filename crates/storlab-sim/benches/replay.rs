@@ -130,6 +130,8 @@ fn bench(c: &mut Criterion) {
         "--bssplit=4k/25:8k/25:16k/25:32k/25",
         "--iodepth=32",
         "--norandommap",
+        // number_ios, not the device's size, must end the job
+        "--io_size=1000t",
         &format!("--number_ios={n}"),
     ]
     .iter()

@@ -28,7 +28,11 @@ struct Args {
     #[arg(long, default_value_t = 5)]
     runtime: u64,
     /// Model latencies to try, ns (0, the floor, is always run).
-    #[arg(long, value_delimiter = ',', default_value = "20000,100000,1000000,10000000")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "20000,100000,1000000,10000000"
+    )]
     latencies: Vec<u64>,
     /// Only iodepth 1 numjobs 1 and iodepth 32 numjobs 2.
     #[arg(long)]
@@ -231,7 +235,11 @@ fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
         };
         println!(
             "{:<15} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>7} {:>9} {:>8.2} {:>8.2}",
-            if l == 0 { "floor (0 us)".to_string() } else { format!("{} us", l / 1000) },
+            if l == 0 {
+                "floor (0 us)".to_string()
+            } else {
+                format!("{} us", l / 1000)
+            },
             us(mean),
             us(p50),
             us(col(i, 2)),
@@ -260,8 +268,14 @@ struct Row {
 /// (busy, total) jiffies of all CPUs from /proc/stat.
 fn cpu_jiffies() -> (u64, u64) {
     let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let Some(line) = text.lines().next() else { return (0, 0) };
-    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let Some(line) = text.lines().next() else {
+        return (0, 0);
+    };
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
     let total: u64 = v.iter().sum();
     let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
     (total - idle, total)
@@ -282,7 +296,10 @@ fn wait_quiet(max: Duration) -> f64 {
         let busy = (b1 - b0) as f64 / (t1 - t0).max(1) as f64;
         if busy < 0.10 || Instant::now() > end {
             if busy >= 0.10 {
-                eprintln!("warning: the machine stayed busy ({:.0}% CPU): this run is noisy", busy * 100.0);
+                eprintln!(
+                    "warning: the machine stayed busy ({:.0}% CPU): this run is noisy",
+                    busy * 100.0
+                );
             }
             return busy;
         }
@@ -509,7 +526,10 @@ fn median_rows(rows: Vec<Row>) -> Vec<Row> {
     }
     keys.into_iter()
         .map(|(job, target)| {
-            let g: Vec<&Row> = rows.iter().filter(|r| r.job == job && r.target == target).collect();
+            let g: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.job == job && r.target == target)
+                .collect();
             let m = |f: &dyn Fn(&Row) -> f64| median(g.iter().map(|r| f(r)).collect());
             let mo = |f: &dyn Fn(&Row) -> Option<f64>| {
                 let v: Vec<f64> = g.iter().filter_map(|r| f(r)).collect();

@@ -83,8 +83,11 @@ impl ExportConfig {
         f
     }
 
+    /// The empty (default) name always selects the export; when the export
+    /// itself has no name, any name does (one export: a client's URI path
+    /// should not matter).
     fn accepts_name(&self, name: &[u8]) -> bool {
-        name.is_empty() || name == self.name.as_bytes()
+        name.is_empty() || self.name.is_empty() || name == self.name.as_bytes()
     }
 }
 
@@ -545,6 +548,18 @@ mod tests {
         input.extend_from_slice(&[0u8; 16]);
         h.feed(&input);
         assert_eq!(h.outcome(), Some(&Outcome::Rejected("bad option magic")));
+    }
+
+    #[test]
+    fn an_unnamed_export_accepts_any_name() {
+        let mut c = cfg();
+        c.name = String::new();
+        let mut h = Handshake::new(c);
+        h.take_output();
+        let mut input = 1u32.to_be_bytes().to_vec();
+        input.extend(go("whatever", &[]));
+        h.feed(&input);
+        assert!(matches!(h.outcome(), Some(Outcome::Transmission(_))));
     }
 
     #[test]

@@ -77,7 +77,8 @@ pub struct ServeOptions {
     pub store: StoreSpec,
     /// Refuse writes (`EPERM`), advertise `NBD_FLAG_READ_ONLY`.
     pub read_only: bool,
-    /// The export's name (the empty default name is accepted too).
+    /// The export's name (the empty default name is accepted too; an
+    /// empty export name accepts any name).
     pub export_name: String,
     /// Free text shown by `nbdinfo` and `NBD_OPT_LIST`.
     pub description: String,
@@ -489,10 +490,7 @@ impl Shared {
         let now = self.clock.now();
         let (device, clamped) = {
             let core = lock(&self.core);
-            (
-                core.device().report(now),
-                core.clamped_arrivals(),
-            )
+            (core.device().report(now), core.clamped_arrivals())
         };
         self.data.collect_destaged();
         let clock = ClockReport {
@@ -526,7 +524,8 @@ impl Shared {
         let next = {
             let mut core = lock(&self.core);
             let next = core.tick(self.clock.now(), released);
-            self.next_due.store(next.unwrap_or(u64::MAX), Ordering::Release);
+            self.next_due
+                .store(next.unwrap_or(u64::MAX), Ordering::Release);
             next
         };
         self.release_all(released);
@@ -719,7 +718,9 @@ fn handle_request(
         core.arrive(t, req, job, released);
         // Also release what fell due while this request was being read.
         let next = core.tick(shared.clock.now(), released);
-        shared.next_due.store(next.unwrap_or(u64::MAX), Ordering::Release);
+        shared
+            .next_due
+            .store(next.unwrap_or(u64::MAX), Ordering::Release);
     }
     shared.release_all(released);
     drop(gate);
@@ -942,13 +943,19 @@ impl Shared {
 /// after the next due time, in case the leader was called away.
 fn wait_for_input(shared: &Shared, conn: &Conn, released: &mut Vec<Released<Job>>) {
     let fd = Some(conn.sock.fd());
-    let idle_end = shared.clock.now() + shared.idle_poll_ns;
+    // The idle poll counts from this connection's last reply.
+    let mut idle_end: Option<Nanos> = None;
     loop {
         let next = shared.service(released);
         let mine = conn.inflight.load(Ordering::SeqCst) > 0;
         let now = shared.clock.now();
         let threshold = shared.spin_threshold();
         let due_soon = next.filter(|&d| d <= now + threshold);
+        let idle_end = if mine {
+            0
+        } else {
+            *idle_end.get_or_insert(now + shared.idle_poll_ns)
+        };
         let idle_poll = !mine && now < idle_end;
         if due_soon.is_some() || idle_poll {
             if shared.try_lead() {

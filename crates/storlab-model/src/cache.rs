@@ -390,13 +390,7 @@ impl ControllerCache {
     }
 
     fn alloc_sub(&mut self, s: Sub) -> u32 {
-        if let Some(i) = self.sfree.pop() {
-            self.subs[i as usize] = s;
-            i
-        } else {
-            self.subs.push(s);
-            (self.subs.len() - 1) as u32
-        }
+        crate::units::slab_insert(&mut self.subs, &mut self.sfree, s)
     }
 
     /// Pass `req` down (its id replaced by the tracking slot of `s`).

@@ -425,10 +425,7 @@ pub struct Disk {
     link: Timeline,
     reqs: Vec<Req>,
     free: Vec<u32>,
-    in_device: u32,
-    /// Tags promised to waiters whose admission is scheduled.
-    admitting: u32,
-    tag_wait: VecDeque<u32>,
+    tags: crate::units::Tags,
     ra: Option<ReadAhead>,
     segs: VecDeque<(u64, u64)>,
     dirty_bytes: u64,
@@ -456,9 +453,7 @@ impl Disk {
             link: Timeline::default(),
             reqs: Vec::new(),
             free: Vec::new(),
-            in_device: 0,
-            admitting: 0,
-            tag_wait: VecDeque::new(),
+            tags: crate::units::Tags::new(cfg.queue_depth),
             ra: None,
             segs: VecDeque::new(),
             dirty_bytes: 0,
@@ -687,13 +682,8 @@ impl Disk {
         });
         r.op = None;
         self.free.push(ri);
-        self.in_device -= 1;
-        if let Some(next) = self.tag_wait.pop_front() {
-            // the tag frees when the completion is sent, which may lie
-            // ahead of the current event: admit the waiter then, through a
-            // wake-up, so its later steps never run before it
+        if let Some(next) = self.tags.release() {
             let t = at.max(self.reqs[next as usize].arrival);
-            self.admitting += 1;
             cx.wake(t, Self::tok(EV_ADMIT, next));
         }
     }
@@ -724,7 +714,6 @@ impl Disk {
     }
 
     fn admit(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
-        self.in_device += 1;
         let r = self.reqs[ri as usize];
         self.reqs[ri as usize]
             .bd
@@ -856,11 +845,8 @@ impl Device for Disk {
             self.reqs.push(r);
             (self.reqs.len() - 1) as u32
         };
-        // a tag already promised to a waiter is not free
-        if self.in_device + self.admitting < self.cfg.queue_depth && self.tag_wait.is_empty() {
+        if self.tags.arrive(ri) {
             self.admit(now, ri, cx);
-        } else {
-            self.tag_wait.push_back(ri);
         }
     }
 
@@ -870,7 +856,7 @@ impl Device for Disk {
             EV_MEDIA => self.media_done(now, cx),
             EV_WDATA => self.write_data_in(now, idx, cx),
             EV_ADMIT => {
-                self.admitting -= 1;
+                self.tags.admitted();
                 self.admit(now, idx, cx)
             }
             _ => {}

@@ -349,10 +349,7 @@ pub struct Ssd {
     free_reqs: Vec<u32>,
     ops: Vec<FOp>,
     free_ops: Vec<u32>,
-    in_device: u32,
-    /// Tags promised to waiters whose admission is scheduled.
-    admitting: u32,
-    tag_wait: VecDeque<u32>,
+    tags: crate::units::Tags,
     buf_cap: u64,
     buf_used: u64,
     buf_wait: VecDeque<u32>,
@@ -408,9 +405,7 @@ impl Ssd {
             free_reqs: Vec::new(),
             ops: Vec::new(),
             free_ops: Vec::new(),
-            in_device: 0,
-            admitting: 0,
-            tag_wait: VecDeque::new(),
+            tags: crate::units::Tags::new(cfg.tags),
             buf_cap: cfg.write_buffer_bytes / unit,
             buf_used: 0,
             buf_wait: VecDeque::new(),
@@ -439,23 +434,11 @@ impl Ssd {
     }
 
     fn alloc_req(&mut self, r: Req) -> u32 {
-        if let Some(i) = self.free_reqs.pop() {
-            self.reqs[i as usize] = r;
-            i
-        } else {
-            self.reqs.push(r);
-            (self.reqs.len() - 1) as u32
-        }
+        crate::units::slab_insert(&mut self.reqs, &mut self.free_reqs, r)
     }
 
     fn alloc_op(&mut self, o: FOp) -> u32 {
-        if let Some(i) = self.free_ops.pop() {
-            self.ops[i as usize] = o;
-            i
-        } else {
-            self.ops.push(o);
-            (self.ops.len() - 1) as u32
-        }
+        crate::units::slab_insert(&mut self.ops, &mut self.free_ops, o)
     }
 
     /// Move `bytes` to the host; returns when the last byte is there.
@@ -476,7 +459,6 @@ impl Ssd {
     }
 
     fn admit(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
-        self.in_device += 1;
         let r = self.reqs[ri as usize];
         self.reqs[ri as usize]
             .bd
@@ -1069,13 +1051,8 @@ impl Ssd {
         });
         r.op = None;
         self.free_reqs.push(ri);
-        self.in_device -= 1;
-        if let Some(next) = self.tag_wait.pop_front() {
-            // the tag frees when the completion is sent, which may lie
-            // ahead of the current event: admit the waiter at that time
-            // through a wake-up, so its later steps never run before it
+        if let Some(next) = self.tags.release() {
             let t = at.max(self.reqs[next as usize].arrival);
-            self.admitting += 1;
             cx.wake(t, Self::tok(EV_ADMIT, next));
         }
     }
@@ -1102,11 +1079,8 @@ impl Device for Ssd {
             durable,
             ..Default::default()
         });
-        // a tag already promised to a waiter is not free
-        if self.in_device + self.admitting < self.cfg.tags && self.tag_wait.is_empty() {
+        if self.tags.arrive(ri) {
             self.admit(now, ri, cx);
-        } else {
-            self.tag_wait.push_back(ri);
         }
     }
 
@@ -1117,7 +1091,7 @@ impl Device for Ssd {
             EV_RCMD => self.read_cmd(now, idx, cx),
             EV_WREADY => self.write_ready(now, idx, cx),
             EV_ADMIT => {
-                self.admitting -= 1;
+                self.tags.admitted();
                 self.admit(now, idx, cx)
             }
             _ => {}

@@ -316,25 +316,17 @@ impl PcieArray {
     }
 
     fn alloc_req(&mut self, r: Req) -> u32 {
-        if let Some(i) = self.free_reqs.pop() {
-            self.reqs[i as usize] = r;
-            i
-        } else {
-            self.reqs.push(r);
-            (self.reqs.len() - 1) as u32
-        }
+        crate::units::slab_insert(&mut self.reqs, &mut self.free_reqs, r)
     }
 
     fn alloc_xfer(&mut self, x: Xfer) -> u32 {
-        if let Some(i) = self.free_xfers.pop() {
-            self.xfers[i as usize] = x;
-            self.xbd[i as usize] = Breakdown::default();
-            i
-        } else {
-            self.xfers.push(x);
+        let i = crate::units::slab_insert(&mut self.xfers, &mut self.free_xfers, x);
+        if i as usize == self.xbd.len() {
             self.xbd.push(Breakdown::default());
-            (self.xfers.len() - 1) as u32
+        } else {
+            self.xbd[i as usize] = Breakdown::default();
         }
+        i
     }
 
     fn oldest_incomplete(&self) -> u64 {

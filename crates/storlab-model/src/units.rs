@@ -52,3 +52,71 @@ impl Timeline {
         start
     }
 }
+
+/// Put `value` in a free slot of `slots` (reusing an index from `free`)
+/// and return its index: the slab in which devices keep in-flight work, so
+/// indices fit in wake-up tokens and memory is bounded by the peak number
+/// of requests in flight.
+#[inline]
+pub fn slab_insert<T>(slots: &mut Vec<T>, free: &mut Vec<u32>, value: T) -> u32 {
+    match free.pop() {
+        Some(i) => {
+            slots[i as usize] = value;
+            i
+        }
+        None => {
+            slots.push(value);
+            (slots.len() - 1) as u32
+        }
+    }
+}
+
+/// Command tags (a device's queue depth). A request holds one from
+/// admission to completion; arrivals beyond the limit wait in order. A tag
+/// freed at a completion time that may lie ahead of the current event is
+/// promised to the oldest waiter, which the device admits with a wake-up at
+/// that time, so none of the waiter's steps runs before it is admitted.
+#[derive(Clone, Debug, Default)]
+pub struct Tags {
+    limit: u32,
+    in_use: u32,
+    promised: u32,
+    waiting: std::collections::VecDeque<u32>,
+}
+
+impl Tags {
+    /// `limit` tags.
+    pub fn new(limit: u32) -> Self {
+        Self {
+            limit,
+            ..Self::default()
+        }
+    }
+    /// Request `ri` arrives: true if it takes a tag now (admit it), false
+    /// if it waits (a tag promised to a waiter is not free).
+    #[inline]
+    pub fn arrive(&mut self, ri: u32) -> bool {
+        if self.in_use + self.promised < self.limit && self.waiting.is_empty() {
+            self.in_use += 1;
+            true
+        } else {
+            self.waiting.push_back(ri);
+            false
+        }
+    }
+    /// A request finished: its tag goes to the oldest waiter, returned so
+    /// the device can admit it (by a wake-up at the completion time).
+    #[inline]
+    pub fn release(&mut self) -> Option<u32> {
+        self.in_use -= 1;
+        let w = self.waiting.pop_front()?;
+        self.promised += 1;
+        Some(w)
+    }
+    /// A waiter returned by [`Tags::release`] is being admitted.
+    #[inline]
+    pub fn admitted(&mut self) {
+        self.promised -= 1;
+        self.in_use += 1;
+    }
+}

@@ -776,17 +776,16 @@ impl Device for ControllerCache {
     }
 
     fn report(&self, now: Nanos) -> DeviceReport {
-        let el = now.max(1) as f64;
         let s = &self.stats;
         let mut r = DeviceReport {
             utilisation: vec![
                 Utilisation {
                     resource: "link.device_to_host".into(),
-                    busy: (self.link[0].busy_ns as f64 / el).min(1.0),
+                    busy: self.link[0].utilisation(now),
                 },
                 Utilisation {
                     resource: "link.host_to_device".into(),
-                    busy: (self.link[1].busy_ns as f64 / el).min(1.0),
+                    busy: self.link[1].utilisation(now),
                 },
             ],
             power: Vec::new(),

@@ -103,7 +103,7 @@ impl Device for DdrRamDisk {
         DeviceReport {
             utilisation: vec![Utilisation {
                 resource: "memory_bus".into(),
-                busy: (self.bus.busy_ns as f64 / now.max(1) as f64).min(1.0),
+                busy: self.bus.utilisation(now),
             }],
             counters: vec![("rows_opened".into(), self.rows as f64)],
             ..Default::default()

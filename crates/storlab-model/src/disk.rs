@@ -872,18 +872,17 @@ impl Device for Disk {
     }
 
     fn report(&self, now: Nanos) -> DeviceReport {
-        let el = now.max(1) as f64;
         let s = &self.stats;
         let ops = (s.media_reads + s.media_writes).max(1) as f64;
         DeviceReport {
             utilisation: vec![
                 Utilisation {
                     resource: "media".into(),
-                    busy: (self.media.busy_ns as f64 / el).min(1.0),
+                    busy: self.media.utilisation(now),
                 },
                 Utilisation {
                     resource: "link".into(),
-                    busy: (self.link.busy_ns as f64 / el).min(1.0),
+                    busy: self.link.utilisation(now),
                 },
             ],
             power: Vec::new(),

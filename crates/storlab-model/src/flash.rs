@@ -1108,7 +1108,7 @@ impl Device for Ssd {
 
     fn report(&self, now: Nanos) -> DeviceReport {
         let el = now.max(1) as f64;
-        let frac = |b: u64| (b as f64 / el).min(1.0);
+        let frac = |b: u64| crate::units::busy_fraction(b, now);
         let mut utilisation = vec![
             Utilisation {
                 resource: "link.device_to_host".into(),

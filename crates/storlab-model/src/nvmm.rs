@@ -112,7 +112,7 @@ impl Device for Nvmm {
         DeviceReport {
             utilisation: vec![Utilisation {
                 resource: "nvmm_bandwidth".into(),
-                busy: (self.bus.busy_ns as f64 / now.max(1) as f64).min(1.0),
+                busy: self.bus.utilisation(now),
             }],
             counters: vec![
                 ("lines_flushed".into(), self.lines_flushed as f64),

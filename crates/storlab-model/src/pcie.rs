@@ -889,7 +889,7 @@ impl Device for PcieArray {
     fn report(&self, now: Nanos) -> DeviceReport {
         let el = now.max(1) as f64;
         let busy = self.busy_ns + self.busy_since.map(|s| now - s).unwrap_or(0);
-        let frac = |b: u64| (b as f64 / el).min(1.0);
+        let frac = |b: u64| crate::units::busy_fraction(b, now);
         let mut util = vec![
             Utilisation {
                 resource: "scheduler".into(),

@@ -32,6 +32,13 @@ pub fn xfer_ns(bytes: u64, bytes_per_s: u64) -> u64 {
     ((bytes as u128 * 1_000_000_000u128).div_ceil(bytes_per_s as u128)) as u64
 }
 
+/// Fraction of `now` ns that `busy_ns` covers, within 0..=1 (0 for an empty
+/// run): the utilisation every device reports.
+#[inline]
+pub fn busy_fraction(busy_ns: u64, now: u64) -> f64 {
+    (busy_ns as f64 / now.max(1) as f64).min(1.0)
+}
+
 /// A FCFS server as a timeline: requests that reserve it in nondecreasing
 /// time order get exact first-come-first-served service.
 #[derive(Clone, Copy, Debug, Default)]
@@ -43,6 +50,12 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// Fraction of the first `now` ns this server was busy.
+    #[inline]
+    pub fn utilisation(&self, now: u64) -> f64 {
+        busy_fraction(self.busy_ns, now)
+    }
+
     /// Reserve `dur` ns starting no earlier than `at`; returns the start.
     #[inline]
     pub fn reserve(&mut self, at: u64, dur: u64) -> u64 {

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::breakdown::{Breakdown, Component};
-use crate::device::{Cx, DevRequest, Device, Nanos, Op};
+use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
 use crate::units::Rw;
 
 /// How requests reach the driver.
@@ -150,10 +150,15 @@ pub struct IoDone {
 
 /// Output of one host call: wake-ups for the driver's event queue and
 /// finished requests.
+///
+/// The device writes its wake-ups straight into `dev.wakeups`, beside the
+/// host's own, so a wake-up is copied once on its way to the event queue;
+/// `dev.completions` is the host's to drain and is empty between calls.
 #[derive(Default, Debug)]
 pub struct HostCx {
-    /// `(time, token)` wake-ups: pass the token back to [`Host::on_event`].
-    pub wakeups: Vec<(Nanos, u64)>,
+    /// `dev.wakeups` holds the `(time, token)` wake-ups: pass each token
+    /// back to [`Host::on_event`].
+    pub dev: Cx,
     /// Finished requests.
     pub done: Vec<IoDone>,
 }
@@ -184,6 +189,140 @@ enum Stage {
     Finish,
 }
 
+const STAGES: [Stage; 7] = [
+    Stage::Issue,
+    Stage::IssueLocked,
+    Stage::SchedIssue,
+    Stage::Device,
+    Stage::Irq,
+    Stage::Wake,
+    Stage::Finish,
+];
+const OPS: [Op; 4] = [Op::Read, Op::Write, Op::Trim, Op::Flush];
+
+/// One software cost of a stage: `fixed` ns plus `per_kib` ns per KiB of
+/// the request (rounded up).
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    comp: Component,
+    fixed: u64,
+    per_kib: u64,
+}
+
+/// The software costs of one stage for one operation, worked out once from
+/// the configuration (the hot path only adds them up).
+#[derive(Clone, Copy, Debug)]
+struct StageCost {
+    parts: [Part; 6],
+    n: u8,
+    /// Resources the stage needs (THREAD, SCHED, CORE, LOCK bits).
+    needs: u8,
+}
+
+impl StageCost {
+    fn new(c: &HostConfig, stage: Stage, op: Op) -> Self {
+        let mut sc = StageCost {
+            parts: [Part {
+                comp: Component::Syscall,
+                fixed: 0,
+                per_kib: 0,
+            }; 6],
+            n: 0,
+            needs: 0,
+        };
+        let mut push = |comp: Component, fixed: u64, per_kib: u64| {
+            if fixed > 0 || per_kib > 0 {
+                sc.parts[sc.n as usize] = Part {
+                    comp,
+                    fixed,
+                    per_kib,
+                };
+                sc.n += 1;
+            }
+        };
+        let data = matches!(op, Op::Read | Op::Write);
+        let pio_issue = c.pio_word_ns * c.issue_pio_words as u64;
+        let copy_in = if op == Op::Write {
+            c.copy_ns_per_kib.write
+        } else {
+            0
+        };
+        let copy_out = if op == Op::Read {
+            c.copy_ns_per_kib.read
+        } else {
+            0
+        };
+        let bypass_unlocked = c.scheduler == Scheduler::Bypass && !c.driver_lock;
+        let lock = if c.driver_lock { LOCK } else { 0 };
+        let needs = match stage {
+            Stage::Issue => {
+                push(Component::Syscall, c.syscall_entry_ns.get(op), 0);
+                if c.file_system == FileSystem::Xfs && op != Op::Flush {
+                    push(Component::FileSystem, c.xfs_ns.get(op), 0);
+                }
+                push(Component::BlockLayer, c.block_queue_ns.get(op), 0);
+                if c.scheduler == Scheduler::Bypass && data {
+                    // the copy into the DMA buffer needs no lock
+                    push(Component::Copy, 0, copy_in);
+                    if bypass_unlocked {
+                        push(Component::Driver, c.driver_tag_ns.get(op), 0);
+                        push(Component::Pio, pio_issue, 0);
+                    }
+                }
+                THREAD | CORE
+            }
+            Stage::IssueLocked | Stage::SchedIssue => {
+                if stage == Stage::SchedIssue {
+                    push(Component::BlockLayer, c.scheduler_handoff_ns, 0);
+                }
+                if data {
+                    push(Component::Driver, c.driver_tag_ns.get(op), 0);
+                    if stage == Stage::SchedIssue {
+                        push(Component::Copy, 0, copy_in);
+                    }
+                    push(Component::Pio, pio_issue, 0);
+                }
+                if stage == Stage::SchedIssue {
+                    SCHED | CORE | lock
+                } else {
+                    THREAD | CORE | LOCK
+                }
+            }
+            Stage::Irq => {
+                push(Component::Interrupt, c.interrupt_ns, 0);
+                push(
+                    Component::Pio,
+                    c.pio_word_ns * c.completion_pio_words as u64,
+                    0,
+                );
+                CORE | lock
+            }
+            Stage::Wake => {
+                push(Component::Wakeup, c.wakeup_ns, 0);
+                push(Component::Copy, 0, copy_out);
+                push(Component::Syscall, c.syscall_exit_ns.get(op), 0);
+                THREAD | CORE
+            }
+            Stage::Finish => {
+                if c.completion != CompletionMode::Cpu {
+                    push(
+                        Component::Pio,
+                        c.pio_word_ns * c.completion_pio_words as u64,
+                        0,
+                    );
+                }
+                push(Component::Copy, 0, copy_out);
+                push(Component::Syscall, c.syscall_exit_ns.get(op), 0);
+                THREAD | CORE
+            }
+            // the device stage needs no resources and is never advanced
+            Stage::Device => 0,
+        };
+        sc.needs = needs;
+        sc
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct HIo {
     io: HostIo,
@@ -202,6 +341,8 @@ struct HIo {
 /// The host stack in front of a device.
 pub struct Host {
     cfg: HostConfig,
+    /// Costs and needs by stage and operation.
+    costs: [[StageCost; 4]; 7],
     device: Box<dyn Device>,
     ios: Vec<HIo>,
     /// Each request's breakdown (apart from `ios`, which is copied often).
@@ -215,7 +356,10 @@ pub struct Host {
     lock_waiters: VecDeque<u32>,
     sched_busy: bool,
     sched_waiters: VecDeque<u32>,
-    dcx: Cx,
+    /// Spare completion lists for re-entrant device calls (a completion's
+    /// handling can submit another request, whose completions are handled
+    /// before the rest of the outer list).
+    comp_pool: Vec<Vec<Completion>>,
     core_busy_ns: u64,
 }
 
@@ -223,8 +367,10 @@ impl Host {
     /// A host with `threads` issuing threads in front of `device`.
     pub fn new(cfg: HostConfig, device: Box<dyn Device>, threads: u32) -> Self {
         let t = threads.max(1) as usize;
+        let costs = STAGES.map(|s| OPS.map(|op| StageCost::new(&cfg, s, op)));
         Self {
             cores_free: cfg.cores,
+            costs,
             cfg,
             device,
             ios: Vec::new(),
@@ -237,7 +383,7 @@ impl Host {
             lock_waiters: VecDeque::new(),
             sched_busy: false,
             sched_waiters: VecDeque::new(),
-            dcx: Cx::default(),
+            comp_pool: Vec::new(),
             core_busy_ns: 0,
         }
     }
@@ -290,10 +436,13 @@ impl Host {
     /// A wake-up is due.
     pub fn on_event(&mut self, now: Nanos, token: u64, cx: &mut HostCx) {
         if token & HOST_BIT == 0 {
-            let mut dcx = std::mem::take(&mut self.dcx);
-            self.device.on_event(now, token, &mut dcx);
-            self.drain_device(now, &mut dcx, cx);
-            self.dcx = dcx;
+            let n0 = cx.dev.wakeups.len();
+            self.device.on_event(now, token, &mut cx.dev);
+            debug_assert!(
+                cx.dev.wakeups[n0..].iter().all(|&(_, t)| t & HOST_BIT == 0),
+                "device tokens must leave the top bit clear"
+            );
+            self.drain_device(now, cx);
             return;
         }
         if token & SLEEP_BIT != 0 {
@@ -304,33 +453,29 @@ impl Host {
             return;
         }
         let i = (token & !HOST_BIT) as u32;
-        let stage = self.ios[i as usize].stage;
-        match stage {
-            Stage::Device => {
-                // the device's completion time has come
-                let h = &mut self.ios[i as usize];
-                h.dev_done = true;
-                h.stage = if h.spin { Stage::Finish } else { Stage::Irq };
-                h.t_mark = now;
-                self.advance(now, i, cx);
-            }
-            _ => self.segment_done(now, i, cx),
+        let h = &mut self.ios[i as usize];
+        if h.stage == Stage::Device {
+            // the device's completion time has come
+            h.dev_done = true;
+            h.stage = if h.spin { Stage::Finish } else { Stage::Irq };
+            h.t_mark = now;
+            self.advance(now, i, cx);
+        } else {
+            self.segment_done(now, i, cx);
         }
     }
 
-    fn drain_device(&mut self, now: Nanos, dcx: &mut Cx, cx: &mut HostCx) {
-        for (t, tok) in dcx.wakeups.drain(..) {
-            debug_assert_eq!(
-                tok & HOST_BIT,
-                0,
-                "device tokens must leave the top bit clear"
-            );
-            cx.wakeups.push((t, tok));
+    /// Handle the completions the device just reported.
+    fn drain_device(&mut self, now: Nanos, cx: &mut HostCx) {
+        if cx.dev.completions.is_empty() {
+            return;
         }
-        // by index: handling a completion can re-enter the device through
-        // other requests, which use a Cx of their own, never this one
-        for k in 0..dcx.completions.len() {
-            let c = dcx.completions[k].clone();
+        // handling a completion can re-enter the device through other
+        // requests; their completions land in a fresh list and are handled
+        // by the nested call, before the rest of this one
+        let mut comps = self.comp_pool.pop().unwrap_or_default();
+        std::mem::swap(&mut comps, &mut cx.dev.completions);
+        for c in comps.drain(..) {
             let i = c.id as u32;
             self.bds[i as usize].merge(&c.breakdown);
             let h = &mut self.ios[i as usize];
@@ -342,7 +487,7 @@ impl Host {
                 h.stage = Stage::Finish;
                 h.t_mark = c.at;
                 let dur = self.segment(c.at, i);
-                cx.wakeups.push((c.at + dur, HOST_BIT | i as u64));
+                cx.dev.wakeups.push((c.at + dur, HOST_BIT | i as u64));
             } else if c.at == now {
                 // completed at this very moment: go on without an event
                 h.dev_done = true;
@@ -350,33 +495,23 @@ impl Host {
                 h.t_mark = now;
                 self.advance(now, i, cx);
             } else {
-                cx.wakeups.push((c.at, HOST_BIT | i as u64));
+                cx.dev.wakeups.push((c.at, HOST_BIT | i as u64));
             }
         }
-        dcx.completions.clear();
+        self.comp_pool.push(comps);
     }
 
-    /// Resources a stage needs.
-    fn needs(&self, h: &HIo) -> u8 {
-        match h.stage {
-            Stage::Issue => THREAD | CORE,
-            Stage::IssueLocked => THREAD | CORE | LOCK,
-            Stage::SchedIssue => SCHED | CORE | if self.cfg.driver_lock { LOCK } else { 0 },
-            Stage::Device => 0,
-            Stage::Irq => CORE | if self.cfg.driver_lock { LOCK } else { 0 },
-            Stage::Wake | Stage::Finish => THREAD | CORE,
-        }
-    }
-
-    /// Try to take the stage's resources in order; park on the first busy
-    /// one. Returns true when all are held.
+    /// Try to take the stage's resources in order (thread → scheduler →
+    /// core → lock, which is the order of their bits); park on the first
+    /// busy one. Returns true when all are held.
+    #[inline]
     fn acquire(&mut self, now: Nanos, i: u32) -> bool {
-        let need = self.needs(&self.ios[i as usize]);
-        let thread = self.ios[i as usize].io.thread as usize;
-        for bit in [THREAD, SCHED, CORE, LOCK] {
-            if need & bit == 0 || self.ios[i as usize].holds & bit != 0 {
-                continue;
-            }
+        let h = &self.ios[i as usize];
+        let mut want = self.costs[h.stage as usize][h.io.op as usize].needs & !h.holds;
+        let thread = h.io.thread as usize;
+        while want != 0 {
+            let bit = want & want.wrapping_neg();
+            want &= want - 1;
             let free = match bit {
                 THREAD => !self.thread_busy[thread],
                 SCHED => !self.sched_busy,
@@ -415,9 +550,13 @@ impl Host {
     }
 
     fn release(&mut self, now: Nanos, i: u32, bits: u8, cx: &mut HostCx) {
-        let thread = self.ios[i as usize].io.thread as usize;
-        let held = self.ios[i as usize].holds & bits;
-        self.ios[i as usize].holds &= !bits;
+        let h = &mut self.ios[i as usize];
+        let thread = h.io.thread as usize;
+        let held = h.holds & bits;
+        if held == 0 {
+            return;
+        }
+        h.holds &= !bits;
         // at most one waiter per released resource: no allocation
         let mut woken = [u32::MAX; 4];
         if held & LOCK != 0 {
@@ -453,100 +592,35 @@ impl Host {
             // nothing to wait for: no event
             self.segment_done(now, i, cx);
         } else {
-            cx.wakeups.push((now + dur, HOST_BIT | i as u64));
+            cx.dev.wakeups.push((now + dur, HOST_BIT | i as u64));
         }
     }
 
     /// Account the current stage's software segment of request `i`, which
     /// holds its resources, starting at `now`; returns its duration.
+    #[inline]
     fn segment(&mut self, now: Nanos, i: u32) -> u64 {
-        let c = &self.cfg;
-        let h = self.ios[i as usize];
-        let op = h.io.op;
-        let kib = |ns_per_kib: u64| (ns_per_kib * h.io.len).div_ceil(1024);
-        let data = matches!(op, Op::Read | Op::Write);
-        let mut parts: [(Component, u64); 6] = [(Component::Syscall, 0); 6];
-        let mut n = 0;
-        let mut push = |comp: Component, ns: u64| {
-            if ns > 0 {
-                parts[n] = (comp, ns);
-                n += 1;
-            }
-        };
-        let pio_issue = c.pio_word_ns * c.issue_pio_words as u64;
-        let copy_in = if op == Op::Write {
-            kib(c.copy_ns_per_kib.write)
-        } else {
-            0
-        };
-        let copy_out = if op == Op::Read {
-            kib(c.copy_ns_per_kib.read)
-        } else {
-            0
-        };
-        let bypass_unlocked = c.scheduler == Scheduler::Bypass && !c.driver_lock;
-        match h.stage {
-            Stage::Issue => {
-                push(Component::Syscall, c.syscall_entry_ns.get(op));
-                if c.file_system == FileSystem::Xfs && op != Op::Flush {
-                    push(Component::FileSystem, c.xfs_ns.get(op));
-                }
-                push(Component::BlockLayer, c.block_queue_ns.get(op));
-                if c.scheduler == Scheduler::Bypass && data {
-                    // the copy into the DMA buffer needs no lock
-                    push(Component::Copy, copy_in);
-                    if bypass_unlocked {
-                        push(Component::Driver, c.driver_tag_ns.get(op));
-                        push(Component::Pio, pio_issue);
-                    }
-                }
-            }
-            Stage::IssueLocked | Stage::SchedIssue => {
-                if h.stage == Stage::SchedIssue {
-                    push(Component::BlockLayer, c.scheduler_handoff_ns);
-                }
-                if data {
-                    push(Component::Driver, c.driver_tag_ns.get(op));
-                    if h.stage == Stage::SchedIssue {
-                        push(Component::Copy, copy_in);
-                    }
-                    push(Component::Pio, pio_issue);
-                }
-            }
-            Stage::Irq => {
-                push(Component::Interrupt, c.interrupt_ns);
-                push(
-                    Component::Pio,
-                    c.pio_word_ns * c.completion_pio_words as u64,
-                );
-            }
-            Stage::Wake => {
-                push(Component::Wakeup, c.wakeup_ns);
-                push(Component::Copy, copy_out);
-                push(Component::Syscall, c.syscall_exit_ns.get(op));
-            }
-            Stage::Finish => {
-                if c.completion != CompletionMode::Cpu {
-                    push(
-                        Component::Pio,
-                        c.pio_word_ns * c.completion_pio_words as u64,
-                    );
-                }
-                push(Component::Copy, copy_out);
-                push(Component::Syscall, c.syscall_exit_ns.get(op));
-            }
-            Stage::Device => {
-                unreachable!("the device stage needs no resources and is never advanced")
-            }
-        }
+        let h = &mut self.ios[i as usize];
+        debug_assert!(
+            h.stage != Stage::Device,
+            "the device stage is never advanced"
+        );
+        let sc = &self.costs[h.stage as usize][h.io.op as usize];
+        let len = h.io.len;
+        let bd = &mut self.bds[i as usize];
         let mut dur = 0;
-        let hm = &mut self.ios[i as usize];
-        for &(comp, ns) in &parts[..n] {
-            self.bds[i as usize].add(comp, ns);
+        for p in &sc.parts[..sc.n as usize] {
+            let ns = p.fixed
+                + if p.per_kib > 0 {
+                    (p.per_kib * len).div_ceil(1024)
+                } else {
+                    0
+                };
+            bd.add(p.comp, ns);
             dur += ns;
         }
-        hm.t_mark = now + dur;
-        if hm.holds & CORE != 0 {
+        h.t_mark = now + dur;
+        if h.holds & CORE != 0 {
             self.core_busy_ns += dur;
         }
         dur
@@ -554,16 +628,16 @@ impl Host {
 
     /// The running segment of request `i` ended at `now`.
     fn segment_done(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
-        let h = self.ios[i as usize];
+        let h = &mut self.ios[i as usize];
         let data = matches!(h.io.op, Op::Read | Op::Write);
         match h.stage {
             Stage::Issue => {
                 if self.cfg.scheduler == Scheduler::SingleQueue {
-                    self.ios[i as usize].stage = Stage::SchedIssue;
+                    h.stage = Stage::SchedIssue;
                     self.release(now, i, THREAD | CORE, cx);
                     self.advance(now, i, cx);
                 } else if self.cfg.driver_lock && data {
-                    self.ios[i as usize].stage = Stage::IssueLocked;
+                    h.stage = Stage::IssueLocked;
                     self.advance(now, i, cx);
                 } else {
                     self.hand_to_device(now, i, cx);
@@ -580,13 +654,13 @@ impl Host {
                 self.hand_to_device(now, i, cx);
             }
             Stage::Irq => {
-                self.ios[i as usize].stage = Stage::Wake;
+                h.stage = Stage::Wake;
                 self.release(now, i, CORE | LOCK | SCHED, cx);
                 self.advance(now, i, cx);
             }
             Stage::Wake | Stage::Finish => {
                 self.release(now, i, THREAD | CORE | LOCK | SCHED, cx);
-                let h = self.ios[i as usize];
+                let h = &self.ios[i as usize];
                 let total = now - h.submitted;
                 debug_assert_eq!(
                     self.bds[i as usize].total(),
@@ -623,23 +697,20 @@ impl Host {
             len: h.io.len,
             fua: h.io.fua,
         };
-        let switch_out = !spin
-            && self.cfg.sleep_ns > 0
-            && self.ios[i as usize].holds & (THREAD | CORE) == THREAD | CORE;
+        let switch_out =
+            !spin && self.cfg.sleep_ns > 0 && h.holds & (THREAD | CORE) == THREAD | CORE;
         if switch_out {
             // the issuing thread switches out on its core while the device works
-            let hm = &mut self.ios[i as usize];
-            hm.sleeping = true;
+            h.sleeping = true;
             self.core_busy_ns += self.cfg.sleep_ns;
-            cx.wakeups
+            cx.dev
+                .wakeups
                 .push((now + self.cfg.sleep_ns, HOST_BIT | SLEEP_BIT | i as u64));
         } else if !spin {
             // the issuing thread sleeps: it frees its core and itself
             self.release(now, i, THREAD | CORE, cx);
         }
-        let mut dcx = std::mem::take(&mut self.dcx);
-        self.device.submit(now, req, &mut dcx);
-        self.drain_device(now, &mut dcx, cx);
-        self.dcx = dcx;
+        self.device.submit(now, req, &mut cx.dev);
+        self.drain_device(now, cx);
     }
 }

@@ -158,17 +158,24 @@ impl Engine {
         self.events
     }
 
+    /// Move the wake-ups the host asked for into the event queue, in the
+    /// order they were asked for (ties break by that order).
     #[inline]
-    fn push(&mut self, t: Nanos, tok: u64) {
-        self.seq += 1;
-        self.heap.push(Reverse(Ev {
-            t,
-            seq: self.seq,
-            tok,
-        }));
+    fn queue_wakeups(&mut self) {
+        for &(t, tok) in &self.hcx.dev.wakeups {
+            self.seq += 1;
+            self.heap.push(Reverse(Ev {
+                t,
+                seq: self.seq,
+                tok,
+            }));
+        }
+        self.hcx.dev.wakeups.clear();
     }
 
-    fn drain_hcx(
+    /// Account the finished requests in `hcx.done` and let their threads
+    /// issue again.
+    fn drain_done(
         &mut self,
         threads: &mut [ThreadState],
         first_thread: u32,
@@ -176,12 +183,8 @@ impl Engine {
     ) {
         // a thread issuing again may see some requests complete at once (a
         // device that answers at the current time): go round until none
-        loop {
-            let mut hcx = std::mem::take(&mut self.hcx);
-            for (t, tok) in hcx.wakeups.drain(..) {
-                self.push(t, tok);
-            }
-            for d in hcx.done.drain(..) {
+        while !self.hcx.done.is_empty() {
+            for d in &self.hcx.done {
                 let (thread, submitted, n) = self.inflight[d.id as usize];
                 self.free_ids.push(d.id);
                 let ti = (thread - first_thread) as usize;
@@ -208,16 +211,13 @@ impl Engine {
                     self.to_pump.push(ti);
                 }
             }
-            self.hcx = hcx;
+            self.hcx.done.clear();
             // the threads that had completions may issue again
             let mut to_pump = std::mem::take(&mut self.to_pump);
             for ti in to_pump.drain(..) {
                 self.pump_thread(threads, ti, first_thread);
             }
             self.to_pump = to_pump;
-            if self.hcx.done.is_empty() {
-                break;
-            }
         }
     }
 
@@ -312,22 +312,11 @@ impl Engine {
                 len: io.len,
                 fua: io.fua,
             };
-            let mut hcx = std::mem::take(&mut self.hcx);
-            self.host.submit(now, hio, &mut hcx);
-            self.hcx = hcx;
+            self.host.submit(now, hio, &mut self.hcx);
             // queue the wake-ups; requests that completed at once stay in
-            // `hcx.done` for `drain_hcx` (this thread's count must not drop
+            // `hcx.done` for `drain_done` (this thread's count must not drop
             // while its issue loop runs)
-            let mut hcx = std::mem::take(&mut self.hcx);
-            for (t, tok) in hcx.wakeups.drain(..) {
-                self.seq += 1;
-                self.heap.push(Reverse(Ev {
-                    t,
-                    seq: self.seq,
-                    tok,
-                }));
-            }
-            self.hcx = hcx;
+            self.queue_wakeups();
         }
         if th.exhausted && th.outstanding == 0 && th.pending.is_none() {
             th.done = true;
@@ -368,7 +357,7 @@ impl Engine {
         for ti in 0..threads.len() {
             self.pump_thread(&mut threads, ti, first_thread);
         }
-        self.drain_hcx(&mut threads, first_thread, progress);
+        self.drain_done(&mut threads, first_thread, progress);
         while let Some(Reverse(ev)) = self.heap.pop() {
             self.now = ev.t;
             self.events += 1;
@@ -376,14 +365,12 @@ impl Engine {
                 let thread = (ev.tok & !THREAD_BIT) as u32;
                 let ti = (thread - first_thread) as usize;
                 self.pump_thread(&mut threads, ti, first_thread);
-                if !self.hcx.done.is_empty() {
-                    self.drain_hcx(&mut threads, first_thread, progress);
-                }
             } else {
-                let mut hcx = std::mem::take(&mut self.hcx);
-                self.host.on_event(ev.t, ev.tok, &mut hcx);
-                self.hcx = hcx;
-                self.drain_hcx(&mut threads, first_thread, progress);
+                self.host.on_event(ev.t, ev.tok, &mut self.hcx);
+                self.queue_wakeups();
+            }
+            if !self.hcx.done.is_empty() {
+                self.drain_done(&mut threads, first_thread, progress);
             }
         }
         let stuck: u64 = threads.iter().map(|t| t.outstanding as u64).sum();

@@ -12,7 +12,9 @@
 //! thread, for tests), [`replay_virtual`] (conformance).
 //!
 //! Modules, from the wire down: [`handshake`] and [`request`] (pure
-//! protocol state machines), [`server`] (sockets, threads, the timer),
+//! protocol state machines), [`server`] (listeners, handshakes,
+//! shutdown), [`reactor`] (the thread that serves connections and keeps
+//! time),
 //! [`driver`] (the model in time order), [`durability`] (volatile caches
 //! and power cuts), [`store`] (bytes), [`clock`] (TSC time).
 #![deny(missing_docs)]
@@ -23,6 +25,7 @@ pub mod durability;
 pub mod error;
 pub mod handshake;
 pub mod proto;
+pub mod reactor;
 pub mod report;
 pub mod request;
 pub mod server;

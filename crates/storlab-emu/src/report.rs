@@ -78,6 +78,8 @@ pub struct ClockReport {
     /// The adaptive spin window at the end (it widens when sleeps end
     /// late).
     pub spin_threshold_ns: u64,
+    /// The reactor ran `SCHED_FIFO`.
+    pub realtime: bool,
 }
 
 /// What the recorder wrote.
@@ -206,11 +208,16 @@ impl fmt::Display for ServeReport {
         }
         writeln!(
             f,
-            "  clock {:?} {:.3} GHz, drift {} ns, spin window {:.0} us",
+            "  clock {:?} {:.3} GHz, drift {} ns, spin window {:.0} us, reactor {}",
             self.clock.source,
             self.clock.tsc_hz / 1e9,
             self.clock.drift_ns,
-            self.clock.spin_threshold_ns as f64 / 1000.0
+            self.clock.spin_threshold_ns as f64 / 1000.0,
+            if self.clock.realtime {
+                "SCHED_FIFO"
+            } else {
+                "normal priority"
+            }
         )?;
         writeln!(
             f,

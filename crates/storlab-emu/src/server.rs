@@ -1,62 +1,48 @@
-//! The NBD server: listeners, a reader thread per connection that is also
-//! its timer, power cuts, shutdown.
+//! The NBD server: listeners, handshakes, the reactor that serves every
+//! connection, power cuts, shutdown.
 //!
-//! A request's path: the connection's reader thread reads bytes, the
-//! [`RequestStream`] turns them into requests (checked at the boundary),
-//! the reader applies the data to the store (writes land at arrival; reads
-//! copy at arrival), then locks the model and calls
-//! [`ModelDriver::arrive`] with the time the bytes were read. A completion
-//! already due (a zero-latency device) is replied to at once by the same
-//! thread, with no hand-off.
+//! A connection's handshake runs on a thread of its own (blocking reads
+//! with a timeout; nothing timed happens there). Once in transmission
+//! phase the socket goes to the reactor ([`crate::reactor`]): one thread
+//! that reads requests from every connection, checks them at the boundary
+//! ([`RequestStream`]), applies their data to the store (writes land at
+//! arrival; reads copy at arrival), submits them to the model with the
+//! time their bytes were read ([`ModelDriver::arrive`]) and sends each
+//! reply when its deadline comes, sleeping or spinning in between. A
+//! zero-latency completion goes out in the same pass as its request, and
+//! replies due together for one connection go out in one `send`.
+//! A client that does not read gets its replies queued (the reactor never
+//! blocks on a socket), so no client can stall another.
 //!
-//! Readers are the timers: a reader with requests in flight does not block
-//! in `read`; it waits for the model's next due time (any connection's
-//! deadline or a device wake-up) with `ppoll` on its socket until the spin
-//! window before it (at least `spin_threshold_ns`, widened when sleeps end
-//! late), then spins on the TSC, checking its socket every
-//! `input_check_ns`, and releases whatever is due. One waiter at a time
-//! spins (the leader, which covers every connection); the others sleep on
-//! their sockets and look again `safety_net_ns` after the next due time.
-//! After a connection's last reply its reader polls the socket for
-//! `idle_poll_ns` before sleeping, so a queue-depth-1 client's next request
-//! is caught without a wake-up. So the thread that spins is one whose
-//! client is waiting anyway, no hand-off to another thread is needed, and
-//! nothing spins beyond a short idle poll when nothing is in flight. A
-//! timer thread, once a millisecond, is only a safety net (a reader stuck
-//! in a long copy).
-//! Replies due together for one connection go out in one `send`, without
-//! blocking; a client that does not read gets its replies queued for its
-//! connection's writer thread, so no client can stall another.
-//!
-//! An emulated power cut takes the gate (a lock every request holds from
-//! data access to submission, and every release holds while it commits
-//! durability and sends), rolls the store back to the durable image and
-//! bumps the power epoch: requests in flight at the cut get `EIO`.
+//! An emulated power cut takes the gate (a lock the reactor holds from a
+//! request's data access to its submission, and while it commits
+//! durability and builds replies), rolls the store back to the durable
+//! image and bumps the power epoch: requests in flight at the cut get
+//! `EIO`.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock};
-use std::thread::{self, JoinHandle, Thread};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, RwLock};
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use storlab_model::{DevRequest, Device, Nanos, Op};
-use storlab_trace::{writer as trace_writer, TraceOp, TraceRecord, WriteOptions};
+use storlab_model::Device;
+use storlab_trace::{writer as trace_writer, TraceRecord, WriteOptions};
 
-use crate::clock::{tighten_timer_slack, Clock, WallClock};
-use crate::driver::{ModelDriver, Released};
-use crate::durability::{Durability, WriteSeq};
+use crate::clock::{Clock, WallClock};
+use crate::driver::ModelDriver;
+use crate::durability::Durability;
 use crate::error::EmuError;
 use crate::handshake::{BlockSizes, ExportConfig, Handshake, Outcome};
-use crate::proto::*;
-use crate::report::{ClockReport, RecordReport, Sample, ServeReport, Stats};
-use crate::request::{Command, Event, Limits, RequestStream};
+use crate::reactor::{self, Job};
+use crate::report::{ClockReport, RecordReport, ServeReport, Stats};
 use crate::store::{open_store, StoreSpec};
 
 /// Everything `storlab serve` can be told.
@@ -99,19 +85,20 @@ pub struct ServeOptions {
     /// Handle SIGTERM and SIGINT (clean shutdown) and SIGUSR1 (power cut)
     /// while serving. For the binary; tests leave it off.
     pub handle_signals: bool,
-    /// A waiting reader sleeps until at least this long before a
-    /// deadline, then spins (a sleeping thread wakes tens of µs late; the
+    /// The reactor sleeps until at least this long before a due time,
+    /// then spins (a sleeping thread wakes 15-30 µs late in a VM; the
     /// window widens by itself to cover the late wake-ups it sees, up to
     /// 1 ms).
     pub spin_threshold_ns: u64,
-    /// How often a spinning reader checks its socket for new requests (a
-    /// new request's arrival time can be late by up to this).
+    /// How often the spinning reactor looks for new requests (a new
+    /// request's arrival time can be late by up to this).
     pub input_check_ns: u64,
-    /// The safety-net timer releases replies this overdue when no reader
-    /// did (a reader stuck in a long copy).
-    pub safety_net_ns: u64,
-    /// After a connection's last reply, its reader polls the socket this
-    /// long before sleeping (one poller at a time; 0 = never).
+    /// Run the reactor thread `SCHED_FIFO` (lowest real-time priority)
+    /// when the process may (`CAP_SYS_NICE`): a deadline then preempts a
+    /// client that is using every core. Falls back to normal scheduling.
+    pub realtime: bool,
+    /// After a connection's last reply, the reactor keeps spinning this
+    /// long for its next request before sleeping (0 = never).
     pub idle_poll_ns: u64,
     /// Largest volatile-cache journal (bytes) before the oldest writes are
     /// treated as written back.
@@ -137,9 +124,9 @@ impl Default for ServeOptions {
             record: None,
             control: None,
             handle_signals: false,
-            spin_threshold_ns: 80_000,
+            spin_threshold_ns: 30_000,
             input_check_ns: 1_000,
-            safety_net_ns: 100_000,
+            realtime: true,
             idle_poll_ns: 50_000,
             journal_limit: 1 << 30,
             max_connections: 64,
@@ -249,13 +236,13 @@ impl Drop for SignalGuard {
 
 // ---------------------------------------------------------------- sockets
 
-enum Sock {
+pub(crate) enum Sock {
     Unix(UnixStream),
     Tcp(TcpStream),
 }
 
 impl Sock {
-    fn fd(&self) -> RawFd {
+    pub(crate) fn fd(&self) -> RawFd {
         match self {
             Sock::Unix(s) => s.as_raw_fd(),
             Sock::Tcp(s) => s.as_raw_fd(),
@@ -273,7 +260,7 @@ impl Sock {
             Sock::Tcp(s) => s.set_read_timeout(t),
         }
     }
-    fn shutdown(&self, how: Shutdown) {
+    pub(crate) fn shutdown(&self, how: Shutdown) {
         let _ = match self {
             Sock::Unix(s) => s.shutdown(how),
             Sock::Tcp(s) => s.shutdown(how),
@@ -289,7 +276,7 @@ impl Sock {
 
 /// `send(2)` with `MSG_NOSIGNAL` (a vanished client must not kill us with
 /// SIGPIPE), optionally non-blocking.
-fn send_raw(fd: RawFd, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
+pub(crate) fn send_raw(fd: RawFd, buf: &[u8], nonblocking: bool) -> io::Result<usize> {
     let flags = libc::MSG_NOSIGNAL | if nonblocking { libc::MSG_DONTWAIT } else { 0 };
     // SAFETY: `buf` is valid for `buf.len()` bytes; `fd` is an open socket
     // owned by the connection for as long as this call runs.
@@ -315,172 +302,59 @@ fn send_all_blocking(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
 
 // ------------------------------------------------------------ connections
 
-/// Most requests in flight on one connection before its reader waits.
-const MAX_INFLIGHT: u64 = 4096;
-/// Most reply bytes queued for a slow client before its reader waits.
-const MAX_QUEUED: usize = 256 << 20;
-/// Read buffer per connection.
-const READ_BUF: usize = 256 << 10;
-
-#[derive(Default)]
-struct OutQueue {
-    queue: VecDeque<Vec<u8>>,
-    bytes: usize,
-    busy: bool,
-    closing: bool,
+/// A connection whose handshake is done, handed to the reactor.
+pub(crate) struct NewConn {
+    pub(crate) id: u64,
+    pub(crate) sock: Sock,
+    pub(crate) structured: bool,
+    /// Bytes read past the end of the handshake (the first requests).
+    pub(crate) leftover: Vec<u8>,
 }
 
-struct Conn {
-    id: u64,
-    sock: Sock,
-    structured: bool,
-    out: Mutex<OutQueue>,
-    out_cv: Condvar,
-    inflight: AtomicU64,
-    dead: AtomicBool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// Lock a mutex, ignoring poisoning (a panicking holder leaves data
+/// that is still consistent here: counters, queues, the model).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl Conn {
-    /// Send one whole reply: at once if nothing is queued and the socket
-    /// takes it, else via the writer thread. Never blocks on the client.
-    fn send(&self, reply: Vec<u8>) {
-        if self.dead.load(Ordering::Relaxed) {
-            return;
-        }
-        let mut q = lock(&self.out);
-        if !q.busy && q.queue.is_empty() {
-            let mut off = 0;
-            while off < reply.len() {
-                match send_raw(self.sock.fd(), &reply[off..], true) {
-                    Ok(n) => off += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(_) => {
-                        self.dead.store(true, Ordering::Relaxed);
-                        return;
-                    }
-                }
-            }
-            if off == reply.len() {
-                return;
-            }
-            let rest = reply[off..].to_vec();
-            q.bytes += rest.len();
-            q.queue.push_back(rest);
-        } else {
-            q.bytes += reply.len();
-            q.queue.push_back(reply);
-        }
-        self.out_cv.notify_one();
-    }
-
-    fn queued_bytes(&self) -> usize {
-        lock(&self.out).bytes
-    }
-
-    /// The writer thread: blocking sends of what `send` could not finish.
-    fn writer_loop(&self) {
-        loop {
-            let mut q = lock(&self.out);
-            let buf = loop {
-                if let Some(b) = q.queue.pop_front() {
-                    break b;
-                }
-                if q.closing {
-                    return;
-                }
-                q = self.out_cv.wait(q).unwrap_or_else(|e| e.into_inner());
-            };
-            q.busy = true;
-            drop(q);
-            let ok = !self.dead.load(Ordering::Relaxed)
-                && send_all_blocking(self.sock.fd(), &buf).is_ok();
-            let mut q = lock(&self.out);
-            q.bytes -= buf.len();
-            q.busy = false;
-            if !ok {
-                self.dead.store(true, Ordering::Relaxed);
-                q.bytes = 0;
-                q.queue.clear();
-            }
-        }
-    }
-
-    /// An error reply: a structured error chunk (with a message) when
-    /// structured replies were negotiated, else a simple reply (never with
-    /// data, even for a read).
-    fn error_reply(&self, errno: u32, handle: u64, message: &str) -> Vec<u8> {
-        if self.structured {
-            structured_error(errno, handle, message)
-        } else {
-            simple_reply(errno, handle)
-        }
-    }
 }
 
 // ------------------------------------------------------------------ core
 
-enum JobKind {
-    /// The reply buffer, with room for the header before the data.
-    Read(Vec<u8>),
-    Write {
-        seq: WriteSeq,
-        fua: bool,
-    },
-    Flush {
-        upto: WriteSeq,
-    },
+/// The reactor's timing knobs (see [`ServeOptions`]).
+pub(crate) struct Timing {
+    pub(crate) spin_threshold_ns: u64,
+    pub(crate) input_check_ns: u64,
+    pub(crate) idle_poll_ns: u64,
+    pub(crate) realtime: bool,
 }
 
-struct Job {
-    conn: Arc<Conn>,
-    handle: u64,
-    kind: JobKind,
-    epoch: u64,
-    offset: u64,
-    len: u64,
-}
-
-/// What the statistics and the trace need of one reply sent.
-struct Sent {
-    op: Op,
-    arrival: Nanos,
-    at: Nanos,
-    breakdown: storlab_model::Breakdown,
-    errno: u32,
-    bytes: u64,
-    offset: u64,
-    len: u64,
-}
-
-struct Shared {
-    clock: WallClock,
-    export: ExportConfig,
-    core: Mutex<ModelDriver<Job>>,
-    gate: RwLock<()>,
-    epoch: AtomicU64,
-    data: Durability,
-    stats: Stats,
-    timer: OnceLock<Thread>,
-    next_id: AtomicU64,
-    stopping: AtomicBool,
-    timer_stop: AtomicBool,
-    record: Option<mpsc::Sender<RecorderMsg>>,
-    spin_threshold_ns: u64,
-    input_check_ns: u64,
-    safety_net_ns: u64,
-    /// Decaying maximum of how late timed sleeps ended, ns.
-    oversleep: AtomicU64,
-    /// A waiter is spinning for the next due time.
-    spinner: AtomicBool,
-    /// The driver's next due time (u64::MAX: none), for spinners to see
-    /// requests submitted by other threads.
-    next_due: AtomicU64,
-    idle_poll_ns: u64,
+/// What every thread of the server shares.
+pub(crate) struct Shared {
+    pub(crate) clock: WallClock,
+    pub(crate) export: ExportConfig,
+    pub(crate) core: Mutex<ModelDriver<Job>>,
+    /// Held (read) by the reactor from a request's data access to its
+    /// submission and while releasing; a power cut takes it (write).
+    pub(crate) gate: RwLock<()>,
+    pub(crate) epoch: AtomicU64,
+    pub(crate) data: Durability,
+    pub(crate) stats: Stats,
+    pub(crate) next_id: AtomicU64,
+    pub(crate) stopping: AtomicBool,
+    pub(crate) record: Option<mpsc::Sender<RecorderMsg>>,
+    pub(crate) timing: Timing,
+    /// The reactor's current spin window, ns (for the report).
+    pub(crate) window_ns: AtomicU64,
+    /// The reactor runs `SCHED_FIFO`.
+    pub(crate) realtime_active: AtomicBool,
+    /// Connections whose handshake finished, for the reactor to take.
+    pub(crate) incoming: Mutex<Vec<NewConn>>,
+    /// An eventfd in the reactor's epoll set: new connections, stop.
+    pub(crate) wake: OwnedFd,
+    /// The reactor's epoll set.
+    pub(crate) epoll: OwnedFd,
+    pub(crate) reactor_stop: AtomicBool,
+    /// Connections accepted and not yet closed (handshaking or served).
+    pub(crate) live_conns: AtomicUsize,
     store_desc: String,
     started: Instant,
 }
@@ -497,7 +371,8 @@ impl Shared {
             source: self.clock.source(),
             tsc_hz: self.clock.tsc_hz(),
             drift_ns: self.clock.drift_ns(),
-            spin_threshold_ns: self.spin_threshold(),
+            spin_threshold_ns: self.window_ns.load(Ordering::Relaxed),
+            realtime: self.realtime_active.load(Ordering::Relaxed),
         };
         self.stats.report(
             self.started.elapsed().as_secs_f64(),
@@ -517,231 +392,57 @@ impl Shared {
         self.data.power_cut()
     }
 
-    /// Process the device's wake-ups and release every reply due now;
-    /// returns the next due time.
-    fn service(&self, released: &mut Vec<Released<Job>>) -> Option<Nanos> {
-        let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
-        let next = {
-            let mut core = lock(&self.core);
-            let next = core.tick(self.clock.now(), released);
-            self.next_due
-                .store(next.unwrap_or(u64::MAX), Ordering::Release);
-            next
+    fn wake_reactor(&self) {
+        let one = 1u64;
+        // SAFETY: writes 8 bytes from `one` to the eventfd we own.
+        unsafe {
+            libc::write(
+                self.wake.as_raw_fd(),
+                (&one as *const u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
         };
-        self.release_all(released);
-        next
-    }
-
-    /// Send finished requests' replies and account for them. Replies for
-    /// the same connection go out in one `send` (a burst of deadlines costs
-    /// one system call and one wake-up of the client, not one each).
-    /// Called with the gate held (read).
-    fn release_all(&self, released: &mut Vec<Released<Job>>) {
-        if released.is_empty() {
-            return;
-        }
-        let epoch = self.epoch.load(Ordering::SeqCst);
-        let mut groups: Vec<(Arc<Conn>, Vec<u8>, Vec<Sent>)> = Vec::new();
-        for Released {
-            op,
-            arrival,
-            at,
-            breakdown,
-            job,
-            ..
-        } in released.drain(..)
-        {
-            let errno = if job.epoch != epoch { EIO } else { 0 };
-            if errno == 0 {
-                match job.kind {
-                    JobKind::Flush { upto } => self.data.flush_released(upto),
-                    JobKind::Write { seq, fua: true } => self.data.fua_released(seq),
-                    _ => {}
-                }
-            }
-            let handle = job.handle;
-            let reply = match job.kind {
-                JobKind::Read(mut b) if errno == 0 => {
-                    if job.conn.structured {
-                        let len = (8 + job.len) as u32;
-                        write_structured_header(
-                            &mut b,
-                            REPLY_FLAG_DONE,
-                            REPLY_TYPE_OFFSET_DATA,
-                            handle,
-                            len,
-                        );
-                        b[STRUCTURED_REPLY_LEN..STRUCTURED_READ_PREFIX]
-                            .copy_from_slice(&job.offset.to_be_bytes());
-                    } else {
-                        write_simple_header(&mut b, 0, handle);
-                    }
-                    b
-                }
-                _ if errno != 0 => job
-                    .conn
-                    .error_reply(errno, handle, "power cut while in flight"),
-                _ => simple_reply(0, handle),
-            };
-            let moves_data = matches!(op, Op::Read | Op::Write) && errno == 0;
-            let sent = Sent {
-                op,
-                arrival,
-                at,
-                breakdown,
-                errno,
-                bytes: if moves_data { job.len } else { 0 },
-                offset: job.offset,
-                len: job.len,
-            };
-            match groups.iter_mut().find(|g| Arc::ptr_eq(&g.0, &job.conn)) {
-                Some(g) => {
-                    g.1.extend_from_slice(&reply);
-                    g.2.push(sent);
-                }
-                None => groups.push((job.conn, reply, vec![sent])),
-            }
-        }
-        for (conn, bytes, sent) in groups {
-            let now = self.clock.now();
-            conn.send(bytes);
-            self.stats.record_all(sent.iter().map(|s| Sample {
-                op: s.op,
-                bytes: s.bytes,
-                error: s.errno != 0,
-                model_ns: s.at - s.arrival,
-                late_ns: now.saturating_sub(s.at),
-                breakdown: &s.breakdown,
-            }));
-            if let Some(rec) = &self.record {
-                for s in &sent {
-                    let op = [TraceOp::Read, TraceOp::Write, TraceOp::Trim, TraceOp::Flush]
-                        [s.op.index()];
-                    let _ = rec.send(RecorderMsg::Record(TraceRecord {
-                        time_ns: s.arrival,
-                        op,
-                        offset: s.offset,
-                        len: s.len,
-                        device: 0,
-                        recorded_latency_ns: Some(now.saturating_sub(s.arrival)),
-                        stream: conn.id as u32,
-                    }));
-                }
-            }
-            conn.inflight.fetch_sub(sent.len() as u64, Ordering::SeqCst);
-        }
     }
 }
 
-/// Carry out one valid request that arrived at `t`.
-fn handle_request(
-    shared: &Shared,
-    conn: &Arc<Conn>,
-    handle: u64,
-    command: Command,
-    payload: Vec<u8>,
-    t: Nanos,
-    released: &mut Vec<Released<Job>>,
-) {
-    let (op, offset, len, fua) = match command {
-        Command::Read { offset, len } => (Op::Read, offset, len as u64, false),
-        Command::Write { offset, len, fua } => (Op::Write, offset, len as u64, fua),
-        Command::Trim { offset, len, fua } => (Op::Trim, offset, len as u64, fua),
-        // Zeroing moves no data over the link: timed as a trim, unless the
-        // client forbids holes, when the device really writes.
-        Command::WriteZeroes {
-            offset,
-            len,
-            fua,
-            no_hole,
-        } => (
-            if no_hole { Op::Write } else { Op::Trim },
-            offset,
-            len as u64,
-            fua,
-        ),
-        Command::Flush => (Op::Flush, 0, 0, false),
-        Command::Disconnect => return,
-    };
-    let gate = shared.gate.read().unwrap_or_else(|e| e.into_inner());
-    let epoch = shared.epoch.load(Ordering::SeqCst);
-    let data = &shared.data;
-    let kind = match command {
-        Command::Read { offset, len } => {
-            let hdr = if conn.structured {
-                STRUCTURED_READ_PREFIX
-            } else {
-                SIMPLE_REPLY_LEN
-            };
-            let mut b = vec![0u8; hdr + len as usize];
-            data.read(&mut b[hdr..], offset).map(|_| JobKind::Read(b))
-        }
-        Command::Write { offset, fua, .. } => data
-            .write(&payload, offset, fua)
-            .map(|seq| JobKind::Write { seq, fua }),
-        Command::Trim { offset, len, fua }
-        | Command::WriteZeroes {
-            offset, len, fua, ..
-        } => data
-            .zero(offset, len as u64, fua)
-            .map(|seq| JobKind::Write { seq, fua }),
-        _ => data.flush_arrived().map(|upto| JobKind::Flush { upto }),
-    };
-    let kind = match kind {
-        Ok(k) => k,
-        Err(_) => {
-            drop(gate);
-            shared.stats.protocol_error();
-            conn.send(conn.error_reply(EIO, handle, "store IO error"));
-            return;
-        }
-    };
-    conn.inflight.fetch_add(1, Ordering::SeqCst);
-    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let req = DevRequest {
-        id,
-        op,
-        offset,
-        len,
-        fua,
-    };
-    let job = Job {
-        conn: conn.clone(),
-        handle,
-        kind,
-        epoch,
-        offset,
-        len,
-    };
-    {
-        let mut core = lock(&shared.core);
-        core.arrive(t, req, job, released);
-        // Also release what fell due while this request was being read.
-        let next = core.tick(shared.clock.now(), released);
-        shared
-            .next_due
-            .store(next.unwrap_or(u64::MAX), Ordering::Release);
-    }
-    shared.release_all(released);
-    drop(gate);
-}
-
-/// One connection, from the greeting to the close.
+/// One connection's handshake, on its own thread (blocking, with a
+/// timeout); then the socket goes to the reactor.
 fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64) {
-    tighten_timer_slack();
     shared.stats.connection();
+    let outcome = handshake(&shared, &sock);
+    match outcome {
+        Some((structured, leftover)) => {
+            let _ = sock.set_read_timeout(None);
+            lock(&shared.incoming).push(NewConn {
+                id,
+                sock,
+                structured,
+                leftover,
+            });
+            shared.wake_reactor();
+        }
+        None => {
+            sock.shutdown(Shutdown::Both);
+            shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Run the handshake; on success, whether structured replies were
+/// negotiated and the bytes read past its end.
+fn handshake(shared: &Shared, sock: &Sock) -> Option<(bool, Vec<u8>)> {
     let _ = sock.set_read_timeout(Some(Duration::from_secs(30)));
     let mut hs = Handshake::new(shared.export.clone());
     if shared.stopping.load(Ordering::SeqCst) {
         hs.set_shutting_down();
     }
-    let mut buf = vec![0u8; READ_BUF];
+    let mut buf = vec![0u8; 64 << 10];
     let (mut lo, mut hi) = (0usize, 0usize);
     let outcome = loop {
         let out = hs.take_output();
         if !out.is_empty() && send_all_blocking(sock.fd(), &out).is_err() {
             shared.stats.handshake_failure();
-            return;
+            return None;
         }
         if let Some(o) = hs.outcome() {
             break o.clone();
@@ -749,312 +450,20 @@ fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64) {
         let n = match sock.read(&mut buf) {
             Ok(0) | Err(_) => {
                 shared.stats.handshake_failure();
-                return;
+                return None;
             }
             Ok(n) => n,
         };
         let used = hs.feed(&buf[..n]);
         (lo, hi) = (used, n);
     };
-    let negotiated = match outcome {
-        Outcome::Transmission(n) => n,
-        Outcome::Aborted => {
-            sock.shutdown(Shutdown::Both);
-            return;
-        }
+    match outcome {
+        Outcome::Transmission(n) => Some((n.structured_replies, buf[lo..hi].to_vec())),
+        Outcome::Aborted => None,
         Outcome::Rejected(_) => {
             shared.stats.handshake_failure();
-            sock.shutdown(Shutdown::Both);
-            return;
+            None
         }
-    };
-    let _ = sock.set_read_timeout(None);
-    let conn = Arc::new(Conn {
-        id,
-        sock,
-        structured: negotiated.structured_replies,
-        out: Mutex::new(OutQueue::default()),
-        out_cv: Condvar::new(),
-        inflight: AtomicU64::new(0),
-        dead: AtomicBool::new(false),
-    });
-    let writer = {
-        let c = conn.clone();
-        thread::Builder::new()
-            .name(format!("nbd-write-{id}"))
-            .spawn(move || c.writer_loop())
-    };
-    let Ok(writer) = writer else {
-        conn.sock.shutdown(Shutdown::Both);
-        return;
-    };
-    let limits = Limits {
-        size: shared.export.size,
-        min_block: shared.export.block.minimum,
-        max_payload: shared.export.block.maximum,
-        read_only: shared.export.read_only,
-        structured: conn.structured,
-    };
-    let mut stream = RequestStream::new(limits);
-    let mut released = Vec::new();
-    let mut t = shared.clock.now();
-    'conn: loop {
-        while lo < hi {
-            let (used, ev) = stream.feed(&buf[lo..hi]);
-            lo += used;
-            match ev {
-                None => {}
-                Some(Event::Request {
-                    command: Command::Disconnect,
-                    ..
-                }) => break 'conn,
-                Some(Event::Request {
-                    handle,
-                    command,
-                    payload,
-                }) => {
-                    while conn.inflight.load(Ordering::SeqCst) >= MAX_INFLIGHT
-                        || conn.queued_bytes() > MAX_QUEUED
-                    {
-                        if conn.dead.load(Ordering::Relaxed) {
-                            break 'conn;
-                        }
-                        shared.service(&mut released);
-                        thread::sleep(Duration::from_micros(20));
-                    }
-                    handle_request(&shared, &conn, handle, command, payload, t, &mut released);
-                }
-                Some(Event::Error {
-                    handle,
-                    errno,
-                    message,
-                    ..
-                }) => {
-                    shared.stats.protocol_error();
-                    conn.send(conn.error_reply(errno, handle, message));
-                }
-                Some(Event::Violation(_)) => {
-                    shared.stats.protocol_violation();
-                    break 'conn;
-                }
-            }
-        }
-        lo = 0;
-        wait_for_input(&shared, &conn, &mut released);
-        hi = match conn.sock.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
-            Err(_) => break,
-        };
-        t = shared.clock.now();
-    }
-    // Finish what is in flight (replies still go out at their deadlines),
-    // let the writer drain for a while, then close.
-    drain_inflight(&shared, &conn, &mut released);
-    let give_up = Instant::now() + Duration::from_secs(5);
-    loop {
-        let q = lock(&conn.out);
-        if (q.queue.is_empty() && !q.busy)
-            || conn.dead.load(Ordering::Relaxed)
-            || Instant::now() > give_up
-        {
-            break;
-        }
-        drop(q);
-        thread::sleep(Duration::from_millis(1));
-    }
-    conn.sock.shutdown(Shutdown::Both);
-    lock(&conn.out).closing = true;
-    conn.out_cv.notify_all();
-    let _ = writer.join();
-}
-
-/// Wait until `fd` is readable or `timeout` passes; true if readable (or
-/// closed or in error: the next `read` will tell).
-fn wait_readable(fd: RawFd, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: one valid pollfd, a valid timespec, no signal mask.
-    let n = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
-    n > 0
-}
-
-impl Shared {
-    /// Sleep on `fd` (or just sleep) for `d`; learn how late sleeps end so
-    /// the spin threshold covers them. True if `fd` became readable.
-    fn sleep_on(&self, fd: Option<RawFd>, d: Duration) -> bool {
-        let start = self.clock.now();
-        let readable = match fd {
-            Some(fd) => wait_readable(fd, d),
-            None => {
-                thread::sleep(d);
-                false
-            }
-        };
-        if !readable {
-            let over = self
-                .clock
-                .now()
-                .saturating_sub(start)
-                .saturating_sub(d.as_nanos() as u64);
-            // A slowly decaying maximum of recent oversleeps (racy updates
-            // are fine): one late wake-up keeps the spin window wide for the
-            // next few hundred sleeps.
-            let est = self.oversleep.load(Ordering::Relaxed);
-            self.oversleep
-                .store(over.max(est - est / 256), Ordering::Relaxed);
-        }
-        readable
-    }
-
-    /// How long before a due time a waiter stops sleeping and spins.
-    fn spin_threshold(&self) -> u64 {
-        let est = self.oversleep.load(Ordering::Relaxed);
-        (est + est / 4 + 10_000).clamp(self.spin_threshold_ns, 1_000_000)
-    }
-
-    fn try_lead(&self) -> bool {
-        self.spinner
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-    }
-
-    fn unlead(&self) {
-        self.spinner.store(false, Ordering::Release);
-    }
-}
-
-/// Before blocking in `read`: act as the timer (see the module docs) until
-/// input arrives or nothing needs this thread. One waiter at a time spins
-/// (the leader): it covers every connection's deadlines, and right after a
-/// connection's last reply it also polls that connection's socket for
-/// `idle_poll_ns` (a client at queue depth 1 sends its next request within
-/// microseconds; catching it without a sleep and a wake-up keeps the
-/// transport floor low and the same with and without model latency). The
-/// other waiters sleep on their sockets and look again `safety_net_ns`
-/// after the next due time, in case the leader was called away.
-fn wait_for_input(shared: &Shared, conn: &Conn, released: &mut Vec<Released<Job>>) {
-    let fd = Some(conn.sock.fd());
-    // The idle poll counts from this connection's last reply.
-    let mut idle_end: Option<Nanos> = None;
-    loop {
-        let next = shared.service(released);
-        let mine = conn.inflight.load(Ordering::SeqCst) > 0;
-        let now = shared.clock.now();
-        let threshold = shared.spin_threshold();
-        let due_soon = next.filter(|&d| d <= now + threshold);
-        let idle_end = if mine {
-            0
-        } else {
-            *idle_end.get_or_insert(now + shared.idle_poll_ns)
-        };
-        let idle_poll = !mine && now < idle_end;
-        if due_soon.is_some() || idle_poll {
-            if shared.try_lead() {
-                let until = match (due_soon, next) {
-                    (Some(d), _) => d,
-                    (None, Some(d)) => idle_end.min(d - threshold),
-                    (None, None) => idle_end,
-                };
-                let input = spin_until(shared, until, fd);
-                shared.unlead();
-                if input {
-                    return;
-                }
-                continue;
-            }
-            if !mine {
-                return;
-            }
-            let d = due_soon.unwrap_or(now).saturating_sub(now) + shared.safety_net_ns;
-            if shared.sleep_on(fd, Duration::from_nanos(d)) {
-                return;
-            }
-            continue;
-        }
-        if !mine {
-            return;
-        }
-        let d = match next {
-            Some(due) => due - now - threshold,
-            // In flight but nothing scheduled (the device holds it until
-            // some other event): look again soon.
-            None => 200_000,
-        };
-        if shared.sleep_on(fd, Duration::from_nanos(d)) {
-            return;
-        }
-    }
-}
-
-/// Spin until `until` or until something falls due (a request another
-/// thread submitted may be due sooner); with `fd`, stop early (returning
-/// true) when it is readable, checking every `input_check_ns`.
-fn spin_until(shared: &Shared, until: Nanos, fd: Option<RawFd>) -> bool {
-    let clock = &shared.clock;
-    let mut check = clock.now() + shared.input_check_ns;
-    loop {
-        let now = clock.now();
-        if now >= until || now >= shared.next_due.load(Ordering::Acquire) {
-            return false;
-        }
-        if now >= check {
-            if let Some(fd) = fd {
-                if wait_readable(fd, Duration::ZERO) {
-                    return true;
-                }
-            }
-            check = now + shared.input_check_ns;
-        }
-        std::hint::spin_loop();
-    }
-}
-
-/// After the connection closed: keep time for this connection's requests
-/// still in flight (their replies go out, or are dropped, on time).
-fn drain_inflight(shared: &Shared, conn: &Conn, released: &mut Vec<Released<Job>>) {
-    while conn.inflight.load(Ordering::SeqCst) > 0 {
-        let next = shared.service(released);
-        let now = shared.clock.now();
-        match next {
-            Some(due) if due <= now + shared.spin_threshold() && shared.try_lead() => {
-                spin_until(shared, due, None);
-                shared.unlead();
-            }
-            Some(due) => {
-                let d = due
-                    .saturating_sub(now)
-                    .saturating_sub(shared.spin_threshold())
-                    .max(10_000);
-                shared.sleep_on(None, Duration::from_nanos(d));
-            }
-            None => {
-                shared.sleep_on(None, Duration::from_micros(200));
-            }
-        }
-    }
-}
-
-/// The safety-net timer: every millisecond, releases what no reader did
-/// (waiting readers already look again `safety_net_ns` after a deadline;
-/// this covers a reader stuck in a long copy). Waking more often would
-/// disturb the spinning threads on a small machine.
-fn timer_loop(shared: Arc<Shared>) {
-    let mut released = Vec::new();
-    loop {
-        let next = shared.service(&mut released);
-        if shared.timer_stop.load(Ordering::SeqCst) && next.is_none() {
-            return;
-        }
-        thread::park_timeout(Duration::from_millis(1));
     }
 }
 
@@ -1150,7 +559,7 @@ fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
     Ok(size)
 }
 
-enum RecorderMsg {
+pub(crate) enum RecorderMsg {
     Record(TraceRecord),
     Finish,
 }
@@ -1296,6 +705,30 @@ impl Server {
             rotational: opts.rotational,
             block: opts.block,
         };
+        // SAFETY: plain system calls creating descriptors we own (closed
+        // by `Server`'s drop or when the reactor ends).
+        let epfd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if epfd < 0 {
+            return Err(EmuError::io("epoll_create1", io::Error::last_os_error()));
+        }
+        // SAFETY: as above.
+        let wake_fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if wake_fd < 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: closes the epoll fd created above.
+            unsafe { libc::close(epfd) };
+            return Err(EmuError::io("eventfd", e));
+        }
+        // SAFETY: both descriptors were just created and are owned here.
+        let (epoll, wake) = unsafe { (OwnedFd::from_raw_fd(epfd), OwnedFd::from_raw_fd(wake_fd)) };
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: u64::MAX,
+        };
+        // SAFETY: registers the eventfd in the epoll set; `ev` is valid.
+        if unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, wake_fd, &mut ev) } < 0 {
+            return Err(EmuError::io("epoll_ctl", io::Error::last_os_error()));
+        }
         let shared = Arc::new(Shared {
             clock: WallClock::new(Duration::from_millis(30)),
             export,
@@ -1304,18 +737,22 @@ impl Server {
             epoch: AtomicU64::new(0),
             data: Durability::new(store, volatile, opts.journal_limit),
             stats: Stats::new(),
-            timer: OnceLock::new(),
             next_id: AtomicU64::new(1),
             stopping: AtomicBool::new(false),
-            timer_stop: AtomicBool::new(false),
             record,
-            spin_threshold_ns: opts.spin_threshold_ns,
-            input_check_ns: opts.input_check_ns,
-            safety_net_ns: opts.safety_net_ns,
-            oversleep: AtomicU64::new(0),
-            spinner: AtomicBool::new(false),
-            next_due: AtomicU64::new(u64::MAX),
-            idle_poll_ns: opts.idle_poll_ns,
+            timing: Timing {
+                spin_threshold_ns: opts.spin_threshold_ns,
+                input_check_ns: opts.input_check_ns,
+                idle_poll_ns: opts.idle_poll_ns,
+                realtime: opts.realtime,
+            },
+            window_ns: AtomicU64::new(opts.spin_threshold_ns),
+            realtime_active: AtomicBool::new(false),
+            incoming: Mutex::new(Vec::new()),
+            wake,
+            epoll,
+            reactor_stop: AtomicBool::new(false),
+            live_conns: AtomicUsize::new(0),
             store_desc: opts.store.to_string(),
             started: Instant::now(),
         });
@@ -1364,14 +801,14 @@ impl Server {
             None
         };
         let shared = self.shared.clone();
-        let timer = {
+        let reactor = {
             let s = shared.clone();
             thread::Builder::new()
-                .name("nbd-timer".into())
-                .spawn(move || timer_loop(s))
-                .map_err(|e| EmuError::io("spawning the timer thread", e))?
+                .name("nbd-reactor".into())
+                .spawn(move || reactor::run(s))
+                .map_err(|e| EmuError::io("spawning the reactor thread", e))?
         };
-        let _ = shared.timer.set(timer.thread().clone());
+        // Connections still in their handshake: (socket, thread).
         let mut conns: Vec<(Sock, JoinHandle<()>)> = Vec::new();
         let mut next_conn = 0u64;
         let mut fds: Vec<libc::pollfd> = self
@@ -1407,8 +844,7 @@ impl Server {
                         continue;
                     }
                     while let Ok(sock) = l.accept() {
-                        conns.retain(|(_, h)| !h.is_finished());
-                        if conns.len() >= self.max_connections {
+                        if shared.live_conns.load(Ordering::SeqCst) >= self.max_connections {
                             sock.shutdown(Shutdown::Both);
                             continue;
                         }
@@ -1418,12 +854,16 @@ impl Server {
                         next_conn += 1;
                         let s = shared.clone();
                         let id = next_conn;
+                        shared.live_conns.fetch_add(1, Ordering::SeqCst);
                         match thread::Builder::new()
-                            .name(format!("nbd-conn-{id}"))
+                            .name(format!("nbd-hs-{id}"))
                             .spawn(move || serve_connection(s, sock, id))
                         {
                             Ok(h) => conns.push((watch, h)),
-                            Err(_) => watch.shutdown(Shutdown::Both),
+                            Err(_) => {
+                                shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+                                watch.shutdown(Shutdown::Both);
+                            }
                         }
                     }
                 }
@@ -1435,10 +875,13 @@ impl Server {
                     }
                 }
             }
+            // Handshake threads end quickly; forget the finished ones
+            // (their sockets are the reactor's now, or closed).
             conns.retain(|(_, h)| !h.is_finished());
         }
-        // Stop: readers see end-of-file, finish their in-flight requests
-        // and close; then the timer stops and the store is synced.
+        // Stop: handshakes in progress end, connections see end-of-file
+        // (the reactor shuts their input), their in-flight requests
+        // finish, they close, the reactor ends; then the store is synced.
         shared.stopping.store(true, Ordering::SeqCst);
         for (s, _) in &conns {
             s.shutdown(Shutdown::Read);
@@ -1446,11 +889,9 @@ impl Server {
         for (_, h) in conns {
             let _ = h.join();
         }
-        shared.timer_stop.store(true, Ordering::SeqCst);
-        if let Some(t) = shared.timer.get() {
-            t.unpark();
-        }
-        let _ = timer.join();
+        shared.reactor_stop.store(true, Ordering::SeqCst);
+        shared.wake_reactor();
+        let _ = reactor.join();
         let sync = shared.data.sync();
         if let Some(rec) = &shared.record {
             let _ = rec.send(RecorderMsg::Finish);

@@ -1,0 +1,821 @@
+//! The reactor: one thread that serves every connection once its handshake
+//! is done, and is also the timer.
+//!
+//! Why one thread: on a small machine the client needs the CPUs too, and a
+//! wake-up costs 15-20 µs in a VM (more than the latencies emulated). With
+//! one thread, requests from every connection are read, applied to the
+//! store and submitted to the model in batches, replies due together go out
+//! in one `send` per connection, and there is no hand-off between threads,
+//! no lock contention and no election of a spinning leader. The thread runs
+//! `SCHED_FIFO` when allowed ([`ServeOptions::realtime`]): a timer expiring
+//! while a client runs on every core then preempts it at once instead of
+//! waiting for the client's time slice (hundreds of µs of lateness).
+//!
+//! Waiting: when the next due time (a reply's deadline or a device wake-up)
+//! is further away than the spin window, the reactor sleeps in `ppoll` on
+//! its epoll set until the window starts, so a new request still wakes it.
+//! Inside the window it spins on the TSC and looks for input every
+//! `input_check_ns` with a zero-timeout `epoll_wait`. The window is learnt:
+//! the 98th percentile of how late recent sleeps ended, plus a margin, at
+//! least `spin_threshold_ns`. After a connection's last reply the reactor
+//! also spins for `idle_poll_ns` (a queue-depth-1 client sends its next
+//! request within microseconds; catching it without a wake-up keeps the
+//! transport floor low).
+//!
+//! [`ServeOptions::realtime`]: crate::ServeOptions::realtime
+
+use std::io;
+use std::os::unix::io::RawFd;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use storlab_model::{DevRequest, Nanos, Op};
+use storlab_trace::{TraceOp, TraceRecord};
+
+use crate::clock::{tighten_timer_slack, Clock};
+use crate::driver::Released;
+use crate::durability::WriteSeq;
+use crate::proto::*;
+use crate::report::Sample;
+use crate::request::{Command, Event, Limits, RequestStream};
+use crate::server::{lock, send_raw, NewConn, RecorderMsg, Shared, Sock};
+
+/// Most requests in flight on one connection before its input waits.
+const MAX_INFLIGHT: u64 = 4096;
+/// Most reply bytes queued for a slow client before its input waits.
+const MAX_QUEUED: usize = 256 << 20;
+/// Read buffer per connection.
+const READ_BUF: usize = 256 << 10;
+/// The epoll token of the wake-up eventfd (connections use their slot).
+const WAKE_TOKEN: u64 = u64::MAX;
+/// Longest untimed sleep (the stop flag is also signalled by the eventfd).
+const MAX_SLEEP_NS: u64 = 100_000_000;
+/// How long a stopping server keeps trying to deliver queued replies.
+const GIVE_UP_NS: u64 = 5_000_000_000;
+
+/// What a request left to do when its reply is released.
+pub(crate) enum JobKind {
+    /// The reply buffer, with room for the header before the data.
+    Read(Vec<u8>),
+    Write {
+        seq: WriteSeq,
+        fua: bool,
+    },
+    Flush {
+        upto: WriteSeq,
+    },
+}
+
+/// A request in the model, waiting for its deadline.
+pub(crate) struct Job {
+    slot: usize,
+    generation: u64,
+    handle: u64,
+    kind: JobKind,
+    epoch: u64,
+    offset: u64,
+    len: u64,
+}
+
+/// What the statistics and the trace need of one reply queued.
+struct Sent {
+    op: Op,
+    arrival: Nanos,
+    at: Nanos,
+    breakdown: storlab_model::Breakdown,
+    errno: u32,
+    bytes: u64,
+    offset: u64,
+    len: u64,
+}
+
+/// One connection in transmission phase.
+struct Conn {
+    id: u64,
+    generation: u64,
+    sock: Sock,
+    structured: bool,
+    stream: RequestStream,
+    buf: Vec<u8>,
+    lo: usize,
+    hi: usize,
+    /// Reply bytes not yet sent, from `out_off`.
+    out: Vec<u8>,
+    out_off: usize,
+    /// Replies in `out` (from the last flush on) waiting to be accounted.
+    sent: Vec<Sent>,
+    inflight: u64,
+    /// No more input: end of file, `NBD_CMD_DISC`, a violation or an
+    /// error.
+    closed_input: bool,
+    /// The socket failed: replies are dropped.
+    dead: bool,
+    /// The epoll interest currently registered.
+    interest: u32,
+    /// Spin for this connection's next request until then (0: don't).
+    idle_until: Nanos,
+}
+
+impl Conn {
+    fn fd(&self) -> RawFd {
+        self.sock.fd()
+    }
+
+    /// Input is held back (too much in flight or queued).
+    fn throttled(&self) -> bool {
+        self.inflight >= MAX_INFLIGHT || self.out.len() - self.out_off > MAX_QUEUED
+    }
+
+    fn wanted_interest(&self) -> u32 {
+        let mut ev = 0;
+        if !self.closed_input && !self.throttled() {
+            ev |= libc::EPOLLIN as u32;
+        }
+        if !self.dead && self.out_off < self.out.len() {
+            ev |= libc::EPOLLOUT as u32;
+        }
+        ev
+    }
+
+    fn error_reply(&self, errno: u32, handle: u64, message: &str) -> Vec<u8> {
+        if self.structured {
+            structured_error(errno, handle, message)
+        } else {
+            simple_reply(errno, handle)
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.closed_input && self.inflight == 0 && (self.dead || self.out_off >= self.out.len())
+    }
+}
+
+/// The oversleep estimator: how late timed sleeps end (the last 128).
+struct Oversleep {
+    ring: [u32; 128],
+    n: usize,
+}
+
+impl Oversleep {
+    /// Record one sleep; returns the new 98th percentile every 16 samples.
+    fn record(&mut self, over_ns: u64) -> Option<u64> {
+        self.ring[self.n % self.ring.len()] = over_ns.min(u32::MAX as u64) as u32;
+        self.n += 1;
+        if !self.n.is_multiple_of(16) {
+            return None;
+        }
+        let k = self.n.min(self.ring.len());
+        let mut v: Vec<u32> = self.ring[..k].to_vec();
+        v.sort_unstable();
+        Some(v[(k * 98 / 100).min(k - 1)] as u64)
+    }
+}
+
+struct Reactor {
+    shared: Arc<Shared>,
+    epfd: RawFd,
+    conns: Vec<Option<Conn>>,
+    next_generation: u64,
+    released: Vec<Released<Job>>,
+    /// Connections with replies to send.
+    dirty: Vec<usize>,
+    oversleep: Oversleep,
+    window_ns: u64,
+    next_due: Option<Nanos>,
+    give_up_at: Option<Nanos>,
+}
+
+fn epoll_ctl(epfd: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
+    let mut ev = libc::epoll_event { events, u64: token };
+    // SAFETY: `ev` is a valid epoll_event; the kernel copies it.
+    if unsafe { libc::epoll_ctl(epfd, op, fd, &mut ev) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Try to run the calling thread `SCHED_FIFO` at the lowest real-time
+/// priority; false when not allowed (no `CAP_SYS_NICE`).
+fn make_realtime() -> bool {
+    let p = libc::sched_param { sched_priority: 1 };
+    // SAFETY: sets the calling thread's policy; `p` is a valid pointer.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+}
+
+/// The reactor thread's body: serve until told to stop and every
+/// connection is finished.
+pub(crate) fn run(shared: Arc<Shared>) {
+    use std::os::fd::AsRawFd;
+    let epfd = shared.epoll.as_raw_fd();
+    tighten_timer_slack();
+    if shared.timing.realtime && make_realtime() {
+        shared.realtime_active.store(true, Ordering::Relaxed);
+    }
+    let window_ns = shared.timing.spin_threshold_ns;
+    shared.window_ns.store(window_ns, Ordering::Relaxed);
+    let mut r = Reactor {
+        shared,
+        epfd,
+        conns: Vec::new(),
+        next_generation: 1,
+        released: Vec::new(),
+        dirty: Vec::new(),
+        oversleep: Oversleep {
+            ring: [0; 128],
+            n: 0,
+        },
+        window_ns,
+        next_due: None,
+        give_up_at: None,
+    };
+    r.run();
+}
+
+impl Reactor {
+    fn run(&mut self) {
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
+        loop {
+            self.service();
+            if self.shared.reactor_stop.load(Ordering::Acquire) {
+                self.accept_new();
+                let now = self.shared.clock.now();
+                if self.give_up_at.is_none() {
+                    // Stop reading: every connection sees end-of-file.
+                    for c in self.conns.iter().flatten() {
+                        c.sock.shutdown(std::net::Shutdown::Read);
+                    }
+                }
+                let give_up = *self.give_up_at.get_or_insert(now + GIVE_UP_NS);
+                if now > give_up {
+                    for c in self.conns.iter_mut().flatten() {
+                        if c.inflight == 0 {
+                            c.dead = true;
+                        }
+                    }
+                    self.reap();
+                }
+                if self.conns.iter().all(Option::is_none) {
+                    return;
+                }
+            }
+            let n = self.wait(&mut events);
+            for ev in &events[..n] {
+                let (flags, token) = (ev.events, ev.u64);
+                if token == WAKE_TOKEN {
+                    self.drain_wake();
+                    self.accept_new();
+                    continue;
+                }
+                let slot = token as usize;
+                if flags & (libc::EPOLLIN | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0 {
+                    self.read_input(slot);
+                }
+                if flags & libc::EPOLLOUT as u32 != 0 {
+                    self.flush(slot);
+                }
+            }
+            self.flush_dirty();
+            self.reap();
+        }
+    }
+
+    /// Release what is due, send it, and note the next due time.
+    fn service(&mut self) {
+        let now = self.shared.clock.now();
+        if self.next_due.is_some_and(|d| d <= now) {
+            let shared = self.shared.clone();
+            let _gate = shared.gate.read().unwrap_or_else(|e| e.into_inner());
+            let next = lock(&shared.core).tick(now, &mut self.released);
+            self.next_due = next;
+            self.release_all();
+            self.flush_dirty();
+        }
+        self.resume_throttled();
+        self.reap();
+    }
+
+    /// Wait for input or the next due time; returns the number of events.
+    fn wait(&mut self, events: &mut [libc::epoll_event]) -> usize {
+        let clock = &self.shared.clock;
+        let now = clock.now();
+        let due = self.next_due.unwrap_or(u64::MAX);
+        let idle = self
+            .conns
+            .iter()
+            .flatten()
+            .filter(|c| c.inflight == 0 && !c.closed_input)
+            .map(|c| c.idle_until)
+            .max()
+            .unwrap_or(0);
+        let spin = due <= now.saturating_add(self.window_ns) || now < idle;
+        if spin {
+            // Spin on the TSC until the next input check or the due time.
+            let until = (now + self.shared.timing.input_check_ns).min(due);
+            while clock.now() < until {
+                std::hint::spin_loop();
+            }
+            return self.epoll(events, 0);
+        }
+        let sleep_ns = due
+            .saturating_sub(self.window_ns)
+            .saturating_sub(now)
+            .min(MAX_SLEEP_NS);
+        // Timed sleeps go through ppoll for nanosecond timeouts (epoll_wait
+        // rounds up to milliseconds).
+        let mut pfd = libc::pollfd {
+            fd: self.epfd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec {
+            tv_sec: (sleep_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (sleep_ns % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: one valid pollfd and a valid timespec, no signal mask.
+        let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        if r == 0 && due != u64::MAX {
+            let over = clock.now().saturating_sub(now + sleep_ns);
+            if let Some(p98) = self.oversleep.record(over) {
+                self.window_ns =
+                    (p98 + p98 / 4 + 5_000).clamp(self.shared.timing.spin_threshold_ns, 1_000_000);
+                self.shared
+                    .window_ns
+                    .store(self.window_ns, Ordering::Relaxed);
+            }
+        }
+        if r <= 0 {
+            return 0;
+        }
+        self.epoll(events, 0)
+    }
+
+    fn epoll(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> usize {
+        // SAFETY: `events` is a valid, writable array of its length.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.epfd,
+                events.as_mut_ptr(),
+                events.len() as libc::c_int,
+                timeout_ms,
+            )
+        };
+        n.max(0) as usize
+    }
+
+    fn drain_wake(&self) {
+        let mut v = 0u64;
+        // SAFETY: reads 8 bytes into `v` from the non-blocking eventfd.
+        unsafe {
+            libc::read(
+                std::os::fd::AsRawFd::as_raw_fd(&self.shared.wake),
+                (&mut v as *mut u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+    }
+
+    /// Take the connections whose handshake finished.
+    fn accept_new(&mut self) {
+        let new: Vec<NewConn> = std::mem::take(&mut *lock(&self.shared.incoming));
+        for nc in new {
+            let slot = match self.conns.iter().position(Option::is_none) {
+                Some(i) => i,
+                None => {
+                    self.conns.push(None);
+                    self.conns.len() - 1
+                }
+            };
+            let limits = Limits {
+                size: self.shared.export.size,
+                min_block: self.shared.export.block.minimum,
+                max_payload: self.shared.export.block.maximum,
+                read_only: self.shared.export.read_only,
+                structured: nc.structured,
+            };
+            let mut buf = vec![0u8; READ_BUF.max(nc.leftover.len())];
+            buf[..nc.leftover.len()].copy_from_slice(&nc.leftover);
+            let generation = self.next_generation;
+            self.next_generation += 1;
+            let interest = libc::EPOLLIN as u32;
+            if epoll_ctl(
+                self.epfd,
+                libc::EPOLL_CTL_ADD,
+                nc.sock.fd(),
+                interest,
+                slot as u64,
+            )
+            .is_err()
+            {
+                nc.sock.shutdown(std::net::Shutdown::Both);
+                self.shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+                continue;
+            }
+            let hi = nc.leftover.len();
+            self.conns[slot] = Some(Conn {
+                id: nc.id,
+                generation,
+                sock: nc.sock,
+                structured: nc.structured,
+                stream: RequestStream::new(limits),
+                buf,
+                lo: 0,
+                hi,
+                out: Vec::new(),
+                out_off: 0,
+                sent: Vec::new(),
+                inflight: 0,
+                closed_input: false,
+                dead: false,
+                interest,
+                idle_until: 0,
+            });
+            if hi > 0 {
+                let now = self.shared.clock.now();
+                self.process_input(slot, now);
+            }
+        }
+    }
+
+    /// One `recv` on a readable connection, then its requests.
+    fn read_input(&mut self, slot: usize) {
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        if c.closed_input || c.throttled() {
+            self.update_interest(slot);
+            return;
+        }
+        if c.lo > 0 {
+            c.buf.copy_within(c.lo..c.hi, 0);
+            c.hi -= c.lo;
+            c.lo = 0;
+        }
+        let fd = c.fd();
+        let room = &mut c.buf[c.hi..];
+        // SAFETY: `room` is valid writable memory of its length; the fd is
+        // the connection's open socket.
+        let n = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), room.len(), libc::MSG_DONTWAIT) };
+        let now = self.shared.clock.now();
+        match n {
+            0 => c.closed_input = true,
+            n if n > 0 => {
+                c.hi += n as usize;
+                c.idle_until = 0;
+            }
+            _ => {
+                let e = io::Error::last_os_error();
+                if !matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) {
+                    c.closed_input = true;
+                }
+            }
+        }
+        self.process_input(slot, now);
+    }
+
+    /// Turn buffered bytes into requests (arrived at `t`) until the buffer
+    /// runs out or the connection is throttled.
+    fn process_input(&mut self, slot: usize, t: Nanos) {
+        let shared = self.shared.clone();
+        let gate = shared.gate.read().unwrap_or_else(|e| e.into_inner());
+        let epoch = shared.epoch.load(Ordering::SeqCst);
+        let mut core = lock(&shared.core);
+        let mut submitted = false;
+        while let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+            if c.lo >= c.hi || c.throttled() || c.stream.is_closed() {
+                break;
+            }
+            let (used, ev) = c.stream.feed(&c.buf[c.lo..c.hi]);
+            c.lo += used;
+            match ev {
+                None => {}
+                Some(Event::Request {
+                    command: Command::Disconnect,
+                    ..
+                }) => {
+                    c.closed_input = true;
+                    c.lo = c.hi;
+                    break;
+                }
+                Some(Event::Request {
+                    handle,
+                    command,
+                    payload,
+                }) => {
+                    let Some(job) = prepare(&shared, c, slot, handle, command, &payload, epoch)
+                    else {
+                        self.dirty.push(slot);
+                        continue;
+                    };
+                    let (op, offset, len, fua) = timing_of(command);
+                    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+                    c.inflight += 1;
+                    let req = DevRequest {
+                        id,
+                        op,
+                        offset,
+                        len,
+                        fua,
+                    };
+                    core.arrive(t, req, job, &mut self.released);
+                    submitted = true;
+                }
+                Some(Event::Error {
+                    handle,
+                    errno,
+                    message,
+                    ..
+                }) => {
+                    shared.stats.protocol_error();
+                    let r = c.error_reply(errno, handle, message);
+                    c.out.extend_from_slice(&r);
+                    self.dirty.push(slot);
+                }
+                Some(Event::Violation(_)) => {
+                    shared.stats.protocol_violation();
+                    c.closed_input = true;
+                    c.lo = c.hi;
+                    break;
+                }
+            }
+        }
+        if submitted {
+            // Also release what fell due while the batch was read.
+            self.next_due = core.tick(shared.clock.now(), &mut self.released);
+        }
+        drop(core);
+        self.release_all();
+        drop(gate);
+        self.flush_dirty();
+        self.update_interest(slot);
+    }
+
+    /// Build the replies of released requests into their connections'
+    /// output buffers. Called with the gate held (read).
+    fn release_all(&mut self) {
+        if self.released.is_empty() {
+            return;
+        }
+        let shared = &self.shared;
+        let epoch = shared.epoch.load(Ordering::SeqCst);
+        for Released {
+            op,
+            arrival,
+            at,
+            breakdown,
+            job,
+            ..
+        } in self.released.drain(..)
+        {
+            let errno = if job.epoch != epoch { EIO } else { 0 };
+            if errno == 0 {
+                match job.kind {
+                    JobKind::Flush { upto } => shared.data.flush_released(upto),
+                    JobKind::Write { seq, fua: true } => shared.data.fua_released(seq),
+                    _ => {}
+                }
+            }
+            let Some(c) = self.conns.get_mut(job.slot).and_then(Option::as_mut) else {
+                continue;
+            };
+            if c.generation != job.generation {
+                continue;
+            }
+            c.inflight -= 1;
+            if c.inflight == 0 {
+                c.idle_until = at.max(arrival) + shared.timing.idle_poll_ns;
+            }
+            if c.dead {
+                continue;
+            }
+            let handle = job.handle;
+            match job.kind {
+                JobKind::Read(mut b) if errno == 0 => {
+                    if c.structured {
+                        let len = (8 + job.len) as u32;
+                        write_structured_header(
+                            &mut b,
+                            REPLY_FLAG_DONE,
+                            REPLY_TYPE_OFFSET_DATA,
+                            handle,
+                            len,
+                        );
+                        b[STRUCTURED_REPLY_LEN..STRUCTURED_READ_PREFIX]
+                            .copy_from_slice(&job.offset.to_be_bytes());
+                    } else {
+                        write_simple_header(&mut b, 0, handle);
+                    }
+                    if c.out_off == c.out.len() && c.out.is_empty() {
+                        c.out = b;
+                    } else {
+                        c.out.extend_from_slice(&b);
+                    }
+                }
+                _ if errno != 0 => {
+                    let r = c.error_reply(errno, handle, "power cut while in flight");
+                    c.out.extend_from_slice(&r);
+                }
+                _ => {
+                    let mut h = [0u8; SIMPLE_REPLY_LEN];
+                    write_simple_header(&mut h, 0, handle);
+                    c.out.extend_from_slice(&h);
+                }
+            }
+            let moves_data = matches!(op, Op::Read | Op::Write) && errno == 0;
+            c.sent.push(Sent {
+                op,
+                arrival,
+                at,
+                breakdown,
+                errno,
+                bytes: if moves_data { job.len } else { 0 },
+                offset: job.offset,
+                len: job.len,
+            });
+            self.dirty.push(job.slot);
+        }
+    }
+
+    fn flush_dirty(&mut self) {
+        while let Some(slot) = self.dirty.pop() {
+            self.flush(slot);
+        }
+    }
+
+    /// Send what a connection has queued (without blocking) and account
+    /// for the replies in it.
+    fn flush(&mut self, slot: usize) {
+        let shared = &self.shared;
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        let now = shared.clock.now();
+        while !c.dead && c.out_off < c.out.len() {
+            match send_raw(c.fd(), &c.out[c.out_off..], true) {
+                Ok(n) => c.out_off += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => c.dead = true,
+            }
+        }
+        if c.dead || c.out_off >= c.out.len() {
+            c.out.clear();
+            c.out_off = 0;
+        } else if c.out_off > (1 << 20) {
+            c.out.drain(..c.out_off);
+            c.out_off = 0;
+        }
+        if !c.sent.is_empty() {
+            // Lateness counts from when the reply was handed to the socket
+            // (replies still queued for a slow client count as sent now).
+            shared.stats.record_all(c.sent.iter().map(|s| Sample {
+                op: s.op,
+                bytes: s.bytes,
+                error: s.errno != 0,
+                model_ns: s.at - s.arrival,
+                late_ns: now.saturating_sub(s.at),
+                breakdown: &s.breakdown,
+            }));
+            if let Some(rec) = &shared.record {
+                for s in &c.sent {
+                    let op = [TraceOp::Read, TraceOp::Write, TraceOp::Trim, TraceOp::Flush]
+                        [s.op.index()];
+                    let _ = rec.send(RecorderMsg::Record(TraceRecord {
+                        time_ns: s.arrival,
+                        op,
+                        offset: s.offset,
+                        len: s.len,
+                        device: 0,
+                        recorded_latency_ns: Some(now.saturating_sub(s.arrival)),
+                        stream: c.id as u32,
+                    }));
+                }
+            }
+            c.sent.clear();
+        }
+        self.update_interest(slot);
+    }
+
+    fn update_interest(&mut self, slot: usize) {
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        let want = c.wanted_interest();
+        if want != c.interest
+            && epoll_ctl(self.epfd, libc::EPOLL_CTL_MOD, c.fd(), want, slot as u64).is_ok()
+        {
+            c.interest = want;
+        }
+    }
+
+    /// Connections that were throttled and no longer are: process what
+    /// they have buffered.
+    fn resume_throttled(&mut self) {
+        for slot in 0..self.conns.len() {
+            let Some(c) = self.conns[slot].as_ref() else {
+                continue;
+            };
+            if !c.throttled() && c.lo < c.hi && !c.stream.is_closed() && !c.closed_input {
+                let now = self.shared.clock.now();
+                self.process_input(slot, now);
+            } else if c.wanted_interest() != c.interest {
+                self.update_interest(slot);
+            }
+        }
+    }
+
+    /// Close connections that are finished.
+    fn reap(&mut self) {
+        for slot in 0..self.conns.len() {
+            if !self.conns[slot].as_ref().is_some_and(Conn::finished) {
+                continue;
+            }
+            if let Some(c) = self.conns[slot].take() {
+                // SAFETY: removes a registered fd; a null event is allowed.
+                unsafe {
+                    libc::epoll_ctl(self.epfd, libc::EPOLL_CTL_DEL, c.fd(), std::ptr::null_mut())
+                };
+                c.sock.shutdown(std::net::Shutdown::Both);
+                self.shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// Time a command as the model sees it: `(op, offset, len, fua)`.
+fn timing_of(command: Command) -> (Op, u64, u64, bool) {
+    match command {
+        Command::Read { offset, len } => (Op::Read, offset, len as u64, false),
+        Command::Write { offset, len, fua } => (Op::Write, offset, len as u64, fua),
+        Command::Trim { offset, len, fua } => (Op::Trim, offset, len as u64, fua),
+        // Zeroing moves no data over the link: timed as a trim, unless the
+        // client forbids holes, when the device really writes.
+        Command::WriteZeroes {
+            offset,
+            len,
+            fua,
+            no_hole,
+        } => (
+            if no_hole { Op::Write } else { Op::Trim },
+            offset,
+            len as u64,
+            fua,
+        ),
+        Command::Flush | Command::Disconnect => (Op::Flush, 0, 0, false),
+    }
+}
+
+/// Carry out a valid request's data access at arrival; `None` (with an
+/// error reply queued) when the store failed.
+fn prepare(
+    shared: &Shared,
+    c: &mut Conn,
+    slot: usize,
+    handle: u64,
+    command: Command,
+    payload: &[u8],
+    epoch: u64,
+) -> Option<Job> {
+    let data = &shared.data;
+    let kind = match command {
+        Command::Read { offset, len } => {
+            let hdr = if c.structured {
+                STRUCTURED_READ_PREFIX
+            } else {
+                SIMPLE_REPLY_LEN
+            };
+            let mut b = vec![0u8; hdr + len as usize];
+            data.read(&mut b[hdr..], offset).map(|_| JobKind::Read(b))
+        }
+        Command::Write { offset, fua, .. } => data
+            .write(payload, offset, fua)
+            .map(|seq| JobKind::Write { seq, fua }),
+        Command::Trim { offset, len, fua }
+        | Command::WriteZeroes {
+            offset, len, fua, ..
+        } => data
+            .zero(offset, len as u64, fua)
+            .map(|seq| JobKind::Write { seq, fua }),
+        _ => data.flush_arrived().map(|upto| JobKind::Flush { upto }),
+    };
+    let (_, offset, len, _) = timing_of(command);
+    match kind {
+        Ok(kind) => Some(Job {
+            slot,
+            generation: c.generation,
+            handle,
+            kind,
+            epoch,
+            offset,
+            len,
+        }),
+        Err(_) => {
+            shared.stats.protocol_error();
+            let r = c.error_reply(EIO, handle, "store IO error");
+            c.out.extend_from_slice(&r);
+            None
+        }
+    }
+}

@@ -85,11 +85,36 @@ struct ThreadState {
     done: bool,
 }
 
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Ev {
     t: Nanos,
     seq: u64,
     tok: u64,
+}
+
+impl Ev {
+    /// (time, insertion sequence) as one number: one comparison, no branch.
+    #[inline]
+    fn key(&self) -> u128 {
+        (self.t as u128) << 64 | self.seq as u128
+    }
+}
+
+impl PartialEq for Ev {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for Ev {}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ev {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
 }
 
 const THREAD_BIT: u64 = 1 << 62;

@@ -532,8 +532,9 @@ pub fn simulate_trace(
         });
     }
     let now = engine.now();
+    let summary = crate::run::RunSummary::new(&engine, cfg, resolved);
     for j in &mut jobs {
-        let mut o = crate::run::storlab_object(&engine, cfg, resolved, j);
+        let mut o = summary.job_object(j);
         o.insert(
             "trace".into(),
             json!({

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use storlab_model::config::Resolved;
 use storlab_model::host::Host;
-use storlab_model::{Op, SystemConfig};
+use storlab_model::{Nanos, Op, SystemConfig};
 use storlab_workload::fio::{FioError, JobFile};
 use storlab_workload::gen::{IoOp, JobThread};
 
@@ -129,8 +129,9 @@ pub fn simulate(
     } else {
         all
     };
+    let summary = RunSummary::new(&engine, cfg, resolved);
     for j in &mut out {
-        let mut o = storlab_object(&engine, cfg, resolved, j);
+        let mut o = summary.job_object(j);
         o.insert("seed".into(), json!(seed));
         j.storlab = Value::Object(o);
     }
@@ -141,54 +142,73 @@ pub fn simulate(
     })
 }
 
-/// The `storlab` object of a job's report: the resolved device
-/// configuration with sources, the job's mean latency breakdown, the
-/// utilisation of every resource (host cores first), power and energy per
-/// byte, wear, the device's counters and the simulated time. Shared by fio
-/// runs and trace replays.
-pub fn storlab_object(
-    engine: &Engine,
-    cfg: &SystemConfig,
-    resolved: &Resolved,
-    job: &JobStats,
-) -> serde_json::Map<String, Value> {
-    let now = engine.now();
-    let report = engine.host().device().report(now);
-    let core_busy =
-        engine.host().core_busy_ns() as f64 / (now.max(1) as f64 * cfg.host.cores as f64);
-    let mut util = serde_json::to_value(&report.utilisation).unwrap_or(Value::Null);
-    if let Value::Array(a) = &mut util {
-        a.insert(
-            0,
-            json!({"resource": "host.cores", "busy": core_busy.min(1.0)}),
-        );
+/// What every job's `storlab` object shares: the resolved device
+/// configuration and the system's report at the end of the run, worked out
+/// once per run rather than once per job.
+pub struct RunSummary {
+    device: Value,
+    report: storlab_model::report::DeviceReport,
+    utilisation: Value,
+    now: Nanos,
+}
+
+impl RunSummary {
+    /// The summary of `engine`'s run so far.
+    pub fn new(engine: &Engine, cfg: &SystemConfig, resolved: &Resolved) -> Self {
+        let now = engine.now();
+        let report = engine.host().device().report(now);
+        let core_busy =
+            engine.host().core_busy_ns() as f64 / (now.max(1) as f64 * cfg.host.cores as f64);
+        let mut utilisation = serde_json::to_value(&report.utilisation).unwrap_or(Value::Null);
+        if let Value::Array(a) = &mut utilisation {
+            a.insert(
+                0,
+                json!({"resource": "host.cores", "busy": core_busy.min(1.0)}),
+            );
+        }
+        RunSummary {
+            device: config_json(resolved),
+            report,
+            utilisation,
+            now,
+        }
     }
-    let bytes: u64 = job.dirs.iter().map(|d| d.io_bytes()).sum();
-    // energy is apportioned to directions by bytes moved, so per byte it is
-    // the same for every direction that moved any
-    let per_byte = |d: usize| {
-        (bytes > 0 && job.dirs[d].io_bytes() > 0).then(|| report.total_energy_j() / bytes as f64)
-    };
-    let mut m = serde_json::Map::new();
-    m.insert("device".into(), config_json(resolved));
-    m.insert("breakdown_ns".into(), job.breakdown_ns());
-    m.insert("utilisation".into(), util);
-    m.insert("power".into(), json!(report.power));
-    m.insert("total_power_w".into(), json!(report.total_power_w()));
-    m.insert(
-        "energy_per_byte_j".into(),
-        json!({"read": per_byte(0), "write": per_byte(1)}),
-    );
-    m.insert("wear".into(), json!(report.wear));
-    m.insert(
-        "counters".into(),
-        report
-            .counters
-            .iter()
-            .map(|(k, v)| json!({"name": k, "value": v}))
-            .collect::<Vec<_>>()
-            .into(),
-    );
-    m.insert("simulated_ns".into(), json!(now));
-    m
+
+    /// The `storlab` object of a job's report: the resolved device
+    /// configuration with sources, the job's mean latency breakdown, the
+    /// utilisation of every resource (host cores first), power and energy
+    /// per byte, wear, the device's counters and the simulated time. Shared
+    /// by fio runs and trace replays.
+    pub fn job_object(&self, job: &JobStats) -> serde_json::Map<String, Value> {
+        let report = &self.report;
+        let bytes: u64 = job.dirs.iter().map(|d| d.io_bytes()).sum();
+        // energy is apportioned to directions by bytes moved, so per byte it
+        // is the same for every direction that moved any
+        let per_byte = |d: usize| {
+            (bytes > 0 && job.dirs[d].io_bytes() > 0)
+                .then(|| report.total_energy_j() / bytes as f64)
+        };
+        let mut m = serde_json::Map::new();
+        m.insert("device".into(), self.device.clone());
+        m.insert("breakdown_ns".into(), job.breakdown_ns());
+        m.insert("utilisation".into(), self.utilisation.clone());
+        m.insert("power".into(), json!(report.power));
+        m.insert("total_power_w".into(), json!(report.total_power_w()));
+        m.insert(
+            "energy_per_byte_j".into(),
+            json!({"read": per_byte(0), "write": per_byte(1)}),
+        );
+        m.insert("wear".into(), json!(report.wear));
+        m.insert(
+            "counters".into(),
+            report
+                .counters
+                .iter()
+                .map(|(k, v)| json!({"name": k, "value": v}))
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        m.insert("simulated_ns".into(), json!(self.now));
+        m
+    }
 }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::breakdown::{Breakdown, Component};
 use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
 use crate::report::{DeviceReport, Power, Utilisation};
-use crate::units::{xfer_ns, Rw, Timeline};
+use crate::units::{xfer_ns, FixedDiv, Rw, Timeline};
 use crate::wear::StartGap;
 
 /// How the device queues commands.
@@ -188,6 +188,14 @@ pub struct PcieArray {
     power: PowerConfig,
     capacity: u64,
     link_bps: u64,
+    /// Divisions by the stripe, row and buffer sizes and the controller
+    /// count, done for every transfer.
+    stripe_div: FixedDiv,
+    row_div: FixedDiv,
+    buf_div: FixedDiv,
+    ctrl_div: FixedDiv,
+    /// Rows per stripe (at least 1).
+    stripe_rows_div: FixedDiv,
     reqs: Vec<Req>,
     free_reqs: Vec<u32>,
     xfers: Vec<Xfer>,
@@ -271,6 +279,11 @@ impl PcieArray {
             .collect();
         Self {
             link_bps: cfg.lane_bytes_per_s * cfg.link_lanes as u64,
+            stripe_div: FixedDiv::new(cfg.stripe_bytes),
+            row_div: FixedDiv::new(cfg.row_bytes),
+            buf_div: FixedDiv::new(cfg.buffer_bytes),
+            ctrl_div: FixedDiv::new(cfg.controllers as u64),
+            stripe_rows_div: FixedDiv::new((cfg.stripe_bytes / cfg.row_bytes).max(1)),
             buffers_free: cfg.buffers,
             ctrls: vec![Ctrl::default(); nctl],
             wear,
@@ -447,14 +460,14 @@ impl PcieArray {
         let r = &self.reqs[ri as usize];
         let off = r.offset + r.issued;
         let bb = self.cfg.buffer_bytes;
-        let end_of_buf = (off / bb + 1) * bb;
+        let end_of_buf = (self.buf_div.div(off) + 1) * bb;
         let len = (r.offset + r.len).min(end_of_buf) - off;
         (off, len)
     }
 
     #[inline]
     fn ctrl_of(&self, off: u64) -> u32 {
-        ((off / self.cfg.stripe_bytes) % self.cfg.controllers as u64) as u32
+        self.ctrl_div.rem(self.stripe_div.div(off)) as u32
     }
 
     /// Can the head transfer of `ri` start now?
@@ -599,7 +612,7 @@ impl PcieArray {
             .remove(pos)
             .expect("position is in range");
         let x = self.xfers[xi as usize];
-        let rows = (x.offset + x.len - 1) / self.cfg.row_bytes - x.offset / self.cfg.row_bytes + 1;
+        let rows = self.row_div.div(x.offset + x.len - 1) - self.row_div.div(x.offset) + 1;
         let row_ns = rows
             * if x.write {
                 self.media.write_ns
@@ -638,12 +651,12 @@ impl PcieArray {
             cx.wake(done, Self::tok(EV_CTRL_DONE, xi));
             self.rows_written += rows;
             self.bytes_written += x.len;
-            let stripe_rows = (self.cfg.stripe_bytes / self.cfg.row_bytes).max(1);
-            let nctl = self.cfg.controllers as u64;
-            let first_row = x.offset / self.cfg.row_bytes;
+            let stripe_rows = self.stripe_rows_div;
+            let first_row = self.row_div.div(x.offset);
             for row in first_row..first_row + rows {
                 // rows of one controller are numbered densely
-                let la = (row / stripe_rows / nctl) * stripe_rows + row % stripe_rows;
+                let la = self.ctrl_div.div(stripe_rows.div(row)) * stripe_rows.divisor()
+                    + stripe_rows.rem(row);
                 self.wear[ci].write(la);
             }
             // the in-queue empties as the commit starts

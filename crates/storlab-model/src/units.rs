@@ -29,7 +29,64 @@ pub fn xfer_ns(bytes: u64, bytes_per_s: u64) -> u64 {
     if bytes_per_s == 0 {
         return 0;
     }
-    ((bytes as u128 * 1_000_000_000u128).div_ceil(bytes_per_s as u128)) as u64
+    // 64-bit arithmetic whenever the product fits (any transfer below 18
+    // GB): a 128-bit division is a library call several times slower, and
+    // this runs several times per simulated IO
+    match bytes.checked_mul(1_000_000_000) {
+        Some(p) => p.div_ceil(bytes_per_s),
+        None => ((bytes as u128 * 1_000_000_000u128).div_ceil(bytes_per_s as u128)) as u64,
+    }
+}
+
+/// Division by a divisor fixed at configuration time: a shift and a mask
+/// when it is a power of two (the usual case for stripes, rows and
+/// buffers), a division otherwise. Results are exactly `x / d` and `x % d`.
+#[derive(Clone, Copy, Debug)]
+pub struct FixedDiv {
+    d: u64,
+    /// log2(d) when d is a power of two, else u32::MAX.
+    shift: u32,
+}
+
+impl FixedDiv {
+    /// Divide by `d` (at least 1).
+    pub fn new(d: u64) -> Self {
+        let d = d.max(1);
+        FixedDiv {
+            d,
+            shift: if d.is_power_of_two() {
+                d.trailing_zeros()
+            } else {
+                u32::MAX
+            },
+        }
+    }
+
+    /// The divisor.
+    #[inline]
+    pub fn divisor(&self) -> u64 {
+        self.d
+    }
+
+    /// `x / d`.
+    #[inline]
+    pub fn div(&self, x: u64) -> u64 {
+        if self.shift != u32::MAX {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+
+    /// `x % d`.
+    #[inline]
+    pub fn rem(&self, x: u64) -> u64 {
+        if self.shift != u32::MAX {
+            x & (self.d - 1)
+        } else {
+            x % self.d
+        }
+    }
 }
 
 /// Fraction of `now` ns that `busy_ns` covers, within 0..=1 (0 for an empty
@@ -131,5 +188,34 @@ impl Tags {
     pub fn admitted(&mut self) {
         self.promised -= 1;
         self.in_use += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fixed_div_is_division(x: u64, d in 1u64..u64::MAX) {
+            let f = FixedDiv::new(d);
+            prop_assert_eq!(f.div(x), x / d);
+            prop_assert_eq!(f.rem(x), x % d);
+        }
+
+        #[test]
+        fn fixed_div_powers_of_two(x: u64, k in 0u32..64) {
+            let d = 1u64 << k;
+            let f = FixedDiv::new(d);
+            prop_assert_eq!(f.div(x), x / d);
+            prop_assert_eq!(f.rem(x), x % d);
+        }
+
+        #[test]
+        fn xfer_ns_matches_wide_arithmetic(bytes: u64, bps in 1u64..u64::MAX) {
+            let wide = (bytes as u128 * 1_000_000_000u128).div_ceil(bps as u128) as u64;
+            prop_assert_eq!(xfer_ns(bytes, bps), wide);
+        }
     }
 }

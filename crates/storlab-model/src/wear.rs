@@ -68,7 +68,17 @@ impl StartGap {
         if self.psi == 0 {
             return la;
         }
-        let r = ((la as u128 * self.mul as u128 + self.add as u128) % self.lines as u128) as u64;
+        // 64-bit arithmetic when it cannot overflow (fewer than 2^32 lines):
+        // a 128-bit remainder is a slow library call on every write
+        let r = match la
+            .checked_mul(self.mul)
+            .and_then(|p| p.checked_add(self.add))
+        {
+            Some(p) => p % self.lines,
+            None => {
+                ((la as u128 * self.mul as u128 + self.add as u128) % self.lines as u128) as u64
+            }
+        };
         let pa = (r + self.start) % self.lines;
         if pa >= self.gap {
             pa + 1

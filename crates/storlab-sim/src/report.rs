@@ -94,12 +94,6 @@ pub struct ReportOptions {
     pub percentiles: Vec<f64>,
     /// `percentile_precision` (decimals in terminal percentile labels).
     pub percentile_precision: usize,
-    /// `clat_percentiles` (default on).
-    pub clat_percentiles: bool,
-    /// `lat_percentiles` (default off).
-    pub lat_percentiles: bool,
-    /// `slat_percentiles` (default off).
-    pub slat_percentiles: bool,
     /// `significant_figures` of terminal numbers (fio's default 4).
     pub sig_figs: usize,
 }
@@ -111,9 +105,6 @@ impl Default for ReportOptions {
             global_options: Vec::new(),
             percentiles: FIO_PERCENTILES.to_vec(),
             percentile_precision: 2,
-            clat_percentiles: true,
-            lat_percentiles: false,
-            slat_percentiles: false,
             sig_figs: 4,
         }
     }
@@ -449,13 +440,7 @@ fn lat_json<'a>(s: &LatStat, percentiles: Option<&[f64]>) -> J<'a> {
     o.done()
 }
 
-fn dir_json<'a>(
-    job: &JobStats,
-    d: usize,
-    runs: &BTreeMap<u32, GroupRun>,
-    opts: &ReportOptions,
-    plist: &[f64],
-) -> J<'a> {
+fn dir_json<'a>(job: &JobStats, d: usize, runs: &BTreeMap<u32, GroupRun>, plist: &[f64]) -> J<'a> {
     let ds: &DirStats = &job.dirs[d];
     let run = job.runtime_ns[d];
     let bw_bytes = rate(ds.io_bytes(), run);
@@ -470,9 +455,18 @@ fn dir_json<'a>(
         .u("total_ios", ds.ios())
         .u("short_ios", ds.short_ios)
         .u("drop_ios", ds.drop_ios)
-        .add("slat_ns", lat_json(ds.slat(), sel(opts.slat_percentiles)))
-        .add("clat_ns", lat_json(ds.clat(), sel(opts.clat_percentiles)))
-        .add("lat_ns", lat_json(ds.lat(), sel(opts.lat_percentiles)));
+        .add(
+            "slat_ns",
+            lat_json(ds.slat(), sel(ds.slat().has_percentiles())),
+        )
+        .add(
+            "clat_ns",
+            lat_json(ds.clat(), sel(ds.clat().has_percentiles())),
+        )
+        .add(
+            "lat_ns",
+            lat_json(ds.lat(), sel(ds.lat().has_percentiles())),
+        );
     let bw = ds.bw_samples();
     let agg = runs.get(&job.group_id).map_or(0, |g| g.agg(d));
     let per = if bw.count() > 0 {
@@ -523,12 +517,7 @@ fn options_json<'a>(opts: &'a [(String, String)]) -> J<'a> {
     )
 }
 
-fn job_json<'a>(
-    job: &'a JobStats,
-    runs: &BTreeMap<u32, GroupRun>,
-    opts: &ReportOptions,
-    plist: &[f64],
-) -> J<'a> {
+fn job_json<'a>(job: &'a JobStats, runs: &BTreeMap<u32, GroupRun>, plist: &[f64]) -> J<'a> {
     let mut o = Obj::new();
     let max_run = job.runtime_ns.iter().copied().max().unwrap_or(0);
     o.add("jobname", J::S(Cow::Borrowed(&job.name)))
@@ -540,10 +529,10 @@ fn job_json<'a>(
         o.add("job options", options_json(&job.options));
     }
     for (d, name) in DIR_NAMES.iter().enumerate() {
-        o.add(*name, dir_json(job, d, runs, opts, plist));
+        o.add(*name, dir_json(job, d, runs, plist));
     }
     let mut sync = Obj::new();
-    let sync_p = (opts.lat_percentiles || opts.clat_percentiles).then_some(plist);
+    let sync_p = job.sync.clat().has_percentiles().then_some(plist);
     sync.u("total_ios", job.sync.ios())
         .add("lat_ns", lat_json(job.sync.clat(), sync_p));
     o.add("sync", sync.done());
@@ -595,11 +584,7 @@ pub fn json_string(jobs: &[JobStats], opts: &ReportOptions) -> String {
     }
     top.add(
         "jobs",
-        J::Arr(
-            jobs.iter()
-                .map(|j| job_json(j, &runs, opts, &plist))
-                .collect(),
-        ),
+        J::Arr(jobs.iter().map(|j| job_json(j, &runs, &plist)).collect()),
     )
     .add("disk_util", J::Arr(Vec::new()));
     let mut out = String::new();
@@ -788,14 +773,10 @@ fn show_dir(
         }
     }
     let prec = opts.percentile_precision;
-    if opts.slat_percentiles {
-        show_percentiles(out, "slat", ds.slat(), plist, prec);
-    }
-    if opts.clat_percentiles {
-        show_percentiles(out, "clat", ds.clat(), plist, prec);
-    }
-    if opts.lat_percentiles {
-        show_percentiles(out, "lat", ds.lat(), plist, prec);
+    for (name, s) in [("slat", ds.slat()), ("clat", ds.clat()), ("lat", ds.lat())] {
+        if s.has_percentiles() {
+            show_percentiles(out, name, s, plist, prec);
+        }
     }
     let bws = ds.bw_samples();
     if bws.count() > 0 {

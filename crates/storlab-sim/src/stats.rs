@@ -134,12 +134,16 @@ impl Moments {
     }
 }
 
-/// One latency series in nanoseconds: exact [`Moments`] plus an
-/// auto-resizing HDR histogram (3 significant digits) for percentiles.
+/// One latency series in nanoseconds: exact [`Moments`] plus, when its
+/// percentiles are wanted, an auto-resizing HDR histogram (3 significant
+/// digits). As in fio, only the series whose percentiles a job reports
+/// (`clat_percentiles`, on by default; `slat_percentiles`,
+/// `lat_percentiles`) keep a histogram.
 #[derive(Clone, Debug)]
 pub struct LatStat {
     m: Moments,
     hist: Histogram<u64>,
+    pct: bool,
 }
 
 impl Default for LatStat {
@@ -149,19 +153,30 @@ impl Default for LatStat {
 }
 
 impl LatStat {
-    /// An empty series.
+    /// An empty series with percentiles.
     pub fn new() -> Self {
+        Self::with_percentiles(true)
+    }
+
+    /// An empty series, keeping a histogram for percentiles or not.
+    pub fn with_percentiles(pct: bool) -> Self {
         LatStat {
             m: Moments::new(),
             hist: Histogram::new(HIST_SIGFIG).expect("3 significant digits is a valid histogram"),
+            pct,
         }
+    }
+
+    /// Whether this series keeps percentiles.
+    pub fn has_percentiles(&self) -> bool {
+        self.pct
     }
 
     /// Record one latency.
     #[inline]
     pub fn record(&mut self, ns: u64) {
         self.m.add(ns);
-        if self.hist.record(ns).is_err() {
+        if self.pct && self.hist.record(ns).is_err() {
             // Only beyond i64::MAX / 2 ns (146 years): clamp.
             self.hist.saturating_record(ns);
         }
@@ -173,6 +188,7 @@ impl LatStat {
         self.hist
             .add(&other.hist)
             .expect("auto-resizing histograms of equal precision always merge");
+        self.pct |= other.pct;
     }
 
     /// The exact moments.
@@ -427,9 +443,20 @@ pub struct DirStats {
 }
 
 impl DirStats {
-    /// Empty statistics.
+    /// Empty statistics, with percentiles for every series.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Empty statistics keeping percentiles of the submission, completion
+    /// and total latencies as asked.
+    pub fn with_percentiles(slat: bool, clat: bool, lat: bool) -> Self {
+        DirStats {
+            slat: LatStat::with_percentiles(slat),
+            clat: LatStat::with_percentiles(clat),
+            lat: LatStat::with_percentiles(lat),
+            ..Self::default()
+        }
     }
 
     /// Record one completed request: submission latency `slat_ns`,
@@ -646,9 +673,11 @@ pub struct JobStats {
 }
 
 impl JobStats {
-    /// Empty statistics for one thread of job `name` in group `group_id`.
+    /// Empty statistics for one thread of job `name` in group `group_id`,
+    /// with fio's default percentiles (completion latency only; see
+    /// [`Self::set_percentiles`]).
     pub fn new(name: impl Into<String>, group_id: u32) -> Self {
-        JobStats {
+        let mut j = JobStats {
             name: name.into(),
             group_id,
             members: 1,
@@ -665,7 +694,35 @@ impl JobStats {
             depth: DepthStats::default(),
             iodepth: 1,
             storlab: serde_json::Value::Null,
-        }
+        };
+        j.set_percentiles(false, true, false);
+        j
+    }
+
+    /// Which latency series keep percentiles (fio's `slat_percentiles`,
+    /// `clat_percentiles` and `lat_percentiles`); call before recording.
+    /// The syncs' latency keeps them when either of the last two is set.
+    pub fn set_percentiles(&mut self, slat: bool, clat: bool, lat: bool) {
+        self.dirs = std::array::from_fn(|_| DirStats::with_percentiles(slat, clat, lat));
+        self.sync = DirStats::with_percentiles(false, clat || lat, false);
+    }
+
+    /// [`Self::set_percentiles`] from fio job options as written (a bare
+    /// option name means 1).
+    pub fn set_percentiles_from_options(&mut self, options: &[(String, String)]) {
+        let flag = |name: &str, default: bool| {
+            options
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map_or(default, |(_, v)| v.trim() != "0")
+        };
+        let (slat, clat, lat) = (
+            flag("slat_percentiles", false),
+            flag("clat_percentiles", true),
+            flag("lat_percentiles", false),
+        );
+        self.set_percentiles(slat, clat, lat);
     }
 
     /// The statistics `op` is recorded in (flushes go to [`Self::sync`]).

@@ -469,3 +469,36 @@ fn rare_buckets_and_depths_use_fios_floors() {
         "a nonzero runtime is at least 1 ms"
     );
 }
+
+/// Which of a direction's latency series carry percentiles.
+fn percentile_series(dir: &Value) -> [bool; 3] {
+    ["slat_ns", "clat_ns", "lat_ns"].map(|k| dir[k].get("percentile").is_some())
+}
+
+/// `clat_percentiles` and `lat_percentiles` select the series with
+/// percentiles as in fio: checked against fio itself on the same options.
+#[test]
+fn percentile_options_select_series_as_fio_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = storlab_model::config::PresetStore::default();
+    let (resolved, cfg) = storlab_model::SystemConfig::load(&store, "moneta-spin", &[]).unwrap();
+    for extra in [
+        vec![],
+        vec!["--lat_percentiles=1", "--clat_percentiles=0"],
+        vec!["--lat_percentiles=1"],
+    ] {
+        let mut args = vec!["--name=p", "--rw=randread", "--size=1m"];
+        args.extend(&extra);
+        let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let jobs = storlab_workload::fio::parse_cli_args(&owned).unwrap();
+        let r = storlab_sim::run::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {}).unwrap();
+        let ours: Value =
+            serde_json::from_str(&json_string(&r.jobs, &ReportOptions::default())).unwrap();
+        let mut fio_args = vec!["--ioengine=null", "--output-format=json"];
+        fio_args.extend(&args);
+        let theirs: Value = serde_json::from_str(&run_fio(dir.path(), &fio_args)).unwrap();
+        let [_, c, l] = percentile_series(&ours["jobs"][0]["read"]);
+        let [_, fc, fl] = percentile_series(&theirs["jobs"][0]["read"]);
+        assert_eq!((c, l), (fc, fl), "clat/lat percentiles with {extra:?}");
+    }
+}

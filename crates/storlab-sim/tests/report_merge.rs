@@ -28,6 +28,9 @@ proptest! {
         let mut whole = JobStats::new("j", 0);
         let mut a = JobStats::new("j", 0);
         let mut b = JobStats::new("j", 0);
+        for j in [&mut whole, &mut a, &mut b] {
+            j.set_percentiles(true, true, true);
+        }
         for &(op, slat, clat, bytes, left) in &reqs {
             let op = [Op::Read, Op::Write, Op::Trim, Op::Flush][op as usize];
             let mut bd = Breakdown::default();
@@ -49,7 +52,7 @@ proptest! {
         }
         prop_assert_eq!(a.dirs[1].lat().moments(), whole.dirs[1].lat().moments());
         prop_assert_eq!(a.sync.breakdown_sum(), whole.sync.breakdown_sum());
-        let opts = ReportOptions { lat_percentiles: true, slat_percentiles: true, ..Default::default() };
+        let opts = ReportOptions::default();
         prop_assert_eq!(json_string(&[a], &opts), json_string(&[whole], &opts));
     }
 }

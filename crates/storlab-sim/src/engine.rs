@@ -86,22 +86,29 @@ struct ThreadState {
 }
 
 struct Ev {
-    t: Nanos,
-    seq: u64,
+    /// (time, insertion sequence) as one number: time in the high half.
+    key: u128,
     tok: u64,
 }
 
 impl Ev {
-    /// (time, insertion sequence) as one number: one comparison, no branch.
     #[inline]
-    fn key(&self) -> u128 {
-        (self.t as u128) << 64 | self.seq as u128
+    fn new(t: Nanos, seq: u64, tok: u64) -> Self {
+        Ev {
+            key: (t as u128) << 64 | seq as u128,
+            tok,
+        }
+    }
+
+    #[inline]
+    fn t(&self) -> Nanos {
+        (self.key >> 64) as Nanos
     }
 }
 
 impl PartialEq for Ev {
     fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
+        self.key == other.key
     }
 }
 impl Eq for Ev {}
@@ -113,7 +120,7 @@ impl PartialOrd for Ev {
 impl Ord for Ev {
     #[inline]
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key().cmp(&other.key())
+        self.key.cmp(&other.key)
     }
 }
 
@@ -189,11 +196,7 @@ impl Engine {
     fn queue_wakeups(&mut self) {
         for &(t, tok) in &self.hcx.dev.wakeups {
             self.seq += 1;
-            self.heap.push(Reverse(Ev {
-                t,
-                seq: self.seq,
-                tok,
-            }));
+            self.heap.push(Reverse(Ev::new(t, self.seq, tok)));
         }
         self.hcx.dev.wakeups.clear();
     }
@@ -301,11 +304,8 @@ impl Engine {
                     th.wake_pending = true;
                     let thread = first_thread + ti as u32;
                     self.seq += 1;
-                    self.heap.push(Reverse(Ev {
-                        t,
-                        seq: self.seq,
-                        tok: THREAD_BIT | thread as u64,
-                    }));
+                    self.heap
+                        .push(Reverse(Ev::new(t, self.seq, THREAD_BIT | thread as u64)));
                 }
                 break;
             }
@@ -384,14 +384,14 @@ impl Engine {
         }
         self.drain_done(&mut threads, first_thread, progress);
         while let Some(Reverse(ev)) = self.heap.pop() {
-            self.now = ev.t;
+            self.now = ev.t();
             self.events += 1;
             if ev.tok & THREAD_BIT != 0 && ev.tok & (1 << 63) == 0 {
                 let thread = (ev.tok & !THREAD_BIT) as u32;
                 let ti = (thread - first_thread) as usize;
                 self.pump_thread(&mut threads, ti, first_thread);
             } else {
-                self.host.on_event(ev.t, ev.tok, &mut self.hcx);
+                self.host.on_event(self.now, ev.tok, &mut self.hcx);
                 self.queue_wakeups();
             }
             if !self.hcx.done.is_empty() {

@@ -47,6 +47,12 @@ struct Args {
     /// Print the report as JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Keep the reactor at normal priority (no SCHED_FIFO).
+    #[arg(long)]
+    no_realtime: bool,
+    /// Spin this long after a connection's last reply (ns).
+    #[arg(long)]
+    idle_poll_ns: Option<u64>,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -85,6 +91,10 @@ fn main() {
         control: a.control,
         record: a.record.map(|p| RecordSpec::new(p, a.record_format)),
         handle_signals: true,
+        realtime: !a.no_realtime,
+        idle_poll_ns: a
+            .idle_poll_ns
+            .unwrap_or(ServeOptions::default().idle_poll_ns),
         ..ServeOptions::default()
     };
     let device = Box::new(FixedLatency::new(a.latency_ns, size));

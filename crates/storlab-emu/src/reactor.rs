@@ -50,6 +50,16 @@ const READ_BUF: usize = 256 << 10;
 const WAKE_TOKEN: u64 = u64::MAX;
 /// Longest untimed sleep (the stop flag is also signalled by the eventfd).
 const MAX_SLEEP_NS: u64 = 100_000_000;
+/// The real-time budget's window and the time the reactor may spend awake
+/// in it as `SCHED_FIFO` (90%, under the kernel's 95% of each second).
+const RT_WINDOW: Nanos = 100_000_000;
+const RT_BUDGET: Nanos = 90_000_000;
+/// How long the reactor keeps real-time priority after its last future
+/// deadline (switching costs a system call).
+const RT_HOLD: Nanos = 10_000_000;
+/// Replies due during a batch of input are sent once they have waited
+/// this long (a batch of replies costs one `send`, a reply alone one too).
+const BATCH_NS: u64 = 5_000;
 /// How long a stopping server keeps trying to deliver queued replies.
 const GIVE_UP_NS: u64 = 5_000_000_000;
 
@@ -182,6 +192,17 @@ struct Reactor {
     oversleep: Oversleep,
     window_ns: u64,
     next_due: Option<Nanos>,
+    /// When the reactor last woke from a sleep.
+    awake_since: Nanos,
+    /// The real-time budget: the current window's start, the time spent
+    /// awake in it, and whether the thread is `SCHED_FIFO` now.
+    budget_start: Nanos,
+    budget_busy: Nanos,
+    fifo: bool,
+    rt_allowed: bool,
+    /// Keep real-time priority until then (refreshed while a deadline is
+    /// in the future).
+    timed_until: Nanos,
     give_up_at: Option<Nanos>,
 }
 
@@ -194,12 +215,20 @@ fn epoll_ctl(epfd: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -
     Ok(())
 }
 
-/// Try to run the calling thread `SCHED_FIFO` at the lowest real-time
-/// priority; false when not allowed (no `CAP_SYS_NICE`).
-fn make_realtime() -> bool {
-    let p = libc::sched_param { sched_priority: 1 };
+/// Run the calling thread `SCHED_FIFO` at the lowest real-time priority
+/// (`on`) or back at normal priority; false when not allowed (no
+/// `CAP_SYS_NICE`).
+fn set_realtime(on: bool) -> bool {
+    let (policy, prio) = if on {
+        (libc::SCHED_FIFO, 1)
+    } else {
+        (libc::SCHED_OTHER, 0)
+    };
+    let p = libc::sched_param {
+        sched_priority: prio,
+    };
     // SAFETY: sets the calling thread's policy; `p` is a valid pointer.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+    unsafe { libc::sched_setscheduler(0, policy, &p) == 0 }
 }
 
 /// The reactor thread's body: serve until told to stop and every
@@ -208,9 +237,9 @@ pub(crate) fn run(shared: Arc<Shared>) {
     use std::os::fd::AsRawFd;
     let epfd = shared.epoll.as_raw_fd();
     tighten_timer_slack();
-    if shared.timing.realtime && make_realtime() {
-        shared.realtime_active.store(true, Ordering::Relaxed);
-    }
+    // Probe once whether real-time priority is allowed; the reactor takes
+    // it only while replies wait for deadlines (see `Reactor::priority`).
+    let rt_allowed = shared.timing.realtime && set_realtime(true) && set_realtime(false);
     let window_ns = shared.timing.spin_threshold_ns;
     shared.window_ns.store(window_ns, Ordering::Relaxed);
     let mut r = Reactor {
@@ -226,6 +255,12 @@ pub(crate) fn run(shared: Arc<Shared>) {
         },
         window_ns,
         next_due: None,
+        awake_since: 0,
+        budget_start: 0,
+        budget_busy: 0,
+        fifo: false,
+        rt_allowed,
+        timed_until: 0,
         give_up_at: None,
     };
     r.run();
@@ -294,10 +329,42 @@ impl Reactor {
         self.reap();
     }
 
+    /// Choose the thread's priority. While a reply waits for a future
+    /// deadline (and `RT_HOLD` after), the reactor runs `SCHED_FIFO`, so a
+    /// timer that fires while clients use every core preempts them at
+    /// once, and a client's wake-up cannot preempt the final spin. With
+    /// nothing to wait for (a zero-latency device) it runs at normal
+    /// priority: promptness then only costs a client its CPU.
+    ///
+    /// The real-time thread also stays under the kernel's real-time
+    /// bandwidth limit (`sched_rt_runtime_us`, 95% of each second): past
+    /// it, the kernel stops the thread for the rest of the second (a 40 ms
+    /// stall seen at queue depth 32). Once `RT_BUDGET` of a `RT_WINDOW`
+    /// was spent awake, the rest of that window runs at normal priority.
+    fn priority(&mut self, now: Nanos) {
+        if !self.rt_allowed {
+            return;
+        }
+        if self.next_due.is_some_and(|d| d > now) {
+            self.timed_until = now + RT_HOLD;
+        }
+        if now >= self.budget_start + RT_WINDOW {
+            self.budget_start = now;
+            self.budget_busy = 0;
+        }
+        let awake = now.saturating_sub(self.awake_since.max(self.budget_start));
+        let want = now < self.timed_until && self.budget_busy + awake <= RT_BUDGET;
+        if want != self.fifo && set_realtime(want) {
+            self.fifo = want;
+            self.shared.realtime_active.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Wait for input or the next due time; returns the number of events.
     fn wait(&mut self, events: &mut [libc::epoll_event]) -> usize {
+        let now = self.shared.clock.now();
+        self.priority(now);
         let clock = &self.shared.clock;
-        let now = clock.now();
         let due = self.next_due.unwrap_or(u64::MAX);
         let idle = self
             .conns
@@ -331,6 +398,7 @@ impl Reactor {
             tv_sec: (sleep_ns / 1_000_000_000) as libc::time_t,
             tv_nsec: (sleep_ns % 1_000_000_000) as libc::c_long,
         };
+        self.budget_busy += now.saturating_sub(self.awake_since.max(self.budget_start));
         // SAFETY: one valid pollfd and a valid timespec, no signal mask.
         let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
         if r == 0 && due != u64::MAX {
@@ -343,6 +411,7 @@ impl Reactor {
                     .store(self.window_ns, Ordering::Relaxed);
             }
         }
+        self.awake_since = clock.now();
         if r <= 0 {
             return 0;
         }
@@ -430,8 +499,7 @@ impl Reactor {
                 idle_until: 0,
             });
             if hi > 0 {
-                let now = self.shared.clock.now();
-                self.process_input(slot, now);
+                self.process_input(slot);
             }
         }
     }
@@ -455,7 +523,6 @@ impl Reactor {
         // SAFETY: `room` is valid writable memory of its length; the fd is
         // the connection's open socket.
         let n = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), room.len(), libc::MSG_DONTWAIT) };
-        let now = self.shared.clock.now();
         match n {
             0 => c.closed_input = true,
             n if n > 0 => {
@@ -472,18 +539,36 @@ impl Reactor {
                 }
             }
         }
-        self.process_input(slot, now);
+        self.process_input(slot);
     }
 
-    /// Turn buffered bytes into requests (arrived at `t`) until the buffer
-    /// runs out or the connection is throttled.
-    fn process_input(&mut self, slot: usize, t: Nanos) {
+    /// Turn buffered bytes into requests until the buffer runs out or the
+    /// connection is throttled.
+    fn process_input(&mut self, slot: usize) {
         let shared = self.shared.clone();
         let gate = shared.gate.read().unwrap_or_else(|e| e.into_inner());
         let epoch = shared.epoch.load(Ordering::SeqCst);
         let mut core = lock(&shared.core);
         let mut submitted = false;
-        while let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+        loop {
+            // A long batch (many writes in one read) must not hold back
+            // replies: release what fell due, and send replies held longer
+            // than `BATCH_NS`, between requests.
+            let now = shared.clock.now();
+            if self.next_due.is_some_and(|d| d <= now) {
+                self.next_due = core.tick(now, &mut self.released);
+            }
+            if self
+                .released
+                .first()
+                .is_some_and(|r| now >= r.at + BATCH_NS)
+            {
+                self.release_all();
+                self.flush_dirty();
+            }
+            let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+                break;
+            };
             if c.lo >= c.hi || c.throttled() || c.stream.is_closed() {
                 break;
             }
@@ -519,7 +604,13 @@ impl Reactor {
                         len,
                         fua,
                     };
+                    // The request reaches the model when its data access is
+                    // done: the server's own work is transport (it is in the
+                    // zero-latency floor too), the model's latency comes
+                    // after it.
+                    let t = shared.clock.now();
                     core.arrive(t, req, job, &mut self.released);
+                    self.next_due = core.next_due();
                     submitted = true;
                 }
                 Some(Event::Error {
@@ -718,8 +809,7 @@ impl Reactor {
                 continue;
             };
             if !c.throttled() && c.lo < c.hi && !c.stream.is_closed() && !c.closed_input {
-                let now = self.shared.clock.now();
-                self.process_input(slot, now);
+                self.process_input(slot);
             } else if c.wanted_interest() != c.interest {
                 self.update_interest(slot);
             }

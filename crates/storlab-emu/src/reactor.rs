@@ -6,10 +6,15 @@
 //! one thread, requests from every connection are read, applied to the
 //! store and submitted to the model in batches, replies due together go out
 //! in one `send` per connection, and there is no hand-off between threads,
-//! no lock contention and no election of a spinning leader. The thread runs
-//! `SCHED_FIFO` when allowed ([`ServeOptions::realtime`]): a timer expiring
-//! while a client runs on every core then preempts it at once instead of
-//! waiting for the client's time slice (hundreds of µs of lateness).
+//! no lock contention and no election of a spinning leader. While replies
+//! wait for a future deadline the thread runs `SCHED_FIFO` when allowed
+//! ([`ServeOptions::realtime`]): a timer expiring while a client runs on
+//! every core then preempts it at once instead of waiting for the client's
+//! time slice (hundreds of µs of lateness); see `Reactor::priority`.
+//!
+//! A request reaches the model when the server's own work on it (parsing,
+//! the store access) is done: that work is transport, in the zero-latency
+//! floor too, and the model's latency comes after it.
 //!
 //! Waiting: when the next due time (a reply's deadline or a device wake-up)
 //! is further away than the spin window, the reactor sleeps in `ppoll` on
@@ -46,6 +51,8 @@ const MAX_INFLIGHT: u64 = 4096;
 const MAX_QUEUED: usize = 256 << 20;
 /// Read buffer per connection.
 const READ_BUF: usize = 256 << 10;
+/// Most bytes taken from a socket by one `recv`.
+const RECV_MAX: usize = 32 << 10;
 /// The epoll token of the wake-up eventfd (connections use their slot).
 const WAKE_TOKEN: u64 = u64::MAX;
 /// Longest untimed sleep (the stop flag is also signalled by the eventfd).
@@ -519,7 +526,15 @@ impl Reactor {
             c.lo = 0;
         }
         let fd = c.fd();
-        let room = &mut c.buf[c.hi..];
+        // At most `RECV_MAX` per read: copying a large batch of writes out
+        // of the socket takes tens of µs, during which replies fall due.
+        let end = (c.hi + RECV_MAX).min(c.buf.len());
+        if end == c.hi {
+            // Nothing consumed yet (cannot happen: the stream takes every
+            // byte unless throttled); a zero-length recv would read as EOF.
+            return;
+        }
+        let room = &mut c.buf[c.hi..end];
         // SAFETY: `room` is valid writable memory of its length; the fd is
         // the connection's open socket.
         let n = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), room.len(), libc::MSG_DONTWAIT) };

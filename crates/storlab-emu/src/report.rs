@@ -78,7 +78,8 @@ pub struct ClockReport {
     /// The adaptive spin window at the end (it widens when sleeps end
     /// late).
     pub spin_threshold_ns: u64,
-    /// The reactor ran `SCHED_FIFO`.
+    /// The reactor ran `SCHED_FIFO` (it does while replies wait for
+    /// deadlines, when the process may).
     pub realtime: bool,
 }
 
@@ -214,7 +215,7 @@ impl fmt::Display for ServeReport {
             self.clock.drift_ns,
             self.clock.spin_threshold_ns as f64 / 1000.0,
             if self.clock.realtime {
-                "SCHED_FIFO"
+                "SCHED_FIFO while waiting"
             } else {
                 "normal priority"
             }

@@ -605,7 +605,13 @@ impl BlktraceSource {
             cats & category::DISCARD != 0,
             cats & category::WRITE != 0,
             cats & category::FLUSH != 0,
-            ev.bytes as u64,
+            // the read category means data moved even if the count is 0
+            // (as blkparse's `R`)
+            if cats & category::READ != 0 {
+                (ev.bytes as u64).max(1)
+            } else {
+                ev.bytes as u64
+            },
         ) else {
             return Ok(None);
         };

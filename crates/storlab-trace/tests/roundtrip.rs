@@ -470,3 +470,23 @@ fn stats_of_a_known_trace() {
     assert_eq!(json["read"]["bytes"], 12_288);
     assert_eq!(json["interarrival"]["p50_ns"], 20_000);
 }
+
+/// A zero-length read keeps its place through both blktrace forms (found by
+/// the proptest above: the binary reader used to drop it).
+#[test]
+fn zero_length_read_survives_blktrace() {
+    let recs = vec![TraceRecord {
+        time_ns: 1_000_000_000,
+        op: TraceOp::Read,
+        offset: 0,
+        len: 0,
+        device: make_dev(8, 0).unwrap(),
+        recorded_latency_ns: None,
+        stream: 0,
+    }];
+    for format in [Format::Blkparse, Format::Blktrace] {
+        let (bytes, _) = write_all(format, &recs, &WriteOptions::default());
+        let (_, got) = read_all(None, bytes);
+        assert_eq!(got, rebased(&recs), "{format}");
+    }
+}

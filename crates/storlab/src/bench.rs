@@ -15,9 +15,24 @@ pub struct BenchArgs {
     /// Simulated IOs per thread.
     #[arg(long, default_value_t = 20000)]
     pub ios_per_thread: u64,
+    /// Repetitions of every measurement; the median is reported (the
+    /// runs are deterministic, so they differ only by the machine's noise).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub reps: u32,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The median of `reps` runs of `f` (by rate); the IO and event counts are
+/// the same in every run.
+fn median_of(
+    reps: u32,
+    mut f: impl FnMut() -> anyhow::Result<(f64, u64, u64)>,
+) -> anyhow::Result<(f64, u64, u64)> {
+    let mut runs = (0..reps).map(|_| f()).collect::<anyhow::Result<Vec<_>>>()?;
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(runs[runs.len() / 2])
 }
 
 fn peak_rss_kib() -> u64 {
@@ -58,13 +73,13 @@ fn measure(device: &str, ios_per_thread: u64) -> anyhow::Result<(f64, u64, u64)>
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     // baseline: the same engine and workload on the zero-latency device (no
     // host cost, no device model work), measured in this same run
-    let (base, _, _) = measure("null", a.ios_per_thread)?;
+    let (base, _, _) = median_of(a.reps, || measure("null", a.ios_per_thread))?;
     let mut rows = Vec::new();
     for d in &a.devices {
         let rss0 = peak_rss_kib();
         let (small, _, _) = measure(d, a.ios_per_thread / 4)?;
         let rss1 = peak_rss_kib();
-        let (rate, ios, events) = measure(d, a.ios_per_thread)?;
+        let (rate, ios, events) = median_of(a.reps, || measure(d, a.ios_per_thread))?;
         let rss2 = peak_rss_kib();
         rows.push(serde_json::json!({
             "device": d,
@@ -72,6 +87,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             "simulated_ios": ios,
             "events": events,
             "sim_ios_per_wall_s": rate,
+            "repetitions": a.reps,
             "sim_ios_per_wall_s_quarter_run": small,
             "ratio_to_null_device": rate / base,
             "peak_rss_kib_after_quarter_run": rss1.max(rss0),
@@ -83,8 +99,9 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!(
-            "baseline (null device, same workload): {:.2} M simulated IO/s per wall second",
-            base / 1e6
+            "baseline (null device, same workload): {:.2} M simulated IO/s per wall second (medians of {} runs)",
+            base / 1e6,
+            a.reps
         );
         for r in out["results"].as_array().into_iter().flatten() {
             println!(

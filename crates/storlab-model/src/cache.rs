@@ -258,6 +258,21 @@ struct Sub {
     t_data: Nanos,
 }
 
+impl Sub {
+    /// A sub-request that carries host request `host` on, with no cache
+    /// lines of its own.
+    fn for_host(kind: Kind, host: u32, t_data: Nanos) -> Self {
+        Sub {
+            kind,
+            host,
+            first: 0,
+            n: 0,
+            gens: Vec::new(),
+            t_data,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct HReq {
     id: u64,
@@ -447,17 +462,7 @@ impl ControllerCache {
 
     fn sub_done(&mut self, now: Nanos, c: Completion, cx: &mut Cx) {
         let si = c.id as u32;
-        let s = std::mem::replace(
-            &mut self.subs[si as usize],
-            Sub {
-                kind: Kind::Pass,
-                host: 0,
-                first: 0,
-                n: 0,
-                gens: Vec::new(),
-                t_data: 0,
-            },
-        );
+        let s = std::mem::replace(&mut self.subs[si as usize], Sub::for_host(Kind::Pass, 0, 0));
         self.sfree.push(si);
         match s.kind {
             Kind::Destage => {
@@ -628,16 +633,7 @@ impl Device for ControllerCache {
             len: req.len,
             bd: Breakdown::default(),
         };
-        let hi = match self.hfree.pop() {
-            Some(i) => {
-                self.hreqs[i as usize] = h;
-                i
-            }
-            None => {
-                self.hreqs.push(h);
-                (self.hreqs.len() - 1) as u32
-            }
-        };
+        let hi = crate::units::slab_insert(&mut self.hreqs, &mut self.hfree, h);
         self.host_inflight += 1;
         match req.op {
             Op::Read => {
@@ -658,26 +654,8 @@ impl Device for ControllerCache {
                     self.complete(at, hi, cx);
                 } else {
                     self.stats.read_misses += 1;
-                    let s = Sub {
-                        kind: Kind::Miss,
-                        host: hi,
-                        first: 0,
-                        n: 0,
-                        gens: Vec::new(),
-                        t_data: 0,
-                    };
-                    self.send(
-                        now,
-                        s,
-                        DevRequest {
-                            id: 0,
-                            op: Op::Read,
-                            offset: req.offset,
-                            len: req.len,
-                            fua: false,
-                        },
-                        cx,
-                    );
+                    let s = Sub::for_host(Kind::Miss, hi, 0);
+                    self.send(now, s, DevRequest { fua: false, ..req }, cx);
                 }
             }
             Op::Write if self.cfg.write_back && !req.fua => {
@@ -698,52 +676,16 @@ impl Device for ControllerCache {
                 let st = self.link[1].reserve(now + self.cfg.link_latency_ns.write, dur);
                 // the device is asked at once, overlapping the host's DMA;
                 // the write completes no earlier than the DMA has ended
-                let s = Sub {
-                    kind: Kind::Through,
-                    host: hi,
-                    first: 0,
-                    n: 0,
-                    gens: Vec::new(),
-                    t_data: st + dur,
-                };
-                self.send(
-                    now,
-                    s,
-                    DevRequest {
-                        id: 0,
-                        op: Op::Write,
-                        offset: req.offset,
-                        len: req.len,
-                        fua: req.fua,
-                    },
-                    cx,
-                );
+                let s = Sub::for_host(Kind::Through, hi, st + dur);
+                self.send(now, s, req, cx);
             }
             Op::Trim => {
                 let (l0, l1) = self.line_range(req.offset, req.len);
                 for l in l0..l1 {
                     self.drop_line(l);
                 }
-                let s = Sub {
-                    kind: Kind::Pass,
-                    host: hi,
-                    first: 0,
-                    n: 0,
-                    gens: Vec::new(),
-                    t_data: 0,
-                };
-                self.send(
-                    now,
-                    s,
-                    DevRequest {
-                        id: 0,
-                        op: Op::Trim,
-                        offset: req.offset,
-                        len: req.len,
-                        fua: false,
-                    },
-                    cx,
-                );
+                let s = Sub::for_host(Kind::Pass, hi, 0);
+                self.send(now, s, DevRequest { fua: false, ..req }, cx);
             }
             Op::Flush => {
                 if self.cfg.battery_backed || self.dirty_count == 0 || !self.cfg.write_back {

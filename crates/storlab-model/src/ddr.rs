@@ -13,7 +13,7 @@ use crate::breakdown::{Breakdown, Component};
 use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
 use crate::pcie::MediaConfig;
 use crate::report::{DeviceReport, Utilisation};
-use crate::units::{xfer_ns, Timeline};
+use crate::units::{xfer_ns, FixedDiv, Timeline};
 
 /// Configuration of a DDR-attached RAM disk.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -46,12 +46,14 @@ pub struct DdrRamDisk {
     capacity: u64,
     bus: Timeline,
     rows: u64,
+    row_div: FixedDiv,
 }
 
 impl DdrRamDisk {
     /// Build from a validated configuration.
     pub fn new(cfg: DdrConfig, media: MediaConfig, capacity: u64) -> Self {
         Self {
+            row_div: FixedDiv::new(cfg.row_bytes),
             cfg,
             media,
             capacity,
@@ -82,8 +84,7 @@ impl Device for DdrRamDisk {
         let occupancy = xfer_ns(len, self.cfg.bus_bytes_per_s);
         let start = self.bus.reserve(now, occupancy);
         let copy = xfer_ns(len, self.cfg.copy_bytes_per_s);
-        let rows =
-            (req.offset + len - 1) / self.cfg.row_bytes - req.offset / self.cfg.row_bytes + 1;
+        let rows = self.row_div.spanned(req.offset, len);
         self.rows += rows;
         bd.add(Component::DeviceQueue, start - now);
         bd.add(Component::Link, copy);

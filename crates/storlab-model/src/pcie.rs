@@ -612,7 +612,7 @@ impl PcieArray {
             .remove(pos)
             .expect("position is in range");
         let x = self.xfers[xi as usize];
-        let rows = self.row_div.div(x.offset + x.len - 1) - self.row_div.div(x.offset) + 1;
+        let rows = self.row_div.spanned(x.offset, x.len);
         let row_ns = rows
             * if x.write {
                 self.media.write_ns

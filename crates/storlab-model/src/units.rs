@@ -78,6 +78,13 @@ impl FixedDiv {
         }
     }
 
+    /// How many `d`-sized units the `len` bytes from `offset` touch
+    /// (`len` at least 1).
+    #[inline]
+    pub fn spanned(&self, offset: u64, len: u64) -> u64 {
+        self.div(offset + len.max(1) - 1) - self.div(offset) + 1
+    }
+
     /// `x % d`.
     #[inline]
     pub fn rem(&self, x: u64) -> u64 {

@@ -152,7 +152,7 @@ pub struct Engine {
     hcx: HostCx,
     /// Request id → (thread, submit time, request number within thread).
     inflight: Vec<(u32, Nanos, u64)>,
-    free_ids: Vec<u64>,
+    free_ids: Vec<u32>,
     completed: u64,
     events: u64,
     to_pump: Vec<usize>,
@@ -214,7 +214,7 @@ impl Engine {
         while !self.hcx.done.is_empty() {
             for d in &self.hcx.done {
                 let (thread, submitted, n) = self.inflight[d.id as usize];
-                self.free_ids.push(d.id);
+                self.free_ids.push(d.id as u32);
                 let ti = (thread - first_thread) as usize;
                 let th = &mut threads[ti];
                 th.outstanding -= 1;
@@ -319,16 +319,11 @@ impl Engine {
             let n = th.submitted;
             th.submitted += 1;
             let thread = first_thread + ti as u32;
-            let id = match self.free_ids.pop() {
-                Some(id) => {
-                    self.inflight[id as usize] = (thread, now, n);
-                    id
-                }
-                None => {
-                    self.inflight.push((thread, now, n));
-                    (self.inflight.len() - 1) as u64
-                }
-            };
+            let id = storlab_model::units::slab_insert(
+                &mut self.inflight,
+                &mut self.free_ids,
+                (thread, now, n),
+            ) as u64;
             let hio = HostIo {
                 id,
                 thread,

@@ -104,7 +104,8 @@ pub fn simulate(
                 let gen = JobThread::new(j, t, capacity, seed)?;
                 let mut stats = JobStats::new(j.name.clone(), j.group_id);
                 stats.options = j.options.clone();
-                stats.set_percentiles_from_options(&j.options);
+                let [slat, clat, lat] = j.percentiles;
+                stats.set_percentiles(slat, clat, lat);
                 plans.push(ThreadPlan {
                     source: Box::new(FioSource(gen)),
                     iodepth: j.iodepth.max(1),

@@ -707,24 +707,6 @@ impl JobStats {
         self.sync = DirStats::with_percentiles(false, clat || lat, false);
     }
 
-    /// [`Self::set_percentiles`] from fio job options as written (a bare
-    /// option name means 1).
-    pub fn set_percentiles_from_options(&mut self, options: &[(String, String)]) {
-        let flag = |name: &str, default: bool| {
-            options
-                .iter()
-                .rev()
-                .find(|(k, _)| k == name)
-                .map_or(default, |(_, v)| v.trim() != "0")
-        };
-        let (slat, clat, lat) = (
-            flag("slat_percentiles", false),
-            flag("clat_percentiles", true),
-            flag("lat_percentiles", false),
-        );
-        self.set_percentiles(slat, clat, lat);
-    }
-
     /// The statistics `op` is recorded in (flushes go to [`Self::sync`]).
     #[inline]
     pub fn dir_mut(&mut self, op: Op) -> &mut DirStats {

@@ -212,10 +212,13 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     };
     let result = storlab_sim::run::simulate(&cfg, &resolved, &jobs, a.seed, &mut progress)?;
     bar.finish_and_clear();
-    let opts = ReportOptions {
+    let mut opts = ReportOptions {
         global_options: jobs.global_options.clone(),
         ..ReportOptions::default()
     };
+    if let Some(list) = jobs.jobs.iter().find_map(|j| j.percentile_list.clone()) {
+        opts.percentiles = list;
+    }
     let mut out = output(&a)?;
     if fmt == "normal" {
         report::write_terminal(&result.jobs, &mut out, &opts)?;

@@ -401,6 +401,9 @@ pub struct JobSpec {
     pub kb_base: u32,
     /// `percentile_list=`.
     pub percentile_list: Option<Vec<f64>>,
+    /// Which latencies keep percentiles: `slat_percentiles` (default 0),
+    /// `clat_percentiles` (default 1), `lat_percentiles` (default 0).
+    pub percentiles: [bool; 3],
     /// Every option as written (globals first, a job's own value replacing a
     /// global's in place), in fio's spelling: fio's `job options`.
     pub options: Vec<(String, String)>,
@@ -466,6 +469,7 @@ impl JobSpec {
             thread: false,
             kb_base: 1024,
             percentile_list: None,
+            percentiles: [false, true, false],
             options: Vec::new(),
         }
     }

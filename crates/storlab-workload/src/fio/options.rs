@@ -150,9 +150,9 @@ static OPTIONS: &[OptDef] = &[
     rec("allow_mounted_write", &[], Kind::Bool),
     rec("fallocate", &[], Kind::Str),
     rec("fadvise_hint", &[], Kind::Str),
-    rec("clat_percentiles", &[], Kind::Bool),
-    rec("lat_percentiles", &[], Kind::Bool),
-    rec("slat_percentiles", &[], Kind::Bool),
+    sim("clat_percentiles", &[], Kind::Bool),
+    sim("lat_percentiles", &[], Kind::Bool),
+    sim("slat_percentiles", &[], Kind::Bool),
     rec("gtod_reduce", &[], Kind::Bool),
     rec("disable_lat", &[], Kind::Bool),
     rec("disable_clat", &[], Kind::Bool),
@@ -494,6 +494,9 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
             }
             job.percentile_list = Some(list);
         }
+        "slat_percentiles" => job.percentiles[0] = parse_bool(v).map_err(err)?,
+        "clat_percentiles" => job.percentiles[1] = parse_bool(v).map_err(err)?,
+        "lat_percentiles" => job.percentiles[2] = parse_bool(v).map_err(err)?,
         "direct" => job.direct = parse_bool(v).map_err(err)?,
         "buffered" => job.direct = !parse_bool(v).map_err(err)?,
         "filename" => job.filename = Some(nonempty(e)?.to_string()),

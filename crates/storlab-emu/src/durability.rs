@@ -23,11 +23,17 @@
 //!
 //! For a file store, FLUSH and FUA also `fdatasync` the host file, and a
 //! clean shutdown syncs it, so nothing acknowledged is lost on the host
-//! either.
+//! either. The host syncs run on a worker thread ([`Durability::run_host_syncs`]),
+//! not on the thread serving requests: a request needing one takes a
+//! ticket ([`Durability::sync_ticket`]) once its data is applied, and its
+//! reply waits for the deadline and for a sync that started after the
+//! ticket ([`Durability::sync_state`]). Syncs are batched: one `fdatasync`
+//! answers every ticket taken before it started.
 
 use std::collections::VecDeque;
 use std::io;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use crate::store::Store;
 
@@ -82,6 +88,32 @@ pub struct DurabilityStats {
     pub destaged_writes: u64,
     /// Writes in the journal now (not yet durable).
     pub volatile_writes: u64,
+    /// `fdatasync` calls on the host store for FLUSH and FUA requests.
+    pub host_syncs: u64,
+    /// FLUSH and FUA replies whose deadline came before the host's sync
+    /// finished (their lateness includes the wait).
+    pub held_for_host_sync: u64,
+}
+
+/// Where a host-sync ticket stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncState {
+    /// No sync that started after the ticket has finished yet.
+    Pending,
+    /// Durable on the host.
+    Done,
+    /// The sync covering it failed.
+    Failed,
+}
+
+#[derive(Default)]
+struct HostSyncQueue {
+    /// Tickets handed out (the last one).
+    requested: u64,
+    stop: bool,
+    /// Ticket ranges whose sync failed.
+    failed: Vec<(u64, u64)>,
+    syncs: u64,
 }
 
 /// The store plus the durability rules of the emulated device.
@@ -91,6 +123,11 @@ pub struct Durability {
     limit: u64,
     journal: Mutex<Journal>,
     stats: Mutex<DurabilityStats>,
+    syncs: Mutex<HostSyncQueue>,
+    sync_wanted: Condvar,
+    /// Every ticket up to this one is answered (durable or failed).
+    synced: AtomicU64,
+    held: AtomicU64,
 }
 
 impl Durability {
@@ -103,7 +140,95 @@ impl Durability {
             limit,
             journal: Mutex::new(Journal::default()),
             stats: Mutex::new(DurabilityStats::default()),
+            syncs: Mutex::new(HostSyncQueue::default()),
+            sync_wanted: Condvar::new(),
+            synced: AtomicU64::new(0),
+            held: AtomicU64::new(0),
         }
+    }
+
+    fn sync_queue(&self) -> std::sync::MutexGuard<'_, HostSyncQueue> {
+        self.syncs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether FLUSH and FUA need a host sync (a file store) and so the
+    /// worker of [`Durability::run_host_syncs`].
+    pub fn needs_host_sync(&self) -> bool {
+        self.store.needs_sync()
+    }
+
+    /// Ask for a host sync covering every write applied so far; 0 when the
+    /// store needs none. Check it with [`Durability::sync_state`].
+    pub fn sync_ticket(&self) -> u64 {
+        if !self.store.needs_sync() {
+            return 0;
+        }
+        let mut q = self.sync_queue();
+        q.requested += 1;
+        let t = q.requested;
+        drop(q);
+        self.sync_wanted.notify_one();
+        t
+    }
+
+    /// Where `ticket` stands (0 is always done).
+    pub fn sync_state(&self, ticket: u64) -> SyncState {
+        if ticket == 0 {
+            return SyncState::Done;
+        }
+        if ticket > self.synced.load(Ordering::Acquire) {
+            return SyncState::Pending;
+        }
+        let q = self.sync_queue();
+        if q.failed.iter().any(|&(lo, hi)| (lo..=hi).contains(&ticket)) {
+            SyncState::Failed
+        } else {
+            SyncState::Done
+        }
+    }
+
+    /// Count a reply that waited for the host's sync after its deadline.
+    pub fn note_held(&self) {
+        self.held.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The host-sync worker: sync whenever tickets are waiting (one
+    /// `fdatasync` for all of them), calling `answered` after each, until
+    /// [`Durability::stop_host_syncs`] and no ticket is left.
+    pub fn run_host_syncs(&self, answered: impl Fn()) {
+        loop {
+            let mut q = self.sync_queue();
+            let target = loop {
+                let done = self.synced.load(Ordering::Acquire);
+                if q.requested > done {
+                    break q.requested;
+                }
+                if q.stop {
+                    return;
+                }
+                q = self.sync_wanted.wait(q).unwrap_or_else(|e| e.into_inner());
+            };
+            drop(q);
+            // Every write applied before `target` was handed out is in the
+            // host's page cache now: this sync covers them all.
+            let ok = self.store.sync().is_ok();
+            let mut q = self.sync_queue();
+            q.syncs += 1;
+            if !ok {
+                let from = self.synced.load(Ordering::Acquire) + 1;
+                q.failed.push((from, target));
+            }
+            self.synced.store(target, Ordering::Release);
+            drop(q);
+            answered();
+        }
+    }
+
+    /// Let the worker of [`Durability::run_host_syncs`] end once the
+    /// tickets handed out are answered.
+    pub fn stop_host_syncs(&self) {
+        self.sync_queue().stop = true;
+        self.sync_wanted.notify_all();
     }
 
     /// The store.
@@ -124,6 +249,8 @@ impl Durability {
     pub fn stats(&self) -> DurabilityStats {
         let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner()).clone();
         s.volatile_writes = self.journal().records.len() as u64;
+        s.host_syncs = self.sync_queue().syncs;
+        s.held_for_host_sync = self.held.load(Ordering::Relaxed);
         s
     }
 
@@ -132,31 +259,24 @@ impl Durability {
         self.store.read_at(buf, offset)
     }
 
-    /// Write `data` at `offset`; with `fua`, also sync the host. Returns the
-    /// write's sequence number for [`Durability::fua_released`].
+    /// Write `data` at `offset` (with `fua`, also journalled for redo; the
+    /// caller takes a [`Durability::sync_ticket`] for the host). Returns
+    /// the write's sequence number for [`Durability::fua_released`].
     pub fn write(&self, data: &[u8], offset: u64, fua: bool) -> io::Result<WriteSeq> {
         let redo = if fua {
             Some(Redo::Data(data.to_vec()))
         } else {
             None
         };
-        let seq = self.mutate(offset, data.len() as u64, redo, |s| {
+        self.mutate(offset, data.len() as u64, redo, |s| {
             s.write_at(data, offset)
-        })?;
-        if fua {
-            self.store.sync()?;
-        }
-        Ok(seq)
+        })
     }
 
     /// Zero `[offset, offset + len)` (trim or write-zeroes).
     pub fn zero(&self, offset: u64, len: u64, fua: bool) -> io::Result<WriteSeq> {
         let redo = if fua { Some(Redo::Zero) } else { None };
-        let seq = self.mutate(offset, len, redo, |s| s.zero(offset, len))?;
-        if fua {
-            self.store.sync()?;
-        }
-        Ok(seq)
+        self.mutate(offset, len, redo, |s| s.zero(offset, len))
     }
 
     fn mutate(
@@ -220,12 +340,11 @@ impl Durability {
         Ok(seq)
     }
 
-    /// A flush arrived: sync the host and return the point it covers (pass
-    /// it to [`Durability::flush_released`] when the reply goes out).
-    pub fn flush_arrived(&self) -> io::Result<WriteSeq> {
-        let upto = self.journal().next;
-        self.store.sync()?;
-        Ok(upto)
+    /// A flush arrived: the point it covers (pass it to
+    /// [`Durability::flush_released`] when the reply goes out; the caller
+    /// takes a [`Durability::sync_ticket`] for the host).
+    pub fn flush_arrived(&self) -> WriteSeq {
+        self.journal().next
     }
 
     /// A flush's reply was released: writes up to `upto` are durable.
@@ -316,7 +435,7 @@ mod tests {
     fn power_cut_keeps_flushed_and_fua_only() {
         let d = Durability::new(Box::new(MemoryStore::new(1 << 20)), true, 1 << 30);
         d.write(&[1; 4096], 0, false).unwrap();
-        let upto = d.flush_arrived().unwrap();
+        let upto = d.flush_arrived();
         d.write(&[2; 4096], 4096, false).unwrap(); // races with the flush
         d.flush_released(upto);
         d.write(&[3; 4096], 0, false).unwrap(); // unflushed overwrite
@@ -352,5 +471,122 @@ mod tests {
         assert_eq!(read(&d, 0, 1), vec![1]);
         assert_eq!(read(&d, 9 * 4096, 1), vec![0]);
         assert!(d.stats().destaged_writes >= 8);
+    }
+
+    /// A memory store whose `sync` waits for the test to open it, and may
+    /// fail.
+    struct GatedSync {
+        inner: MemoryStore,
+        open: Mutex<(u64, bool)>,
+        cv: Condvar,
+        started: AtomicU64,
+    }
+
+    impl GatedSync {
+        /// Let `n` more syncs through, failing them if `fail`.
+        fn allow(&self, n: u64, fail: bool) {
+            let mut g = self.open.lock().unwrap();
+            *g = (g.0 + n, fail);
+            self.cv.notify_all();
+        }
+    }
+
+    impl Store for std::sync::Arc<GatedSync> {
+        fn size(&self) -> u64 {
+            self.inner.size()
+        }
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+            self.inner.read_at(buf, offset)
+        }
+        fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+            self.inner.write_at(data, offset)
+        }
+        fn zero(&self, offset: u64, len: u64) -> io::Result<()> {
+            self.inner.zero(offset, len)
+        }
+        fn sync(&self) -> io::Result<()> {
+            self.started.fetch_add(1, Ordering::SeqCst);
+            let mut g = self.open.lock().unwrap();
+            while g.0 == 0 {
+                g = self.cv.wait(g).unwrap();
+            }
+            g.0 -= 1;
+            if g.1 {
+                Err(io::Error::other("injected"))
+            } else {
+                Ok(())
+            }
+        }
+        fn data_extents(&self, offset: u64, len: u64) -> io::Result<Vec<(u64, u64)>> {
+            self.inner.data_extents(offset, len)
+        }
+        fn allocated_bytes(&self) -> u64 {
+            self.inner.allocated_bytes()
+        }
+    }
+
+    fn wait_until(what: &str, f: impl Fn() -> bool) {
+        let t = std::time::Instant::now();
+        while !f() {
+            assert!(t.elapsed().as_secs() < 10, "timed out waiting for {what}");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn host_syncs_run_on_the_worker_and_cover_only_earlier_tickets() {
+        let store = std::sync::Arc::new(GatedSync {
+            inner: MemoryStore::new(1 << 20),
+            open: Mutex::new((0, false)),
+            cv: Condvar::new(),
+            started: AtomicU64::new(0),
+        });
+        let d = std::sync::Arc::new(Durability::new(Box::new(store.clone()), true, 1 << 30));
+        assert!(d.needs_host_sync());
+        // Taking a ticket does not sync on the caller's thread.
+        let t1 = d.sync_ticket();
+        let t2 = d.sync_ticket();
+        assert_eq!(store.started.load(Ordering::SeqCst), 0);
+        let answered = std::sync::Arc::new(AtomicU64::new(0));
+        let worker = {
+            let (d, a) = (d.clone(), answered.clone());
+            std::thread::spawn(move || {
+                d.run_host_syncs(|| {
+                    a.fetch_add(1, Ordering::SeqCst);
+                })
+            })
+        };
+        wait_until("the first sync", || {
+            store.started.load(Ordering::SeqCst) == 1
+        });
+        // A ticket taken while a sync runs is not covered by it.
+        let t3 = d.sync_ticket();
+        assert_eq!(d.sync_state(t1), SyncState::Pending);
+        store.allow(1, false);
+        wait_until("the first answer", || answered.load(Ordering::SeqCst) == 1);
+        // One sync answered both tickets taken before it started.
+        assert_eq!(d.sync_state(t1), SyncState::Done);
+        assert_eq!(d.sync_state(t2), SyncState::Done);
+        assert_eq!(d.sync_state(t3), SyncState::Pending);
+        store.allow(1, true);
+        wait_until("the second answer", || answered.load(Ordering::SeqCst) == 2);
+        assert_eq!(d.sync_state(t3), SyncState::Failed);
+        assert_eq!(d.sync_state(t1), SyncState::Done);
+        // Stopping waits for outstanding tickets.
+        let t4 = d.sync_ticket();
+        d.stop_host_syncs();
+        store.allow(1, false);
+        worker.join().unwrap();
+        assert_eq!(d.sync_state(t4), SyncState::Done);
+        assert_eq!(d.stats().host_syncs, 3);
+        assert!(d.sync_ticket() > t4);
+    }
+
+    #[test]
+    fn memory_store_needs_no_host_sync() {
+        let d = Durability::new(Box::new(MemoryStore::new(1 << 20)), true, 1 << 30);
+        assert!(!d.needs_host_sync());
+        assert_eq!(d.sync_ticket(), 0);
+        assert_eq!(d.sync_state(0), SyncState::Done);
     }
 }

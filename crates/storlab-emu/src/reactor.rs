@@ -39,7 +39,7 @@ use storlab_trace::{TraceOp, TraceRecord};
 
 use crate::clock::{tighten_timer_slack, Clock};
 use crate::driver::Released;
-use crate::durability::WriteSeq;
+use crate::durability::{SyncState, WriteSeq};
 use crate::proto::*;
 use crate::report::Sample;
 use crate::request::{Command, Event, Limits, RequestStream};
@@ -92,6 +92,9 @@ pub(crate) struct Job {
     epoch: u64,
     offset: u64,
     len: u64,
+    /// The host-sync ticket the reply also waits for (FLUSH and FUA on a
+    /// file store; 0: none).
+    sync: u64,
 }
 
 /// What the statistics and the trace need of one reply queued.
@@ -194,6 +197,8 @@ struct Reactor {
     conns: Vec<Option<Conn>>,
     next_generation: u64,
     released: Vec<Released<Job>>,
+    /// Released by the model, waiting for the host's sync.
+    held: Vec<Released<Job>>,
     /// Connections with replies to send.
     dirty: Vec<usize>,
     oversleep: Oversleep,
@@ -255,6 +260,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
         conns: Vec::new(),
         next_generation: 1,
         released: Vec::new(),
+        held: Vec::new(),
         dirty: Vec::new(),
         oversleep: Oversleep {
             ring: [0; 128],
@@ -332,8 +338,32 @@ impl Reactor {
             self.release_all();
             self.flush_dirty();
         }
+        self.recheck_held();
         self.resume_throttled();
         self.reap();
+    }
+
+    /// Release the held replies whose host sync has ended.
+    fn recheck_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        let data = &self.shared.data;
+        let mut i = 0;
+        while i < self.held.len() {
+            if data.sync_state(self.held[i].job.sync) == SyncState::Pending {
+                i += 1;
+            } else {
+                self.released.push(self.held.swap_remove(i));
+            }
+        }
+        if !self.released.is_empty() {
+            let shared = self.shared.clone();
+            let _gate = shared.gate.read().unwrap_or_else(|e| e.into_inner());
+            self.release_all();
+            drop(_gate);
+            self.flush_dirty();
+        }
     }
 
     /// Choose the thread's priority. While a reply waits for a future
@@ -672,10 +702,29 @@ impl Reactor {
             at,
             breakdown,
             job,
-            ..
+            id,
         } in self.released.drain(..)
         {
-            let errno = if job.epoch != epoch { EIO } else { 0 };
+            let synced = shared.data.sync_state(job.sync);
+            if synced == SyncState::Pending {
+                // The deadline came before the host's sync ended: the
+                // reply waits for it (`recheck_held`).
+                shared.data.note_held();
+                self.held.push(Released {
+                    op,
+                    arrival,
+                    at,
+                    breakdown,
+                    job,
+                    id,
+                });
+                continue;
+            }
+            let errno = if job.epoch != epoch || synced == SyncState::Failed {
+                EIO
+            } else {
+                0
+            };
             if errno == 0 {
                 match job.kind {
                     JobKind::Flush { upto } => shared.data.flush_released(upto),
@@ -903,11 +952,21 @@ fn prepare(
         } => data
             .zero(offset, len as u64, fua)
             .map(|seq| JobKind::Write { seq, fua }),
-        _ => data.flush_arrived().map(|upto| JobKind::Flush { upto }),
+        _ => Ok(JobKind::Flush {
+            upto: data.flush_arrived(),
+        }),
     };
-    let (_, offset, len, _) = timing_of(command);
+    let (_, offset, len, fua) = timing_of(command);
+    // The data is applied: a sync started from now on covers it.
+    let needs_sync = matches!(command, Command::Flush) || fua;
+    let sync = if needs_sync && kind.is_ok() {
+        data.sync_ticket()
+    } else {
+        0
+    };
     match kind {
         Ok(kind) => Some(Job {
+            sync,
             slot,
             generation: c.generation,
             handle,

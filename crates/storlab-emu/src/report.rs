@@ -222,13 +222,15 @@ impl fmt::Display for ServeReport {
         )?;
         writeln!(
             f,
-            "  protocol errors={} violations={} handshake failures={} power cuts={} lost writes={} destaged={}",
+            "  protocol errors={} violations={} handshake failures={} power cuts={} lost writes={} destaged={} host syncs={} (replies held for them: {})",
             self.protocol_errors,
             self.protocol_violations,
             self.handshake_failures,
             self.durability.power_cuts,
             self.durability.lost_writes,
-            self.durability.destaged_writes
+            self.durability.destaged_writes,
+            self.durability.host_syncs,
+            self.durability.held_for_host_sync
         )
     }
 }

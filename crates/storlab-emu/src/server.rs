@@ -808,6 +808,23 @@ impl Server {
                 .spawn(move || reactor::run(s))
                 .map_err(|e| EmuError::io("spawning the reactor thread", e))?
         };
+        // FLUSH and FUA sync a file store on this worker, not on the
+        // reactor (an `fdatasync` takes milliseconds).
+        let syncer = if shared.data.needs_host_sync() {
+            let s = shared.clone();
+            Some(
+                thread::Builder::new()
+                    .name("nbd-sync".into())
+                    .spawn(move || s.data.run_host_syncs(|| s.wake_reactor()))
+                    .map_err(|e| {
+                        shared.reactor_stop.store(true, Ordering::SeqCst);
+                        shared.wake_reactor();
+                        EmuError::io("spawning the host-sync thread", e)
+                    })?,
+            )
+        } else {
+            None
+        };
         // Connections still in their handshake: (socket, thread).
         let mut conns: Vec<(Sock, JoinHandle<()>)> = Vec::new();
         let mut next_conn = 0u64;
@@ -892,6 +909,10 @@ impl Server {
         shared.reactor_stop.store(true, Ordering::SeqCst);
         shared.wake_reactor();
         let _ = reactor.join();
+        shared.data.stop_host_syncs();
+        if let Some(h) = syncer {
+            let _ = h.join();
+        }
         let sync = shared.data.sync();
         if let Some(rec) = &shared.record {
             let _ = rec.send(RecorderMsg::Finish);

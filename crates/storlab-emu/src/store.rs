@@ -64,6 +64,10 @@ pub trait Store: Send + Sync {
     fn zero(&self, offset: u64, len: u64) -> io::Result<()>;
     /// Make everything written so far durable on the host.
     fn sync(&self) -> io::Result<()>;
+    /// Whether [`Store::sync`] does anything (a memory store's does not).
+    fn needs_sync(&self) -> bool {
+        true
+    }
     /// Sub-ranges of `[offset, offset + len)` that may hold non-zero data,
     /// in order; everything else reads as zeros.
     fn data_extents(&self, offset: u64, len: u64) -> io::Result<Vec<(u64, u64)>>;
@@ -241,6 +245,10 @@ impl Store for MemoryStore {
 
     fn sync(&self) -> io::Result<()> {
         Ok(())
+    }
+
+    fn needs_sync(&self) -> bool {
+        false
     }
 
     fn data_extents(&self, offset: u64, len: u64) -> io::Result<Vec<(u64, u64)>> {

@@ -432,6 +432,70 @@ fn file_store_keeps_data_across_restarts() {
 }
 
 #[test]
+fn file_store_flush_and_fua_sync_the_host_off_the_serving_thread() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("disk.img");
+    let size = 16 * MIB;
+    let srv = TestServer::start(
+        ServeOptions {
+            size,
+            store: StoreSpec::File(img.clone()),
+            ..Default::default()
+        },
+        Box::new(Volatile(FixedLatency::new(0, size))),
+    );
+    let mut a = RawClient::connect(&srv.socket, false);
+    let mut b = RawClient::connect(&srv.socket, true);
+    a.write(1, 0, &[1; 8192], 0);
+    assert_eq!(b.flush(2).error, 0);
+    // Many flushes in flight at once: each reply waits for a sync that
+    // started after it arrived; none is lost or doubled.
+    for h in 10..42 {
+        a.send(CMD_FLUSH, 0, h, 0, 0, &[]);
+    }
+    let mut handles: Vec<u64> = (10..42).map(|_| a.recv(|_| 0).handle).collect();
+    handles.sort_unstable();
+    assert_eq!(handles, (10..42).collect::<Vec<_>>());
+    a.write(3, 4096, &[2; 8192], 0); // unflushed
+    assert_eq!(a.write(4, MIB, &[3; 4096], CMD_FLAG_FUA).error, 0);
+    srv.handle().control().power_cut().expect("power cut");
+    let r = a.read(6, 0, 12288).data;
+    assert!(r[..8192].iter().all(|&x| x == 1), "flushed data survives");
+    assert!(r[8192..].iter().all(|&x| x == 0), "unflushed write lost");
+    let r = b.read(7, MIB, 4096).data;
+    assert!(r.iter().all(|&x| x == 3), "FUA write survives");
+    a.disconnect();
+    b.disconnect();
+    let report = srv.stop();
+    assert!(
+        report.durability.host_syncs >= 3,
+        "flush, FUA write and the batch of flushes each synced the host: {:?}",
+        report.durability
+    );
+    assert!(
+        report.durability.host_syncs <= 34,
+        "{:?}",
+        report.durability
+    );
+    let disk = std::fs::read(&img).expect("image");
+    assert!(disk[..8192].iter().all(|&x| x == 1));
+    assert!(disk[8192..12288].iter().all(|&x| x == 0));
+    assert!(disk[MIB as usize..MIB as usize + 4096]
+        .iter()
+        .all(|&x| x == 3));
+}
+
+#[test]
+fn memory_store_never_syncs_the_host() {
+    let srv = TestServer::memory(MIB);
+    let mut c = RawClient::connect(&srv.socket, false);
+    c.write(1, 0, &[5; 4096], CMD_FLAG_FUA);
+    assert_eq!(c.flush(2).error, 0);
+    c.disconnect();
+    assert_eq!(srv.stop().durability.host_syncs, 0);
+}
+
+#[test]
 fn refuses_bad_options() {
     use storlab_emu::{spawn, EmuError};
     let dev = || Box::new(FixedLatency::new(0, MIB));

@@ -64,7 +64,7 @@ pub enum ClockSource {
 /// Wall-clock time in nanoseconds since creation: the invariant TSC scaled
 /// by a factor calibrated against `CLOCK_MONOTONIC` at start-up, or
 /// `CLOCK_MONOTONIC` itself where the TSC is not invariant.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct WallClock {
     source: ClockSource,
     tsc0: u64,

@@ -16,9 +16,12 @@
 //! shutdown), [`reactor`] (the thread that serves connections and keeps
 //! time),
 //! [`driver`] (the model in time order), [`durability`] (volatile caches
-//! and power cuts), [`store`] (bytes), [`clock`] (TSC time).
+//! and power cuts), [`store`] (bytes), [`clock`] (TSC time); `assist` keeps
+//! idle CPUs polling, not halted, while replies are due (see
+//! [`ServeOptions::wake_assist`]).
 #![deny(missing_docs)]
 
+mod assist;
 pub mod clock;
 pub mod driver;
 pub mod durability;

@@ -37,6 +37,7 @@ use std::sync::Arc;
 use storlab_model::{DevRequest, Nanos, Op};
 use storlab_trace::{TraceOp, TraceRecord};
 
+use crate::assist::Assist;
 use crate::clock::{tighten_timer_slack, Clock};
 use crate::driver::Released;
 use crate::durability::{SyncState, WriteSeq};
@@ -196,6 +197,7 @@ struct Reactor {
     epfd: RawFd,
     conns: Vec<Option<Conn>>,
     next_generation: u64,
+    assist: Assist,
     released: Vec<Released<Job>>,
     /// Released by the model, waiting for the host's sync.
     held: Vec<Released<Job>>,
@@ -254,11 +256,18 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let rt_allowed = shared.timing.realtime && set_realtime(true) && set_realtime(false);
     let window_ns = shared.timing.spin_threshold_ns;
     shared.window_ns.store(window_ns, Ordering::Relaxed);
+    let assist = Assist::start(
+        shared.clock.clone(),
+        shared.timing.wake_assist,
+        shared.assist_switches.clone(),
+    );
+    *lock(&shared.assist_off) = assist.why_off().map(str::to_string);
     let mut r = Reactor {
         shared,
         epfd,
         conns: Vec::new(),
         next_generation: 1,
+        assist,
         released: Vec::new(),
         held: Vec::new(),
         dirty: Vec::new(),
@@ -411,6 +420,7 @@ impl Reactor {
             .map(|c| c.idle_until)
             .max()
             .unwrap_or(0);
+        self.assist.publish(now, self.next_due, idle);
         let spin = due <= now.saturating_add(self.window_ns) || now < idle;
         if spin {
             // Spin on the TSC until the next input check or the due time.

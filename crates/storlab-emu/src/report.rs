@@ -81,6 +81,10 @@ pub struct ClockReport {
     /// The reactor ran `SCHED_FIFO` (it does while replies wait for
     /// deadlines, when the process may).
     pub realtime: bool,
+    /// `on`, or `off: ` and why (see `ServeOptions::wake_assist`).
+    pub wake_assist: String,
+    /// Times the wake assist switched idle CPUs to polling.
+    pub wake_assist_switches: u64,
 }
 
 /// What the recorder wrote.
@@ -209,7 +213,7 @@ impl fmt::Display for ServeReport {
         }
         writeln!(
             f,
-            "  clock {:?} {:.3} GHz, drift {} ns, spin window {:.0} us, reactor {}",
+            "  clock {:?} {:.3} GHz, drift {} ns, spin window {:.0} us, reactor {}, wake assist {} ({} switches)",
             self.clock.source,
             self.clock.tsc_hz / 1e9,
             self.clock.drift_ns,
@@ -218,7 +222,9 @@ impl fmt::Display for ServeReport {
                 "SCHED_FIFO while waiting"
             } else {
                 "normal priority"
-            }
+            },
+            self.clock.wake_assist,
+            self.clock.wake_assist_switches
         )?;
         writeln!(
             f,

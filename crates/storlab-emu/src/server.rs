@@ -100,6 +100,13 @@ pub struct ServeOptions {
     /// After a connection's last reply, the reactor keeps spinning this
     /// long for its next request before sleeping (0 = never).
     pub idle_poll_ns: u64,
+    /// Keep idle CPUs polling instead of halted from shortly before each
+    /// deadline until the reply is out, and while a connection is expected
+    /// to send its next request, with a 0 µs CPU latency request
+    /// (`/dev/cpu_dma_latency`, needs root): a client's CPU woken from halt
+    /// costs it 15-60 µs in a VM, which would add to every emulated
+    /// latency (see the `assist` module).
+    pub wake_assist: bool,
     /// Largest volatile-cache journal (bytes) before the oldest writes are
     /// treated as written back.
     pub journal_limit: u64,
@@ -128,6 +135,7 @@ impl Default for ServeOptions {
             input_check_ns: 1_000,
             realtime: true,
             idle_poll_ns: 50_000,
+            wake_assist: true,
             journal_limit: 1 << 30,
             max_connections: 64,
         }
@@ -325,6 +333,7 @@ pub(crate) struct Timing {
     pub(crate) input_check_ns: u64,
     pub(crate) idle_poll_ns: u64,
     pub(crate) realtime: bool,
+    pub(crate) wake_assist: bool,
 }
 
 /// What every thread of the server shares.
@@ -346,6 +355,10 @@ pub(crate) struct Shared {
     pub(crate) window_ns: AtomicU64,
     /// The reactor runs `SCHED_FIFO`.
     pub(crate) realtime_active: AtomicBool,
+    /// Why the wake assist is off (`None`: on).
+    pub(crate) assist_off: Mutex<Option<String>>,
+    /// Times the wake assist switched idle CPUs to polling.
+    pub(crate) assist_switches: Arc<AtomicU64>,
     /// Connections whose handshake finished, for the reactor to take.
     pub(crate) incoming: Mutex<Vec<NewConn>>,
     /// An eventfd in the reactor's epoll set: new connections, stop.
@@ -373,6 +386,10 @@ impl Shared {
             drift_ns: self.clock.drift_ns(),
             spin_threshold_ns: self.window_ns.load(Ordering::Relaxed),
             realtime: self.realtime_active.load(Ordering::Relaxed),
+            wake_assist: lock(&self.assist_off)
+                .clone()
+                .map_or_else(|| "on".to_string(), |why| format!("off: {why}")),
+            wake_assist_switches: self.assist_switches.load(Ordering::Relaxed),
         };
         self.stats.report(
             self.started.elapsed().as_secs_f64(),
@@ -745,9 +762,12 @@ impl Server {
                 input_check_ns: opts.input_check_ns,
                 idle_poll_ns: opts.idle_poll_ns,
                 realtime: opts.realtime,
+                wake_assist: opts.wake_assist,
             },
             window_ns: AtomicU64::new(opts.spin_threshold_ns),
             realtime_active: AtomicBool::new(false),
+            assist_off: Mutex::new(Some("not started".into())),
+            assist_switches: Arc::new(AtomicU64::new(0)),
             incoming: Mutex::new(Vec::new()),
             wake,
             epoll,

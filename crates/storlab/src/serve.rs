@@ -53,6 +53,15 @@ pub struct ServeArgs {
     /// Also look for presets in this directory.
     #[arg(long = "preset-dir")]
     pub preset_dir: Option<PathBuf>,
+    /// Do not keep idle CPUs polling while replies are due (by default a
+    /// 0 µs CPU latency request is held then, when running as root, so a
+    /// client's wake-up from a halted CPU does not add to the latency).
+    #[arg(long)]
+    pub no_wake_assist: bool,
+    /// Never run the reactor SCHED_FIFO (by default it does while replies
+    /// wait for deadlines, when allowed).
+    #[arg(long)]
+    pub no_realtime: bool,
 }
 
 /// `8G`, `512m`, `4096`: binary units.
@@ -112,6 +121,8 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
         record,
         control: a.control.clone(),
         handle_signals: true,
+        wake_assist: !a.no_wake_assist,
+        realtime: !a.no_realtime,
         ..ServeOptions::default()
     };
     let report = storlab_emu::serve(opts, device, ShutdownHandle::new())?;

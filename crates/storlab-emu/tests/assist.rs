@@ -1,0 +1,72 @@
+//! The wake assist holds a 0 µs CPU latency request while replies are due
+//! and drops it afterwards (needs root, as CI runs the tests).
+
+mod common;
+
+use common::*;
+use std::io::Read;
+use std::time::Duration;
+use storlab_emu::proto::CMD_READ;
+use storlab_emu::ServeOptions;
+use storlab_model::fixed::FixedLatency;
+
+const MIB: u64 = 1 << 20;
+
+/// The kernel's current CPU latency target, µs.
+fn latency_target() -> i32 {
+    let mut f = std::fs::File::open("/dev/cpu_dma_latency")
+        .expect("/dev/cpu_dma_latency: the wake-assist tests run as root, as CI does");
+    let mut b = [0u8; 4];
+    f.read_exact(&mut b).expect("read the latency target");
+    i32::from_ne_bytes(b)
+}
+
+#[test]
+fn assist_polls_while_replies_are_due_and_lets_go_after() {
+    let before = latency_target();
+    let srv = TestServer::start(
+        ServeOptions {
+            size: MIB,
+            ..Default::default()
+        },
+        Box::new(FixedLatency::new(20_000_000, MIB)),
+    );
+    let mut c = RawClient::connect(&srv.socket, false);
+    c.send(CMD_READ, 0, 1, 0, 4096, &[]);
+    // The request waits 20 ms; the last 0.5 ms of it (and the idle-poll
+    // window after the reply) run with CPUs polling.
+    let mut saw_zero = false;
+    let t = std::time::Instant::now();
+    while t.elapsed() < Duration::from_millis(19) {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    while t.elapsed() < Duration::from_millis(20) {
+        saw_zero |= latency_target() == 0;
+    }
+    assert_eq!(c.recv(|_| 4096).error, 0);
+    assert!(saw_zero, "no 0 µs latency request around the deadline");
+    c.disconnect();
+    let report = srv.stop();
+    assert_eq!(report.clock.wake_assist, "on");
+    assert!(report.clock.wake_assist_switches >= 1);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(latency_target(), before, "the request was dropped");
+}
+
+#[test]
+fn assist_can_be_turned_off() {
+    let srv = TestServer::start(
+        ServeOptions {
+            size: MIB,
+            wake_assist: false,
+            ..Default::default()
+        },
+        Box::new(FixedLatency::new(100_000, MIB)),
+    );
+    let mut c = RawClient::connect(&srv.socket, false);
+    assert_eq!(c.read(1, 0, 4096).error, 0);
+    c.disconnect();
+    let report = srv.stop();
+    assert_eq!(report.clock.wake_assist, "off: turned off");
+    assert_eq!(report.clock.wake_assist_switches, 0);
+}

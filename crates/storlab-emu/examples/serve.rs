@@ -53,6 +53,12 @@ struct Args {
     /// Spin this long after a connection's last reply (ns).
     #[arg(long)]
     idle_poll_ns: Option<u64>,
+    /// Smallest spin window before a deadline (ns).
+    #[arg(long)]
+    spin_threshold_ns: Option<u64>,
+    /// No wake assist (idle CPUs may halt while replies are due).
+    #[arg(long)]
+    no_wake_assist: bool,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -95,6 +101,10 @@ fn main() {
         idle_poll_ns: a
             .idle_poll_ns
             .unwrap_or(ServeOptions::default().idle_poll_ns),
+        spin_threshold_ns: a
+            .spin_threshold_ns
+            .unwrap_or(ServeOptions::default().spin_threshold_ns),
+        wake_assist: !a.no_wake_assist,
         ..ServeOptions::default()
     };
     let device = Box::new(FixedLatency::new(a.latency_ns, size));

@@ -163,19 +163,24 @@ enum Plan {
 }
 
 /// The decision at `now`, given the idle-poll deadline, the next due time
-/// and whether CPUs poll already (hysteresis: keep polling through short
-/// gaps).
-fn plan(now: Nanos, idle_until: Nanos, due: Nanos, polling: bool) -> Plan {
+/// and when polling was last needed (`None`: CPUs do not poll now).
+/// Hysteresis: once polling, keep on through gaps shorter than `RELAX_NS`
+/// on either side.
+fn plan(now: Nanos, idle_until: Nanos, due: Nanos, polling_since: Option<Nanos>) -> Plan {
     let need_from = if idle_until > now {
         now
     } else {
         due.saturating_sub(LEAD_NS)
     };
     if need_from <= now {
-        Plan::Poll(CHECK_NS)
-    } else if polling && need_from - now <= RELAX_NS {
-        Plan::Poll((need_from - now).min(CHECK_NS))
-    } else if due == u64::MAX {
+        return Plan::Poll(CHECK_NS);
+    }
+    if let Some(last_need) = polling_since {
+        if need_from - now <= RELAX_NS || now.saturating_sub(last_need) < RELAX_NS {
+            return Plan::Poll((need_from - now).min(CHECK_NS));
+        }
+    }
+    if due == u64::MAX {
         Plan::Relax(u64::MAX)
     } else {
         Plan::Relax(need_from)
@@ -184,7 +189,8 @@ fn plan(now: Nanos, idle_until: Nanos, due: Nanos, polling: bool) -> Plan {
 
 fn helper(s: &State, clock: &WallClock, mut qos: File) {
     tighten_timer_slack();
-    let mut polling = false;
+    // While CPUs poll: when polling was last needed.
+    let mut polling: Option<Nanos> = None;
     loop {
         if s.stop.load(Ordering::SeqCst) {
             break;
@@ -192,18 +198,28 @@ fn helper(s: &State, clock: &WallClock, mut qos: File) {
         let now = clock.now();
         let idle = s.idle_until.load(Ordering::SeqCst);
         let due = s.due.load(Ordering::SeqCst);
+        let needed_now = idle > now || due.saturating_sub(LEAD_NS) <= now;
         match plan(now, idle, due, polling) {
             Plan::Poll(recheck) => {
-                if !polling && set_limit(&mut qos, 0) {
-                    polling = true;
+                if polling.is_none() {
+                    if !set_limit(&mut qos, 0) {
+                        // The request cannot be changed: sleep as if
+                        // relaxed rather than spin on the error.
+                        thread::park_timeout(Duration::from_millis(100));
+                        continue;
+                    }
                     s.tightened.fetch_add(1, Ordering::Relaxed);
+                    polling = Some(now);
+                }
+                if needed_now {
+                    polling = Some(now);
                 }
                 s.planned.store(0, Ordering::SeqCst);
                 thread::park_timeout(Duration::from_nanos(recheck));
             }
             Plan::Relax(wake) => {
-                if polling && set_limit(&mut qos, NO_LIMIT_US) {
-                    polling = false;
+                if polling.is_some() && set_limit(&mut qos, NO_LIMIT_US) {
+                    polling = None;
                 }
                 s.planned.store(wake, Ordering::SeqCst);
                 // Re-read after announcing the plan: a due time published
@@ -234,23 +250,37 @@ mod tests {
     fn polls_in_idle_windows_and_ahead_of_deadlines_only() {
         let now = 10_000_000;
         // Nothing due, no window: relax, untimed.
-        assert_eq!(plan(now, 0, u64::MAX, false), Plan::Relax(u64::MAX));
-        assert_eq!(plan(now, 0, u64::MAX, true), Plan::Relax(u64::MAX));
+        assert_eq!(plan(now, 0, u64::MAX, None), Plan::Relax(u64::MAX));
         // A connection's idle-poll window: poll now.
-        assert_eq!(plan(now, now + 1, u64::MAX, false), Plan::Poll(CHECK_NS));
+        assert_eq!(plan(now, now + 1, u64::MAX, None), Plan::Poll(CHECK_NS));
         // A reply due within the lead: poll now; later: wake at the lead.
-        assert_eq!(plan(now, 0, now + LEAD_NS, false), Plan::Poll(CHECK_NS));
+        assert_eq!(plan(now, 0, now + LEAD_NS, None), Plan::Poll(CHECK_NS));
         let far = now + LEAD_NS + 5 * RELAX_NS;
-        assert_eq!(plan(now, 0, far, false), Plan::Relax(far - LEAD_NS));
-        assert_eq!(plan(now, 0, far, true), Plan::Relax(far - LEAD_NS));
-        // Short gaps keep CPUs polling once they do, and not before.
+        assert_eq!(plan(now, 0, far, None), Plan::Relax(far - LEAD_NS));
+        // Past due (the reply is going out): still poll.
+        assert_eq!(plan(now, 0, now - 5, None), Plan::Poll(CHECK_NS));
+    }
+
+    #[test]
+    fn keeps_polling_through_short_gaps_only() {
+        let now = 10_000_000;
         let near = now + LEAD_NS + RELAX_NS / 2;
-        assert_eq!(plan(now, 0, near, false), Plan::Relax(near - LEAD_NS));
+        // Not polling: a near deadline still waits for its lead time.
+        assert_eq!(plan(now, 0, near, None), Plan::Relax(near - LEAD_NS));
+        // Polling (needed long ago): a near deadline keeps it on.
+        let long_ago = Some(now - 2 * RELAX_NS);
         assert_eq!(
-            plan(now, 0, near, true),
+            plan(now, 0, near, long_ago),
             Plan::Poll((RELAX_NS / 2).min(CHECK_NS))
         );
-        // Past due (the reply is going out): still poll.
-        assert_eq!(plan(now, 0, now - 5, false), Plan::Poll(CHECK_NS));
+        // Needed a moment ago, nothing due: keep on for a while...
+        assert_eq!(
+            plan(now, 0, u64::MAX, Some(now - RELAX_NS / 2)),
+            Plan::Poll(CHECK_NS)
+        );
+        // ...then let go.
+        assert_eq!(plan(now, 0, u64::MAX, long_ago), Plan::Relax(u64::MAX));
+        let far = now + LEAD_NS + 5 * RELAX_NS;
+        assert_eq!(plan(now, 0, far, long_ago), Plan::Relax(far - LEAD_NS));
     }
 }

@@ -554,9 +554,17 @@ fn median_rows(rows: Vec<Row>) -> Vec<Row> {
         .collect()
 }
 
+/// The same job at queue depth 1: `randread qd32 nj2` -> `randread qd1 nj2`.
+fn at_qd1(job: &str) -> String {
+    job.split(' ')
+        .map(|w| if w.starts_with("qd") { "qd1" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<18} {:<22} {:>9} {:>7} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>8}",
+        "{:<18} {:<22} {:>9} {:>7} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8}",
         "job",
         "target",
         "IOPS",
@@ -567,34 +575,46 @@ fn print_table(rows: &[Row]) {
         "p50/nbdk",
         "lat-floor",
         "err%",
+        "err1%",
         "late50",
         "late99"
     );
+    let err = |got: f64, l: u64| {
+        let l = l as f64 / 1000.0;
+        (got - l) / l * 100.0
+    };
     for r in rows {
         let base = rows.iter().find(|b| b.job == r.job && b.model_ns.is_none());
         let floor = rows
             .iter()
             .find(|b| b.job == r.job && b.model_ns == Some(0));
+        let floor1 = rows
+            .iter()
+            .find(|b| b.job == at_qd1(&r.job) && b.model_ns == Some(0));
         let ratio = base.map(|b| r.iops / b.iops).unwrap_or(f64::NAN);
         let p50r = base
             .map(|b| r.clat_p50_us / b.clat_p50_us)
             .unwrap_or(f64::NAN);
-        let (minus, err) = match (r.model_ns, floor) {
+        let (minus, e, e1) = match (r.model_ns, floor) {
             (Some(l), Some(f)) if l >= 1000 && r.model_ns != f.model_ns => {
                 let m = r.lat_mean_us - f.lat_mean_us;
-                (
-                    format!("{m:.1}"),
-                    format!(
-                        "{:+.1}",
-                        (m - l as f64 / 1000.0) / (l as f64 / 1000.0) * 100.0
-                    ),
-                )
+                // Against the per-request floor (queue depth 1); `hidden`
+                // when the device's latency is below the transport's own
+                // queueing at this depth (closed loop: the zero-latency
+                // run's latency is outstanding requests / its IOPS), so
+                // fio's queue, not the device, sets the latency.
+                let e1 = match floor1 {
+                    Some(_) if (l as f64 / 1000.0) < f.lat_mean_us => "hidden".to_string(),
+                    Some(f1) => format!("{:+.1}", err(r.lat_mean_us - f1.lat_mean_us, l)),
+                    None => "-".into(),
+                };
+                (format!("{m:.1}"), format!("{:+.1}", err(m, l)), e1)
             }
-            _ => ("-".into(), "-".into()),
+            _ => ("-".into(), "-".into(), "-".into()),
         };
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
         println!(
-            "{:<18} {:<22} {:>9.0} {:>7.2} {:>9.1} {:>8.1} {:>8.1} {:>9.2} {:>9} {:>7} {:>8} {:>8}",
+            "{:<18} {:<22} {:>9.0} {:>7.2} {:>9.1} {:>8.1} {:>8.1} {:>9.2} {:>9} {:>7} {:>8} {:>8} {:>8}",
             r.job,
             r.target,
             r.iops,
@@ -604,10 +624,11 @@ fn print_table(rows: &[Row]) {
             r.clat_p99_us,
             p50r,
             minus,
-            err,
+            e,
+            e1,
             opt(r.late_p50_us),
             opt(r.late_p99_us)
         );
     }
-    println!("(latencies in µs; lat-floor = mean fio latency minus the zero-latency floor's; err% against the model latency; late = server's reply time minus deadline)");
+    println!("(latencies in µs; lat-floor = mean fio latency minus the zero-latency floor's at the same depth; err% against the model latency; err1% = mean minus the queue-depth-1 floor (the per-request transport cost) against the model, `hidden` where the model latency is below the zero-latency run's own queueing at that depth; late = server's reply time minus deadline)");
 }

@@ -421,7 +421,11 @@ impl Reactor {
             .max()
             .unwrap_or(0);
         self.assist.publish(now, self.next_due, idle);
-        let spin = due <= now.saturating_add(self.window_ns) || now < idle;
+        // With the wake assist on, idle CPUs poll through the idle window,
+        // so the reactor sleeps in it (a new request wakes it without an
+        // interrupt) and leaves the CPU to clients.
+        let idle_spin = now < idle && self.assist.why_off().is_some();
+        let spin = due <= now.saturating_add(self.window_ns) || idle_spin;
         if spin {
             // Spin on the TSC until the next input check or the due time.
             let until = (now + self.shared.timing.input_check_ns).min(due);

@@ -603,8 +603,9 @@ fn print_table(rows: &[Row]) {
                 // queueing at this depth (closed loop: the zero-latency
                 // run's latency is outstanding requests / its IOPS), so
                 // fio's queue, not the device, sets the latency.
+                let deep = at_qd1(&r.job) != r.job;
                 let e1 = match floor1 {
-                    Some(_) if (l as f64 / 1000.0) < f.lat_mean_us => "hidden".to_string(),
+                    Some(_) if deep && (l as f64 / 1000.0) < f.lat_mean_us => "hidden".to_string(),
                     Some(f1) => format!("{:+.1}", err(r.lat_mean_us - f1.lat_mean_us, l)),
                     None => "-".into(),
                 };

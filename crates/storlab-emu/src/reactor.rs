@@ -22,10 +22,12 @@
 //! Inside the window it spins on the TSC and looks for input every
 //! `input_check_ns` with a zero-timeout `epoll_wait`. The window is learnt:
 //! the 98th percentile of how late recent sleeps ended, plus a margin, at
-//! least `spin_threshold_ns`. After a connection's last reply the reactor
-//! also spins for `idle_poll_ns` (a queue-depth-1 client sends its next
-//! request within microseconds; catching it without a wake-up keeps the
-//! transport floor low).
+//! least `spin_threshold_ns`. For `idle_poll_ns` after a connection's last
+//! reply (a queue-depth-1 client sends its next request within
+//! microseconds) idle CPUs poll through the wake assist (`assist.rs`), so
+//! the reactor sleeps and the request wakes it without an interrupt, while
+//! the CPU stays free for clients; without the assist the reactor itself
+//! spins through that window.
 //!
 //! [`ServeOptions::realtime`]: crate::ServeOptions::realtime
 

@@ -97,8 +97,9 @@ pub struct ServeOptions {
     /// when the process may (`CAP_SYS_NICE`): a deadline then preempts a
     /// client that is using every core. Falls back to normal scheduling.
     pub realtime: bool,
-    /// After a connection's last reply, the reactor keeps spinning this
-    /// long for its next request before sleeping (0 = never).
+    /// After a connection's last reply, expect its next request this long:
+    /// idle CPUs poll meanwhile (wake assist on) or the reactor spins
+    /// (assist off). 0 = never.
     pub idle_poll_ns: u64,
     /// Keep idle CPUs polling instead of halted from shortly before each
     /// deadline until the reply is out, and while a connection is expected

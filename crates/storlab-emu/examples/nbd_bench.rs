@@ -5,7 +5,8 @@
 //! socket, storlab with a zero-latency device (the transport floor) and
 //! storlab with FixedLatency devices. It prints IOPS and latencies, ratios
 //! against nbdkit, the mean latency minus the floor against the model's
-//! latency, and the server's own lateness percentiles.
+//! latency, and the server's own lateness percentiles. Before a write job
+//! each server's export is written once (`--no-precondition` to skip).
 //!
 //! ```text
 //! cargo run --release -p storlab-emu --example nbd_bench -- --runtime 5
@@ -58,6 +59,14 @@ struct Args {
     /// Seconds to wait for a quiet machine before each run (0: don't).
     #[arg(long, default_value_t = 120)]
     quiet_wait: u64,
+    /// Do not write the whole export once before a write job. By default
+    /// both servers are preconditioned alike, as device benchmarks do:
+    /// on a fresh sparse export most 4 KiB random writes fault in a new
+    /// page (in a VM also a new host page), a cost that falls on a varying
+    /// share of the writes as the IOPS change, so the floor would not
+    /// match the runs it is subtracted from.
+    #[arg(long)]
+    no_precondition: bool,
     /// Also serve these presets (a real model with wake-ups); their model
     /// latency is the mean the server's report gives.
     #[arg(long)]
@@ -343,8 +352,34 @@ impl Job {
     }
 }
 
+/// Write the whole export once, sequentially in 1 MiB requests, before a
+/// write job (see `Args::no_precondition`).
+fn precondition(uri: &str, job: &Job, a: &Args) {
+    if a.no_precondition || job.rw.contains("read") {
+        return;
+    }
+    let status = Command::new("fio")
+        .args([
+            "--name=precondition",
+            "--ioengine=nbd",
+            &format!("--uri={uri}"),
+            "--rw=write",
+            "--bs=1M",
+            "--iodepth=4",
+            &format!("--size={}M", a.size_mib),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("error: fio failed preconditioning {uri}");
+        std::process::exit(1);
+    }
+}
+
 fn fio(uri: &str, job: &Job, a: &Args, out: &Path) -> (f64, f64, f64, f64) {
     let (runtime, size_mib) = (a.runtime, a.size_mib);
+    precondition(uri, job, a);
     wait_quiet(Duration::from_secs(a.quiet_wait));
     let status = Command::new("fio")
         .args([

@@ -379,7 +379,6 @@ fn precondition(uri: &str, job: &Job, a: &Args) {
 
 fn fio(uri: &str, job: &Job, a: &Args, out: &Path) -> (f64, f64, f64, f64) {
     let (runtime, size_mib) = (a.runtime, a.size_mib);
-    precondition(uri, job, a);
     wait_quiet(Duration::from_secs(a.quiet_wait));
     let status = Command::new("fio")
         .args([
@@ -478,6 +477,7 @@ fn main() {
     for (job, _rep) in jobs.iter().flat_map(|j| (0..a.reps).map(move |r| (j, r))) {
         let (mut child, sock) = nbdkit(dir.path(), a.size_mib);
         let uri = format!("nbd+unix:///?socket={}", sock.display());
+        precondition(&uri, job, &a);
         let (iops, lat, p50, p99) = fio(&uri, job, &a, &out);
         let _ = child.kill();
         let _ = child.wait();
@@ -507,6 +507,9 @@ fn main() {
                 }
             };
             let uri = format!("nbd+unix:///?socket={}", sock.display());
+            precondition(&uri, job, &a);
+            // The lateness columns cover the measured job only.
+            server.control().reset_stats();
             let (iops, lat, p50, p99) = fio(&uri, job, &a, &out);
             let report: ServeReport = match server.stop() {
                 Ok(r) => r,

@@ -35,7 +35,7 @@ struct Args {
     /// Minimum block size advertised (1 or 512...).
     #[arg(long, default_value_t = 1)]
     min_block: u32,
-    /// Control socket (powercut, stats, shutdown).
+    /// Control socket (powercut, stats, reset-stats, shutdown).
     #[arg(long)]
     control: Option<PathBuf>,
     /// Record every request to this trace file.

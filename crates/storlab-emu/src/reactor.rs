@@ -450,7 +450,9 @@ impl Reactor {
         // would notice the next request 10-20 µs late (fio, 2 jobs at
         // queue depth 1, 20 µs device: mean 36 -> 32.5 µs).
         let idle_spin = now < idle
-            && (self.assist.why_off().is_some() || self.live() < self.cpus || now < self.timed_until);
+            && (self.assist.why_off().is_some()
+                || self.live() < self.cpus
+                || now < self.timed_until);
         let spin = due <= now.saturating_add(self.window_ns) || idle_spin;
         if spin {
             // Spin on the TSC until the next input check or the due time.

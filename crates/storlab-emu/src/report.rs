@@ -325,6 +325,23 @@ impl Stats {
         }
     }
 
+    /// Forget the requests served so far (counts, model latency,
+    /// lateness, breakdown), so the next report covers only what follows:
+    /// a benchmark's measured phase after its preparation.
+    pub fn reset_requests(&self) {
+        let mut g = self.lock();
+        for o in &mut g.ops {
+            o.requests = 0;
+            o.bytes = 0;
+            o.errors = 0;
+            o.model.reset();
+            o.late.reset();
+        }
+        g.late.reset();
+        g.breakdown = [0; NCOMP];
+        g.breakdown_n = 0;
+    }
+
     pub fn connection(&self) {
         self.lock().connections += 1;
     }

@@ -646,6 +646,12 @@ impl ServerControl {
     pub fn report(&self) -> ServeReport {
         self.shared.report()
     }
+    /// Forget the requests served so far: later reports count only the
+    /// requests that follow (connections, durability and device counters
+    /// are kept).
+    pub fn reset_stats(&self) {
+        self.shared.stats.reset_requests();
+    }
     /// Ask the server to stop.
     pub fn shutdown(&self) {
         self.shutdown.trigger();
@@ -976,11 +982,17 @@ impl Server {
             "stats" => serde_json::to_string(&self.shared.report())
                 .map(|j| j + "\n")
                 .unwrap_or_default(),
+            "reset-stats" => {
+                self.shared.stats.reset_requests();
+                "ok\n".to_string()
+            }
             "shutdown" => {
                 self.shutdown.trigger();
                 "ok\n".to_string()
             }
-            other => format!("error: unknown command {other:?} (powercut, stats, shutdown)\n"),
+            other => format!(
+                "error: unknown command {other:?} (powercut, stats, reset-stats, shutdown)\n"
+            ),
         };
         let _ = (&s).write_all(reply.as_bytes());
     }

@@ -12,7 +12,9 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::thread;
 
 /// Which store to use.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -78,13 +80,119 @@ pub trait Store: Send + Sync {
 /// Open the store `spec` describes, of `size` bytes.
 pub fn open_store(spec: &StoreSpec, size: u64, read_only: bool) -> io::Result<Box<dyn Store>> {
     Ok(match spec {
-        StoreSpec::Memory => Box::new(MemoryStore::new(size)),
+        StoreSpec::Memory => Box::new(MemoryStore::new(size).with_page_pool(POOL_PAGES)),
         StoreSpec::File(p) => Box::new(FileStore::open(p, size, read_only)?),
     })
 }
 
 const PAGE: u64 = 4096;
 const LEAF_PAGES: u64 = 512;
+/// Pages a served memory store keeps faulted in ahead of need (16 MiB).
+const POOL_PAGES: usize = 4096;
+
+/// Zeroed pages faulted in ahead of need by a helper thread.
+///
+/// The first write to a new page makes the kernel find and clear a page
+/// (in a VM, often the host too): 2-5 µs per 4 KiB here, inline on the
+/// thread that serves every connection. A fresh export took 1 MiB writes
+/// at a quarter of the speed of rewrites (680 vs 2600 MiB/s), and replies
+/// due meanwhile went out milliseconds late. The helper takes that cost
+/// on another CPU; the store takes ready pages (one uncontended lock) and
+/// falls back to allocating itself when the pool runs dry.
+struct PagePool {
+    ready: Mutex<Vec<Box<[u8]>>>,
+    low: Condvar,
+    stop: AtomicBool,
+    cap: usize,
+}
+
+impl PagePool {
+    /// Start the helper that keeps up to `cap` pages ready.
+    fn start(cap: usize) -> Option<Arc<PagePool>> {
+        let pool = Arc::new(PagePool {
+            ready: Mutex::new(Vec::with_capacity(cap)),
+            low: Condvar::new(),
+            stop: AtomicBool::new(false),
+            cap,
+        });
+        let p = pool.clone();
+        thread::Builder::new()
+            .name("nbd-pages".into())
+            .spawn(move || p.fill())
+            .ok()?;
+        Some(pool)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Box<[u8]>>> {
+        self.ready.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A zeroed page, faulted in already when the pool has one. Never
+    /// waits for the helper: if it holds the lock (it may be preempted
+    /// there, at idle priority), allocate here.
+    fn take(&self) -> Box<[u8]> {
+        let mut ready = match self.ready.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return new_page(),
+        };
+        let page = ready.pop();
+        if ready.len() == self.cap / 2 {
+            self.low.notify_one();
+        }
+        drop(ready);
+        page.unwrap_or_else(new_page)
+    }
+
+    /// The helper: refill to `cap` whenever the pool is down to half. It
+    /// runs `SCHED_IDLE`, on CPU time nothing else wants: refilling takes
+    /// milliseconds, and at normal priority it delayed clients (fio, two
+    /// jobs on two CPUs: latency p99.9 85 -> 800 µs).
+    fn fill(&self) {
+        const BATCH: usize = 64;
+        let p = libc::sched_param { sched_priority: 0 };
+        // SAFETY: sets this thread's policy from a valid sched_param; on
+        // failure it stays at normal priority.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &p) };
+        loop {
+            let missing = {
+                let mut ready = self.lock();
+                while ready.len() > self.cap / 2 && !self.stop.load(Ordering::SeqCst) {
+                    ready = self.low.wait(ready).unwrap_or_else(|e| e.into_inner());
+                }
+                self.cap - ready.len()
+            };
+            if self.stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let mut left = missing;
+            while left > 0 && !self.stop.load(Ordering::SeqCst) {
+                let n = left.min(BATCH);
+                let batch: Vec<Box<[u8]>> = (0..n).map(|_| faulted_page()).collect();
+                left -= n;
+                self.lock().extend(batch);
+            }
+        }
+    }
+}
+
+fn new_page() -> Box<[u8]> {
+    vec![0u8; PAGE as usize].into_boxed_slice()
+}
+
+/// A zeroed page whose memory is faulted in: fresh allocator memory is
+/// mapped on first touch, so touch it (a heap page may straddle two).
+fn faulted_page() -> Box<[u8]> {
+    let mut p = new_page();
+    let ptr = p.as_mut_ptr();
+    // SAFETY: both offsets are inside the page's allocation; volatile so
+    // the writes of zeros over zeroed memory are not optimised away.
+    unsafe {
+        ptr.write_volatile(0);
+        ptr.add(PAGE as usize - 1).write_volatile(0);
+    }
+    p
+}
 
 struct Leaf {
     pages: Vec<Option<Box<[u8]>>>,
@@ -112,6 +220,19 @@ struct Table {
 pub struct MemoryStore {
     size: u64,
     table: RwLock<Table>,
+    pool: Option<Arc<PagePool>>,
+}
+
+impl Drop for MemoryStore {
+    fn drop(&mut self) {
+        if let Some(p) = &self.pool {
+            // Hold the lock so the helper is either waiting (and gets the
+            // notification) or sees the flag before it waits.
+            let _ready = p.lock();
+            p.stop.store(true, Ordering::SeqCst);
+            p.low.notify_one();
+        }
+    }
 }
 
 /// Split `[offset, offset + len)` into per-page pieces:
@@ -138,7 +259,19 @@ impl MemoryStore {
         MemoryStore {
             size,
             table: RwLock::new(Table::default()),
+            pool: None,
         }
+    }
+
+    /// Keep up to `pages` (at most the store's own page count) zeroed
+    /// pages faulted in by a helper thread, so first writes do not pay for
+    /// the page faults (see `PagePool`). Without a thread, no pool.
+    pub fn with_page_pool(mut self, pages: usize) -> Self {
+        let cap = (pages as u64).min(self.size.div_ceil(PAGE)) as usize;
+        if cap >= 2 {
+            self.pool = PagePool::start(cap);
+        }
+        self
     }
 
     fn read_table(&self) -> std::sync::RwLockReadGuard<'_, Table> {
@@ -193,7 +326,7 @@ impl Store for MemoryStore {
             let leaf = t.leaves.entry(li).or_insert_with(Leaf::new);
             let slot = &mut leaf.pages[pi];
             if slot.is_none() {
-                *slot = Some(vec![0u8; PAGE as usize].into_boxed_slice());
+                *slot = Some(self.pool.as_ref().map_or_else(new_page, |p| p.take()));
                 leaf.used += 1;
                 t.pages += 1;
             }
@@ -455,6 +588,32 @@ mod tests {
         assert_eq!(s.data_extents(1 << 39, 8192).unwrap(), vec![]);
         s.zero(0, 1 << 40).unwrap();
         assert_eq!(s.allocated_bytes(), 0);
+    }
+
+    #[test]
+    fn page_pool_pages_are_zeroed_and_refilled() {
+        // A pool far smaller than the pages written (past `roundtrip`'s
+        // range): the helper refills it, and the store falls back to
+        // allocating when it runs dry.
+        let s = MemoryStore::new(16 << 20).with_page_pool(8);
+        assert!(s.pool.is_some(), "the helper thread started");
+        roundtrip(&s);
+        for i in 0..512u64 {
+            // One byte per page: the rest of each page must read as zero.
+            s.write_at(&[i as u8 | 1], (1 << 20) + i * PAGE + 100)
+                .unwrap();
+        }
+        let mut page = vec![0xffu8; PAGE as usize];
+        for i in 0..512u64 {
+            s.read_at(&mut page, (1 << 20) + i * PAGE).unwrap();
+            assert_eq!(page[100], i as u8 | 1, "page {i}");
+            assert!(page[..100].iter().chain(&page[101..]).all(|&b| b == 0));
+        }
+        // Dropping the store stops the helper (no hang, no leak of the
+        // store's pages).
+        drop(s);
+        // A store too small for a pool has none.
+        assert!(MemoryStore::new(4096).with_page_pool(8).pool.is_none());
     }
 
     #[test]

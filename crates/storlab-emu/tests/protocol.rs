@@ -401,6 +401,16 @@ fn control_socket_commands() {
     assert!(c.read(2, 0, 512).data.iter().all(|&x| x == 0));
     let stats: serde_json::Value = serde_json::from_str(&cmd("stats\n")).expect("json");
     assert_eq!(stats["durability"]["power_cuts"], 1);
+    assert_eq!(stats["ops"][0]["requests"], 1, "one read so far");
+    assert_eq!(stats["ops"][1]["requests"], 1, "one write so far");
+    assert_eq!(cmd("reset-stats\n"), "ok\n");
+    let stats: serde_json::Value = serde_json::from_str(&cmd("stats\n")).expect("json");
+    assert_eq!(stats["ops"][0]["requests"], 0, "reset");
+    assert_eq!(stats["ops"][0]["lateness"]["count"], 0, "reset");
+    assert_eq!(stats["durability"]["power_cuts"], 1, "kept");
+    c.read(3, 0, 512);
+    let stats: serde_json::Value = serde_json::from_str(&cmd("stats\n")).expect("json");
+    assert_eq!(stats["ops"][0]["requests"], 1, "counted after the reset");
     assert!(cmd("bogus\n").starts_with("error"));
     c.disconnect();
     assert_eq!(cmd("shutdown\n"), "ok\n");

@@ -44,7 +44,8 @@ pub struct ServeArgs {
     /// Format of --record (fio3, blkparse, ...).
     #[arg(long = "record-format", default_value = "fio3")]
     pub record_format: String,
-    /// A unix socket taking line commands: powercut, stats, shutdown.
+    /// A unix socket taking line commands: powercut, stats, reset-stats,
+    /// shutdown.
     #[arg(long)]
     pub control: Option<PathBuf>,
     /// Override any configuration value: `--set pcie.controllers=8`.

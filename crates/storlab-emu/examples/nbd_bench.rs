@@ -5,7 +5,9 @@
 //! socket, storlab with a zero-latency device (the transport floor) and
 //! storlab with FixedLatency devices. It prints IOPS and latencies, ratios
 //! against nbdkit, the mean latency minus the floor against the model's
-//! latency, and the server's own lateness percentiles. Before a write job
+//! latency, and the server's own lateness percentiles, after the host's
+//! own stalls (`hoststall`: the lateness even a perfect server would show
+//! here). Before a write job
 //! each server's export is written once (`--no-precondition` to skip).
 //!
 //! ```text
@@ -19,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use storlab_emu::{spawn, ServeOptions, ServeReport};
+use storlab_emu::{hoststall, spawn, ServeOptions, ServeReport};
 use storlab_model::fixed::FixedLatency;
 
 /// Emulator vs nbdkit benchmark.
@@ -67,6 +69,10 @@ struct Args {
     /// match the runs it is subtracted from.
     #[arg(long)]
     no_precondition: bool,
+    /// Seconds to spin on the clock first, measuring the host's own stalls
+    /// (the lateness floor of any server here; 0: skip).
+    #[arg(long, default_value_t = 3)]
+    stall_seconds: u64,
     /// Also serve these presets (a real model with wake-ups); their model
     /// latency is the mean the server's report gives.
     #[arg(long)]
@@ -462,6 +468,12 @@ fn main() {
             });
         }
     }
+    let stalls = (a.stall_seconds > 0).then(|| {
+        wait_quiet(Duration::from_secs(a.quiet_wait));
+        let p = hoststall::probe(Duration::from_secs(a.stall_seconds), true);
+        println!("{}", p.summary());
+        p
+    });
     let mut rows: Vec<Row> = Vec::new();
     let mut lats = vec![0u64];
     lats.extend(a.latencies.iter().copied().filter(|&l| l > 0));
@@ -544,7 +556,8 @@ fn main() {
         spin_table(&a, dir.path(), &lats);
     }
     if let Some(p) = &a.json {
-        let _ = std::fs::write(p, serde_json::to_string_pretty(&rows).unwrap_or_default());
+        let doc = serde_json::json!({ "host_stalls": stalls, "rows": rows });
+        let _ = std::fs::write(p, serde_json::to_string_pretty(&doc).unwrap_or_default());
     }
 }
 

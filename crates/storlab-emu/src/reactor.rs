@@ -240,7 +240,7 @@ fn epoll_ctl(epfd: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -
 /// Run the calling thread `SCHED_FIFO` at the lowest real-time priority
 /// (`on`) or back at normal priority; false when not allowed (no
 /// `CAP_SYS_NICE`).
-fn set_realtime(on: bool) -> bool {
+pub(crate) fn set_realtime(on: bool) -> bool {
     let (policy, prio) = if on {
         (libc::SCHED_FIFO, 1)
     } else {

@@ -47,6 +47,9 @@ enum Redo {
 
 struct Record {
     seq: WriteSeq,
+    /// The request it is part of: the sequence number of the request's
+    /// first piece (a large write is journalled in pieces).
+    request: WriteSeq,
     offset: u64,
     len: u64,
     /// Data extents of the overwritten range (the rest was zeros).
@@ -248,7 +251,12 @@ impl Durability {
     /// Counters so far.
     pub fn stats(&self) -> DurabilityStats {
         let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        s.volatile_writes = self.journal().records.len() as u64;
+        s.volatile_writes = {
+            let j = self.journal();
+            let mut v: Vec<WriteSeq> = j.records.iter().map(|r| r.request).collect();
+            v.dedup();
+            v.len() as u64
+        };
         s.host_syncs = self.sync_queue().syncs;
         s.held_for_host_sync = self.held.load(Ordering::Relaxed);
         s
@@ -263,12 +271,25 @@ impl Durability {
     /// caller takes a [`Durability::sync_ticket`] for the host). Returns
     /// the write's sequence number for [`Durability::fua_released`].
     pub fn write(&self, data: &[u8], offset: u64, fua: bool) -> io::Result<WriteSeq> {
+        self.write_part(data, offset, fua, None)
+    }
+
+    /// [`Durability::write`] for a piece of a larger write whose first
+    /// piece got sequence number `first` (`None`: this is the first).
+    /// Reports count requests, not pieces.
+    pub fn write_part(
+        &self,
+        data: &[u8],
+        offset: u64,
+        fua: bool,
+        first: Option<WriteSeq>,
+    ) -> io::Result<WriteSeq> {
         let redo = if fua {
             Some(Redo::Data(data.to_vec()))
         } else {
             None
         };
-        self.mutate(offset, data.len() as u64, redo, |s| {
+        self.mutate(offset, data.len() as u64, redo, first, |s| {
             s.write_at(data, offset)
         })
     }
@@ -276,7 +297,7 @@ impl Durability {
     /// Zero `[offset, offset + len)` (trim or write-zeroes).
     pub fn zero(&self, offset: u64, len: u64, fua: bool) -> io::Result<WriteSeq> {
         let redo = if fua { Some(Redo::Zero) } else { None };
-        self.mutate(offset, len, redo, |s| s.zero(offset, len))
+        self.mutate(offset, len, redo, None, |s| s.zero(offset, len))
     }
 
     fn mutate(
@@ -284,6 +305,7 @@ impl Durability {
         offset: u64,
         len: u64,
         redo: Option<Redo>,
+        first: Option<WriteSeq>,
         apply: impl FnOnce(&dyn Store) -> io::Result<()>,
     ) -> io::Result<WriteSeq> {
         if !self.volatile {
@@ -303,7 +325,7 @@ impl Durability {
         if bytes > self.limit {
             // Bigger than the whole cache (a huge trim, say): everything
             // before is written back and this goes straight to the medium.
-            let n = j.records.len() as u64;
+            let n = j.records.iter().filter(|r| r.request == r.seq).count() as u64;
             j.records.clear();
             j.bytes = 0;
             j.destaged += n + 1;
@@ -322,6 +344,7 @@ impl Durability {
         let seq = j.next;
         j.records.push_back(Record {
             seq,
+            request: first.filter(|&f| f != 0).unwrap_or(seq),
             offset,
             len,
             undo,
@@ -335,7 +358,7 @@ impl Durability {
                 break;
             };
             j.bytes -= r.bytes;
-            j.destaged += 1;
+            j.destaged += u64::from(r.request == r.seq);
         }
         Ok(seq)
     }
@@ -378,7 +401,7 @@ impl Durability {
         let records: Vec<Record> = j.records.drain(..).collect();
         j.bytes = 0;
         let destaged = std::mem::take(&mut j.destaged);
-        let (mut lost, mut lost_bytes) = (0, 0);
+        let (mut lost, mut lost_bytes, mut last_lost) = (0, 0, 0);
         for r in records.iter().rev() {
             self.store.zero(r.offset, r.len)?;
             for (o, data) in &r.undo {
@@ -390,7 +413,9 @@ impl Durability {
                 (Some(Redo::Data(d)), true) => self.store.write_at(d, r.offset)?,
                 (Some(Redo::Zero), true) => self.store.zero(r.offset, r.len)?,
                 _ => {
-                    lost += 1;
+                    // A request counts once, however many of its pieces.
+                    lost += u64::from(r.request != last_lost);
+                    last_lost = r.request;
                     lost_bytes += r.len;
                 }
             }

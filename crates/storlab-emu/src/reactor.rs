@@ -45,7 +45,7 @@ use storlab_trace::{TraceOp, TraceRecord};
 
 use crate::assist::Assist;
 use crate::clock::{tighten_timer_slack, Clock};
-use crate::driver::Released;
+use crate::driver::{ModelDriver, Released};
 use crate::durability::{SyncState, WriteSeq};
 use crate::proto::*;
 use crate::report::Sample;
@@ -74,6 +74,11 @@ const RT_HOLD: Nanos = 10_000_000;
 /// Replies due during a batch of input are sent once they have waited
 /// this long (a batch of replies costs one `send`, a reply alone one too).
 const BATCH_NS: u64 = 5_000;
+/// Large writes are applied to the store this much at a time, with the
+/// replies that fell due sent between pieces: applying 1 MiB takes 100 µs
+/// (1 ms on fresh pages), which every other connection's replies would
+/// otherwise wait out.
+const APPLY_CHUNK: usize = 64 << 10;
 /// How long a stopping server keeps trying to deliver queued replies.
 const GIVE_UP_NS: u64 = 5_000_000_000;
 
@@ -82,6 +87,9 @@ pub(crate) enum JobKind {
     /// The reply buffer, with room for the header before the data.
     Read(Vec<u8>),
     Write {
+        /// The journal sequence numbers of the write's pieces (a large
+        /// write is applied in pieces of `APPLY_CHUNK`): `first..=seq`.
+        first: WriteSeq,
         seq: WriteSeq,
         fua: bool,
     },
@@ -641,18 +649,7 @@ impl Reactor {
             // A long batch (many writes in one read) must not hold back
             // replies: release what fell due, and send replies held longer
             // than `BATCH_NS`, between requests.
-            let now = shared.clock.now();
-            if self.next_due.is_some_and(|d| d <= now) {
-                self.next_due = core.tick(now, &mut self.released);
-            }
-            if self
-                .released
-                .first()
-                .is_some_and(|r| now >= r.at + BATCH_NS)
-            {
-                self.release_all();
-                self.flush_dirty();
-            }
+            self.release_between(&mut core);
             let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
                 break;
             };
@@ -676,7 +673,23 @@ impl Reactor {
                     command,
                     payload,
                 }) => {
-                    let Some(job) = prepare(&shared, c, slot, handle, command, &payload, epoch)
+                    let lead = match self.apply_leading_pieces(&mut core, command, &payload) {
+                        Ok(lead) => lead,
+                        Err(()) => {
+                            if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+                                shared.stats.protocol_error();
+                                let r = c.error_reply(EIO, handle, "store IO error");
+                                c.out.extend_from_slice(&r);
+                            }
+                            self.dirty.push(slot);
+                            continue;
+                        }
+                    };
+                    let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+                        break;
+                    };
+                    let Some(job) =
+                        prepare(&shared, c, slot, handle, command, lead, epoch)
                     else {
                         self.dirty.push(slot);
                         continue;
@@ -730,6 +743,59 @@ impl Reactor {
         self.update_interest(slot);
     }
 
+    /// Between requests of a batch (and pieces of a large write): release
+    /// what fell due, and send replies held longer than `BATCH_NS`.
+    fn release_between(&mut self, core: &mut ModelDriver<Job>) {
+        let now = self.shared.clock.now();
+        if self.next_due.is_some_and(|d| d <= now) {
+            self.next_due = core.tick(now, &mut self.released);
+        }
+        if self
+            .released
+            .first()
+            .is_some_and(|r| now >= r.at + BATCH_NS)
+        {
+            self.release_all();
+            self.flush_dirty();
+        }
+    }
+
+    /// Apply all but the last `APPLY_CHUNK` piece of a large write,
+    /// releasing due replies between pieces; `prepare` applies the rest.
+    /// Returns the bytes applied and the first piece's journal sequence
+    /// (`Err` when the store failed: the write gets an error reply, with
+    /// part of it applied, as a failed write may leave a device).
+    fn apply_leading_pieces<'a>(
+        &mut self,
+        core: &mut ModelDriver<Job>,
+        command: Command,
+        payload: &'a [u8],
+    ) -> Result<Lead<'a>, ()> {
+        let mut lead = Lead {
+            applied: 0,
+            first: None,
+            rest: payload,
+        };
+        let Command::Write { offset, fua, .. } = command else {
+            return Ok(lead);
+        };
+        let shared = self.shared.clone();
+        while payload.len() - lead.applied > APPLY_CHUNK {
+            let piece = &payload[lead.applied..lead.applied + APPLY_CHUNK];
+            let seq = shared
+                .data
+                .write_part(piece, offset + lead.applied as u64, fua, lead.first)
+                .map_err(|_| ())?;
+            if lead.first.is_none() {
+                lead.first = Some(seq);
+            }
+            lead.applied += APPLY_CHUNK;
+            lead.rest = &payload[lead.applied..];
+            self.release_between(core);
+        }
+        Ok(lead)
+    }
+
     /// Build the replies of released requests into their connections'
     /// output buffers. Called with the gate held (read).
     fn release_all(&mut self) {
@@ -770,7 +836,11 @@ impl Reactor {
             if errno == 0 {
                 match job.kind {
                     JobKind::Flush { upto } => shared.data.flush_released(upto),
-                    JobKind::Write { seq, fua: true } => shared.data.fua_released(seq),
+                    JobKind::Write {
+                        first,
+                        seq,
+                        fua: true,
+                    } => (first..=seq).for_each(|s| shared.data.fua_released(s)),
                     _ => {}
                 }
             }
@@ -849,24 +919,11 @@ impl Reactor {
             return;
         };
         let now = shared.clock.now();
-        while !c.dead && c.out_off < c.out.len() {
-            match send_raw(c.fd(), &c.out[c.out_off..], true) {
-                Ok(n) => c.out_off += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => c.dead = true,
-            }
-        }
-        if c.dead || c.out_off >= c.out.len() {
-            c.out.clear();
-            c.out_off = 0;
-        } else if c.out_off > (1 << 20) {
-            c.out.drain(..c.out_off);
-            c.out_off = 0;
-        }
         if !c.sent.is_empty() {
-            // Lateness counts from when the reply was handed to the socket
+            // Lateness counts from when the reply is handed to the socket
             // (replies still queued for a slow client count as sent now).
+            // Counted before the send: a client that asks for the stats
+            // once it has its reply finds the reply counted.
             shared.stats.record_all(c.sent.iter().map(|s| Sample {
                 op: s.op,
                 bytes: s.bytes,
@@ -891,6 +948,21 @@ impl Reactor {
                 }
             }
             c.sent.clear();
+        }
+        while !c.dead && c.out_off < c.out.len() {
+            match send_raw(c.fd(), &c.out[c.out_off..], true) {
+                Ok(n) => c.out_off += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => c.dead = true,
+            }
+        }
+        if c.dead || c.out_off >= c.out.len() {
+            c.out.clear();
+            c.out_off = 0;
+        } else if c.out_off > (1 << 20) {
+            c.out.drain(..c.out_off);
+            c.out_off = 0;
         }
         self.update_interest(slot);
     }
@@ -963,7 +1035,18 @@ fn timing_of(command: Command) -> (Op, u64, u64, bool) {
     }
 }
 
-/// Carry out a valid request's data access at arrival; `None` (with an
+/// A request's write data: what `Reactor::apply_leading_pieces` applied
+/// of it (`applied` bytes, the first piece's journal sequence), and the
+/// rest.
+#[derive(Clone, Copy)]
+struct Lead<'a> {
+    applied: usize,
+    first: Option<WriteSeq>,
+    rest: &'a [u8],
+}
+
+/// Carry out a valid request's data access at arrival (a large write's
+/// leading pieces are already applied, `lead`); `None` (with an
 /// error reply queued) when the store failed.
 fn prepare(
     shared: &Shared,
@@ -971,7 +1054,7 @@ fn prepare(
     slot: usize,
     handle: u64,
     command: Command,
-    payload: &[u8],
+    lead: Lead<'_>,
     epoch: u64,
 ) -> Option<Job> {
     let data = &shared.data;
@@ -986,14 +1069,27 @@ fn prepare(
             data.read(&mut b[hdr..], offset).map(|_| JobKind::Read(b))
         }
         Command::Write { offset, fua, .. } => data
-            .write(payload, offset, fua)
-            .map(|seq| JobKind::Write { seq, fua }),
+            .write_part(
+                lead.rest,
+                offset + lead.applied as u64,
+                fua,
+                lead.first,
+            )
+            .map(|seq| JobKind::Write {
+                first: lead.first.unwrap_or(seq),
+                seq,
+                fua,
+            }),
         Command::Trim { offset, len, fua }
         | Command::WriteZeroes {
             offset, len, fua, ..
         } => data
             .zero(offset, len as u64, fua)
-            .map(|seq| JobKind::Write { seq, fua }),
+            .map(|seq| JobKind::Write {
+                first: seq,
+                seq,
+                fua,
+            }),
         _ => Ok(JobKind::Flush {
             upto: data.flush_arrived(),
         }),

@@ -27,6 +27,7 @@ pub mod driver;
 pub mod durability;
 pub mod error;
 pub mod handshake;
+mod outq;
 pub mod hoststall;
 pub mod proto;
 pub mod reactor;

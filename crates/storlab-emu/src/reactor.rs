@@ -46,11 +46,12 @@ use storlab_trace::{TraceOp, TraceRecord};
 use crate::assist::Assist;
 use crate::clock::{tighten_timer_slack, Clock};
 use crate::driver::{ModelDriver, Released};
+use crate::outq::OutQueue;
 use crate::durability::{SyncState, WriteSeq};
 use crate::proto::*;
 use crate::report::Sample;
 use crate::request::{Command, Event, Limits, RequestStream};
-use crate::server::{lock, send_raw, NewConn, RecorderMsg, Shared, Sock};
+use crate::server::{lock, NewConn, RecorderMsg, Shared, Sock};
 
 /// Most requests in flight on one connection before its input waits.
 const MAX_INFLIGHT: u64 = 4096;
@@ -134,9 +135,8 @@ struct Conn {
     buf: Vec<u8>,
     lo: usize,
     hi: usize,
-    /// Reply bytes not yet sent, from `out_off`.
-    out: Vec<u8>,
-    out_off: usize,
+    /// Reply bytes not yet sent.
+    out: OutQueue,
     /// Replies in `out` (from the last flush on) waiting to be accounted.
     sent: Vec<Sent>,
     inflight: u64,
@@ -158,7 +158,7 @@ impl Conn {
 
     /// Input is held back (too much in flight or queued).
     fn throttled(&self) -> bool {
-        self.inflight >= MAX_INFLIGHT || self.out.len() - self.out_off > MAX_QUEUED
+        self.inflight >= MAX_INFLIGHT || self.out.queued() > MAX_QUEUED
     }
 
     fn wanted_interest(&self) -> u32 {
@@ -166,7 +166,7 @@ impl Conn {
         if !self.closed_input && !self.throttled() {
             ev |= libc::EPOLLIN as u32;
         }
-        if !self.dead && self.out_off < self.out.len() {
+        if !self.dead && !self.out.is_empty() {
             ev |= libc::EPOLLOUT as u32;
         }
         ev
@@ -181,7 +181,7 @@ impl Conn {
     }
 
     fn finished(&self) -> bool {
-        self.closed_input && self.inflight == 0 && (self.dead || self.out_off >= self.out.len())
+        self.closed_input && self.inflight == 0 && (self.dead || self.out.is_empty())
     }
 }
 
@@ -576,8 +576,7 @@ impl Reactor {
                 buf,
                 lo: 0,
                 hi,
-                out: Vec::new(),
-                out_off: 0,
+                out: OutQueue::default(),
                 sent: Vec::new(),
                 inflight: 0,
                 closed_input: false,
@@ -673,13 +672,15 @@ impl Reactor {
                     command,
                     payload,
                 }) => {
-                    let lead = match self.apply_leading_pieces(&mut core, command, &payload) {
+                    let structured = self.conns[slot].as_ref().is_some_and(|c| c.structured);
+                    let lead = match self.copy_leading_pieces(&mut core, command, &payload, structured)
+                    {
                         Ok(lead) => lead,
                         Err(()) => {
                             if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
                                 shared.stats.protocol_error();
                                 let r = c.error_reply(EIO, handle, "store IO error");
-                                c.out.extend_from_slice(&r);
+                                c.out.push_slice(&r);
                             }
                             self.dirty.push(slot);
                             continue;
@@ -721,7 +722,7 @@ impl Reactor {
                 }) => {
                     shared.stats.protocol_error();
                     let r = c.error_reply(errno, handle, message);
-                    c.out.extend_from_slice(&r);
+                    c.out.push_slice(&r);
                     self.dirty.push(slot);
                 }
                 Some(Event::Violation(_)) => {
@@ -760,26 +761,51 @@ impl Reactor {
         }
     }
 
-    /// Apply all but the last `APPLY_CHUNK` piece of a large write,
-    /// releasing due replies between pieces; `prepare` applies the rest.
-    /// Returns the bytes applied and the first piece's journal sequence
-    /// (`Err` when the store failed: the write gets an error reply, with
-    /// part of it applied, as a failed write may leave a device).
-    fn apply_leading_pieces<'a>(
+    /// Copy a large request's data `APPLY_CHUNK` at a time, releasing due
+    /// replies between pieces: a read whole (into its reply buffer), a
+    /// write all but its last piece (`prepare` applies the rest, and
+    /// learns the bytes applied and the first piece's journal sequence).
+    /// `Err` when the store failed: the request gets an error reply (a
+    /// write part applied, as a failed write may leave a device).
+    fn copy_leading_pieces<'a>(
         &mut self,
         core: &mut ModelDriver<Job>,
         command: Command,
         payload: &'a [u8],
+        structured: bool,
     ) -> Result<Lead<'a>, ()> {
         let mut lead = Lead {
             applied: 0,
             first: None,
             rest: payload,
+            read: None,
         };
+        let shared = self.shared.clone();
+        if let Command::Read { offset, len } = command {
+            if len as usize > APPLY_CHUNK {
+                // The buffer is cleared piece by piece too: zeroing 16 MiB
+                // at once (a recycled allocation) took 1-2 ms.
+                let hdr = reply_header_len(structured);
+                let mut b = Vec::with_capacity(hdr + len as usize);
+                b.resize(hdr, 0);
+                let mut done = 0;
+                while done < len as usize {
+                    let n = APPLY_CHUNK.min(len as usize - done);
+                    b.resize(hdr + done + n, 0);
+                    shared
+                        .data
+                        .read(&mut b[hdr + done..], offset + done as u64)
+                        .map_err(|_| ())?;
+                    done += n;
+                    self.release_between(core);
+                }
+                lead.read = Some(b);
+            }
+            return Ok(lead);
+        }
         let Command::Write { offset, fua, .. } = command else {
             return Ok(lead);
         };
-        let shared = self.shared.clone();
         while payload.len() - lead.applied > APPLY_CHUNK {
             let piece = &payload[lead.applied..lead.applied + APPLY_CHUNK];
             let seq = shared
@@ -874,20 +900,16 @@ impl Reactor {
                     } else {
                         write_simple_header(&mut b, 0, handle);
                     }
-                    if c.out_off == c.out.len() && c.out.is_empty() {
-                        c.out = b;
-                    } else {
-                        c.out.extend_from_slice(&b);
-                    }
+                    c.out.push_vec(b);
                 }
                 _ if errno != 0 => {
                     let r = c.error_reply(errno, handle, "power cut while in flight");
-                    c.out.extend_from_slice(&r);
+                    c.out.push_slice(&r);
                 }
                 _ => {
                     let mut h = [0u8; SIMPLE_REPLY_LEN];
                     write_simple_header(&mut h, 0, handle);
-                    c.out.extend_from_slice(&h);
+                    c.out.push_slice(&h);
                 }
             }
             let moves_data = matches!(op, Op::Read | Op::Write) && errno == 0;
@@ -949,20 +971,11 @@ impl Reactor {
             }
             c.sent.clear();
         }
-        while !c.dead && c.out_off < c.out.len() {
-            match send_raw(c.fd(), &c.out[c.out_off..], true) {
-                Ok(n) => c.out_off += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => c.dead = true,
-            }
+        if !c.dead && c.out.send(c.fd()).is_err() {
+            c.dead = true;
         }
-        if c.dead || c.out_off >= c.out.len() {
+        if c.dead {
             c.out.clear();
-            c.out_off = 0;
-        } else if c.out_off > (1 << 20) {
-            c.out.drain(..c.out_off);
-            c.out_off = 0;
         }
         self.update_interest(slot);
     }
@@ -1035,14 +1048,23 @@ fn timing_of(command: Command) -> (Op, u64, u64, bool) {
     }
 }
 
-/// A request's write data: what `Reactor::apply_leading_pieces` applied
-/// of it (`applied` bytes, the first piece's journal sequence), and the
-/// rest.
-#[derive(Clone, Copy)]
+/// What `Reactor::copy_leading_pieces` did of a request's data: of a
+/// write, `applied` bytes (the first piece's journal sequence `first`),
+/// leaving `rest`; a large read's whole reply buffer, `read`.
 struct Lead<'a> {
     applied: usize,
     first: Option<WriteSeq>,
     rest: &'a [u8],
+    read: Option<Vec<u8>>,
+}
+
+/// Bytes before the data in a read's reply.
+fn reply_header_len(structured: bool) -> usize {
+    if structured {
+        STRUCTURED_READ_PREFIX
+    } else {
+        SIMPLE_REPLY_LEN
+    }
 }
 
 /// Carry out a valid request's data access at arrival (a large write's
@@ -1059,15 +1081,14 @@ fn prepare(
 ) -> Option<Job> {
     let data = &shared.data;
     let kind = match command {
-        Command::Read { offset, len } => {
-            let hdr = if c.structured {
-                STRUCTURED_READ_PREFIX
-            } else {
-                SIMPLE_REPLY_LEN
-            };
-            let mut b = vec![0u8; hdr + len as usize];
-            data.read(&mut b[hdr..], offset).map(|_| JobKind::Read(b))
-        }
+        Command::Read { offset, len } => match lead.read {
+            Some(b) => Ok(JobKind::Read(b)),
+            None => {
+                let hdr = reply_header_len(c.structured);
+                let mut b = vec![0u8; hdr + len as usize];
+                data.read(&mut b[hdr..], offset).map(|_| JobKind::Read(b))
+            }
+        },
         Command::Write { offset, fua, .. } => data
             .write_part(
                 lead.rest,
@@ -1116,7 +1137,7 @@ fn prepare(
         Err(_) => {
             shared.stats.protocol_error();
             let r = c.error_reply(EIO, handle, "store IO error");
-            c.out.extend_from_slice(&r);
+            c.out.push_slice(&r);
             None
         }
     }

@@ -112,9 +112,7 @@ impl OutQueue {
             // SAFETY: every iovec points into a buffer owned by `self.bufs`,
             // alive and unmoved for the call; `fd` is the connection's
             // open socket.
-            let sent = unsafe {
-                libc::sendmsg(fd, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
-            };
+            let sent = unsafe { libc::sendmsg(fd, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
             if sent < 0 {
                 let e = io::Error::last_os_error();
                 match e.kind() {
@@ -166,7 +164,11 @@ mod tests {
         let mut want = Vec::new();
         for i in 0..200u32 {
             // Small replies, then large ones among them.
-            let len = if i % 50 == 7 { 3 << 20 } else { 16 + (i as usize % 5) * 1000 };
+            let len = if i % 50 == 7 {
+                3 << 20
+            } else {
+                16 + (i as usize % 5) * 1000
+            };
             let r: Vec<u8> = (0..len).map(|j| (i as usize * 31 + j) as u8).collect();
             want.extend_from_slice(&r);
             if i % 2 == 0 {

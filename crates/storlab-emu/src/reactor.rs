@@ -46,8 +46,8 @@ use storlab_trace::{TraceOp, TraceRecord};
 use crate::assist::Assist;
 use crate::clock::{tighten_timer_slack, Clock};
 use crate::driver::{ModelDriver, Released};
-use crate::outq::OutQueue;
 use crate::durability::{SyncState, WriteSeq};
+use crate::outq::OutQueue;
 use crate::proto::*;
 use crate::report::Sample;
 use crate::request::{Command, Event, Limits, RequestStream};
@@ -673,25 +673,23 @@ impl Reactor {
                     payload,
                 }) => {
                     let structured = self.conns[slot].as_ref().is_some_and(|c| c.structured);
-                    let lead = match self.copy_leading_pieces(&mut core, command, &payload, structured)
-                    {
-                        Ok(lead) => lead,
-                        Err(()) => {
-                            if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
-                                shared.stats.protocol_error();
-                                let r = c.error_reply(EIO, handle, "store IO error");
-                                c.out.push_slice(&r);
+                    let lead =
+                        match self.copy_leading_pieces(&mut core, command, &payload, structured) {
+                            Ok(lead) => lead,
+                            Err(()) => {
+                                if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+                                    shared.stats.protocol_error();
+                                    let r = c.error_reply(EIO, handle, "store IO error");
+                                    c.out.push_slice(&r);
+                                }
+                                self.dirty.push(slot);
+                                continue;
                             }
-                            self.dirty.push(slot);
-                            continue;
-                        }
-                    };
+                        };
                     let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
                         break;
                     };
-                    let Some(job) =
-                        prepare(&shared, c, slot, handle, command, lead, epoch)
-                    else {
+                    let Some(job) = prepare(&shared, c, slot, handle, command, lead, epoch) else {
                         self.dirty.push(slot);
                         continue;
                     };
@@ -1090,12 +1088,7 @@ fn prepare(
             }
         },
         Command::Write { offset, fua, .. } => data
-            .write_part(
-                lead.rest,
-                offset + lead.applied as u64,
-                fua,
-                lead.first,
-            )
+            .write_part(lead.rest, offset + lead.applied as u64, fua, lead.first)
             .map(|seq| JobKind::Write {
                 first: lead.first.unwrap_or(seq),
                 seq,

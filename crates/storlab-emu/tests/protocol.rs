@@ -706,7 +706,10 @@ fn large_requests_do_not_hold_back_other_connections_replies(write: bool) {
     let writes = writer.join().expect("writer");
     r.disconnect();
     let report = srv.stop();
-    assert!(writes >= 3 && reads > 1000, "{writes} writes, {reads} reads");
+    assert!(
+        writes >= 3 && reads > 1000,
+        "{writes} writes, {reads} reads"
+    );
     let late = &report.lateness;
     assert!(
         late.p99_ns < 250_000,

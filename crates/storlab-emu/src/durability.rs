@@ -382,13 +382,15 @@ impl Durability {
         j.trim_front();
     }
 
-    /// A FUA write's reply was released: it is durable.
-    pub fn fua_released(&self, seq: WriteSeq) {
-        if seq == 0 {
+    /// A FUA write's reply was released: it is durable, all its pieces
+    /// (`seqs`, from [`Durability::write_part`]; 0 stands for none).
+    pub fn fua_released(&self, seqs: std::ops::RangeInclusive<WriteSeq>) {
+        let seqs = (*seqs.start()).max(1)..=*seqs.end();
+        if seqs.is_empty() {
             return;
         }
         let mut j = self.journal();
-        if let Some(r) = j.records.iter_mut().find(|r| r.seq == seq) {
+        for r in j.records.iter_mut().filter(|r| seqs.contains(&r.seq)) {
             r.durable = true;
         }
         j.trim_front();
@@ -465,7 +467,7 @@ mod tests {
         d.flush_released(upto);
         d.write(&[3; 4096], 0, false).unwrap(); // unflushed overwrite
         let f = d.write(&[4; 100], 8192, true).unwrap();
-        d.fua_released(f);
+        d.fua_released(f..=f);
         d.write(&[5; 50], 8192, false).unwrap(); // unflushed over the FUA write
         d.zero(0, 100, false).unwrap();
         d.power_cut().unwrap();

@@ -180,6 +180,13 @@ impl Conn {
         }
     }
 
+    /// Queue the error reply of a request the store failed.
+    fn store_error(&mut self, shared: &Shared, handle: u64) {
+        shared.stats.protocol_error();
+        let r = self.error_reply(EIO, handle, "store IO error");
+        self.out.push_slice(&r);
+    }
+
     fn finished(&self) -> bool {
         self.closed_input && self.inflight == 0 && (self.dead || self.out.is_empty())
     }
@@ -678,9 +685,7 @@ impl Reactor {
                             Ok(lead) => lead,
                             Err(()) => {
                                 if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
-                                    shared.stats.protocol_error();
-                                    let r = c.error_reply(EIO, handle, "store IO error");
-                                    c.out.push_slice(&r);
+                                    c.store_error(&shared, handle);
                                 }
                                 self.dirty.push(slot);
                                 continue;
@@ -773,9 +778,9 @@ impl Reactor {
         structured: bool,
     ) -> Result<Lead<'a>, ()> {
         let mut lead = Lead {
+            payload,
             applied: 0,
             first: None,
-            rest: payload,
             read: None,
         };
         let shared = self.shared.clone();
@@ -814,7 +819,6 @@ impl Reactor {
                 lead.first = Some(seq);
             }
             lead.applied += APPLY_CHUNK;
-            lead.rest = &payload[lead.applied..];
             self.release_between(core);
         }
         Ok(lead)
@@ -864,7 +868,7 @@ impl Reactor {
                         first,
                         seq,
                         fua: true,
-                    } => (first..=seq).for_each(|s| shared.data.fua_released(s)),
+                    } => shared.data.fua_released(first..=seq),
                     _ => {}
                 }
             }
@@ -1047,12 +1051,12 @@ fn timing_of(command: Command) -> (Op, u64, u64, bool) {
 }
 
 /// What `Reactor::copy_leading_pieces` did of a request's data: of a
-/// write, `applied` bytes (the first piece's journal sequence `first`),
-/// leaving `rest`; a large read's whole reply buffer, `read`.
+/// write's `payload`, the first `applied` bytes (the first piece's journal
+/// sequence `first`); a large read's whole reply buffer, `read`.
 struct Lead<'a> {
+    payload: &'a [u8],
     applied: usize,
     first: Option<WriteSeq>,
-    rest: &'a [u8],
     read: Option<Vec<u8>>,
 }
 
@@ -1088,7 +1092,12 @@ fn prepare(
             }
         },
         Command::Write { offset, fua, .. } => data
-            .write_part(lead.rest, offset + lead.applied as u64, fua, lead.first)
+            .write_part(
+                &lead.payload[lead.applied..],
+                offset + lead.applied as u64,
+                fua,
+                lead.first,
+            )
             .map(|seq| JobKind::Write {
                 first: lead.first.unwrap_or(seq),
                 seq,
@@ -1128,9 +1137,7 @@ fn prepare(
             len,
         }),
         Err(_) => {
-            shared.stats.protocol_error();
-            let r = c.error_reply(EIO, handle, "store IO error");
-            c.out.push_slice(&r);
+            c.store_error(shared, handle);
             None
         }
     }

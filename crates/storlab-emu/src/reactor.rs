@@ -651,6 +651,16 @@ impl Reactor {
         let epoch = shared.epoch.load(Ordering::SeqCst);
         let mut core = lock(&shared.core);
         let mut submitted = false;
+        // The input buffer is out of the connection while its requests are
+        // handled: a write's payload is borrowed from it, not copied.
+        let Some(input) = self
+            .conns
+            .get_mut(slot)
+            .and_then(Option::as_mut)
+            .map(|c| std::mem::take(&mut c.buf))
+        else {
+            return;
+        };
         loop {
             // A long batch (many writes in one read) must not hold back
             // replies: release what fell due, and send replies held longer
@@ -662,7 +672,7 @@ impl Reactor {
             if c.lo >= c.hi || c.throttled() || c.stream.is_closed() {
                 break;
             }
-            let (used, ev) = c.stream.feed(&c.buf[c.lo..c.hi]);
+            let (used, ev) = c.stream.feed(&input[c.lo..c.hi]);
             c.lo += used;
             match ev {
                 None => {}
@@ -735,6 +745,9 @@ impl Reactor {
                     break;
                 }
             }
+        }
+        if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+            c.buf = input;
         }
         if submitted {
             // Also release what fell due while the batch was read.

@@ -7,6 +7,8 @@
 //! payloads, error replies to send, disconnects) with no IO, so the fuzz
 //! target and the server's reader share it.
 
+use std::borrow::Cow;
+
 use crate::proto::*;
 
 /// A decoded request header.
@@ -199,9 +201,11 @@ pub fn check(h: &RequestHeader, lim: &Limits) -> Verdict {
     })
 }
 
-/// Something the request stream produced.
+/// Something the request stream produced. A write's payload is borrowed
+/// from the input when one `feed` held all of it (no copy on the hot
+/// path) and owned when it arrived in pieces.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum Event<'a> {
     /// A valid request; `payload` holds a write's data (empty otherwise).
     Request {
         /// The client's handle.
@@ -209,7 +213,7 @@ pub enum Event {
         /// The command.
         command: Command,
         /// Write data.
-        payload: Vec<u8>,
+        payload: Cow<'a, [u8]>,
     },
     /// An invalid request, its payload skipped: send this error.
     Error {
@@ -224,6 +228,35 @@ pub enum Event {
     },
     /// Bad magic: the stream is lost, close the connection.
     Violation(&'static str),
+}
+
+impl Event<'_> {
+    /// The same event owning its payload (to keep it past the input).
+    pub fn into_owned(self) -> Event<'static> {
+        match self {
+            Event::Request {
+                handle,
+                command,
+                payload,
+            } => Event::Request {
+                handle,
+                command,
+                payload: Cow::Owned(payload.into_owned()),
+            },
+            Event::Error {
+                handle,
+                errno,
+                message,
+                typ,
+            } => Event::Error {
+                handle,
+                errno,
+                message,
+                typ,
+            },
+            Event::Violation(m) => Event::Violation(m),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -274,36 +307,54 @@ impl RequestStream {
 
     /// Consume bytes until one event is complete or the input runs out;
     /// returns the bytes used and the event, if any.
-    pub fn feed(&mut self, input: &[u8]) -> (usize, Option<Event>) {
+    pub fn feed<'a>(&mut self, input: &'a [u8]) -> (usize, Option<Event<'a>>) {
         let mut used = 0;
         loop {
             let rest = &input[used..];
             match &mut self.state {
                 StreamState::Closed => return (used, None),
                 StreamState::Header => {
-                    let n = (REQUEST_LEN - self.buf.len()).min(rest.len());
-                    if n == 0 {
-                        return (used, None);
-                    }
-                    self.buf.extend_from_slice(&rest[..n]);
-                    used += n;
-                    if self.buf.len() < REQUEST_LEN {
-                        return (used, None);
-                    }
                     let mut hb = [0u8; REQUEST_LEN];
-                    hb.copy_from_slice(&self.buf);
-                    self.buf.clear();
+                    if self.buf.is_empty() && rest.len() >= REQUEST_LEN {
+                        hb.copy_from_slice(&rest[..REQUEST_LEN]);
+                        used += REQUEST_LEN;
+                    } else {
+                        let n = (REQUEST_LEN - self.buf.len()).min(rest.len());
+                        if n == 0 {
+                            return (used, None);
+                        }
+                        self.buf.extend_from_slice(&rest[..n]);
+                        used += n;
+                        if self.buf.len() < REQUEST_LEN {
+                            return (used, None);
+                        }
+                        hb.copy_from_slice(&self.buf);
+                        self.buf.clear();
+                    }
                     let Some(h) = decode_header(&hb) else {
                         self.state = StreamState::Closed;
                         return (used, Some(Event::Violation("bad request magic")));
                     };
                     match check(&h, &self.limits) {
                         Verdict::Accept(command @ Command::Write { len, .. }) => {
-                            self.buf = Vec::with_capacity(len as usize);
+                            let len = len as usize;
+                            if input.len() - used >= len {
+                                // The whole payload is here: lend it.
+                                let payload = &input[used..used + len];
+                                return (
+                                    used + len,
+                                    Some(Event::Request {
+                                        handle: h.handle,
+                                        command,
+                                        payload: Cow::Borrowed(payload),
+                                    }),
+                                );
+                            }
+                            self.buf = Vec::with_capacity(len);
                             self.state = StreamState::Payload {
                                 handle: h.handle,
                                 command,
-                                len: len as usize,
+                                len,
                             };
                         }
                         Verdict::Accept(command) => {
@@ -312,7 +363,7 @@ impl RequestStream {
                                 Some(Event::Request {
                                     handle: h.handle,
                                     command,
-                                    payload: Vec::new(),
+                                    payload: Cow::Borrowed(&[]),
                                 }),
                             );
                         }
@@ -354,7 +405,7 @@ impl RequestStream {
                     let ev = Event::Request {
                         handle: *handle,
                         command: *command,
-                        payload: std::mem::replace(&mut self.buf, Vec::with_capacity(REQUEST_LEN)),
+                        payload: Cow::Owned(std::mem::take(&mut self.buf)),
                     };
                     self.state = StreamState::Header;
                     return (used, Some(ev));
@@ -382,16 +433,6 @@ impl RequestStream {
                     return (used, Some(ev));
                 }
             }
-        }
-    }
-
-    /// How many payload bytes the current request still needs (0 when
-    /// waiting for a header): lets a reader read large payloads directly.
-    pub fn payload_remaining(&self) -> usize {
-        match &self.state {
-            StreamState::Payload { len, .. } => len - self.buf.len(),
-            StreamState::Discard { remaining, .. } => *remaining as usize,
-            _ => 0,
         }
     }
 }
@@ -477,6 +518,32 @@ mod tests {
     }
 
     #[test]
+    fn payload_is_lent_when_whole_and_owned_when_split() {
+        let mut input = encode_header(&hdr(CMD_WRITE, 0, 0, 4)).to_vec();
+        input.extend_from_slice(b"data");
+        let mut s = RequestStream::new(lim());
+        let (n, ev) = s.feed(&input);
+        assert_eq!(n, input.len());
+        let Some(Event::Request { payload, .. }) = ev else {
+            panic!("expected a request, got {ev:?}");
+        };
+        assert!(matches!(payload, Cow::Borrowed(b"data")));
+        // The same request cut inside the payload (and inside the header).
+        for cut in [10, REQUEST_LEN + 1] {
+            let mut s = RequestStream::new(lim());
+            let (n, ev) = s.feed(&input[..cut]);
+            assert_eq!((n, ev), (cut, None));
+            let (m, ev) = s.feed(&input[cut..]);
+            assert_eq!(n + m, input.len());
+            let Some(Event::Request { payload, .. }) = ev else {
+                panic!("expected a request, got {ev:?}");
+            };
+            assert_eq!(&payload[..], b"data");
+            assert_eq!(matches!(payload, Cow::Owned(_)), cut > REQUEST_LEN);
+        }
+    }
+
+    #[test]
     fn stream_skips_rejected_write_payloads() {
         let mut s = RequestStream::new(lim());
         let mut input = encode_header(&hdr(CMD_WRITE, 1 << 7, 0, 5)).to_vec();
@@ -496,7 +563,7 @@ mod tests {
                     len: 3,
                     fua: false
                 },
-                payload: b"abc".to_vec()
+                payload: Cow::Borrowed(b"abc")
             })
         );
     }

@@ -62,7 +62,7 @@ fn handshake(input: &[u8], cuts: &[usize]) -> (usize, Vec<u8>, Option<Outcome>) 
     (used, out, h.outcome().cloned())
 }
 
-fn stream(input: &[u8], cuts: &[usize], lim: Limits) -> (usize, Vec<Event>) {
+fn stream<'a>(input: &'a [u8], cuts: &[usize], lim: Limits) -> (usize, Vec<Event<'a>>) {
     let mut s = RequestStream::new(lim);
     let mut events = Vec::new();
     let mut used = 0;

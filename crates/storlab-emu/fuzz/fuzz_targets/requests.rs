@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use storlab_emu::request::{Command, Event, Limits, RequestStream};
 
-fn run(data: &[u8], piece: usize, lim: Limits) -> Vec<Event> {
+fn run(data: &[u8], piece: usize, lim: Limits) -> Vec<Event<'_>> {
     let mut s = RequestStream::new(lim);
     let mut events = Vec::new();
     for chunk in data.chunks(piece.max(1)) {

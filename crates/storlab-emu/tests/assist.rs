@@ -24,13 +24,7 @@ fn latency_target() -> i32 {
 #[test]
 fn assist_polls_while_replies_are_due_and_lets_go_after() {
     let before = latency_target();
-    let srv = TestServer::start(
-        ServeOptions {
-            size: MIB,
-            ..Default::default()
-        },
-        Box::new(FixedLatency::new(20_000_000, MIB)),
-    );
+    let srv = TestServer::of(MIB, Box::new(FixedLatency::new(20_000_000, MIB)));
     let mut c = RawClient::connect(&srv.socket, false);
     c.send(CMD_READ, 0, 1, 0, 4096, &[]);
     // The request waits 20 ms; CPUs poll from 0.5 ms before its deadline

@@ -87,13 +87,7 @@ fn random_file(path: &Path, len: usize, seed: u64) {
 fn nbdcopy_round_trip_is_byte_equal() {
     require("nbdcopy", "libnbd-bin");
     let size = 48 * MIB;
-    let srv = TestServer::start(
-        ServeOptions {
-            size,
-            ..Default::default()
-        },
-        Box::new(FixedLatency::new(5_000, size)),
-    );
+    let srv = TestServer::of(size, Box::new(FixedLatency::new(5_000, size)));
     let dir = tempfile::tempdir().expect("tempdir");
     let (a, b) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
     random_file(&a, size as usize, 7);
@@ -114,13 +108,7 @@ fn qemu_img_and_qemu_io_patterns() {
     require("qemu-img", "qemu-utils");
     require("qemu-io", "qemu-utils");
     let size = 64 * MIB;
-    let srv = TestServer::start(
-        ServeOptions {
-            size,
-            ..Default::default()
-        },
-        Box::new(FixedLatency::new(20_000, size)),
-    );
+    let srv = TestServer::of(size, Box::new(FixedLatency::new(20_000, size)));
     let uri = srv.uri();
     let info = run(Command::new("qemu-img").args(["info", "--output=json", &uri]));
     let v: serde_json::Value = serde_json::from_str(&info).expect("qemu-img json");
@@ -177,13 +165,7 @@ fn qemu_img_and_qemu_io_patterns() {
 fn fio_verify_soak_with_many_jobs_and_depth_32() {
     require("fio", "fio");
     let size = 512 * MIB;
-    let srv = TestServer::start(
-        ServeOptions {
-            size,
-            ..Default::default()
-        },
-        Box::new(FixedLatency::new(20_000, size)),
-    );
+    let srv = TestServer::of(size, Box::new(FixedLatency::new(20_000, size)));
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("fio.json");
     run(Command::new("fio")
@@ -269,13 +251,7 @@ fn nbdfuse_loop_xfs_sqlite_chain() {
         "/dev/fuse is missing: the kernel needs the fuse module"
     );
     let size = 512 * MIB;
-    let srv = TestServer::start(
-        ServeOptions {
-            size,
-            ..Default::default()
-        },
-        Box::new(Volatile(FixedLatency::new(10_000, size))),
-    );
+    let srv = TestServer::of(size, Box::new(Volatile(FixedLatency::new(10_000, size))));
     let dir = tempfile::tempdir().expect("tempdir");
     let fuse_dir = dir.path().join("fuse");
     let mnt = dir.path().join("mnt");

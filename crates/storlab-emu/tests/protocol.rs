@@ -70,13 +70,7 @@ fn trim_and_write_zeroes_read_back_as_zeros() {
 #[test]
 fn replies_come_back_in_completion_order() {
     let size = 64 * MIB;
-    let srv = TestServer::start(
-        ServeOptions {
-            size,
-            ..Default::default()
-        },
-        Box::new(OffsetLatency(size)),
-    );
+    let srv = TestServer::of(size, Box::new(OffsetLatency(size)));
     let mut c = RawClient::connect(&srv.socket, true);
     // 40 ms, then 0 ms: the second must be answered first.
     c.send(CMD_READ, 0, 1, 40 * 4096, 512, &[]);
@@ -93,13 +87,7 @@ fn replies_come_back_in_completion_order() {
 
 #[test]
 fn many_requests_in_flight() {
-    let srv = TestServer::start(
-        ServeOptions {
-            size: 64 * MIB,
-            ..Default::default()
-        },
-        Box::new(FixedLatency::new(200_000, 64 * MIB)),
-    );
+    let srv = TestServer::of(64 * MIB, Box::new(FixedLatency::new(200_000, 64 * MIB)));
     let mut c = RawClient::connect(&srv.socket, false);
     for i in 0..64u64 {
         c.send(CMD_WRITE, 0, i, i * 4096, 4096, &pattern(i as u8, 4096));
@@ -310,13 +298,7 @@ fn options_list_info_abort_and_unknown() {
 #[test]
 fn power_cut_loses_exactly_the_unflushed_writes_of_a_volatile_cache() {
     let size = 16 * MIB;
-    let srv = TestServer::start(
-        ServeOptions {
-            size,
-            ..Default::default()
-        },
-        Box::new(Volatile(FixedLatency::new(10_000, size))),
-    );
+    let srv = TestServer::of(size, Box::new(Volatile(FixedLatency::new(10_000, size))));
     let mut a = RawClient::connect(&srv.socket, false);
     let mut b = RawClient::connect(&srv.socket, true);
     a.write(1, 0, &[1; 8192], 0);
@@ -356,11 +338,8 @@ fn power_cut_loses_nothing_without_a_volatile_cache() {
 #[test]
 fn requests_in_flight_at_a_power_cut_fail_with_eio() {
     let size = MIB;
-    let srv = TestServer::start(
-        ServeOptions {
-            size,
-            ..Default::default()
-        },
+    let srv = TestServer::of(
+        size,
         Box::new(Volatile(FixedLatency::new(300_000_000, size))),
     );
     let mut c = RawClient::connect(&srv.socket, false);
@@ -612,13 +591,7 @@ fn records_a_trace_that_storlab_trace_reads_back() {
 #[test]
 fn large_writes_applied_in_pieces_read_back_and_cut_as_one_request() {
     let size = 64 * MIB;
-    let srv = TestServer::start(
-        ServeOptions {
-            size,
-            ..Default::default()
-        },
-        Box::new(Volatile(FixedLatency::new(10_000, size))),
-    );
+    let srv = TestServer::of(size, Box::new(Volatile(FixedLatency::new(10_000, size))));
     let mut c = RawClient::connect(&srv.socket, true);
     // Unaligned, several pieces and a ragged end, over data written before.
     let old = pattern(7, 3 * MIB as usize);
@@ -668,13 +641,7 @@ fn large_requests_do_not_hold_back_other_connections_replies(write: bool) {
     // reads fall due while the large request's data is copied (1.6-16 ms
     // in one piece), and must still go out on time.
     let size = 64 * MIB;
-    let srv = TestServer::start(
-        ServeOptions {
-            size,
-            ..Default::default()
-        },
-        Box::new(FixedLatency::new(100_000, size)),
-    );
+    let srv = TestServer::of(size, Box::new(FixedLatency::new(100_000, size)));
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writer = {
         let (socket, stop) = (srv.socket.clone(), stop.clone());

@@ -37,15 +37,20 @@ impl TestServer {
         }
     }
 
-    /// A zero-latency memory-backed server of `size` bytes.
-    pub fn memory(size: u64) -> TestServer {
+    /// A memory-backed server of `size` bytes with default options.
+    pub fn of(size: u64, device: Box<dyn Device>) -> TestServer {
         Self::start(
             ServeOptions {
                 size,
                 ..ServeOptions::default()
             },
-            Box::new(FixedLatency::new(0, size)),
+            device,
         )
+    }
+
+    /// A zero-latency memory-backed server of `size` bytes.
+    pub fn memory(size: u64) -> TestServer {
+        Self::of(size, Box::new(FixedLatency::new(0, size)))
     }
 
     pub fn uri(&self) -> String {

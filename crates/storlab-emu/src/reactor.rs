@@ -31,7 +31,10 @@
 //! idle CPUs polling, so the request wakes it without an interrupt. (Even
 //! then a sleeping reactor wakes 10-20 µs later than a spinning one
 //! notices input in this VM, so it spins whenever the CPU can be spared:
-//! while replies wait for deadlines, the clients wait too.)
+//! while replies wait for deadlines, the clients wait too.) A request
+//! partly read is waited for spinning (up to `PARTIAL_SPIN_NS`): clients
+//! send a write's header and payload in two system calls, microseconds
+//! apart, and sleeping between them cost a second wake-up.
 //!
 //! [`ServeOptions::realtime`]: crate::ServeOptions::realtime
 
@@ -63,6 +66,9 @@ const READ_BUF: usize = 256 << 10;
 const RECV_MAX: usize = 32 << 10;
 /// The epoll token of the wake-up eventfd (connections use their slot).
 const WAKE_TOKEN: u64 = u64::MAX;
+/// How long the reactor spins for the rest of a request partly read
+/// before it sleeps (a client stalled mid-request costs no more CPU).
+const PARTIAL_SPIN_NS: Nanos = 20_000;
 /// Longest untimed sleep (the stop flag is also signalled by the eventfd).
 const MAX_SLEEP_NS: u64 = 100_000_000;
 /// The real-time budget's window and the time the reactor may spend awake
@@ -149,6 +155,8 @@ struct Conn {
     interest: u32,
     /// Spin for this connection's next request until then (0: don't).
     idle_until: Nanos,
+    /// A request is partly read: spin for the rest until then (0: don't).
+    partial_until: Nanos,
 }
 
 impl Conn {
@@ -468,7 +476,8 @@ impl Reactor {
             && (self.assist.why_off().is_some()
                 || self.live() < self.cpus
                 || now < self.timed_until);
-        let spin = due <= now.saturating_add(self.window_ns) || idle_spin;
+        let partial = self.conns.iter().flatten().any(|c| now < c.partial_until);
+        let spin = due <= now.saturating_add(self.window_ns) || idle_spin || partial;
         if spin {
             // Spin on the TSC until the next input check or the due time.
             let until = (now + self.shared.timing.input_check_ns).min(due);
@@ -590,6 +599,7 @@ impl Reactor {
                 dead: false,
                 interest,
                 idle_until: 0,
+                partial_until: 0,
             });
             if hi > 0 {
                 self.process_input(slot);
@@ -641,6 +651,16 @@ impl Reactor {
             }
         }
         self.process_input(slot);
+        if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+            // Clients send a write's header and its payload in two system
+            // calls (libnbd does): the rest of a request partly read is
+            // microseconds away, too soon to sleep for.
+            c.partial_until = if c.stream.mid_request() && !c.closed_input && !c.throttled() {
+                self.shared.clock.now() + PARTIAL_SPIN_NS
+            } else {
+                0
+            };
+        }
     }
 
     /// Turn buffered bytes into requests until the buffer runs out or the

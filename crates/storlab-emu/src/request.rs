@@ -305,6 +305,16 @@ impl RequestStream {
         matches!(self.state, StreamState::Closed)
     }
 
+    /// True while a request is partly read: its header or its payload
+    /// has begun and the rest is still to come.
+    pub fn mid_request(&self) -> bool {
+        !self.buf.is_empty()
+            || matches!(
+                self.state,
+                StreamState::Payload { .. } | StreamState::Discard { .. }
+            )
+    }
+
     /// Consume bytes until one event is complete or the input runs out;
     /// returns the bytes used and the event, if any.
     pub fn feed<'a>(&mut self, input: &'a [u8]) -> (usize, Option<Event<'a>>) {
@@ -515,6 +525,34 @@ mod tests {
             errno(check(&hdr(CMD_READ, CMD_FLAG_DF, 0, 1), &nodf)),
             EINVAL
         );
+    }
+
+    #[test]
+    fn mid_request_while_a_header_or_payload_is_incomplete() {
+        let mut write = encode_header(&hdr(CMD_WRITE, 0, 0, 4)).to_vec();
+        write.extend_from_slice(b"data");
+        let read = encode_header(&hdr(CMD_READ, 0, 0, 4));
+        let mut s = RequestStream::new(lim());
+        assert!(!s.mid_request());
+        // Header, then payload, in pieces (as libnbd sends a write).
+        for (piece, mid) in [(10, true), (REQUEST_LEN, true), (REQUEST_LEN + 2, true)] {
+            let mut s = RequestStream::new(lim());
+            let (n, ev) = s.feed(&write[..piece]);
+            assert_eq!((n, ev), (piece, None));
+            assert_eq!(s.mid_request(), mid, "after {piece} bytes");
+            let (_, ev) = s.feed(&write[piece..]);
+            assert!(matches!(ev, Some(Event::Request { .. })));
+            assert!(!s.mid_request());
+        }
+        // A read is whole with its header; a rejected write's payload is
+        // still to be skipped.
+        let (_, ev) = s.feed(&read);
+        assert!(matches!(ev, Some(Event::Request { .. })));
+        assert!(!s.mid_request());
+        let bad = encode_header(&hdr(CMD_WRITE, 1 << 7, 0, 5));
+        let (_, ev) = s.feed(&bad);
+        assert!(ev.is_none());
+        assert!(s.mid_request());
     }
 
     #[test]

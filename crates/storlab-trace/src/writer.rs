@@ -154,6 +154,14 @@ impl Core {
         Ok(())
     }
 
+    /// Counts a record written (`exact`: without widening it).
+    fn wrote(&mut self, exact: bool) {
+        self.stats.written += 1;
+        if !exact {
+            self.stats.inexact += 1;
+        }
+    }
+
     fn io(&self, e: std::io::Error) -> TraceError {
         self.error(format!("output error: {e}"))
     }
@@ -259,10 +267,7 @@ impl<W: Write> TraceWriter for FioWriter<W> {
             multiple_of(rec.time_ns, 1000)
         };
         self.write_record(rec).map_err(|e| self.core.io(e))?;
-        self.core.stats.written += 1;
-        if !exact {
-            self.core.stats.inexact += 1;
-        }
+        self.core.wrote(exact);
         Ok(())
     }
 
@@ -420,10 +425,7 @@ impl<W: Write> TraceWriter for BlkparseWriter<W> {
         };
         self.write_record(rec, sector, count)
             .map_err(|e| self.core.io(e))?;
-        self.core.stats.written += 1;
-        if !exact {
-            self.core.stats.inexact += 1;
-        }
+        self.core.wrote(exact);
         Ok(())
     }
 
@@ -562,10 +564,7 @@ impl<W: Write> TraceWriter for BlktraceWriter<W> {
         }
         self.write_record(rec, sector, count)
             .map_err(|e| self.core.io(e))?;
-        self.core.stats.written += 1;
-        if !exact {
-            self.core.stats.inexact += 1;
-        }
+        self.core.wrote(exact);
         Ok(())
     }
 
@@ -624,10 +623,7 @@ impl<W: Write> TraceWriter for MsrWriter<W> {
             lat / NS_PER_TICK
         )
         .map_err(|e| self.core.io(e))?;
-        self.core.stats.written += 1;
-        if !exact {
-            self.core.stats.inexact += 1;
-        }
+        self.core.wrote(exact);
         Ok(())
     }
 
@@ -677,10 +673,7 @@ impl<W: Write> TraceWriter for DisksimWriter<W> {
             rec.device
         )
         .map_err(|e| self.core.io(e))?;
-        self.core.stats.written += 1;
-        if !exact {
-            self.core.stats.inexact += 1;
-        }
+        self.core.wrote(exact);
         Ok(())
     }
 

@@ -29,6 +29,7 @@ pub mod error;
 pub mod handshake;
 pub mod hoststall;
 mod outq;
+mod pagemem;
 pub mod proto;
 pub mod reactor;
 pub mod report;

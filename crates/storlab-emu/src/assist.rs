@@ -181,7 +181,13 @@ fn plan(now: Nanos, idle_until: Nanos, due: Nanos, polling_since: Option<Nanos>)
     if need_from <= now {
         return Plan::Poll(CHECK_NS);
     }
-    if let Some(last_need) = polling_since {
+    // Polling was needed until the last window closed, whether or not the
+    // helper was awake to see it: it samples only every `CHECK_NS`, and
+    // one sample in a short gap between windows (a client pausing for
+    // tens of µs) must not let go. (It did, every few ms at queue depth
+    // 1, and the next window woke the helper to tighten again.)
+    let last_need = polling_since.map(|p| p.max(idle_until.min(now)));
+    if let Some(last_need) = last_need {
         if need_from - now <= RELAX_NS || now.saturating_sub(last_need) < RELAX_NS {
             return Plan::Poll((need_from - now).min(CHECK_NS));
         }
@@ -286,6 +292,21 @@ mod tests {
         );
         // ...then let go.
         assert_eq!(plan(now, 0, u64::MAX, long_ago), Plan::Relax(u64::MAX));
+        // Last looked long ago, but a window closed a moment ago: keep on;
+        // one that closed long ago does not count.
+        assert_eq!(
+            plan(now, now - 20_000, u64::MAX, long_ago),
+            Plan::Poll(CHECK_NS)
+        );
+        assert_eq!(
+            plan(now, now - 2 * RELAX_NS, u64::MAX, long_ago),
+            Plan::Relax(u64::MAX)
+        );
+        // Not polling: a closed window does not start it.
+        assert_eq!(
+            plan(now, now - 20_000, u64::MAX, None),
+            Plan::Relax(u64::MAX)
+        );
         let far = now + LEAD_NS + 5 * RELAX_NS;
         assert_eq!(plan(now, 0, far, long_ago), Plan::Relax(far - LEAD_NS));
     }

@@ -153,7 +153,8 @@ struct Conn {
     dead: bool,
     /// The epoll interest currently registered.
     interest: u32,
-    /// Spin for this connection's next request until then (0: don't).
+    /// The idle-poll window after this connection's last reply: while no
+    /// request is in flight, spin for the next one until then.
     idle_until: Nanos,
     /// A request is partly read: spin for the rest until then (0: don't).
     partial_until: Nanos,
@@ -453,15 +454,19 @@ impl Reactor {
         self.priority(now);
         let clock = &self.shared.clock;
         let due = self.next_due.unwrap_or(u64::MAX);
-        let idle = self
-            .conns
-            .iter()
-            .flatten()
-            .filter(|c| c.inflight == 0 && !c.closed_input)
+        let open = || self.conns.iter().flatten().filter(|c| !c.closed_input);
+        // The assist keeps CPUs polling through a window even once the
+        // next request is in: its reply is microseconds away, and a window
+        // that closed and reopened with every request woke the assist's
+        // helper for nothing (a futex wake per 3-8 requests at zero
+        // latency, each too late to see the window open).
+        let window = open().map(|c| c.idle_until).max().unwrap_or(0);
+        self.assist.publish(now, self.next_due, window);
+        let idle = open()
+            .filter(|c| c.inflight == 0)
             .map(|c| c.idle_until)
             .max()
             .unwrap_or(0);
-        self.assist.publish(now, self.next_due, idle);
         // In an idle-poll window the reactor spins for the next request
         // (catching it costs no wake-up), unless clients need every CPU:
         // with as many open connections as CPUs and replies going out as
@@ -636,10 +641,7 @@ impl Reactor {
         let n = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), room.len(), libc::MSG_DONTWAIT) };
         match n {
             0 => c.closed_input = true,
-            n if n > 0 => {
-                c.hi += n as usize;
-                c.idle_until = 0;
-            }
+            n if n > 0 => c.hi += n as usize,
             _ => {
                 let e = io::Error::last_os_error();
                 if !matches!(

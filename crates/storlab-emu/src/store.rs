@@ -369,14 +369,19 @@ impl Store for MemoryStore {
             if !present && src.iter().all(|&x| x == 0) {
                 continue; // zeros over a hole: stay sparse
             }
-            if !present {
-                let page = t.new_page(self.pool.as_deref())?;
-                let leaf = t.leaves.entry(li).or_insert_with(Leaf::new);
-                leaf.pages[pi] = Some(page);
+            let fresh = if present {
+                None
+            } else {
+                Some(t.new_page(self.pool.as_deref())?)
+            };
+            let leaf = t.leaves.entry(li).or_insert_with(Leaf::new);
+            let slot = &mut leaf.pages[pi];
+            if let Some(page) = fresh {
+                *slot = Some(page);
                 leaf.used += 1;
                 t.pages += 1;
             }
-            if let Some(p) = t.leaves.get_mut(&li).and_then(|l| l.pages[pi].as_mut()) {
+            if let Some(p) = slot.as_mut() {
                 p.bytes_mut()[at..at + n].copy_from_slice(src);
             }
         }

@@ -726,7 +726,15 @@ impl Reactor {
                     let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
                         break;
                     };
-                    let Some(job) = prepare(&shared, c, slot, handle, command, lead, epoch) else {
+                    let job = prepare(&shared, c, slot, handle, command, lead, epoch);
+                    if let std::borrow::Cow::Owned(v) = payload {
+                        // A payload that came in pieces was gathered in a
+                        // buffer of the stream's: give it back for the next
+                        // one (a fresh 16 MiB buffer per write is 4096 page
+                        // faults on the reactor's thread).
+                        c.stream.recycle(v);
+                    }
+                    let Some(job) = job else {
                         self.dirty.push(slot);
                         continue;
                     };

@@ -283,6 +283,9 @@ pub struct RequestStream {
     limits: Limits,
     state: StreamState,
     buf: Vec<u8>,
+    /// A payload buffer given back ([`RequestStream::recycle`]), reused
+    /// for the next payload that fits.
+    spare: Vec<u8>,
 }
 
 impl RequestStream {
@@ -292,6 +295,17 @@ impl RequestStream {
             limits,
             state: StreamState::Header,
             buf: Vec::with_capacity(REQUEST_LEN),
+            spare: Vec::new(),
+        }
+    }
+
+    /// Give back the buffer of a payload that came in pieces (an owned
+    /// [`Event::Request`] payload), to gather the next one in: large
+    /// writes then reuse one buffer instead of mapping fresh memory each.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if buf.capacity() > self.spare.capacity() {
+            buf.clear();
+            self.spare = buf;
         }
     }
 
@@ -360,7 +374,11 @@ impl RequestStream {
                                     }),
                                 );
                             }
-                            self.buf = Vec::with_capacity(len);
+                            self.buf = if self.spare.capacity() >= len {
+                                std::mem::take(&mut self.spare)
+                            } else {
+                                Vec::with_capacity(len)
+                            };
                             self.state = StreamState::Payload {
                                 handle: h.handle,
                                 command,
@@ -578,6 +596,37 @@ mod tests {
             };
             assert_eq!(&payload[..], b"data");
             assert_eq!(matches!(payload, Cow::Owned(_)), cut > REQUEST_LEN);
+        }
+    }
+
+    #[test]
+    fn a_recycled_payload_buffer_gathers_the_next_payload_afresh() {
+        let mut s = RequestStream::new(lim());
+        let mut first = None;
+        for (i, body) in [&b"0123456789"[..], b"abc", b"ABCDEFGHIJKL"]
+            .iter()
+            .enumerate()
+        {
+            let mut input = encode_header(&hdr(CMD_WRITE, 0, 0, body.len() as u32)).to_vec();
+            input.extend_from_slice(body);
+            let (n, ev) = s.feed(&input[..REQUEST_LEN + 1]);
+            assert_eq!((n, ev), (REQUEST_LEN + 1, None));
+            let (_, ev) = s.feed(&input[REQUEST_LEN + 1..]);
+            let Some(Event::Request {
+                payload: Cow::Owned(v),
+                ..
+            }) = ev
+            else {
+                panic!("expected an owned payload, got {ev:?}");
+            };
+            assert_eq!(&v[..], *body, "payload {i}");
+            let ptr = v.as_ptr();
+            match i {
+                0 => first = Some(ptr),
+                1 => assert_eq!(Some(ptr), first, "the 10-byte buffer fits 3"),
+                _ => assert_ne!(Some(ptr), first, "12 bytes do not fit in 10"),
+            }
+            s.recycle(v);
         }
     }
 

@@ -640,6 +640,7 @@ fn large_requests_do_not_hold_back_other_connections_replies(write: bool) {
     // another reads 4 KiB at queue depth 1 from a 100 µs device: small
     // reads fall due while the large request's data is copied (1.6-16 ms
     // in one piece), and must still go out on time.
+    let _alone = alone();
     let size = 64 * MIB;
     let srv = TestServer::of(size, Box::new(FixedLatency::new(100_000, size)));
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

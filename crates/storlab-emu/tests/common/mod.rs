@@ -19,6 +19,34 @@ pub struct TestServer {
     pub handle: Option<ServerHandle>,
     pub dir: tempfile::TempDir,
     pub socket: PathBuf,
+    /// Held while the server runs (dropped last): a test that measures
+    /// timing ([`alone`]) waits for every other test's server to stop.
+    _share: Option<std::sync::RwLockReadGuard<'static, ()>>,
+}
+
+/// Servers running in this test binary: shared by each server, taken
+/// whole by a test that measures timing.
+static SERVERS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    static ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Held by a test that measures timing: no other test's server runs
+/// meanwhile. Tests run side by side, and two servers spinning for their
+/// deadlines on a two-CPU machine measure the machine, not the server.
+pub struct Alone(#[allow(dead_code)] std::sync::RwLockWriteGuard<'static, ()>);
+
+pub fn alone() -> Alone {
+    let g = SERVERS.write().unwrap_or_else(|e| e.into_inner());
+    ALONE.with(|a| a.set(true));
+    Alone(g)
+}
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        ALONE.with(|a| a.set(false));
+    }
 }
 
 impl TestServer {
@@ -29,11 +57,17 @@ impl TestServer {
             socket: Some(socket.clone()),
             ..opts
         };
+        let share = if ALONE.with(|a| a.get()) {
+            None
+        } else {
+            Some(SERVERS.read().unwrap_or_else(|e| e.into_inner()))
+        };
         let handle = spawn(opts, device).expect("server starts");
         TestServer {
             handle: Some(handle),
             dir,
             socket,
+            _share: share,
         }
     }
 

@@ -1,7 +1,10 @@
 //! Fuzz the transmission-phase request parser: arbitrary bytes after a
 //! handshake must never panic, pieces must not matter, and whatever is
 //! accepted must lie inside the export and obey the block-size rules.
+//! Payloads that arrive in pieces are gathered in a recycled buffer.
 #![no_main]
+
+use std::borrow::Cow;
 
 use libfuzzer_sys::fuzz_target;
 use storlab_emu::request::{Command, Event, Limits, RequestStream};
@@ -15,6 +18,22 @@ fn run(data: &[u8], piece: usize, lim: Limits) -> Vec<Event<'_>> {
             let (n, ev) = s.feed(&chunk[pos..]);
             pos += n;
             match ev {
+                // A payload gathered from pieces: keep a copy and give the
+                // buffer back, as the server does, so the next payload is
+                // gathered in it (stale bytes would differ from the run
+                // in one piece).
+                Some(Event::Request {
+                    handle,
+                    command,
+                    payload: Cow::Owned(v),
+                }) => {
+                    events.push(Event::Request {
+                        handle,
+                        command,
+                        payload: Cow::Owned(v.clone()),
+                    });
+                    s.recycle(v);
+                }
                 Some(e) => events.push(e),
                 None => break,
             }

@@ -24,7 +24,8 @@
 //! the 98th percentile of how late recent sleeps ended, plus a margin, at
 //! least `spin_threshold_ns`. For `idle_poll_ns` after a connection's last
 //! reply (a queue-depth-1 client sends its next request within
-//! microseconds) the reactor spins too, unless there are as many open
+//! microseconds) the reactor spins too (with more than one CPU: on one,
+//! the client needs it to send), unless there are as many open
 //! connections as CPUs and no reply has waited for a deadline lately (a
 //! zero-latency device): then the clients are CPU-bound and need every
 //! CPU, and the reactor sleeps while the wake assist (`assist.rs`) keeps
@@ -477,11 +478,18 @@ impl Reactor {
         // clients wait too, the CPU is spare, and a sleeping reactor
         // would notice the next request 10-20 µs late (fio, 2 jobs at
         // queue depth 1, 20 µs device: mean 36 -> 32.5 µs).
+        //
+        // Waiting for input by spinning only helps when the client has
+        // another CPU to send from: on one CPU the client's next request
+        // (or the rest of a write) waits for the spin to end (a queue-depth-1
+        // client then paid the whole 50 µs idle-poll window per request).
+        let spare_cpu = self.cpus > 1;
         let idle_spin = now < idle
+            && spare_cpu
             && (self.assist.why_off().is_some()
                 || self.live() < self.cpus
                 || now < self.timed_until);
-        let partial = self.conns.iter().flatten().any(|c| now < c.partial_until);
+        let partial = spare_cpu && self.conns.iter().flatten().any(|c| now < c.partial_until);
         let spin = due <= now.saturating_add(self.window_ns) || idle_spin || partial;
         if spin {
             // Spin on the TSC until the next input check or the due time.

@@ -302,6 +302,8 @@ impl RequestStream {
     /// Give back the buffer of a payload that came in pieces (an owned
     /// [`Event::Request`] payload), to gather the next one in: large
     /// writes then reuse one buffer instead of mapping fresh memory each.
+    /// A connection keeps the largest such buffer until it closes: at most
+    /// the export's maximum payload per connection.
     pub fn recycle(&mut self, mut buf: Vec<u8>) {
         if buf.capacity() > self.spare.capacity() {
             buf.clear();

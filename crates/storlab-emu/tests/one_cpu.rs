@@ -11,7 +11,7 @@ use storlab_model::fixed::FixedLatency;
 
 /// Pin the calling thread (and the threads it starts) to one CPU it may
 /// run on now.
-fn pin_to_one_cpu() -> usize {
+fn pin_to_one_cpu() {
     // SAFETY: a zeroed cpu_set_t is valid; the calls read and write only
     // the set passed.
     unsafe {
@@ -29,7 +29,6 @@ fn pin_to_one_cpu() -> usize {
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one),
             0
         );
-        cpu
     }
 }
 

@@ -201,7 +201,8 @@ fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
             let server = match spawn(opts, Box::new(FixedLatency::new(l, size))) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    // With the OS error behind it (the error's source).
+                    eprintln!("error: {:#}", anyhow::Error::from(e));
                     std::process::exit(1);
                 }
             };
@@ -514,7 +515,8 @@ fn main() {
             let server = match spawn(opts, target.device(size)) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    // With the OS error behind it (the error's source).
+                    eprintln!("error: {:#}", anyhow::Error::from(e));
                     std::process::exit(1);
                 }
             };
@@ -526,7 +528,8 @@ fn main() {
             let report: ServeReport = match server.stop() {
                 Ok(r) => r,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    // With the OS error behind it (the error's source).
+                    eprintln!("error: {:#}", anyhow::Error::from(e));
                     std::process::exit(1);
                 }
             };

@@ -112,7 +112,8 @@ fn main() {
         Ok(r) if a.json => println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default()),
         Ok(r) => eprint!("{r}"),
         Err(e) => {
-            eprintln!("error: {e}");
+            // With the OS error behind it (the error's source).
+            eprintln!("error: {:#}", anyhow::Error::from(e));
             std::process::exit(1);
         }
     }

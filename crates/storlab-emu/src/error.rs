@@ -16,8 +16,9 @@ pub enum EmuError {
     /// A live server already listens on this unix socket.
     #[error("unix socket {0} is in use by a running server")]
     SocketInUse(PathBuf),
-    /// An IO error, with what was being done.
-    #[error("{context}: {source}")]
+    /// An IO error, with what was being done (the OS error is the
+    /// `source()`, which error reporters print after it).
+    #[error("{context}")]
     Io {
         /// What failed (with the path or address).
         context: String,

@@ -395,6 +395,48 @@ impl Resolved {
         root
     }
 
+    /// Rules every field of a kind shares, checked by its name before the
+    /// typed parse (so a field added later is covered without a line of its
+    /// own): numbers are finite and not negative; durations (a key part
+    /// ending in `_ns`, or `_ns_per_...`) are at most [`MAX_DURATION_NS`];
+    /// rates (ending in `_per_s`) are at least [`MIN_RATE_PER_S`]. The
+    /// message names the key and where it was set.
+    pub fn check_domains(&self) -> Result<(), ConfigError> {
+        for (path, leaf) in &self.leaves {
+            let v = match &leaf.value {
+                Value::Integer(i) => *i.value() as f64,
+                Value::Float(f) => *f.value(),
+                _ => continue,
+            };
+            let parts = || path.split('.');
+            let duration = parts().any(|p| p.ends_with("_ns") || p.contains("_ns_per_"));
+            let rate = parts().any(|p| p.ends_with("_per_s"));
+            let why = if !v.is_finite() || v < 0.0 {
+                Some("must be a finite number >= 0".to_string())
+            } else if duration && v > MAX_DURATION_NS as f64 {
+                Some(format!(
+                    "is over {MAX_DURATION_NS} ns (the longest step the clock takes safely)"
+                ))
+            } else if rate && v < MIN_RATE_PER_S {
+                Some(format!("must be at least {MIN_RATE_PER_S} per second"))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                let place = if leaf.line > 0 {
+                    format!("{}:{}", leaf.origin, leaf.line)
+                } else {
+                    leaf.origin.clone()
+                };
+                return Err(ConfigError::Schema {
+                    file: place,
+                    message: format!("`{path}` = {}: {why}", leaf.value.to_string().trim()),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Deserialize into a typed configuration; unknown keys and wrong types
     /// are errors naming the key.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
@@ -495,6 +537,15 @@ fn key_hint(e: &toml::de::Error, text: &str) -> String {
     }
     String::new()
 }
+
+/// Longest value of any duration field: 10^12 ns, about 17 minutes. The
+/// clock is u64 nanoseconds (584 years), and a few requests each taking a
+/// step near that overflowed it; no storage operation takes this long.
+pub const MAX_DURATION_NS: u64 = 1_000_000_000_000;
+
+/// Least value of any rate field (bytes or operations per second): a
+/// slower rate turns one request into a step past [`MAX_DURATION_NS`].
+pub const MIN_RATE_PER_S: f64 = 1.0;
 
 /// Require `lo <= v <= hi`, naming the field otherwise.
 pub fn check_range<T: PartialOrd + std::fmt::Display>(

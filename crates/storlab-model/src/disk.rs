@@ -620,7 +620,9 @@ impl Disk {
                 while let Some(ri) = self.flush_waiters.pop_front() {
                     let at = now + self.cfg.command_ns.write;
                     let r = &mut self.reqs[ri as usize];
-                    let w = now - r.arrival;
+                    // the wait for the destage: what came before it (a
+                    // wait for a tag) is already in the breakdown
+                    let w = (now - r.arrival).saturating_sub(r.bd.total());
                     r.bd.add(Component::Media, w);
                     r.bd.add(Component::Controller, self.cfg.command_ns.write);
                     self.finish(at, ri, cx);

@@ -247,7 +247,7 @@ pub struct Ftl {
 pub enum FtlError {
     /// Not enough spare space for garbage collection to make progress.
     #[error(
-        "{logical} logical units need at most {max} (raw {raw} units minus {reserve} reserved for garbage collection): lower the capacity or add blocks"
+        "{logical} logical units need at most {max} (raw {raw} units minus {reserve} reserved for garbage collection): lower the capacity or add blocks (the raw units are [ssd.nand] channels x dies_per_channel x planes_per_die x blocks_per_plane x pages_per_block pages)"
     )]
     TooFull {
         /// Logical units asked for.

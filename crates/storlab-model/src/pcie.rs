@@ -278,7 +278,8 @@ impl PcieArray {
             .map(|i| StartGap::new(lines, cfg.start_gap_psi, 0x5eed + i as u64))
             .collect();
         Self {
-            link_bps: cfg.lane_bytes_per_s * cfg.link_lanes as u64,
+            // past u64 the link is no bottleneck at all
+            link_bps: cfg.lane_bytes_per_s.saturating_mul(cfg.link_lanes as u64),
             stripe_div: FixedDiv::new(cfg.stripe_bytes),
             row_div: FixedDiv::new(cfg.row_bytes),
             buf_div: FixedDiv::new(cfg.buffer_bytes),

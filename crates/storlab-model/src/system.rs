@@ -112,6 +112,7 @@ impl SystemConfig {
             }
         }
         let resolved = store.resolve(name, &expanded)?;
+        resolved.check_domains()?;
         let cfg: SystemConfig = resolved.parse()?;
         cfg.validate()?;
         Ok((resolved, cfg))

@@ -9,7 +9,60 @@
 //! modulo a power of two, or coprime otherwise), standing in for the static
 //! permutation of the paper.
 
+use std::collections::BTreeMap;
+
 use crate::report::Wear;
+
+/// Slots per chunk of write counters (16 KiB of `u32`).
+const CHUNK: u64 = 4096;
+
+/// Writes per physical slot, in chunks taken on a chunk's first write, so
+/// memory follows the lines written rather than the region's size (a
+/// petabyte device written in a few places holds a few chunks; a dense
+/// array was allocated whole on the first write). Written by hand: a
+/// sparse array with a one-chunk cache is a few lines over `BTreeMap`
+/// (ordered, so reports never depend on hash order).
+#[derive(Clone, Debug, Default)]
+struct SparseCounts {
+    /// Chunk number -> its index in `chunks`.
+    index: BTreeMap<u64, usize>,
+    chunks: Vec<Box<[u32]>>,
+    /// The chunk written last (writes cluster): (chunk number, index).
+    last: Option<(u64, usize)>,
+}
+
+impl SparseCounts {
+    #[inline]
+    fn add(&mut self, slot: u64) {
+        let c = slot / CHUNK;
+        let i = match self.last {
+            Some((lc, i)) if lc == c => i,
+            _ => {
+                let next = self.chunks.len();
+                let i = *self.index.entry(c).or_insert(next);
+                if i == next {
+                    self.chunks.push(vec![0; CHUNK as usize].into_boxed_slice());
+                }
+                self.last = Some((c, i));
+                i
+            }
+        };
+        let v = &mut self.chunks[i][(slot % CHUNK) as usize];
+        *v = v.saturating_add(1);
+    }
+
+    /// Writes to one slot.
+    fn get(&self, slot: u64) -> u32 {
+        self.index
+            .get(&(slot / CHUNK))
+            .map_or(0, |&i| self.chunks[i][(slot % CHUNK) as usize])
+    }
+
+    /// Every counter of every chunk taken (untouched slots are zero).
+    fn values(&self) -> impl Iterator<Item = u32> + '_ {
+        self.chunks.iter().flat_map(|c| c.iter().copied())
+    }
+}
 
 /// Wear state of one region (one memory controller's lines).
 #[derive(Clone, Debug)]
@@ -21,9 +74,8 @@ pub struct StartGap {
     since_move: u64,
     mul: u64,
     add: u64,
-    /// Writes per physical slot; allocated on the first write (so read-only
-    /// runs of huge devices cost nothing).
-    counts: Vec<u32>,
+    /// Writes per physical slot.
+    counts: SparseCounts,
     /// Extra writes made by gap movement.
     pub gap_writes: u64,
     /// Writes requested by the host.
@@ -55,7 +107,7 @@ impl StartGap {
             since_move: 0,
             mul,
             add,
-            counts: Vec::new(),
+            counts: SparseCounts::default(),
             gap_writes: 0,
             writes: 0,
         }
@@ -90,11 +142,8 @@ impl StartGap {
     /// Record a write to logical line `la`.
     #[inline]
     pub fn write(&mut self, la: u64) {
-        if self.counts.is_empty() {
-            self.counts = vec![0; (self.lines + 1) as usize];
-        }
-        let pa = self.map(la) as usize;
-        self.counts[pa] = self.counts[pa].saturating_add(1);
+        let pa = self.map(la);
+        self.counts.add(pa);
         self.writes += 1;
         if self.psi == 0 {
             return;
@@ -104,22 +153,20 @@ impl StartGap {
             self.since_move = 0;
             if self.gap == 0 {
                 // the gap wraps to the top: slot n receives slot 0's line
-                let n = self.lines as usize;
-                self.counts[n] = self.counts[n].saturating_add(1);
+                self.counts.add(self.lines);
                 self.gap = self.lines;
                 self.start = (self.start + 1) % self.lines;
             } else {
-                let g = self.gap as usize;
-                self.counts[g] = self.counts[g].saturating_add(1);
+                self.counts.add(self.gap);
                 self.gap -= 1;
             }
             self.gap_writes += 1;
         }
     }
 
-    /// Writes per physical slot so far (empty if never written).
-    pub fn counts(&self) -> &[u32] {
-        &self.counts
+    /// Writes to physical slot `slot` so far.
+    pub fn count(&self, slot: u64) -> u32 {
+        self.counts.get(slot)
     }
 
     /// Summary over several regions.
@@ -129,7 +176,7 @@ impl StartGap {
         let mut total = 0u64;
         for r in regions {
             units += r.lines + 1;
-            for &c in &r.counts {
+            for c in r.counts.values() {
                 max = max.max(c as u64);
                 total += c as u64;
             }
@@ -164,6 +211,22 @@ mod tests {
             }
             sg.write(step % 97);
         }
+    }
+
+    #[test]
+    fn a_huge_region_holds_only_the_chunks_written() {
+        let lines = 1u64 << 50;
+        let mut sg = StartGap::new(lines, 0, 7);
+        for la in [0, 1, lines - 1, 1 << 40, 1 << 40] {
+            sg.write(la);
+        }
+        assert_eq!(sg.count(1 << 40), 2);
+        assert_eq!(sg.count(lines - 1), 1);
+        assert_eq!(sg.count(12345), 0);
+        assert_eq!(sg.counts.chunks.len(), 3, "lines 0 and 1 share a chunk");
+        let w = StartGap::summarize([&sg], "line");
+        assert_eq!((w.units, w.max), (lines + 1, 2));
+        assert_eq!(sg.counts.values().map(u64::from).sum::<u64>(), 5);
     }
 
     #[test]

@@ -16,46 +16,77 @@ use crate::report::Wear;
 /// Slots per chunk of write counters (16 KiB of `u32`).
 const CHUNK: u64 = 4096;
 
+/// Regions of up to this many chunks (2^32 slots) find a chunk through a
+/// flat directory (4 bytes a chunk, at most 4 MiB); larger ones through an
+/// ordered map. The map alone made a write-heavy run 8 % slower.
+const FLAT_DIRECTORY_CHUNKS: u64 = 1 << 20;
+
 /// Writes per physical slot, in chunks taken on a chunk's first write, so
 /// memory follows the lines written rather than the region's size (a
 /// petabyte device written in a few places holds a few chunks; a dense
 /// array was allocated whole on the first write). Written by hand: a
-/// sparse array with a one-chunk cache is a few lines over `BTreeMap`
-/// (ordered, so reports never depend on hash order).
-#[derive(Clone, Debug, Default)]
+/// sparse array is a few lines over `Vec` and `BTreeMap` (ordered, so
+/// reports never depend on hash order).
+#[derive(Clone, Debug)]
 struct SparseCounts {
-    /// Chunk number -> its index in `chunks`.
-    index: BTreeMap<u64, usize>,
+    index: ChunkIndex,
     chunks: Vec<Box<[u32]>>,
-    /// The chunk written last (writes cluster): (chunk number, index).
-    last: Option<(u64, usize)>,
+}
+
+/// Chunk number -> its place in `chunks`.
+#[derive(Clone, Debug)]
+enum ChunkIndex {
+    /// `u32::MAX`: not taken.
+    Flat(Vec<u32>),
+    Map(BTreeMap<u64, u32>),
 }
 
 impl SparseCounts {
+    fn new(slots: u64) -> Self {
+        let n = slots.div_ceil(CHUNK);
+        let index = if n <= FLAT_DIRECTORY_CHUNKS {
+            ChunkIndex::Flat(Vec::new())
+        } else {
+            ChunkIndex::Map(BTreeMap::new())
+        };
+        Self {
+            index,
+            chunks: Vec::new(),
+        }
+    }
+
     #[inline]
     fn add(&mut self, slot: u64) {
         let c = slot / CHUNK;
-        let i = match self.last {
-            Some((lc, i)) if lc == c => i,
-            _ => {
-                let next = self.chunks.len();
-                let i = *self.index.entry(c).or_insert(next);
-                if i == next {
-                    self.chunks.push(vec![0; CHUNK as usize].into_boxed_slice());
+        let next = self.chunks.len() as u32;
+        let i = match &mut self.index {
+            ChunkIndex::Flat(dir) => {
+                if dir.len() as u64 <= c {
+                    dir.resize(c as usize + 1, u32::MAX);
                 }
-                self.last = Some((c, i));
-                i
+                let e = &mut dir[c as usize];
+                if *e == u32::MAX {
+                    *e = next;
+                }
+                *e
             }
+            ChunkIndex::Map(m) => *m.entry(c).or_insert(next),
         };
-        let v = &mut self.chunks[i][(slot % CHUNK) as usize];
+        if i == next {
+            self.chunks.push(vec![0; CHUNK as usize].into_boxed_slice());
+        }
+        let v = &mut self.chunks[i as usize][(slot % CHUNK) as usize];
         *v = v.saturating_add(1);
     }
 
     /// Writes to one slot.
     fn get(&self, slot: u64) -> u32 {
-        self.index
-            .get(&(slot / CHUNK))
-            .map_or(0, |&i| self.chunks[i][(slot % CHUNK) as usize])
+        let c = slot / CHUNK;
+        let i = match &self.index {
+            ChunkIndex::Flat(dir) => dir.get(c as usize).copied().filter(|&i| i != u32::MAX),
+            ChunkIndex::Map(m) => m.get(&c).copied(),
+        };
+        i.map_or(0, |i| self.chunks[i as usize][(slot % CHUNK) as usize])
     }
 
     /// Every counter of every chunk taken (untouched slots are zero).
@@ -107,7 +138,7 @@ impl StartGap {
             since_move: 0,
             mul,
             add,
-            counts: SparseCounts::default(),
+            counts: SparseCounts::new(lines + 1),
             gap_writes: 0,
             writes: 0,
         }
@@ -224,6 +255,22 @@ mod tests {
         assert_eq!(sg.count(lines - 1), 1);
         assert_eq!(sg.count(12345), 0);
         assert_eq!(sg.counts.chunks.len(), 3, "lines 0 and 1 share a chunk");
+        assert!(matches!(sg.counts.index, ChunkIndex::Map(_)));
+        // a region small enough for the flat directory counts alike
+        let mut small = StartGap::new(1 << 20, 0, 7);
+        for la in [0, 1, (1 << 20) - 1, 1 << 19, 1 << 19] {
+            small.write(la);
+        }
+        assert!(matches!(small.counts.index, ChunkIndex::Flat(_)));
+        assert_eq!(
+            (
+                small.count(1 << 19),
+                small.count((1 << 20) - 1),
+                small.count(7)
+            ),
+            (2, 1, 0)
+        );
+        assert_eq!(small.counts.chunks.len(), 3);
         let w = StartGap::summarize([&sg], "line");
         assert_eq!((w.units, w.max), (lines + 1, 2));
         assert_eq!(sg.counts.values().map(u64::from).sum::<u64>(), 5);

@@ -91,6 +91,13 @@ struct Ev {
     tok: u64,
 }
 
+/// When `done` units at `per_s` units a second have been issued, ns after
+/// the start (saturating: the horizon check ends a run that gets there).
+#[inline]
+fn ns_at_rate(done: u64, per_s: u64) -> Nanos {
+    (done as u128 * 1_000_000_000 / per_s as u128).min(Nanos::MAX as u128) as Nanos
+}
+
 impl Ev {
     #[inline]
     fn new(t: Nanos, seq: u64, tok: u64) -> Self {
@@ -126,17 +133,33 @@ impl Ord for Ev {
 
 const THREAD_BIT: u64 = 1 << 62;
 
-/// Requests never completed: the model stopped making progress (a bug in a
-/// device model, reported rather than hidden).
+/// Simulated time a run may reach: 2^62 ns, about 146 years. The clock
+/// is u64 nanoseconds; job times (think times, rate limits, start delays)
+/// are summed saturating, and an event at or past the horizon ends the
+/// run with [`EngineError::PastHorizon`] instead of wrapping round.
+pub const HORIZON_NS: Nanos = 1 << 62;
+
+/// Why a run could not finish.
 #[derive(Debug, thiserror::Error)]
-#[error("model stalled at {at} ns with {outstanding} requests outstanding (a device-model bug; please report it with the job file and seed). Device state: {state}")]
-pub struct StuckRequests {
-    /// Requests that never completed.
-    pub outstanding: u64,
-    /// Simulated time when the event queue ran dry.
-    pub at: Nanos,
-    /// The device's own summary of its queues.
-    pub state: String,
+pub enum EngineError {
+    /// Requests never completed: the model stopped making progress (a bug
+    /// in a device model, reported rather than hidden).
+    #[error("model stalled at {at} ns with {outstanding} requests outstanding (a device-model bug; please report it with the job file and seed). Device state: {state}")]
+    Stuck {
+        /// Requests that never completed.
+        outstanding: u64,
+        /// Simulated time when the event queue ran dry.
+        at: Nanos,
+        /// The device's own summary of its queues.
+        state: String,
+    },
+    /// The job's own times (think time, rate, start delay, trace times)
+    /// took the run past [`HORIZON_NS`].
+    #[error("the run passed {} years of simulated time (an event at {at} ns): lower thinktime, rate limits, startdelay or number_ios", HORIZON_NS / 31_557_600_000_000_000)]
+    PastHorizon {
+        /// The event's time.
+        at: Nanos,
+    },
 }
 
 /// Progress reporting: called with (completed requests so far, simulated
@@ -221,14 +244,14 @@ impl Engine {
                 th.last_done = d.at;
                 let lat = d.at - submitted;
                 th.plan.source.completed(n, lat);
-                if d.at >= th.start + th.plan.ramp_ns {
+                if d.at >= th.start.saturating_add(th.plan.ramp_ns) {
                     th.plan
                         .stats
                         .record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);
                 }
                 th.plan.stats.depth.mark_complete(1);
                 if th.plan.thinktime_ns > 0 {
-                    th.not_before = th.not_before.max(d.at + th.plan.thinktime_ns);
+                    th.not_before = th.not_before.max(d.at.saturating_add(th.plan.thinktime_ns));
                 }
                 self.completed += 1;
                 if self.completed & 0xffff == 0 {
@@ -259,7 +282,7 @@ impl Engine {
                 break;
             }
             if let Some(rt) = th.plan.runtime_ns {
-                if now >= th.start + rt {
+                if now >= th.start.saturating_add(rt) {
                     th.exhausted = true;
                 }
             }
@@ -270,7 +293,12 @@ impl Engine {
                 }
             }
             let Some(io) = th.pending else { break };
-            if th.exhausted && th.plan.runtime_ns.is_some_and(|rt| now >= th.start + rt) {
+            if th.exhausted
+                && th
+                    .plan
+                    .runtime_ns
+                    .is_some_and(|rt| now >= th.start.saturating_add(rt))
+            {
                 th.pending = None;
                 break;
             }
@@ -283,20 +311,16 @@ impl Engine {
             };
             let mut t = th.not_before;
             if let Some(at) = io.at {
-                t = t.max(th.start + at);
+                t = t.max(th.start.saturating_add(at));
             }
             if let Some(r) = th.plan.rate_bytes_per_s[d] {
                 if r > 0 {
-                    t = t.max(
-                        th.start + (th.issued_bytes[d] as u128 * 1_000_000_000 / r as u128) as u64,
-                    );
+                    t = t.max(th.start.saturating_add(ns_at_rate(th.issued_bytes[d], r)));
                 }
             }
             if let Some(r) = th.plan.rate_iops[d] {
                 if r > 0 {
-                    t = t.max(
-                        th.start + (th.issued_ios[d] as u128 * 1_000_000_000 / r as u128) as u64,
-                    );
+                    t = t.max(th.start.saturating_add(ns_at_rate(th.issued_ios[d], r)));
                 }
             }
             if t > now {
@@ -354,7 +378,7 @@ impl Engine {
         plans: Vec<ThreadPlan>,
         first_thread: u32,
         progress: &mut dyn FnMut(u64, Nanos),
-    ) -> Result<Vec<JobStats>, StuckRequests> {
+    ) -> Result<Vec<JobStats>, EngineError> {
         let start = self.now;
         let mut threads: Vec<ThreadState> = plans
             .into_iter()
@@ -363,7 +387,7 @@ impl Engine {
                 outstanding: 0,
                 pending: None,
                 exhausted: false,
-                not_before: start + plan.start_delay_ns,
+                not_before: start.saturating_add(plan.start_delay_ns),
                 issued_bytes: [0; 3],
                 issued_ios: [0; 3],
                 first_io: None,
@@ -379,6 +403,9 @@ impl Engine {
         }
         self.drain_done(&mut threads, first_thread, progress);
         while let Some(Reverse(ev)) = self.heap.pop() {
+            if ev.t() >= HORIZON_NS {
+                return Err(EngineError::PastHorizon { at: ev.t() });
+            }
             self.now = ev.t();
             self.events += 1;
             if ev.tok & THREAD_BIT != 0 && ev.tok & (1 << 63) == 0 {
@@ -395,7 +422,7 @@ impl Engine {
         }
         let stuck: u64 = threads.iter().map(|t| t.outstanding as u64).sum();
         if stuck > 0 {
-            return Err(StuckRequests {
+            return Err(EngineError::Stuck {
                 outstanding: stuck,
                 at: self.now,
                 state: self.host.device().debug_state(),
@@ -405,7 +432,7 @@ impl Engine {
             .into_iter()
             .map(|th| {
                 let mut s = th.plan.stats;
-                let begin = th.start + th.plan.ramp_ns;
+                let begin = th.start.saturating_add(th.plan.ramp_ns);
                 let run = th.last_done.saturating_sub(begin);
                 for d in 0..3 {
                     if s.dirs[d].ios() > 0 {

@@ -69,7 +69,7 @@ use storlab_model::host::Host;
 use storlab_model::{Nanos, Op, SystemConfig};
 use storlab_trace::{Format, ReadOptions, RemapMode, TraceError, TraceOp, TraceReader};
 
-use crate::engine::{Engine, IoReq, IoSource, Progress, StuckRequests, ThreadPlan};
+use crate::engine::{Engine, EngineError, IoReq, IoSource, Progress, ThreadPlan};
 use crate::run::RunResult;
 use crate::stats::{JobStats, LatStat};
 
@@ -218,9 +218,9 @@ pub enum ReplayError {
     /// The configuration cannot be built.
     #[error(transparent)]
     Config(#[from] storlab_model::config::ConfigError),
-    /// The model stalled.
+    /// The model stalled, or the run passed the simulated-time horizon.
     #[error(transparent)]
-    Stuck(#[from] StuckRequests),
+    Engine(#[from] EngineError),
 }
 
 /// Recorded and simulated latencies of the same requests.

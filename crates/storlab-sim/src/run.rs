@@ -8,7 +8,7 @@ use storlab_model::{Nanos, Op, SystemConfig};
 use storlab_workload::fio::{FioError, JobFile};
 use storlab_workload::gen::{IoOp, JobThread};
 
-use crate::engine::{Engine, IoReq, IoSource, Progress, StuckRequests, ThreadPlan};
+use crate::engine::{Engine, EngineError, IoReq, IoSource, Progress, ThreadPlan};
 use crate::stats::JobStats;
 
 /// Why a run failed.
@@ -20,9 +20,9 @@ pub enum RunError {
     /// The configuration cannot be built.
     #[error(transparent)]
     Config(#[from] storlab_model::config::ConfigError),
-    /// The model stalled.
+    /// The model stalled, or the run passed the simulated-time horizon.
     #[error(transparent)]
-    Stuck(#[from] StuckRequests),
+    Engine(#[from] EngineError),
 }
 
 /// A fio job thread as an IO source.

@@ -123,3 +123,64 @@ fn fsync_goes_through_the_host_as_a_flush_and_is_reported_as_sync() {
     assert_eq!(s.sync.ios(), 99, "one fsync per 4 writes");
     assert!(s.sync.clat().mean() > 0.0);
 }
+
+/// Run a job on `device`; the error's text if it fails.
+fn try_run(device: &str, fio: &[&str]) -> Result<serde_json::Value, String> {
+    let (resolved, cfg) = SystemConfig::load(&PresetStore::default(), device, &[]).expect("preset");
+    let args: Vec<String> = fio.iter().map(|s| s.to_string()).collect();
+    let jobs = storlab_workload::fio::parse_cli_args(&args).expect("args");
+    let r = storlab_sim::run::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    write_json(&r.jobs, &mut out, &ReportOptions::default()).expect("json");
+    Ok(serde_json::from_slice(&out).expect("valid json"))
+}
+
+#[test]
+fn job_times_past_the_clock_end_the_run_with_an_error_not_a_wrapped_clock() {
+    // 10^16 µs of think time is 10^19 ns: the second request's issue time
+    // passed u64 nanoseconds (it wrapped round to a 10^13 ms run before)
+    let e = try_run(
+        "null",
+        &[
+            "--name=t",
+            "--rw=randread",
+            "--number_ios=10",
+            "--thinktime=10000000000000000",
+        ],
+    )
+    .expect_err("past the horizon");
+    assert!(e.contains("146 years") && e.contains("thinktime"), "{e}");
+    // a long but representable think time runs, and its runtime adds up
+    let j = try_run(
+        "null",
+        &[
+            "--name=t",
+            "--rw=randread",
+            "--number_ios=10",
+            "--thinktime=1000000000000",
+        ],
+    )
+    .expect("runs");
+    assert_eq!(
+        j["jobs"][0]["job_runtime"].as_u64(),
+        Some(9 * 1_000_000_000)
+    );
+    // a rate of one byte a second: 4 KiB reads 4096 s apart
+    let j = try_run(
+        "null",
+        &[
+            "--name=r",
+            "--rw=read",
+            "--bs=4k",
+            "--number_ios=512",
+            "--rate=1",
+        ],
+    )
+    .expect("runs");
+    assert_eq!(
+        j["jobs"][0]["job_runtime"].as_u64(),
+        Some(511 * 4096 * 1000),
+        "511 gaps of 4096 s"
+    );
+}

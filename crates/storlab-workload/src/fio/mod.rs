@@ -36,7 +36,7 @@ use std::path::Path;
 
 pub use cli::{parse_cli_args, parse_cli_args_with_env};
 pub use error::{FioError, Location};
-pub use options::{supported_options, OptionEffect};
+pub use options::{canonical_option, supported_options, OptionEffect};
 
 use ini::{RawOption, Section};
 
@@ -524,8 +524,7 @@ impl JobSpec {
         len -= len % min_bs;
         if len == 0 {
             return Err(format!(
-                "the region at offset {start} ({} bytes available, size {wanted}) holds no block of {min_bs} bytes",
-                avail
+                "the region at offset={start} of size={wanted} ({avail} bytes available) holds no block of the smallest block size (bs, bsrange, bssplit) {min_bs}: raise size or lower the block size"
             ));
         }
         Ok((start, len))

@@ -184,6 +184,11 @@ pub(crate) fn lookup(key: &str) -> Option<&'static OptDef> {
         .find(|d| d.name == key || d.aliases.contains(&key))
 }
 
+/// The canonical name of an option or alias (`blocksize` -> `bs`).
+pub fn canonical_option(key: &str) -> Option<&'static str> {
+    lookup(key).map(|d| d.name)
+}
+
 /// Every option name storlab accepts (canonical names and aliases), sorted,
 /// with what it does in a simulation.
 pub fn supported_options() -> Vec<(&'static str, OptionEffect)> {

@@ -289,7 +289,7 @@ impl JobThread {
             let nblocks = usable / align;
             if active[d] && (nblocks == 0 || min_bs > region_len) {
                 return Err(fail(format!(
-                    "the region of {region_len} bytes is smaller than the {} block size {min_bs}",
+                    "the region of {region_len} bytes (size) holds no {} block of {min_bs} bytes (bs, bsrange, bssplit) at a multiple of blockalign={align}",
                     ["read", "write", "trim"][d]
                 )));
             }

@@ -25,7 +25,8 @@ pub enum ConfigError {
         name: String,
     },
     /// A file could not be read.
-    #[error("{path}: {source}")]
+    // the OS error is the source, not repeated here
+    #[error("{path}")]
     Io {
         /// The file.
         path: PathBuf,

@@ -108,7 +108,9 @@ pub enum PmemError {
     NoTracking,
 
     /// A system call failed.
-    #[error("{call}{}: {source}", path.as_ref().map(|p| format!(" {}", p.display())).unwrap_or_default())]
+    // The OS error is the source (printed by `{:#}` or a chain walk), not
+    // repeated here: the CLI printed it twice.
+    #[error("{call}{}", path.as_ref().map(|p| format!(" {}", p.display())).unwrap_or_default())]
     Sys {
         /// The call, e.g. `mmap` or `ioctl(PAGEMAP_SCAN)`.
         call: &'static str,

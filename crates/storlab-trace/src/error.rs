@@ -11,7 +11,8 @@ use crate::Format;
 #[non_exhaustive]
 pub enum TraceError {
     /// The operating system refused to open, read or write a file.
-    #[error("{path}: {source}")]
+    // the OS error is the source, not repeated here
+    #[error("{path}")]
     Io {
         /// The file (or stream name) involved.
         path: String,

@@ -53,7 +53,8 @@ impl fmt::Display for Location {
 #[derive(Debug, thiserror::Error)]
 pub enum FioError {
     /// A job file (or an `include`d file) could not be read.
-    #[error("cannot read job file {path}: {source}")]
+    // the OS error is the source, not repeated here
+    #[error("cannot read job file {path}")]
     Io {
         /// The path that failed.
         path: PathBuf,

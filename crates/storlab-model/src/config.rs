@@ -84,6 +84,17 @@ pub struct Leaf {
     pub origin: String,
 }
 
+impl Leaf {
+    /// Where it was set: `file:line`, or `command line`.
+    pub fn place(&self) -> String {
+        if self.line > 0 {
+            format!("{}:{}", self.origin, self.line)
+        } else {
+            self.origin.clone()
+        }
+    }
+}
+
 /// A configuration as a flat, ordered map from dotted key paths to leaves.
 #[derive(Clone, Debug, Default)]
 pub struct Resolved {
@@ -424,13 +435,8 @@ impl Resolved {
                 None
             };
             if let Some(why) = why {
-                let place = if leaf.line > 0 {
-                    format!("{}:{}", leaf.origin, leaf.line)
-                } else {
-                    leaf.origin.clone()
-                };
                 return Err(ConfigError::Schema {
-                    file: place,
+                    file: leaf.place(),
                     message: format!("`{path}` = {}: {why}", leaf.value.to_string().trim()),
                 });
             }
@@ -485,11 +491,7 @@ impl Resolved {
                 || p.contains(&format!(".{name}."))
         })?;
         let _ = path;
-        Some(if leaf.line > 0 {
-            format!("{}:{}", leaf.origin, leaf.line)
-        } else {
-            leaf.origin.clone()
-        })
+        Some(leaf.place())
     }
 
     /// The resolved configuration as text, one `key = value  # source` per

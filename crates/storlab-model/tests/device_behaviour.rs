@@ -5,54 +5,20 @@
 use std::collections::BTreeMap;
 
 use storlab_model::config::PresetStore;
-use storlab_model::{Completion, Cx, DevRequest, Device, Op, SystemConfig};
+use storlab_model::{Completion, DevRequest, Device, Op, SystemConfig};
+
+mod common;
 
 fn device(preset: &str) -> Box<dyn Device> {
     let (_, cfg) = SystemConfig::load(&PresetStore::default(), preset, &[]).expect("preset");
     cfg.build_device().expect("device")
 }
 
-/// Submit `reqs` at their times and run the device to quiescence.
+/// Submit `reqs` at their times and run the device to quiescence; every
+/// request completes once, never in the past, its breakdown covering its
+/// latency.
 fn drive(name: &str, d: &mut dyn Device, reqs: &[(u64, DevRequest)]) -> BTreeMap<u64, Completion> {
-    let mut q: BTreeMap<(u64, u64), Option<u64>> = BTreeMap::new();
-    let mut seq = 0;
-    for (i, (t, _)) in reqs.iter().enumerate() {
-        seq += 1;
-        q.insert((*t, seq), Some(i as u64 | 1 << 62));
-    }
-    let mut done = BTreeMap::new();
-    let mut cx = Cx::default();
-    while let Some((&(t, s), &tok)) = q.iter().next() {
-        q.remove(&(t, s));
-        match tok {
-            Some(tok) if tok & (1 << 62) != 0 => {
-                d.submit(t, reqs[(tok & !(1 << 62)) as usize].1, &mut cx)
-            }
-            Some(tok) => d.on_event(t, tok, &mut cx),
-            None => {}
-        }
-        for (wt, wtok) in cx.wakeups.drain(..) {
-            assert!(wt >= t, "wake-up in the past");
-            seq += 1;
-            q.insert((wt, seq), Some(wtok));
-        }
-        for c in cx.completions.drain(..) {
-            assert!(c.at >= t, "completion in the past");
-            assert_eq!(
-                c.breakdown.total(),
-                c.at - reqs[c.id as usize].0,
-                "breakdown covers the latency"
-            );
-            assert!(done.insert(c.id, c).is_none(), "completed twice");
-        }
-    }
-    assert_eq!(
-        done.len(),
-        reqs.len(),
-        "{name}: every request completes; {}",
-        d.debug_state()
-    );
-    done
+    common::drive(d, reqs, usize::MAX).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn req(id: u64, op: Op, offset: u64, len: u64) -> DevRequest {

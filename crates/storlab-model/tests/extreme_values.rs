@@ -6,11 +6,12 @@
 //! allocation the size of the value. The random keys of `config_props.rs`
 //! rarely hit a real field; this walks all of them.
 
-use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use storlab_model::config::PresetStore;
-use storlab_model::{Cx, DevRequest, Device, Op, SystemConfig};
+use storlab_model::{DevRequest, Op, SystemConfig};
+
+mod common;
 
 /// Values tried in every integer field.
 const INTS: &[&str] = &[
@@ -85,59 +86,6 @@ fn workload(capacity: u64) -> Vec<(u64, DevRequest)> {
     v
 }
 
-/// Run `reqs` to quiescence; `Err` names what went wrong.
-fn drive(d: &mut dyn Device, reqs: &[(u64, DevRequest)]) -> Result<(), String> {
-    let mut q: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    let mut seq = 0;
-    for (i, (t, _)) in reqs.iter().enumerate() {
-        seq += 1;
-        q.insert((*t, seq), i as u64 | 1 << 62);
-    }
-    let mut done = 0;
-    let mut cx = Cx::default();
-    let mut events = 0;
-    while let Some((&(t, s), &tok)) = q.iter().next() {
-        q.remove(&(t, s));
-        events += 1;
-        if events > MAX_EVENTS {
-            return Err(format!(
-                "no end after {MAX_EVENTS} events at t={t}: {}",
-                d.debug_state()
-            ));
-        }
-        if tok & (1 << 62) != 0 {
-            d.submit(t, reqs[(tok & !(1 << 62)) as usize].1, &mut cx);
-        } else {
-            d.on_event(t, tok, &mut cx);
-        }
-        for (wt, wtok) in cx.wakeups.drain(..) {
-            if wt < t {
-                return Err(format!("wake-up at {wt} before now {t}"));
-            }
-            seq += 1;
-            q.insert((wt, seq), wtok);
-        }
-        for c in cx.completions.drain(..) {
-            if c.at < t {
-                return Err(format!(
-                    "request {} completed at {} before now {t}",
-                    c.id, c.at
-                ));
-            }
-            done += 1;
-        }
-    }
-    if done != reqs.len() {
-        return Err(format!(
-            "{done} of {} requests completed: {}",
-            reqs.len(),
-            d.debug_state()
-        ));
-    }
-    let _ = d.report(q.keys().last().map_or(1_000_000, |k| k.0));
-    Ok(())
-}
-
 /// Load `preset` with `key=value`; if it loads, build and drive it.
 /// `Ok(true)` when it loaded, `Ok(false)` when refused (with a message
 /// naming the key).
@@ -173,7 +121,8 @@ fn try_one(
             Err(_) => return Ok(false),
         };
         let reqs = workload(d.capacity());
-        drive(d.as_mut(), &reqs)?;
+        let done = common::drive(d.as_mut(), &reqs, MAX_EVENTS)?;
+        let _ = d.report(done.values().map(|c| c.at).max().unwrap_or(0));
         Ok(true)
     }));
     match outcome {

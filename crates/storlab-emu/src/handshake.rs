@@ -8,8 +8,10 @@
 //! fuzz target and the server run the same code.
 //!
 //! Supported options: `NBD_OPT_EXPORT_NAME`, `GO`, `INFO`, `LIST`,
-//! `ABORT`, `STRUCTURED_REPLY`. Others get `NBD_REP_ERR_UNSUP` (STARTTLS
-//! too: no TLS). An option longer than [`MAX_OPTION_LEN`] is skipped and
+//! `ABORT`, `STRUCTURED_REPLY`, and `LIST_META_CONTEXT` and
+//! `SET_META_CONTEXT` with the one context the protocol defines,
+//! `base:allocation` (for `NBD_CMD_BLOCK_STATUS`). Others get
+//! `NBD_REP_ERR_UNSUP` (STARTTLS too: no TLS). An option longer than [`MAX_OPTION_LEN`] is skipped and
 //! answered `NBD_REP_ERR_TOO_BIG`; a bad magic, unknown client flags, an
 //! unknown export chosen by `EXPORT_NAME` (which cannot carry an error) or
 //! more than [`MAX_OPTIONS`] options end the session.
@@ -96,6 +98,8 @@ impl ExportConfig {
 pub struct Negotiated {
     /// Structured replies are in use.
     pub structured_replies: bool,
+    /// `base:allocation` was selected: `NBD_CMD_BLOCK_STATUS` is allowed.
+    pub block_status: bool,
     /// Transmission flags sent.
     pub flags: u16,
 }
@@ -129,6 +133,8 @@ pub struct Handshake {
     out: Vec<u8>,
     no_zeroes: bool,
     structured: bool,
+    /// `base:allocation` selected by `NBD_OPT_SET_META_CONTEXT`.
+    allocation_context: bool,
     options: u32,
     shutting_down: bool,
     outcome: Option<Outcome>,
@@ -160,6 +166,7 @@ impl Handshake {
             out,
             no_zeroes: false,
             structured: false,
+            allocation_context: false,
             options: 0,
             shutting_down: false,
             outcome: None,
@@ -307,10 +314,7 @@ impl Handshake {
                 if !self.no_zeroes {
                     self.out.extend_from_slice(&[0u8; 124]);
                 }
-                let n = Negotiated {
-                    structured_replies: self.structured,
-                    flags,
-                };
+                let n = self.negotiated(flags);
                 self.finish(Outcome::Transmission(n));
             }
             OPT_ABORT => {
@@ -341,6 +345,7 @@ impl Handshake {
                 self.structured = true;
                 self.ack(option);
             }
+            OPT_LIST_META_CONTEXT | OPT_SET_META_CONTEXT => self.meta_context(option, data),
             OPT_STARTTLS => self.error(option, REP_ERR_UNSUP, "TLS is not supported"),
             _ => self.error(option, REP_ERR_UNSUP, "option not supported"),
         }
@@ -396,12 +401,85 @@ impl Handshake {
         self.info(option, INFO_BLOCK_SIZE, &bs);
         self.ack(option);
         if option == OPT_GO {
-            let n = Negotiated {
-                structured_replies: self.structured,
-                flags,
-            };
+            let n = self.negotiated(flags);
             self.finish(Outcome::Transmission(n));
         }
+    }
+
+    fn negotiated(&self, flags: u16) -> Negotiated {
+        Negotiated {
+            structured_replies: self.structured,
+            block_status: self.structured && self.allocation_context,
+            flags,
+        }
+    }
+
+    /// `NBD_OPT_LIST_META_CONTEXT` and `NBD_OPT_SET_META_CONTEXT`: u32
+    /// export name length, name, u32 query count, then each query as a u32
+    /// length and a string. LIST with no query lists every context; a
+    /// namespace alone (`base:`) lists its contexts. SET selects
+    /// `base:allocation` if asked for by name, replacing any earlier
+    /// selection (an error leaves none selected).
+    fn meta_context(&mut self, option: u32, data: &[u8]) {
+        if option == OPT_SET_META_CONTEXT {
+            self.allocation_context = false;
+        }
+        if !self.structured {
+            return self.error(
+                option,
+                REP_ERR_INVALID,
+                "negotiate structured replies before metadata contexts",
+            );
+        }
+        let parsed = (|| {
+            let nlen = be_u32(data.get(..4)?) as usize;
+            let name = data.get(4..4usize.checked_add(nlen)?)?;
+            let mut rest = &data[4 + nlen..];
+            let count = be_u32(rest.get(..4)?) as usize;
+            rest = &rest[4..];
+            let mut queries = Vec::new();
+            for _ in 0..count {
+                let qlen = be_u32(rest.get(..4)?) as usize;
+                queries.push(rest.get(4..4usize.checked_add(qlen)?)?);
+                rest = &rest[4 + qlen..];
+            }
+            rest.is_empty().then_some((name, queries))
+        })();
+        let Some((name, queries)) = parsed else {
+            return self.error(option, REP_ERR_INVALID, "malformed metadata context option");
+        };
+        if !self.cfg.accepts_name(name) {
+            return self.error(option, REP_ERR_UNKNOWN, "no such export");
+        }
+        // A query names a namespace, a colon, then a context (or nothing:
+        // every context of the namespace, when listing).
+        if queries
+            .iter()
+            .any(|q| q.len() > 4096 || !q.contains(&b':') || std::str::from_utf8(q).is_err())
+        {
+            return self.error(option, REP_ERR_INVALID, "malformed metadata context query");
+        }
+        let full = META_BASE_ALLOCATION.as_bytes();
+        let matches = if option == OPT_LIST_META_CONTEXT {
+            queries.is_empty() || queries.iter().any(|q| *q == full || *q == b"base:")
+        } else {
+            queries.contains(&full)
+        };
+        if matches {
+            // LIST's ids are reserved (zero); SET's name the context in
+            // block status replies.
+            let id = if option == OPT_SET_META_CONTEXT {
+                self.allocation_context = true;
+                META_BASE_ALLOCATION_ID
+            } else {
+                0
+            };
+            let mut d = Vec::with_capacity(4 + full.len());
+            d.extend_from_slice(&id.to_be_bytes());
+            d.extend_from_slice(full);
+            put_option_reply(&mut self.out, option, REP_META_CONTEXT, &d);
+        }
+        self.ack(option);
     }
 }
 
@@ -440,7 +518,7 @@ mod tests {
     }
 
     /// Option replies in `out` as (option, type, data).
-    fn replies(mut out: &[u8]) -> Vec<(u32, u32, Vec<u8>)> {
+    fn replies(mut out: &[u8]) -> Replies {
         let mut v = Vec::new();
         while out.len() >= 20 {
             assert_eq!(be_u64(out), REPLY_MAGIC_OPT);
@@ -484,6 +562,131 @@ mod tests {
             }
             o => panic!("{o:?}"),
         }
+    }
+
+    fn meta(o: u32, name: &str, queries: &[&str]) -> Vec<u8> {
+        let mut d = (name.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(name.as_bytes());
+        d.extend_from_slice(&(queries.len() as u32).to_be_bytes());
+        for q in queries {
+            d.extend_from_slice(&(q.len() as u32).to_be_bytes());
+            d.extend_from_slice(q.as_bytes());
+        }
+        opt(o, &d)
+    }
+
+    /// Option replies as (option, type, data).
+    type Replies = Vec<(u32, u32, Vec<u8>)>;
+
+    /// Feed `options` after the client flags; the option replies and the
+    /// outcome.
+    fn negotiate(options: &[Vec<u8>]) -> (Replies, Option<Outcome>) {
+        let mut h = Handshake::new(cfg());
+        h.take_output();
+        let mut input = 1u32.to_be_bytes().to_vec();
+        for o in options {
+            input.extend_from_slice(o);
+        }
+        h.feed(&input);
+        (replies(&h.take_output()), h.outcome().cloned())
+    }
+
+    fn block_status_allowed(o: Option<Outcome>) -> bool {
+        match o {
+            Some(Outcome::Transmission(n)) => n.block_status,
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn base_allocation_is_listed_and_selected() {
+        let sr = opt(OPT_STRUCTURED_REPLY, &[]);
+        let (r, _) = negotiate(&[
+            sr.clone(),
+            meta(OPT_LIST_META_CONTEXT, "dev", &[]),
+            meta(OPT_LIST_META_CONTEXT, "", &["base:"]),
+            meta(OPT_LIST_META_CONTEXT, "dev", &["x-other:thing"]),
+        ]);
+        let types: Vec<u32> = r.iter().map(|x| x.1).collect();
+        assert_eq!(
+            types,
+            vec![
+                REP_ACK,
+                REP_META_CONTEXT,
+                REP_ACK,
+                REP_META_CONTEXT,
+                REP_ACK,
+                REP_ACK
+            ]
+        );
+        assert_eq!(be_u32(&r[1].2), 0, "listed ids are reserved zero");
+        assert_eq!(&r[1].2[4..], META_BASE_ALLOCATION.as_bytes());
+
+        let (r, o) = negotiate(&[
+            sr.clone(),
+            meta(
+                OPT_SET_META_CONTEXT,
+                "dev",
+                &["x-other:thing", "base:allocation"],
+            ),
+            go("dev", &[]),
+        ]);
+        assert_eq!(r[1].1, REP_META_CONTEXT);
+        assert_eq!(be_u32(&r[1].2), META_BASE_ALLOCATION_ID);
+        assert_eq!(r[2].1, REP_ACK);
+        assert!(block_status_allowed(o));
+    }
+
+    #[test]
+    fn block_status_needs_structured_replies_and_a_selection() {
+        // No structured replies: SET is refused and nothing is selected.
+        let (r, o) = negotiate(&[
+            meta(OPT_SET_META_CONTEXT, "dev", &["base:allocation"]),
+            go("dev", &[]),
+        ]);
+        assert_eq!(r[0].1, REP_ERR_INVALID);
+        assert!(!block_status_allowed(o));
+        let sr = opt(OPT_STRUCTURED_REPLY, &[]);
+        // A later SET that selects nothing replaces the earlier one.
+        let (r, o) = negotiate(&[
+            sr.clone(),
+            meta(OPT_SET_META_CONTEXT, "dev", &["base:allocation"]),
+            meta(OPT_SET_META_CONTEXT, "dev", &["base:"]),
+            go("dev", &[]),
+        ]);
+        assert_eq!(r[3].1, REP_ACK, "{r:?}");
+        assert!(!block_status_allowed(o));
+        // Errors: unknown export, malformed data, a query with no namespace.
+        let mut trailing = meta(OPT_SET_META_CONTEXT, "dev", &["base:allocation"]);
+        trailing.push(0);
+        let len = be_u32(&trailing[12..]) + 1;
+        trailing[12..16].copy_from_slice(&len.to_be_bytes());
+        let (r, o) = negotiate(&[
+            sr.clone(),
+            meta(OPT_SET_META_CONTEXT, "dev", &["base:allocation"]),
+            meta(OPT_SET_META_CONTEXT, "other", &["base:allocation"]),
+            meta(OPT_SET_META_CONTEXT, "dev", &["base:allocation"]),
+            trailing,
+            meta(OPT_LIST_META_CONTEXT, "dev", &["allocation"]),
+            opt(OPT_SET_META_CONTEXT, &[0, 0, 0, 3, b'd']),
+            go("dev", &[]),
+        ]);
+        let types: Vec<u32> = r.iter().map(|x| x.1).collect();
+        assert_eq!(
+            types[..8],
+            [
+                REP_ACK,
+                REP_META_CONTEXT,
+                REP_ACK,
+                REP_ERR_UNKNOWN,
+                REP_META_CONTEXT,
+                REP_ACK,
+                REP_ERR_INVALID,
+                REP_ERR_INVALID
+            ]
+        );
+        assert_eq!(types[8], REP_ERR_INVALID);
+        assert!(!block_status_allowed(o), "an error clears the selection");
     }
 
     #[test]

@@ -70,6 +70,8 @@ pub const REP_ACK: u32 = 1;
 pub const REP_SERVER: u32 = 2;
 /// Option reply: one piece of export information.
 pub const REP_INFO: u32 = 3;
+/// Option reply: one metadata context (id and name).
+pub const REP_META_CONTEXT: u32 = 4;
 /// Option reply error: option unknown.
 pub const REP_ERR_UNSUP: u32 = 0x8000_0001;
 /// Option reply error: forbidden by policy.
@@ -106,6 +108,8 @@ pub const CMD_FLUSH: u16 = 3;
 pub const CMD_TRIM: u16 = 4;
 /// Command: write zeroes.
 pub const CMD_WRITE_ZEROES: u16 = 6;
+/// Command: report the status of a range in the selected metadata context.
+pub const CMD_BLOCK_STATUS: u16 = 7;
 
 /// Command flag: force unit access.
 pub const CMD_FLAG_FUA: u16 = 1 << 0;
@@ -113,6 +117,8 @@ pub const CMD_FLAG_FUA: u16 = 1 << 0;
 pub const CMD_FLAG_NO_HOLE: u16 = 1 << 1;
 /// Command flag: do not fragment a structured read reply.
 pub const CMD_FLAG_DF: u16 = 1 << 2;
+/// Command flag: block status may answer with one extent only.
+pub const CMD_FLAG_REQ_ONE: u16 = 1 << 3;
 /// Command flag: fail write zeroes unless it is fast.
 pub const CMD_FLAG_FAST_ZERO: u16 = 1 << 4;
 
@@ -124,6 +130,17 @@ pub const REPLY_TYPE_NONE: u16 = 0;
 pub const REPLY_TYPE_OFFSET_DATA: u16 = 1;
 /// Structured reply type: an error.
 pub const REPLY_TYPE_ERROR: u16 = 0x8001;
+/// Structured reply type: extents of one metadata context.
+pub const REPLY_TYPE_BLOCK_STATUS: u16 = 5;
+
+/// The one metadata context defined by the protocol: allocation.
+pub const META_BASE_ALLOCATION: &str = "base:allocation";
+/// The id this server gives `base:allocation` (any nonzero value would do).
+pub const META_BASE_ALLOCATION_ID: u32 = 1;
+/// `base:allocation` extent flag: not allocated on the server.
+pub const STATE_HOLE: u32 = 1 << 0;
+/// `base:allocation` extent flag: reads as zeros.
+pub const STATE_ZERO: u32 = 1 << 1;
 
 /// Error: operation not permitted.
 pub const EPERM: u32 = 1;
@@ -199,6 +216,28 @@ pub fn structured_error(error: u32, handle: u64, message: &str) -> Vec<u8> {
     v.extend_from_slice(&error.to_be_bytes());
     v.extend_from_slice(&(msg.len() as u16).to_be_bytes());
     v.extend_from_slice(msg);
+    v
+}
+
+/// A complete `NBD_REPLY_TYPE_BLOCK_STATUS` reply (final chunk) for
+/// context `context`: `extents` are (length, flags) in order from the
+/// request's offset.
+pub fn block_status_reply(handle: u64, context: u32, extents: &[(u32, u32)]) -> Vec<u8> {
+    let payload = 4 + 8 * extents.len();
+    let mut v = vec![0u8; STRUCTURED_REPLY_LEN];
+    write_structured_header(
+        &mut v,
+        REPLY_FLAG_DONE,
+        REPLY_TYPE_BLOCK_STATUS,
+        handle,
+        payload as u32,
+    );
+    v.reserve(payload);
+    v.extend_from_slice(&context.to_be_bytes());
+    for (len, flags) in extents {
+        v.extend_from_slice(&len.to_be_bytes());
+        v.extend_from_slice(&flags.to_be_bytes());
+    }
     v
 }
 

@@ -136,6 +136,8 @@ pub struct ServeReport {
     pub protocol_errors: u64,
     /// Connections closed for a protocol violation (bad magic...).
     pub protocol_violations: u64,
+    /// `NBD_CMD_BLOCK_STATUS` queries answered (not timed by the model).
+    pub block_status_queries: u64,
     /// Per operation.
     pub ops: Vec<OpReport>,
     /// Lateness over all requests.
@@ -228,10 +230,11 @@ impl fmt::Display for ServeReport {
         )?;
         writeln!(
             f,
-            "  protocol errors={} violations={} handshake failures={} power cuts={} lost writes={} destaged={} host syncs={} (replies held for them: {})",
+            "  protocol errors={} violations={} handshake failures={} block status queries={} power cuts={} lost writes={} destaged={} host syncs={} (replies held for them: {})",
             self.protocol_errors,
             self.protocol_violations,
             self.handshake_failures,
+            self.block_status_queries,
             self.durability.power_cuts,
             self.durability.lost_writes,
             self.durability.destaged_writes,
@@ -263,6 +266,7 @@ struct Inner {
     handshake_failures: u64,
     protocol_errors: u64,
     protocol_violations: u64,
+    block_status: u64,
 }
 
 /// The server's running counters (one mutex; taken once per reply).
@@ -299,6 +303,7 @@ impl Stats {
                 handshake_failures: 0,
                 protocol_errors: 0,
                 protocol_violations: 0,
+                block_status: 0,
             }),
         }
     }
@@ -340,6 +345,7 @@ impl Stats {
         g.late.reset();
         g.breakdown = [0; NCOMP];
         g.breakdown_n = 0;
+        g.block_status = 0;
     }
 
     pub fn connection(&self) {
@@ -353,6 +359,9 @@ impl Stats {
     }
     pub fn protocol_violation(&self) {
         self.lock().protocol_violations += 1;
+    }
+    pub fn block_status(&self) {
+        self.lock().block_status += 1;
     }
 
     /// Fill the counters part of a report.
@@ -397,6 +406,7 @@ impl Stats {
             handshake_failures: g.handshake_failures,
             protocol_errors: g.protocol_errors,
             protocol_violations: g.protocol_violations,
+            block_status_queries: g.block_status,
             ops,
             lateness: LatencySummary::of(&g.late),
             clamped_arrivals,

@@ -68,6 +68,8 @@ pub struct Limits {
     pub read_only: bool,
     /// Structured replies were negotiated (`NBD_CMD_FLAG_DF` allowed).
     pub structured: bool,
+    /// `base:allocation` was selected (`NBD_CMD_BLOCK_STATUS` allowed).
+    pub block_status: bool,
 }
 
 /// A valid command.
@@ -111,6 +113,15 @@ pub enum Command {
         /// The client asked not to punch holes (it affects timing only).
         no_hole: bool,
     },
+    /// Report which parts of a range hold data (`base:allocation`).
+    BlockStatus {
+        /// Offset.
+        offset: u64,
+        /// Length.
+        len: u32,
+        /// One extent is enough (`NBD_CMD_FLAG_REQ_ONE`).
+        req_one: bool,
+    },
     /// `NBD_CMD_DISC`: finish what is in flight, then close.
     Disconnect,
 }
@@ -133,8 +144,10 @@ pub enum Verdict {
 
 /// Check a request against the connection's limits (proto.md's error
 /// rules: unknown command or flag `EINVAL`, read-only `EPERM`, write past
-/// the end `ENOSPC`, read past the end `EINVAL`, misaligned `EINVAL`,
-/// payload over the maximum `EOVERFLOW`).
+/// the end `ENOSPC`, read (or block status) past the end `EINVAL`,
+/// misaligned `EINVAL`, payload over the maximum `EOVERFLOW`; block status
+/// without a selected context `EINVAL`, and allowed on a read-only export
+/// and for any length, as it moves no data).
 pub fn check(h: &RequestHeader, lim: &Limits) -> Verdict {
     let payload = if h.typ == CMD_WRITE { h.length } else { 0 };
     let reject = |errno, message| Verdict::Reject {
@@ -146,6 +159,10 @@ pub fn check(h: &RequestHeader, lim: &Limits) -> Verdict {
         CMD_READ if lim.structured => CMD_FLAG_FUA | CMD_FLAG_DF,
         CMD_READ | CMD_WRITE | CMD_TRIM | CMD_FLUSH | CMD_DISC => CMD_FLAG_FUA,
         CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE | CMD_FLAG_FAST_ZERO,
+        CMD_BLOCK_STATUS if lim.block_status => CMD_FLAG_REQ_ONE,
+        CMD_BLOCK_STATUS => {
+            return reject(EINVAL, "block status without a selected metadata context")
+        }
         _ => return reject(EINVAL, "unknown command"),
     };
     if h.flags & !allowed_flags != 0 {
@@ -163,7 +180,7 @@ pub fn check(h: &RequestHeader, lim: &Limits) -> Verdict {
         }
         _ => {}
     }
-    let writes = h.typ != CMD_READ;
+    let writes = h.typ != CMD_READ && h.typ != CMD_BLOCK_STATUS;
     if len == 0 {
         return reject(EINVAL, "zero-length request");
     }
@@ -192,6 +209,11 @@ pub fn check(h: &RequestHeader, lim: &Limits) -> Verdict {
         CMD_READ => Command::Read { offset, len },
         CMD_WRITE => Command::Write { offset, len, fua },
         CMD_TRIM => Command::Trim { offset, len, fua },
+        CMD_BLOCK_STATUS => Command::BlockStatus {
+            offset,
+            len,
+            req_one: h.flags & CMD_FLAG_REQ_ONE != 0,
+        },
         _ => Command::WriteZeroes {
             offset,
             len,
@@ -199,6 +221,47 @@ pub fn check(h: &RequestHeader, lim: &Limits) -> Verdict {
             no_hole: h.flags & CMD_FLAG_NO_HOLE != 0,
         },
     })
+}
+
+/// Most extents in one block status reply (the reply may cover less than
+/// asked, as the protocol allows; the client asks again for the rest).
+pub const MAX_EXTENTS: usize = 16384;
+
+/// The `base:allocation` extents of `[offset, offset + len)` as (length,
+/// flags), from the store's data extents in that range (in order, inside
+/// it): data is 0, the gaps between are holes that read as zeros. With
+/// `req_one`, only the first extent. Never empty for `len > 0`.
+pub fn allocation_extents(
+    data: &[(u64, u64)],
+    offset: u64,
+    len: u32,
+    req_one: bool,
+) -> Vec<(u32, u32)> {
+    let end = offset + len as u64;
+    let limit = if req_one { 1 } else { MAX_EXTENTS };
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    let mut push = |l: u64, flags: u32| {
+        if l == 0 {
+            return;
+        }
+        match out.last_mut() {
+            Some((ol, of)) if *of == flags => *ol += l as u32,
+            _ => out.push((l as u32, flags)),
+        }
+    };
+    let mut pos = offset;
+    for &(o, l) in data {
+        let (s, e) = (o.max(pos), (o + l).min(end));
+        if s >= e {
+            continue;
+        }
+        push(s - pos, STATE_HOLE | STATE_ZERO);
+        push(e - s, 0);
+        pos = e;
+    }
+    push(end - pos, STATE_HOLE | STATE_ZERO);
+    out.truncate(limit);
+    out
 }
 
 /// Something the request stream produced. A write's payload is borrowed
@@ -478,6 +541,7 @@ mod tests {
             max_payload: 1 << 16,
             read_only: false,
             structured: true,
+            block_status: true,
         }
     }
 
@@ -543,6 +607,78 @@ mod tests {
         };
         assert_eq!(
             errno(check(&hdr(CMD_READ, CMD_FLAG_DF, 0, 1), &nodf)),
+            EINVAL
+        );
+    }
+
+    #[test]
+    fn allocation_extents_alternate_and_cover_the_range() {
+        let hole = STATE_HOLE | STATE_ZERO;
+        // Data at [4096, 8192) and [12288, 16384) (touching extents merge).
+        let data = [(4096, 2048), (6144, 2048), (12288, 4096)];
+        assert_eq!(
+            allocation_extents(&data, 0, 20480, false),
+            vec![
+                (4096, hole),
+                (4096, 0),
+                (4096, hole),
+                (4096, 0),
+                (4096, hole)
+            ]
+        );
+        assert_eq!(
+            allocation_extents(&data, 5000, 2000, false),
+            vec![(2000, 0)]
+        );
+        assert_eq!(
+            allocation_extents(&data, 0, 20480, true),
+            vec![(4096, hole)]
+        );
+        assert_eq!(allocation_extents(&[], 7, 1, false), vec![(1, hole)]);
+        // Many small extents: capped, in order from the offset.
+        let many: Vec<(u64, u64)> = (0..3 * MAX_EXTENTS as u64)
+            .map(|i| (i * 8192, 4096))
+            .collect();
+        let e = allocation_extents(&many, 0, u32::MAX, false);
+        assert_eq!(e.len(), MAX_EXTENTS);
+        assert_eq!(e[0], (4096, 0));
+        assert_eq!(e[1], (4096, hole));
+    }
+
+    #[test]
+    fn block_status_rules() {
+        let l = Limits {
+            read_only: true,
+            ..lim()
+        };
+        // Any length up to the end, read-only or not: no data moves.
+        assert_eq!(
+            check(&hdr(CMD_BLOCK_STATUS, CMD_FLAG_REQ_ONE, 0, 1 << 20), &l),
+            Verdict::Accept(Command::BlockStatus {
+                offset: 0,
+                len: 1 << 20,
+                req_one: true
+            })
+        );
+        assert_eq!(
+            errno(check(&hdr(CMD_BLOCK_STATUS, 0, 1, 1 << 20), &l)),
+            EINVAL
+        );
+        assert_eq!(errno(check(&hdr(CMD_BLOCK_STATUS, 0, 0, 0), &l)), EINVAL);
+        assert_eq!(
+            errno(check(&hdr(CMD_BLOCK_STATUS, CMD_FLAG_FUA, 0, 1), &l)),
+            EINVAL
+        );
+        let unselected = Limits {
+            block_status: false,
+            ..l
+        };
+        assert_eq!(
+            errno(check(&hdr(CMD_BLOCK_STATUS, 0, 0, 1), &unselected)),
+            EINVAL
+        );
+        assert_eq!(
+            errno(check(&hdr(CMD_READ, CMD_FLAG_REQ_ONE, 0, 1), &l)),
             EINVAL
         );
     }

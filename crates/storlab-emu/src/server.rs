@@ -40,7 +40,7 @@ use crate::clock::{Clock, WallClock};
 use crate::driver::ModelDriver;
 use crate::durability::Durability;
 use crate::error::EmuError;
-use crate::handshake::{BlockSizes, ExportConfig, Handshake, Outcome};
+use crate::handshake::{BlockSizes, ExportConfig, Handshake, Negotiated, Outcome};
 use crate::reactor::{self, Job};
 use crate::report::{ClockReport, RecordReport, ServeReport, Stats};
 use crate::store::{open_store, StoreSpec};
@@ -316,6 +316,8 @@ pub(crate) struct NewConn {
     pub(crate) id: u64,
     pub(crate) sock: Sock,
     pub(crate) structured: bool,
+    /// `base:allocation` selected: block status allowed.
+    pub(crate) block_status: bool,
     /// Bytes read past the end of the handshake (the first requests).
     pub(crate) leftover: Vec<u8>,
 }
@@ -429,12 +431,13 @@ fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64) {
     shared.stats.connection();
     let outcome = handshake(&shared, &sock);
     match outcome {
-        Some((structured, leftover)) => {
+        Some((negotiated, leftover)) => {
             let _ = sock.set_read_timeout(None);
             lock(&shared.incoming).push(NewConn {
                 id,
                 sock,
-                structured,
+                structured: negotiated.structured_replies,
+                block_status: negotiated.block_status,
                 leftover,
             });
             shared.wake_reactor();
@@ -446,9 +449,9 @@ fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64) {
     }
 }
 
-/// Run the handshake; on success, whether structured replies were
-/// negotiated and the bytes read past its end.
-fn handshake(shared: &Shared, sock: &Sock) -> Option<(bool, Vec<u8>)> {
+/// Run the handshake; on success, what was negotiated and the bytes read
+/// past its end.
+fn handshake(shared: &Shared, sock: &Sock) -> Option<(Negotiated, Vec<u8>)> {
     let _ = sock.set_read_timeout(Some(Duration::from_secs(30)));
     let mut hs = Handshake::new(shared.export.clone());
     if shared.stopping.load(Ordering::SeqCst) {
@@ -476,7 +479,7 @@ fn handshake(shared: &Shared, sock: &Sock) -> Option<(bool, Vec<u8>)> {
         (lo, hi) = (used, n);
     };
     match outcome {
-        Outcome::Transmission(n) => Some((n.structured_replies, buf[lo..hi].to_vec())),
+        Outcome::Transmission(n) => Some((n, buf[lo..hi].to_vec())),
         Outcome::Aborted => None,
         Outcome::Rejected(_) => {
             shared.stats.handshake_failure();

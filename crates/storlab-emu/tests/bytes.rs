@@ -25,13 +25,14 @@ fn cfg() -> ExportConfig {
     }
 }
 
-fn limits(min_block: u32, read_only: bool) -> Limits {
+fn limits(min_block: u32, read_only: bool, block_status: bool) -> Limits {
     Limits {
         size: 1 << 20,
         min_block,
         max_payload: 1 << 16,
         read_only,
         structured: true,
+        block_status,
     }
 }
 
@@ -169,8 +170,9 @@ proptest! {
         cuts in prop::collection::vec(any::<usize>(), 0..8),
         min_block in prop::sample::select(vec![1u32, 512]),
         read_only: bool,
+        block_status: bool,
     ) {
-        let lim = limits(min_block, read_only);
+        let lim = limits(min_block, read_only, block_status);
         let whole = stream(&input, &[], lim);
         let split = stream(&input, &cuts, lim);
         prop_assert_eq!(&whole, &split);
@@ -180,6 +182,10 @@ proptest! {
                 let (off, len) = match *command {
                     Command::Read { offset, len } | Command::Write { offset, len, .. }
                     | Command::Trim { offset, len, .. } | Command::WriteZeroes { offset, len, .. } => (offset, len),
+                    Command::BlockStatus { offset, len, .. } => {
+                        prop_assert!(block_status);
+                        (offset, len)
+                    }
                     Command::Flush | Command::Disconnect => (0, 0),
                 };
                 prop_assert!(off + len as u64 <= lim.size);
@@ -195,8 +201,9 @@ proptest! {
     #[test]
     fn check_accepts_only_valid_requests(
         typ in 0u16..10, flags: u16, offset: u64, length: u32, read_only: bool,
+        block_status: bool,
     ) {
-        let lim = limits(512, read_only);
+        let lim = limits(512, read_only, block_status);
         let h = RequestHeader { flags, typ, handle: 1, offset, length };
         if let Verdict::Accept(c) = check(&h, &lim) {
             match c {
@@ -205,7 +212,8 @@ proptest! {
                 _ => {
                     prop_assert!(length > 0 && offset.checked_add(length as u64).is_some());
                     prop_assert!(offset + length as u64 <= lim.size);
-                    prop_assert!(!read_only || typ == CMD_READ);
+                    prop_assert!(!read_only || typ == CMD_READ || typ == CMD_BLOCK_STATUS);
+                    prop_assert!(block_status || typ != CMD_BLOCK_STATUS);
                 }
             }
         } else if let Verdict::Reject { discard, .. } = check(&h, &lim) {
@@ -220,10 +228,16 @@ proptest! {
     /// Garbage on the wire, before or after a handshake: the server closes
     /// or answers, never dies, and serves the next client.
     #[test]
-    fn live_server_survives_garbage(input in request_bytes(), after_handshake: bool) {
+    fn live_server_survives_garbage(input in request_bytes(), after_handshake: bool, meta: bool) {
         let srv = TestServer::memory(1 << 20);
         if after_handshake {
-            let mut c = RawClient::connect(&srv.socket, true);
+            // With base:allocation selected, block status requests in the
+            // garbage are served too.
+            let mut c = if meta {
+                RawClient::connect_meta(&srv.socket, &["base:allocation"]).0
+            } else {
+                RawClient::connect(&srv.socket, true)
+            };
             let _ = c.sock.write_all(&input);
             let _ = c.sock.shutdown(std::net::Shutdown::Write);
             let mut sink = Vec::new();

@@ -162,13 +162,106 @@ fn qemu_img_and_qemu_io_patterns() {
 }
 
 #[test]
+fn allocation_map_for_nbdinfo_qemu_img_and_a_sparse_nbdcopy() {
+    require("nbdinfo", "libnbd-bin");
+    require("nbdcopy", "libnbd-bin");
+    require("qemu-img", "qemu-utils");
+    require("qemu-io", "qemu-utils");
+    let size = 256 * MIB;
+    let srv = TestServer::of(size, Box::new(FixedLatency::new(20_000, size)));
+    let uri = srv.uri();
+    let v: serde_json::Value =
+        serde_json::from_str(&run(Command::new("nbdinfo").arg("--json").arg(&uri)))
+            .expect("nbdinfo --json output");
+    assert_eq!(v["exports"][0]["contexts"][0], "base:allocation");
+    run(Command::new("qemu-io").args([
+        "-f",
+        "raw",
+        "-c",
+        "write -P 0x55 1M 64k",
+        "-c",
+        "write -P 0x66 100M 4k",
+        &uri,
+    ]));
+    // nbdinfo --map: start, length, flags, description.
+    let map = run(Command::new("nbdinfo").arg("--map").arg(&uri));
+    let rows: Vec<(u64, u64, u32)> = map
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = |i: usize| f[i].parse::<u64>().expect("a number");
+            (n(0), n(1), n(2) as u32)
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (0, MIB, 3),
+            (MIB, 64 << 10, 0),
+            (MIB + (64 << 10), 99 * MIB - (64 << 10), 3),
+            (100 * MIB, 4096, 0),
+            (100 * MIB + 4096, size - 100 * MIB - 4096, 3),
+        ],
+        "{map}"
+    );
+    let qmap: serde_json::Value = serde_json::from_str(&run(Command::new("qemu-img").args([
+        "map",
+        "--output=json",
+        "-f",
+        "raw",
+        &uri,
+    ])))
+    .expect("qemu-img map json");
+    let data: Vec<(u64, u64)> = qmap
+        .as_array()
+        .expect("extents")
+        .iter()
+        .filter(|e| e["data"] == true)
+        .map(|e| {
+            (
+                e["start"].as_u64().unwrap_or(0),
+                e["length"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(data, vec![(MIB, 64 << 10), (100 * MIB, 4096)], "{qmap}");
+    // nbdcopy skips the holes: a sparse, byte-equal copy that reads only
+    // the data.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("copy.raw");
+    srv.handle().control().reset_stats();
+    run(Command::new("nbdcopy").arg(&uri).arg(&out));
+    run(Command::new("qemu-img")
+        .args(["compare", "-f", "raw", "-F", "raw"])
+        .arg(&out)
+        .arg(&uri));
+    let report = srv.stop();
+    assert!(
+        report.ops[0].bytes < 4 * MIB,
+        "nbdcopy read {} bytes of a 256 MiB export holding 68 KiB",
+        report.ops[0].bytes
+    );
+    assert!(report.block_status_queries > 0);
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(&out).expect("copy");
+    assert_eq!(m.len(), size);
+    assert!(
+        m.blocks() * 512 < 16 * MIB,
+        "copy is not sparse: {} blocks",
+        m.blocks()
+    );
+}
+
+#[test]
 fn fio_verify_soak_with_many_jobs_and_depth_32() {
     require("fio", "fio");
     let size = 512 * MIB;
     let srv = TestServer::of(size, Box::new(FixedLatency::new(20_000, size)));
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("fio.json");
+    // fio writes its verify state files to the working directory.
     run(Command::new("fio")
+        .current_dir(dir.path())
         .args([
             "--name=soak",
             "--ioengine=nbd",

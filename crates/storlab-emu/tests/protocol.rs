@@ -686,3 +686,98 @@ fn large_requests_do_not_hold_back_other_connections_replies(write: bool) {
         late.max_ns / 1000
     );
 }
+
+/// `base:allocation` extents of `[offset, offset + len)`, checked to be a
+/// well-formed reply to handle 9 for the context selected.
+fn extents(c: &mut RawClient, offset: u64, len: u32, flags: u16) -> Vec<(u32, u32)> {
+    let r = c.block_status(9, offset, len, flags);
+    assert_eq!((r.handle, r.error), (9, 0), "{r:?}");
+    let (id, ext) = r.extents.expect("a block status chunk");
+    assert_eq!(vec![id], c.contexts);
+    assert!(!ext.is_empty());
+    assert!(ext.iter().map(|e| e.0 as u64).sum::<u64>() <= len as u64);
+    ext
+}
+
+#[test]
+fn block_status_reports_where_data_is() {
+    let hole = STATE_HOLE | STATE_ZERO;
+    for store in ["memory", "file"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spec = if store == "file" {
+            StoreSpec::File(dir.path().join("disk.img"))
+        } else {
+            StoreSpec::Memory
+        };
+        let size = 16 * MIB;
+        let srv = TestServer::start(
+            ServeOptions {
+                size,
+                store: spec,
+                ..Default::default()
+            },
+            Box::new(FixedLatency::new(1000, size)),
+        );
+        let (mut c, ids) = RawClient::connect_meta(&srv.socket, &["x-none:x", "base:allocation"]);
+        assert_eq!(ids, vec![META_BASE_ALLOCATION_ID], "{store}");
+        assert_eq!(
+            extents(&mut c, 0, size as u32, 0),
+            vec![(size as u32, hole)]
+        );
+        assert_eq!(c.write(1, MIB, &[7u8; 4096], 0).error, 0);
+        assert_eq!(c.write(2, 3 * MIB + 10, &[8u8; 100], 0).error, 0);
+        let e = extents(&mut c, 0, 8 * MIB as u32, 0);
+        // Whatever the store's granularity, the written bytes are in data
+        // extents, the first MiB and the end are holes, and holes read as
+        // zeros.
+        let mut pos = 0u64;
+        for &(l, f) in &e {
+            let (s, end) = (pos, pos + l as u64);
+            for w in [MIB, 3 * MIB + 10] {
+                if (s..end).contains(&w) {
+                    assert_eq!(f, 0, "{store}: {w} in a hole: {e:?}");
+                }
+            }
+            if f == hole {
+                assert!(c.read(3, s, l.min(1 << 16)).data.iter().all(|&b| b == 0));
+            }
+            pos = end;
+        }
+        assert_eq!(pos, 8 * MIB, "{store}: {e:?}");
+        assert_eq!(e[0], (MIB as u32, hole), "{store}: {e:?}");
+        assert_eq!(e.last().expect("extents").1, hole, "{store}: {e:?}");
+        // One extent when asked for one; from an offset inside data.
+        assert_eq!(
+            extents(&mut c, 0, 8 * MIB as u32, CMD_FLAG_REQ_ONE),
+            vec![(MIB as u32, hole)]
+        );
+        assert_eq!(extents(&mut c, MIB + 100, 200, 0), vec![(200, 0)]);
+        // A trimmed page is a hole again.
+        c.send(CMD_TRIM, 0, 4, MIB, 4096, &[]);
+        assert_eq!(c.recv(|_| 0).error, 0);
+        assert_eq!(
+            extents(&mut c, 0, 2 * MIB as u32, 0),
+            vec![(2 * MIB as u32, hole)]
+        );
+        // Past the end and zero-length are errors; the connection goes on.
+        assert_eq!(c.block_status(5, size - 4096, 8192, 0).error, EINVAL);
+        assert_eq!(c.block_status(6, 0, 0, 0).error, EINVAL);
+        assert_eq!(c.read(7, MIB, 4096).data, vec![0u8; 4096]);
+        c.disconnect();
+        // Without a selected context block status is refused.
+        let mut plain = RawClient::connect(&srv.socket, true);
+        assert!(plain.contexts.is_empty());
+        let r = plain.block_status(1, 0, 4096, 0);
+        assert_eq!((r.error, r.extents), (EINVAL, None));
+        assert_eq!(plain.read(2, 3 * MIB + 10, 100).data, vec![8u8; 100]);
+        plain.disconnect();
+        let report = srv.stop();
+        // Five answered; three refused at the boundary.
+        assert_eq!(report.block_status_queries, 5, "{store}");
+        assert_eq!(report.protocol_errors, 3, "{store}");
+        // Answered without the model: only reads, writes and the trim
+        // were timed.
+        let timed: u64 = report.ops.iter().map(|o| o.requests).sum();
+        assert_eq!(timed, 2 + 3 + 1 + 1 + 1, "{store}: {:?}", report.ops);
+    }
+}

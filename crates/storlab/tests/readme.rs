@@ -77,3 +77,107 @@ fn jobs_directory_files_are_accepted_by_real_fio() {
         );
     }
 }
+
+/// A free TCP port on loopback (bound, then released for the server).
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    l.local_addr().expect("address").port()
+}
+
+/// Keeps the README's serve examples working: the `console` block's
+/// servers are started (temporary paths, a free port), its fio and nbdinfo
+/// lines run against them and must succeed and print, and each server must
+/// then shut down cleanly on SIGTERM. The nbdfuse line needs root, FUSE
+/// and a loop device: `storlab-emu`'s `nbdfuse_loop_xfs_sqlite_chain`
+/// runs that chain.
+#[test]
+fn readme_serve_examples_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sock = dir.path().join("dev.sock");
+    let img = dir.path().join("disk.img");
+    let port = free_port();
+    let subst = |l: &str| {
+        l.replace("/tmp/dev.sock", &sock.display().to_string())
+            .replace("/var/tmp/disk.img", &img.display().to_string())
+            .replace("127.0.0.1:10809", &format!("127.0.0.1:{port}"))
+            .replace("--runtime=10", "--runtime=1")
+    };
+    let mut servers: Vec<std::process::Child> = Vec::new();
+    struct Kill<'a>(&'a mut Vec<std::process::Child>);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            for c in self.0.iter_mut() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let guard = Kill(&mut servers);
+    let (mut in_console, mut clients) = (false, 0);
+    for line in readme.lines() {
+        if line.starts_with("```") {
+            in_console = line == "```console";
+            continue;
+        }
+        if !in_console {
+            continue;
+        }
+        let line = subst(line);
+        if let Some(rest) = line.strip_prefix("storlab ") {
+            let args: Vec<&str> = rest.split_whitespace().collect();
+            let child = Command::new(env!("CARGO_BIN_EXE_storlab"))
+                .args(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start storlab serve");
+            guard.0.push(child);
+            // Ready when it accepts a connection.
+            let t0 = std::time::Instant::now();
+            let tcp = args.contains(&"--listen");
+            while !(if tcp {
+                std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            } else {
+                std::os::unix::net::UnixStream::connect(&sock).is_ok()
+            }) {
+                assert!(
+                    t0.elapsed().as_secs() < 20,
+                    "README server never listened: storlab {rest}"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        } else if line.starts_with("fio ") || line.starts_with("nbdinfo ") {
+            let out = Command::new("sh")
+                .args(["-c", &line])
+                .output()
+                .expect("run sh");
+            assert!(
+                out.status.success() && !out.stdout.is_empty(),
+                "README example failed: {line}\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            clients += 1;
+        } else if !line.starts_with("nbdfuse ") && !line.trim().is_empty() {
+            panic!("README console line this test does not know how to run: {line}");
+        }
+    }
+    assert!(
+        guard.0.len() >= 2 && clients >= 3,
+        "expected the README's serve examples"
+    );
+    for c in guard.0.iter_mut() {
+        // SAFETY: signalling our own child.
+        unsafe {
+            libc::kill(c.id() as i32, libc::SIGTERM);
+        }
+        let out = c.wait().expect("wait for server");
+        assert!(out.success(), "server exit: {out}");
+    }
+    assert!(
+        std::fs::metadata(&img).expect("file store").len() == 64 << 30,
+        "the file store has the export's size"
+    );
+}

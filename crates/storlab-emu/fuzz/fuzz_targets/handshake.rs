@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use storlab_emu::handshake::{BlockSizes, ExportConfig, Handshake};
+use storlab_emu::handshake::{BlockSizes, ExportConfig, Handshake, Outcome};
 
 fn cfg(min: u32) -> ExportConfig {
     ExportConfig {
@@ -33,6 +33,10 @@ fn run(data: &[u8], piece: usize, min: u32) -> (usize, Vec<u8>, String) {
         if n < chunk.len() {
             break;
         }
+    }
+    // Block status (a structured reply) only with structured replies.
+    if let Some(Outcome::Transmission(n)) = h.outcome() {
+        assert!(!n.block_status || n.structured_replies);
     }
     (used, out, format!("{:?}", h.outcome()))
 }

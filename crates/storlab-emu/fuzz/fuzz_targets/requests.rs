@@ -56,9 +56,10 @@ fuzz_target!(|data: &[u8]| {
         max_payload: 1 << 16,
         read_only: first & 2 != 0,
         structured: first & 4 != 0,
+        block_status: first & 8 != 0,
     };
     let whole = run(rest, usize::MAX, lim);
-    assert_eq!(whole, run(rest, (first >> 3) as usize + 1, lim));
+    assert_eq!(whole, run(rest, (first >> 4) as usize + 1, lim));
     for e in &whole {
         if let Event::Request {
             command, payload, ..
@@ -69,6 +70,10 @@ fuzz_target!(|data: &[u8]| {
                 | Command::Write { offset, len, .. }
                 | Command::Trim { offset, len, .. }
                 | Command::WriteZeroes { offset, len, .. } => (offset, len as u64),
+                Command::BlockStatus { offset, len, .. } => {
+                    assert!(lim.block_status);
+                    (offset, len as u64)
+                }
                 Command::Flush | Command::Disconnect => (0, 0),
             };
             assert!(off + len <= lim.size);

@@ -133,6 +133,8 @@ pub struct Reply {
     pub handle: u64,
     pub error: u32,
     pub data: Vec<u8>,
+    /// A block status reply's context id and (length, flags) extents.
+    pub extents: Option<(u32, Vec<(u32, u32)>)>,
 }
 
 /// A minimal NBD client over a unix socket, for protocol tests.
@@ -141,6 +143,8 @@ pub struct RawClient {
     pub structured: bool,
     pub size: u64,
     pub flags: u16,
+    /// Metadata context ids the server selected.
+    pub contexts: Vec<u32>,
 }
 
 fn opt_bytes(o: u32, data: &[u8]) -> Vec<u8> {
@@ -161,6 +165,19 @@ impl RawClient {
 
     /// Handshake with `NBD_OPT_GO` (and structured replies if asked).
     pub fn connect(path: &Path, structured: bool) -> RawClient {
+        Self::connect_with(path, structured, &[])
+    }
+
+    /// Handshake with structured replies, `NBD_OPT_SET_META_CONTEXT` for
+    /// `queries` (the ids of the contexts selected are returned), then
+    /// `NBD_OPT_GO`.
+    pub fn connect_meta(path: &Path, queries: &[&str]) -> (RawClient, Vec<u32>) {
+        let c = Self::connect_with(path, true, queries);
+        let ids = c.contexts.clone();
+        (c, ids)
+    }
+
+    fn connect_with(path: &Path, structured: bool, queries: &[&str]) -> RawClient {
         let mut s = Self::connect_raw(path);
         let mut greet = [0u8; 18];
         s.read_exact(&mut greet).expect("greeting");
@@ -171,6 +188,27 @@ impl RawClient {
                 .expect("opt");
             let (_, typ, _) = Self::opt_reply(&mut s);
             assert_eq!(typ, REP_ACK);
+        }
+        let mut contexts = Vec::new();
+        if !queries.is_empty() {
+            let mut d = 0u32.to_be_bytes().to_vec();
+            d.extend_from_slice(&(queries.len() as u32).to_be_bytes());
+            for q in queries {
+                d.extend_from_slice(&(q.len() as u32).to_be_bytes());
+                d.extend_from_slice(q.as_bytes());
+            }
+            s.write_all(&opt_bytes(OPT_SET_META_CONTEXT, &d))
+                .expect("opt");
+            loop {
+                let (_, typ, data) = Self::opt_reply(&mut s);
+                match typ {
+                    REP_META_CONTEXT => {
+                        contexts.push(u32::from_be_bytes(data[..4].try_into().expect("4")))
+                    }
+                    REP_ACK => break,
+                    other => panic!("unexpected option reply {other:#x}"),
+                }
+            }
         }
         let mut go = 0u32.to_be_bytes().to_vec();
         go.extend_from_slice(&1u16.to_be_bytes());
@@ -194,6 +232,7 @@ impl RawClient {
             structured,
             size,
             flags,
+            contexts,
         }
     }
 
@@ -252,11 +291,13 @@ impl RawClient {
                     handle,
                     error,
                     data,
+                    extents: None,
                 }
             }
             STRUCTURED_REPLY_MAGIC => {
                 let mut data = Vec::new();
                 let mut error = 0;
+                let mut extents = None;
                 loop {
                     let mut r = [0u8; 16];
                     self.sock.read_exact(&mut r).expect("chunk header");
@@ -272,6 +313,13 @@ impl RawClient {
                             error = u32::from_be_bytes(p[..4].try_into().expect("4"))
                         }
                         REPLY_TYPE_NONE => {}
+                        REPLY_TYPE_BLOCK_STATUS => {
+                            assert_eq!(len % 8, 4, "block status payload length");
+                            let u =
+                                |i: usize| u32::from_be_bytes(p[i..i + 4].try_into().expect("4"));
+                            let ext = (4..len).step_by(8).map(|i| (u(i), u(i + 4))).collect();
+                            extents = Some((u(0), ext));
+                        }
                         t => panic!("unexpected chunk type {t:#x}"),
                     }
                     if flags & REPLY_FLAG_DONE != 0 {
@@ -279,6 +327,7 @@ impl RawClient {
                             handle,
                             error,
                             data,
+                            extents,
                         };
                     }
                     // Chunks of one reply could interleave with others; the
@@ -300,6 +349,11 @@ impl RawClient {
     pub fn read(&mut self, handle: u64, offset: u64, len: u32) -> Reply {
         self.send(CMD_READ, 0, handle, offset, len, &[]);
         self.recv(|_| len as usize)
+    }
+
+    pub fn block_status(&mut self, handle: u64, offset: u64, len: u32, flags: u16) -> Reply {
+        self.send(CMD_BLOCK_STATUS, flags, handle, offset, len, &[]);
+        self.recv(|_| 0)
     }
 
     pub fn flush(&mut self, handle: u64) -> Reply {

@@ -493,9 +493,16 @@ impl Reactor {
         let spin = due <= now.saturating_add(self.window_ns) || idle_spin || partial;
         if spin {
             // Spin on the TSC until the next input check or the due time.
-            let until = (now + self.shared.timing.input_check_ns).min(due);
+            let check = now + self.shared.timing.input_check_ns;
+            let until = check.min(due);
             while clock.now() < until {
                 std::hint::spin_loop();
+            }
+            if due < check {
+                // The deadline came first: its reply goes out before the
+                // input check (an `epoll_wait` is a system call, which a
+                // reply due now should not wait for); the next turn checks.
+                return 0;
             }
             return self.epoll(events, 0);
         }

@@ -114,72 +114,6 @@ impl Target {
     }
 }
 
-/// QD1 4 KiB random reads from a client that busy-polls its socket and
-/// never sleeps, so what it measures is the server's own latency (no
-/// client wake-up cost). Returns latencies in ns.
-fn spin_client(socket: &Path, run: Duration, size: u64) -> std::io::Result<Vec<u64>> {
-    use std::io::{Read, Write};
-    let mut s = std::os::unix::net::UnixStream::connect(socket)?;
-    let mut greet = [0u8; 18];
-    s.read_exact(&mut greet)?;
-    s.write_all(&1u32.to_be_bytes())?;
-    let mut go = 0x4948_4156_454f_5054u64.to_be_bytes().to_vec();
-    go.extend_from_slice(&7u32.to_be_bytes());
-    go.extend_from_slice(&6u32.to_be_bytes());
-    go.extend_from_slice(&[0u8; 6]);
-    s.write_all(&go)?;
-    loop {
-        let mut h = [0u8; 20];
-        s.read_exact(&mut h)?;
-        let len = u32::from_be_bytes([h[16], h[17], h[18], h[19]]) as usize;
-        let mut d = vec![0u8; len];
-        s.read_exact(&mut d)?;
-        match u32::from_be_bytes([h[12], h[13], h[14], h[15]]) {
-            1 => break,
-            3 => {}
-            r => return Err(std::io::Error::other(format!("NBD_OPT_GO refused: {r:#x}"))),
-        }
-    }
-    s.set_nonblocking(true)?;
-    let mut lat = Vec::new();
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut reply = vec![0u8; 16 + 4096];
-    let end = Instant::now() + run;
-    let mut handle = 0u64;
-    while Instant::now() < end {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let off = (x % (size / 4096)) * 4096;
-        handle += 1;
-        let mut req = [0u8; 28];
-        req[0..4].copy_from_slice(&0x2560_9513u32.to_be_bytes());
-        req[8..16].copy_from_slice(&handle.to_be_bytes());
-        req[16..24].copy_from_slice(&off.to_be_bytes());
-        req[24..28].copy_from_slice(&4096u32.to_be_bytes());
-        let t0 = Instant::now();
-        let mut sent = 0;
-        while sent < req.len() {
-            match s.write(&req[sent..]) {
-                Ok(n) => sent += n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let mut got = 0;
-        while got < reply.len() {
-            match s.read(&mut reply[got..]) {
-                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::hint::spin_loop(),
-                Err(e) => return Err(e),
-            }
-        }
-        lat.push(t0.elapsed().as_nanos() as u64);
-    }
-    Ok(lat)
-}
-
 fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
     let size = a.size_mib << 20;
     // Per latency, per repetition: (mean, p50, p99, late50, late99) in ns.
@@ -207,7 +141,8 @@ fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
                 }
             };
             wait_quiet(Duration::from_secs(a.quiet_wait));
-            let mut v = match spin_client(&sock, Duration::from_secs(a.spin_seconds), size) {
+            let until = storlab_emu::probe::Until::Elapsed(Duration::from_secs(a.spin_seconds));
+            let mut v = match storlab_emu::probe::busy_reads(&sock, until, size) {
                 Ok(v) => v,
                 Err(e) => {
                     eprintln!("error: spin client: {e}");

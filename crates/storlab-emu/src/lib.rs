@@ -30,6 +30,7 @@ pub mod handshake;
 pub mod hoststall;
 mod outq;
 mod pagemem;
+pub mod probe;
 pub mod proto;
 pub mod reactor;
 pub mod report;

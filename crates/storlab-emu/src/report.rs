@@ -33,6 +33,15 @@ pub struct LatencySummary {
 }
 
 impl LatencySummary {
+    /// The summary of samples in ns.
+    pub fn of_samples(ns: &[u64]) -> Self {
+        let mut h = hist();
+        for &v in ns {
+            h.saturating_record(v.max(1));
+        }
+        Self::of(&h)
+    }
+
     fn of(h: &Histogram<u64>) -> Self {
         if h.is_empty() {
             return Self::default();
@@ -142,6 +151,10 @@ pub struct ServeReport {
     pub ops: Vec<OpReport>,
     /// Lateness over all requests.
     pub lateness: LatencySummary,
+    /// Round trips of QD1 4 KiB reads from a busy-polling client to a
+    /// zero-latency device served like this one, measured at start
+    /// (`ServeOptions::floor_probe`; see the `probe` module).
+    pub transport_floor: Option<LatencySummary>,
     /// Arrivals moved forward to keep the model's time nondecreasing.
     pub clamped_arrivals: u64,
     /// Mean time per request in each model component, ns.
@@ -189,6 +202,16 @@ impl fmt::Display for ServeReport {
             us(self.lateness.max_ns),
             self.lateness.count
         )?;
+        if let Some(fl) = &self.transport_floor {
+            writeln!(
+                f,
+                "  transport floor (zero-latency device, busy-polling QD1 4 KiB reads, {} round trips): mean={:.2}us p50={:.2}us p99={:.2}us; a client that sleeps adds its wake-up",
+                fl.count,
+                fl.mean_ns / 1000.0,
+                us(fl.p50_ns),
+                us(fl.p99_ns)
+            )?;
+        }
         let bd: Vec<String> = self
             .breakdown_mean_ns
             .iter()
@@ -409,6 +432,7 @@ impl Stats {
             block_status_queries: g.block_status,
             ops,
             lateness: LatencySummary::of(&g.late),
+            transport_floor: None,
             clamped_arrivals,
             breakdown_mean_ns,
             durability,

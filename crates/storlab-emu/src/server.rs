@@ -113,6 +113,10 @@ pub struct ServeOptions {
     pub journal_limit: u64,
     /// Most simultaneous connections.
     pub max_connections: usize,
+    /// Before serving, measure the transport floor with this many
+    /// zero-latency round trips (0: don't); the report shows it
+    /// ([`crate::probe`]).
+    pub floor_probe: usize,
 }
 
 impl Default for ServeOptions {
@@ -139,6 +143,7 @@ impl Default for ServeOptions {
             wake_assist: true,
             journal_limit: 1 << 30,
             max_connections: 64,
+            floor_probe: 0,
         }
     }
 }
@@ -342,6 +347,8 @@ pub(crate) struct Timing {
 /// What every thread of the server shares.
 pub(crate) struct Shared {
     pub(crate) clock: WallClock,
+    /// The transport floor measured before serving.
+    floor: Option<crate::report::LatencySummary>,
     pub(crate) export: ExportConfig,
     pub(crate) core: Mutex<ModelDriver<Job>>,
     /// Held (read) by the reactor from a request's data access to its
@@ -377,6 +384,12 @@ pub(crate) struct Shared {
 
 impl Shared {
     fn report(&self) -> ServeReport {
+        let mut r = self.report_counters();
+        r.transport_floor = self.floor.clone();
+        r
+    }
+
+    fn report_counters(&self) -> ServeReport {
         let now = self.clock.now();
         let (device, clamped) = {
             let core = lock(&self.core);
@@ -683,6 +696,11 @@ impl Server {
         shutdown: ShutdownHandle,
     ) -> Result<Server, EmuError> {
         let size = validate(&opts, device.capacity())?;
+        // Before binding: no client competes with the probe.
+        let floor = match opts.floor_probe {
+            0 => None,
+            n => Some(crate::probe::transport_floor(&opts, n)?),
+        };
         let mut listeners = Vec::new();
         let mut uris = Vec::new();
         let mut tcp_addr = None;
@@ -757,6 +775,7 @@ impl Server {
             return Err(EmuError::io("epoll_ctl", io::Error::last_os_error()));
         }
         let shared = Arc::new(Shared {
+            floor,
             clock: WallClock::new(Duration::from_millis(30)),
             export,
             core: Mutex::new(ModelDriver::new(device)),

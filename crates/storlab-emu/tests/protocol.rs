@@ -781,3 +781,55 @@ fn block_status_reports_where_data_is() {
         assert_eq!(timed, 2 + 3 + 1 + 1 + 1, "{store}: {:?}", report.ops);
     }
 }
+
+#[test]
+fn the_transport_floor_is_measured_before_serving_when_asked() {
+    let size = 16 * MIB;
+    let leftovers = || {
+        let prefix = format!("storlab-floor-{}-", std::process::id());
+        std::fs::read_dir(std::env::temp_dir())
+            .expect("temp dir")
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .count()
+    };
+    let srv = TestServer::start(
+        ServeOptions {
+            size,
+            floor_probe: 500,
+            ..Default::default()
+        },
+        Box::new(FixedLatency::new(50_000, size)),
+    );
+    // The probe's server is gone and its socket directory removed.
+    assert_eq!(leftovers(), 0);
+    let mut c = RawClient::connect(&srv.socket, false);
+    assert_eq!(c.read(1, 0, 4096).error, 0);
+    c.disconnect();
+    let report = srv.stop();
+    let fl = report.transport_floor.clone().expect("a floor");
+    assert_eq!(fl.count, 500);
+    assert!(
+        fl.mean_ns > 0.0 && fl.p50_ns <= fl.p99_ns && fl.p99_ns <= fl.max_ns,
+        "{fl:?}"
+    );
+    // Only the client's read was served by this server (the probe's
+    // reads went to its own).
+    assert_eq!(report.ops[0].requests, 1);
+    assert!(format!("{report}").contains("transport floor"));
+    let plain = TestServer::memory(size).stop();
+    assert_eq!(plain.transport_floor, None);
+    assert!(!format!("{plain}").contains("transport floor"));
+}
+
+#[test]
+fn the_floor_client_reports_an_error_reply_instead_of_waiting_for_data() {
+    use storlab_emu::probe::{busy_reads, Until};
+    let srv = TestServer::memory(MIB);
+    let ok = busy_reads(&srv.socket, Until::Requests(50), MIB).expect("reads inside");
+    assert_eq!(ok.len(), 50);
+    // Offsets past the end get EINVAL replies, which carry no data.
+    let e = busy_reads(&srv.socket, Until::Requests(50), 1 << 40).expect_err("reads past the end");
+    assert!(e.to_string().contains("EINVAL"), "{e}");
+    srv.stop();
+}

@@ -63,6 +63,11 @@ pub struct ServeArgs {
     /// wait for deadlines, when allowed).
     #[arg(long)]
     pub no_realtime: bool,
+    /// Before serving, measure the transport floor (what a zero-latency
+    /// device costs over NBD here) with this many round trips; the report
+    /// shows it. 0 skips it.
+    #[arg(long, default_value_t = 20_000)]
+    pub floor_probe: usize,
 }
 
 /// `8G`, `512m`, `4096`: binary units.
@@ -124,6 +129,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
         handle_signals: true,
         wake_assist: !a.no_wake_assist,
         realtime: !a.no_realtime,
+        floor_probe: a.floor_probe,
         ..ServeOptions::default()
     };
     let report = storlab_emu::serve(opts, device, ShutdownHandle::new())?;

@@ -168,13 +168,23 @@ fn readme_serve_examples_run() {
         guard.0.len() >= 2 && clients >= 3,
         "expected the README's serve examples"
     );
-    for c in guard.0.iter_mut() {
+    for c in guard.0.drain(..) {
         // SAFETY: signalling our own child.
         unsafe {
             libc::kill(c.id() as i32, libc::SIGTERM);
         }
-        let out = c.wait().expect("wait for server");
-        assert!(out.success(), "server exit: {out}");
+        let out = c.wait_with_output().expect("wait for server");
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "server exit: {}\n{report}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The report at exit: lateness percentiles and the transport floor.
+        for what in ["lateness (reply - deadline)", "transport floor"] {
+            assert!(report.contains(what), "no {what} in the report:\n{report}");
+        }
     }
     assert!(
         std::fs::metadata(&img).expect("file store").len() == 64 << 30,

@@ -54,7 +54,7 @@ use crate::durability::{SyncState, WriteSeq};
 use crate::outq::OutQueue;
 use crate::proto::*;
 use crate::report::Sample;
-use crate::request::{allocation_extents, Command, Event, Limits, RequestStream};
+use crate::request::{AllocationExtents, Command, Event, Limits, RequestStream};
 use crate::server::{lock, NewConn, RecorderMsg, Shared, Sock};
 
 /// Most requests in flight on one connection before its input waits.
@@ -87,6 +87,9 @@ const BATCH_NS: u64 = 5_000;
 /// (1 ms on fresh pages), which every other connection's replies would
 /// otherwise wait out.
 const APPLY_CHUNK: usize = 64 << 10;
+/// Block status scans the store this much of the range at a time (16384
+/// pages of a memory store: tens of µs), releasing due replies between.
+const STATUS_SLICE: u64 = 64 << 20;
 /// How long a stopping server keeps trying to deliver queued replies.
 const GIVE_UP_NS: u64 = 5_000_000_000;
 
@@ -737,9 +740,12 @@ impl Reactor {
                     // received before it): it is the host's metadata, not a
                     // device command, so it costs no device time.
                     shared.stats.block_status();
-                    match shared.data.store().data_extents(offset, len as u64) {
-                        Ok(data) => {
-                            let ext = allocation_extents(&data, offset, len, req_one);
+                    let ext = self.allocation(&mut core, offset, len, req_one);
+                    let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+                        break;
+                    };
+                    match ext {
+                        Ok(ext) => {
                             let r = block_status_reply(handle, META_BASE_ALLOCATION_ID, &ext);
                             c.out.push_vec(r);
                         }
@@ -846,6 +852,27 @@ impl Reactor {
             self.release_all();
             self.flush_dirty();
         }
+    }
+
+    /// A block status reply's extents, the store scanned `STATUS_SLICE`
+    /// at a time with due replies released between slices (a memory
+    /// store walks every allocated page of a slice: a few GiB of data
+    /// would otherwise hold every other reply for milliseconds).
+    fn allocation(
+        &mut self,
+        core: &mut ModelDriver<Job>,
+        offset: u64,
+        len: u32,
+        req_one: bool,
+    ) -> io::Result<Vec<(u32, u32)>> {
+        let shared = self.shared.clone();
+        let mut a = AllocationExtents::new(offset, len, req_one);
+        while let Some((pos, n)) = a.next_slice(STATUS_SLICE) {
+            let data = shared.data.store().data_extents(pos, n)?;
+            a.add(n, &data);
+            self.release_between(core);
+        }
+        Ok(a.finish())
     }
 
     /// Copy a large request's data `APPLY_CHUNK` at a time, releasing due

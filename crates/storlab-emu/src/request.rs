@@ -227,41 +227,84 @@ pub fn check(h: &RequestHeader, lim: &Limits) -> Verdict {
 /// asked, as the protocol allows; the client asks again for the rest).
 pub const MAX_EXTENTS: usize = 16384;
 
-/// The `base:allocation` extents of `[offset, offset + len)` as (length,
-/// flags), from the store's data extents in that range (in order, inside
-/// it): data is 0, the gaps between are holes that read as zeros. With
-/// `req_one`, only the first extent. Never empty for `len > 0`.
+/// The `base:allocation` extents of a block status request, built from
+/// the store's data extents one slice of the range at a time (so a large
+/// range can be scanned in pieces, with other work between): data is 0,
+/// the gaps between are holes that read as zeros. At most one extent with
+/// `req_one`, [`MAX_EXTENTS`] otherwise; never empty for a range that is
+/// not.
+#[derive(Debug)]
+pub struct AllocationExtents {
+    out: Vec<(u32, u32)>,
+    limit: usize,
+    pos: u64,
+    end: u64,
+}
+
+impl AllocationExtents {
+    /// For `[offset, offset + len)`.
+    pub fn new(offset: u64, len: u32, req_one: bool) -> Self {
+        AllocationExtents {
+            out: Vec::new(),
+            limit: if req_one { 1 } else { MAX_EXTENTS },
+            pos: offset,
+            end: offset + len as u64,
+        }
+    }
+
+    /// The next slice to scan, at most `slice` bytes: `None` when the
+    /// range is done or the extents wanted are complete (one more has
+    /// begun).
+    pub fn next_slice(&self, slice: u64) -> Option<(u64, u64)> {
+        (self.pos < self.end && self.out.len() <= self.limit)
+            .then(|| (self.pos, (self.end - self.pos).min(slice.max(1))))
+    }
+
+    /// Account for the slice of `n` bytes at the current position, whose
+    /// data extents (in order, inside it) are `data`.
+    pub fn add(&mut self, n: u64, data: &[(u64, u64)]) {
+        let end = (self.pos + n).min(self.end);
+        for &(o, l) in data {
+            let (s, e) = (o.max(self.pos), o.saturating_add(l).min(end));
+            if s >= e {
+                continue;
+            }
+            self.push(s - self.pos, STATE_HOLE | STATE_ZERO);
+            self.push(e - s, 0);
+            self.pos = e;
+        }
+        self.push(end - self.pos, STATE_HOLE | STATE_ZERO);
+        self.pos = end;
+    }
+
+    fn push(&mut self, l: u64, flags: u32) {
+        if l == 0 {
+            return;
+        }
+        // Lengths add up to at most the request's, a u32.
+        match self.out.last_mut() {
+            Some((ol, of)) if *of == flags => *ol += l as u32,
+            _ => self.out.push((l as u32, flags)),
+        }
+    }
+
+    /// The extents, from the request's offset.
+    pub fn finish(mut self) -> Vec<(u32, u32)> {
+        self.out.truncate(self.limit);
+        self.out
+    }
+}
+
+/// [`AllocationExtents`] of a whole range at once.
 pub fn allocation_extents(
     data: &[(u64, u64)],
     offset: u64,
     len: u32,
     req_one: bool,
 ) -> Vec<(u32, u32)> {
-    let end = offset + len as u64;
-    let limit = if req_one { 1 } else { MAX_EXTENTS };
-    let mut out: Vec<(u32, u32)> = Vec::new();
-    let mut push = |l: u64, flags: u32| {
-        if l == 0 {
-            return;
-        }
-        match out.last_mut() {
-            Some((ol, of)) if *of == flags => *ol += l as u32,
-            _ => out.push((l as u32, flags)),
-        }
-    };
-    let mut pos = offset;
-    for &(o, l) in data {
-        let (s, e) = (o.max(pos), (o + l).min(end));
-        if s >= e {
-            continue;
-        }
-        push(s - pos, STATE_HOLE | STATE_ZERO);
-        push(e - s, 0);
-        pos = e;
-    }
-    push(end - pos, STATE_HOLE | STATE_ZERO);
-    out.truncate(limit);
-    out
+    let mut a = AllocationExtents::new(offset, len, req_one);
+    a.add(len as u64, data);
+    a.finish()
 }
 
 /// Something the request stream produced. A write's payload is borrowed
@@ -643,6 +686,33 @@ mod tests {
         assert_eq!(e.len(), MAX_EXTENTS);
         assert_eq!(e[0], (4096, 0));
         assert_eq!(e[1], (4096, hole));
+    }
+
+    #[test]
+    fn allocation_extents_in_slices_equal_all_at_once() {
+        let data: Vec<(u64, u64)> = vec![(4096, 8192), (20000, 5), (65536, 1 << 20)];
+        let (offset, len) = (1000u64, 3u32 << 20);
+        for req_one in [false, true] {
+            let whole = allocation_extents(&data, offset, len, req_one);
+            for slice in [1u64, 777, 4096, 1 << 20, u64::MAX] {
+                let mut a = AllocationExtents::new(offset, len, req_one);
+                let mut scans = 0;
+                while let Some((pos, n)) = a.next_slice(slice) {
+                    let inside: Vec<(u64, u64)> = data
+                        .iter()
+                        .filter(|&&(o, l)| o < pos + n && o + l > pos)
+                        .map(|&(o, l)| (o.max(pos), (o + l).min(pos + n) - o.max(pos)))
+                        .collect();
+                    a.add(n, &inside);
+                    scans += 1;
+                }
+                assert_eq!(a.finish(), whole, "slice {slice} req_one {req_one}");
+                if req_one && slice >= 1 << 20 {
+                    // The first extent ends in the first slice: done.
+                    assert_eq!(scans, 1);
+                }
+            }
+        }
     }
 
     #[test]

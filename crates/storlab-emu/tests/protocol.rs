@@ -833,3 +833,32 @@ fn the_floor_client_reports_an_error_reply_instead_of_waiting_for_data() {
     assert!(e.to_string().contains("EINVAL"), "{e}");
     srv.stop();
 }
+
+#[test]
+fn block_status_over_many_store_slices() {
+    let hole = STATE_HOLE | STATE_ZERO;
+    let size = 512 * MIB;
+    let srv = TestServer::memory(size);
+    let (mut c, _) = RawClient::connect_meta(&srv.socket, &["base:allocation"]);
+    // Data in slices far apart; the first extent spans two slices.
+    for (h, off) in [(1, 100 * MIB), (2, 300 * MIB - 4096), (3, 300 * MIB)] {
+        assert_eq!(c.write(h, off, &[1u8; 4096], 0).error, 0);
+    }
+    let mib = MIB as u32;
+    assert_eq!(
+        extents(&mut c, 0, 512 * mib, 0),
+        vec![
+            (100 * mib, hole),
+            (4096, 0),
+            (200 * mib - 8192, hole),
+            (8192, 0),
+            (212 * mib - 4096, hole)
+        ]
+    );
+    assert_eq!(
+        extents(&mut c, 0, 512 * mib, CMD_FLAG_REQ_ONE),
+        vec![(100 * mib, hole)]
+    );
+    c.disconnect();
+    srv.stop();
+}

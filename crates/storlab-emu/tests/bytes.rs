@@ -10,7 +10,8 @@ use proptest::prelude::*;
 use storlab_emu::handshake::{BlockSizes, ExportConfig, Handshake, Outcome};
 use storlab_emu::proto::*;
 use storlab_emu::request::{
-    check, encode_header, Command, Event, Limits, RequestHeader, RequestStream, Verdict,
+    allocation_extents, check, encode_header, Command, Event, Limits, RequestHeader, RequestStream,
+    Verdict,
 };
 
 fn cfg() -> ExportConfig {
@@ -218,6 +219,53 @@ proptest! {
             }
         } else if let Verdict::Reject { discard, .. } = check(&h, &lim) {
             prop_assert_eq!(discard, if typ == CMD_WRITE { length } else { 0 });
+        }
+    }
+}
+
+proptest! {
+    /// Block status extents tile the range from its offset, alternate
+    /// between data and holes, and put every data byte in a data extent.
+    #[test]
+    fn allocation_extents_tile_the_range(
+        gaps in prop::collection::vec((0u64..5000, 1u64..5000), 0..40),
+        offset in 0u64..3000,
+        len in 1u32..150_000,
+        req_one: bool,
+    ) {
+        // Sorted, disjoint data extents from (gap, length) pairs, clipped
+        // to the range as a store reports them.
+        let (end, mut pos, mut data) = (offset + len as u64, 0u64, Vec::new());
+        for (g, l) in gaps {
+            let (s, e) = ((pos + g).max(offset), (pos + g + l).min(end));
+            if s < e {
+                data.push((s, e - s));
+            }
+            pos += g + l;
+        }
+        let ext = allocation_extents(&data, offset, len, req_one);
+        prop_assert!(!ext.is_empty());
+        prop_assert!(!req_one || ext.len() == 1);
+        let total: u64 = ext.iter().map(|e| e.0 as u64).sum();
+        if req_one {
+            prop_assert!(total <= len as u64);
+        } else {
+            prop_assert_eq!(total, len as u64);
+        }
+        prop_assert!(ext.windows(2).all(|w| w[0].1 != w[1].1 && w[0].0 > 0));
+        let mut at = offset;
+        for (l, f) in ext {
+            let (s, e) = (at, at + l as u64);
+            let has_data = data.iter().any(|&(o, dl)| o < e && o + dl > s);
+            let all_data = data.iter().filter(|&&(o, dl)| o < e && o + dl > s)
+                .map(|&(o, dl)| (o + dl).min(e) - o.max(s)).sum::<u64>() == e - s;
+            if f == 0 {
+                prop_assert!(all_data, "data extent {s}..{e} over a hole");
+            } else {
+                prop_assert_eq!(f, STATE_HOLE | STATE_ZERO);
+                prop_assert!(!has_data, "hole {s}..{e} over data");
+            }
+            at = e;
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `storlab serve`: an emulated block device over NBD, timed by the same
 //! model the simulator runs.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -132,7 +133,20 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
         floor_probe: a.floor_probe,
         ..ServeOptions::default()
     };
-    let report = storlab_emu::serve(opts, device, ShutdownHandle::new())?;
+    let server = storlab_emu::Server::bind(opts, device, ShutdownHandle::new())?;
+    // On a terminal, say where it serves and what the floor is; quiet
+    // otherwise (the report at exit says it all).
+    if std::io::stderr().is_terminal() {
+        eprintln!("storlab serve: {} at {}", a.device, server.uris().join(" "));
+        if let Some(f) = server.control().report().transport_floor {
+            eprintln!(
+                "  transport floor: mean {:.1} µs, p99 {:.1} µs (model latencies well above it are reproduced honestly)",
+                f.mean_ns / 1000.0,
+                f.p99_ns as f64 / 1000.0
+            );
+        }
+    }
+    let report = server.run()?;
     println!("{report}");
     Ok(())
 }

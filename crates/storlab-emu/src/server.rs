@@ -696,11 +696,6 @@ impl Server {
         shutdown: ShutdownHandle,
     ) -> Result<Server, EmuError> {
         let size = validate(&opts, device.capacity())?;
-        // Before binding: no client competes with the probe.
-        let floor = match opts.floor_probe {
-            0 => None,
-            n => Some(crate::probe::transport_floor(&opts, n)?),
-        };
         let mut listeners = Vec::new();
         let mut uris = Vec::new();
         let mut tcp_addr = None;
@@ -774,6 +769,13 @@ impl Server {
         if unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, wake_fd, &mut ev) } < 0 {
             return Err(EmuError::io("epoll_ctl", io::Error::last_os_error()));
         }
+        // Last, once every option and resource checked out: a client that
+        // connects meanwhile waits in the listen backlog (its handshake
+        // starts with `run`), so nothing competes with the probe.
+        let floor = match opts.floor_probe {
+            0 => None,
+            n => Some(crate::probe::transport_floor(&opts, n)?),
+        };
         let shared = Arc::new(Shared {
             floor,
             clock: WallClock::new(Duration::from_millis(30)),

@@ -66,9 +66,10 @@ pub struct ServeArgs {
     pub no_realtime: bool,
     /// Before serving, measure the transport floor (what a zero-latency
     /// device costs over NBD here) with this many round trips; the report
-    /// shows it. 0 skips it.
-    #[arg(long, default_value_t = 20_000)]
-    pub floor_probe: usize,
+    /// shows it. 0 skips it; at most 10 million (about a minute).
+    #[arg(long, default_value_t = 20_000,
+          value_parser = clap::value_parser!(u32).range(0..=10_000_000))]
+    pub floor_probe: u32,
 }
 
 /// `8G`, `512m`, `4096`: binary units.
@@ -130,7 +131,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
         handle_signals: true,
         wake_assist: !a.no_wake_assist,
         realtime: !a.no_realtime,
-        floor_probe: a.floor_probe,
+        floor_probe: a.floor_probe as usize,
         ..ServeOptions::default()
     };
     let server = storlab_emu::Server::bind(opts, device, ShutdownHandle::new())?;

@@ -21,7 +21,11 @@ fn bad_serve_options_name_what_is_wrong() {
     let dir = tempfile::tempdir().expect("tempdir");
     let sock = dir.path().join("s.sock");
     let sock = sock.to_str().expect("utf-8 path");
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--floor-probe", "20000000", "--socket", sock],
+            "20000000 is not in 0..=10000000",
+        ),
         (
             &["--device", "nosuch", "--socket", sock],
             "unknown device 'nosuch'",

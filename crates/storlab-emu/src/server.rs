@@ -679,7 +679,9 @@ pub struct Server {
     shared: Arc<Shared>,
     listeners: Vec<Listener>,
     control: Option<(UnixListener, PathBuf)>,
-    handle_signals: bool,
+    /// The signal handlers, from `bind` on (a SIGTERM while binding or
+    /// probing stops the server cleanly once it runs).
+    signals: Option<SignalGuard>,
     max_connections: usize,
     shutdown: ShutdownHandle,
     recorder: Option<JoinHandle<RecordReport>>,
@@ -696,6 +698,14 @@ impl Server {
         shutdown: ShutdownHandle,
     ) -> Result<Server, EmuError> {
         let size = validate(&opts, device.capacity())?;
+        let signals = if opts.handle_signals {
+            Some(
+                SignalGuard::install()
+                    .map_err(|e| EmuError::io("installing signal handlers", e))?,
+            )
+        } else {
+            None
+        };
         let mut listeners = Vec::new();
         let mut uris = Vec::new();
         let mut tcp_addr = None;
@@ -811,7 +821,7 @@ impl Server {
             shared,
             listeners,
             control,
-            handle_signals: opts.handle_signals,
+            signals,
             max_connections: opts.max_connections,
             shutdown,
             recorder,
@@ -842,15 +852,8 @@ impl Server {
     /// Serve until the shutdown handle (or SIGTERM/SIGINT when handling
     /// signals, or the control socket's `shutdown`) says stop; then finish
     /// in-flight requests, sync the store and return the report.
-    pub fn run(self) -> Result<ServeReport, EmuError> {
-        let signals = if self.handle_signals {
-            Some(
-                SignalGuard::install()
-                    .map_err(|e| EmuError::io("installing signal handlers", e))?,
-            )
-        } else {
-            None
-        };
+    pub fn run(mut self) -> Result<ServeReport, EmuError> {
+        let signals = self.signals.take();
         let shared = self.shared.clone();
         let reactor = {
             let s = shared.clone();

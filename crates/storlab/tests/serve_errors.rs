@@ -60,3 +60,46 @@ fn bad_serve_options_name_what_is_wrong() {
         );
     }
 }
+
+#[test]
+fn sigterm_while_starting_is_a_clean_shutdown() {
+    // The socket exists before the floor probe ends and serving starts; a
+    // SIGTERM then must still end the server cleanly, with its report.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sock = dir.path().join("s.sock");
+    let child = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .args([
+            "serve",
+            "--device",
+            "null",
+            "--size",
+            "1M",
+            "--floor-probe",
+            "200000",
+            "--socket",
+        ])
+        .arg(&sock)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start storlab serve");
+    let t0 = std::time::Instant::now();
+    while !sock.exists() {
+        assert!(t0.elapsed().as_secs() < 20, "no socket");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().expect("wait");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}: {report}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(report.contains("storlab serve:"), "{report}");
+    assert!(!sock.exists(), "the socket is removed at shutdown");
+}

@@ -85,6 +85,14 @@ struct ThreadState {
     done: bool,
 }
 
+impl ThreadState {
+    /// `d` after the thread's start, saturating (job times past the
+    /// clock's horizon end the run with an error, not a wrapped clock).
+    fn after_start(&self, d: Nanos) -> Nanos {
+        self.start.saturating_add(d)
+    }
+}
+
 struct Ev {
     /// (time, insertion sequence) as one number: time in the high half.
     key: u128,
@@ -244,7 +252,7 @@ impl Engine {
                 th.last_done = d.at;
                 let lat = d.at - submitted;
                 th.plan.source.completed(n, lat);
-                if d.at >= th.start.saturating_add(th.plan.ramp_ns) {
+                if d.at >= th.after_start(th.plan.ramp_ns) {
                     th.plan
                         .stats
                         .record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);
@@ -282,7 +290,7 @@ impl Engine {
                 break;
             }
             if let Some(rt) = th.plan.runtime_ns {
-                if now >= th.start.saturating_add(rt) {
+                if now >= th.after_start(rt) {
                     th.exhausted = true;
                 }
             }
@@ -297,7 +305,7 @@ impl Engine {
                 && th
                     .plan
                     .runtime_ns
-                    .is_some_and(|rt| now >= th.start.saturating_add(rt))
+                    .is_some_and(|rt| now >= th.after_start(rt))
             {
                 th.pending = None;
                 break;
@@ -311,16 +319,16 @@ impl Engine {
             };
             let mut t = th.not_before;
             if let Some(at) = io.at {
-                t = t.max(th.start.saturating_add(at));
+                t = t.max(th.after_start(at));
             }
             if let Some(r) = th.plan.rate_bytes_per_s[d] {
                 if r > 0 {
-                    t = t.max(th.start.saturating_add(ns_at_rate(th.issued_bytes[d], r)));
+                    t = t.max(th.after_start(ns_at_rate(th.issued_bytes[d], r)));
                 }
             }
             if let Some(r) = th.plan.rate_iops[d] {
                 if r > 0 {
-                    t = t.max(th.start.saturating_add(ns_at_rate(th.issued_ios[d], r)));
+                    t = t.max(th.after_start(ns_at_rate(th.issued_ios[d], r)));
                 }
             }
             if t > now {
@@ -431,8 +439,8 @@ impl Engine {
         Ok(threads
             .into_iter()
             .map(|th| {
+                let begin = th.after_start(th.plan.ramp_ns);
                 let mut s = th.plan.stats;
-                let begin = th.start.saturating_add(th.plan.ramp_ns);
                 let run = th.last_done.saturating_sub(begin);
                 for d in 0..3 {
                     if s.dirs[d].ios() > 0 {

@@ -16,7 +16,8 @@
 //! shutdown), [`reactor`] (the thread that serves connections and keeps
 //! time),
 //! [`driver`] (the model in time order), [`durability`] (volatile caches
-//! and power cuts), [`store`] (bytes), [`clock`] (TSC time); `assist` keeps
+//! and power cuts), [`store`] (bytes), [`clock`] (TSC time), [`probe`]
+//! (the transport floor, measured before serving); `assist` keeps
 //! idle CPUs polling, not halted, while replies are due (see
 //! [`ServeOptions::wake_assist`]).
 #![deny(missing_docs)]

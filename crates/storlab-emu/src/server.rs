@@ -5,7 +5,7 @@
 //! with a timeout; nothing timed happens there). Once in transmission
 //! phase the socket goes to the reactor ([`crate::reactor`]): one thread
 //! that reads requests from every connection, checks them at the boundary
-//! ([`RequestStream`]), applies their data to the store (writes land at
+//! ([`crate::request::RequestStream`]), applies their data to the store (writes land at
 //! arrival; reads copy at arrival), submits them to the model with the
 //! time their bytes were read ([`ModelDriver::arrive`]) and sends each
 //! reply when its deadline comes, sleeping or spinning in between. A

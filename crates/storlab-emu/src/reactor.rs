@@ -240,6 +240,8 @@ struct Reactor {
     oversleep: Oversleep,
     window_ns: u64,
     next_due: Option<Nanos>,
+    /// When the spinning reactor last looked for input.
+    input_checked: Nanos,
     /// When the reactor last woke from a sleep.
     awake_since: Nanos,
     /// The real-time budget: the current window's start, the time spent
@@ -313,6 +315,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
         },
         window_ns,
         next_due: None,
+        input_checked: 0,
         awake_since: 0,
         budget_start: 0,
         budget_busy: 0,
@@ -496,7 +499,9 @@ impl Reactor {
         let spin = due <= now.saturating_add(self.window_ns) || idle_spin || partial;
         if spin {
             // Spin on the TSC until the next input check or the due time.
-            let check = now + self.shared.timing.input_check_ns;
+            // An input check overdue (after a sleep, or work that took
+            // longer) happens at once.
+            let check = self.input_checked + self.shared.timing.input_check_ns;
             let until = check.min(due);
             while clock.now() < until {
                 std::hint::spin_loop();
@@ -504,9 +509,11 @@ impl Reactor {
             if due < check {
                 // The deadline came first: its reply goes out before the
                 // input check (an `epoll_wait` is a system call, which a
-                // reply due now should not wait for); the next turn checks.
+                // reply due now should not wait for). The check stays due
+                // at its time, however many deadlines come first.
                 return 0;
             }
+            self.input_checked = clock.now();
             return self.epoll(events, 0);
         }
         let sleep_ns = due
@@ -538,6 +545,8 @@ impl Reactor {
             }
         }
         self.awake_since = clock.now();
+        // The sleep looked for input too.
+        self.input_checked = self.awake_since;
         if r <= 0 {
             return 0;
         }

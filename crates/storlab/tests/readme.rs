@@ -1,6 +1,8 @@
 //! Keeps the README's examples working: every `storlab ...` line in a
 //! ```sh block of README.md is run with the built binary and must succeed.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -169,18 +171,7 @@ fn readme_serve_examples_run() {
         "expected the README's serve examples"
     );
     for c in guard.0.drain(..) {
-        // SAFETY: signalling our own child.
-        unsafe {
-            libc::kill(c.id() as i32, libc::SIGTERM);
-        }
-        let out = c.wait_with_output().expect("wait for server");
-        let report = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "server exit: {}\n{report}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let report = common::stop_server(c);
         // The report at exit: lateness percentiles and the transport floor.
         for what in ["lateness (reply - deadline)", "transport floor"] {
             assert!(report.contains(what), "no {what} in the report:\n{report}");

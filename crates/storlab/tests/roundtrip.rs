@@ -7,8 +7,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 struct Server {
-    child: Child,
+    child: Option<Child>,
 }
 
 impl Server {
@@ -31,22 +33,22 @@ impl Server {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        Server { child }
+        Server { child: Some(child) }
     }
     /// Clean shutdown (SIGTERM): the recording is complete afterwards.
     fn stop(mut self) {
-        // SAFETY: sending a signal to our own child process.
-        unsafe {
-            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        if let Some(c) = self.child.take() {
+            common::stop_server(c);
         }
-        let status = self.child.wait().expect("wait for server");
-        assert!(status.success(), "server exit: {status}");
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        if let Some(c) = &mut self.child {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }
 

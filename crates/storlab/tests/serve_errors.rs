@@ -1,6 +1,8 @@
 //! `storlab serve` refuses bad options with one clear message naming what
 //! is wrong, and a non-zero exit, before it listens.
 
+mod common;
+
 use std::process::Command;
 
 /// Run `storlab serve` with `args`; its exit success and stderr.
@@ -88,18 +90,7 @@ fn sigterm_while_starting_is_a_clean_shutdown() {
         assert!(t0.elapsed().as_secs() < 20, "no socket");
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-    let out = child.wait_with_output().expect("wait");
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}: {report}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let report = common::stop_server(child);
     assert!(report.contains("storlab serve:"), "{report}");
     assert!(!sock.exists(), "the socket is removed at shutdown");
 }

@@ -594,8 +594,8 @@ impl Reactor {
                 min_block: self.shared.export.block.minimum,
                 max_payload: self.shared.export.block.maximum,
                 read_only: self.shared.export.read_only,
-                structured: nc.structured,
-                block_status: nc.block_status,
+                structured: nc.negotiated.structured_replies,
+                block_status: nc.negotiated.block_status,
             };
             let mut buf = vec![0u8; READ_BUF.max(nc.leftover.len())];
             buf[..nc.leftover.len()].copy_from_slice(&nc.leftover);
@@ -620,7 +620,7 @@ impl Reactor {
                 id: nc.id,
                 generation,
                 sock: nc.sock,
-                structured: nc.structured,
+                structured: nc.negotiated.structured_replies,
                 stream: RequestStream::new(limits),
                 buf,
                 lo: 0,

@@ -320,9 +320,8 @@ fn send_all_blocking(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
 pub(crate) struct NewConn {
     pub(crate) id: u64,
     pub(crate) sock: Sock,
-    pub(crate) structured: bool,
-    /// `base:allocation` selected: block status allowed.
-    pub(crate) block_status: bool,
+    /// Structured replies, block status.
+    pub(crate) negotiated: Negotiated,
     /// Bytes read past the end of the handshake (the first requests).
     pub(crate) leftover: Vec<u8>,
 }
@@ -384,12 +383,6 @@ pub(crate) struct Shared {
 
 impl Shared {
     fn report(&self) -> ServeReport {
-        let mut r = self.report_counters();
-        r.transport_floor = self.floor.clone();
-        r
-    }
-
-    fn report_counters(&self) -> ServeReport {
         let now = self.clock.now();
         let (device, clamped) = {
             let core = lock(&self.core);
@@ -407,7 +400,7 @@ impl Shared {
                 .map_or_else(|| "on".to_string(), |why| format!("off: {why}")),
             wake_assist_switches: self.assist_switches.load(Ordering::Relaxed),
         };
-        self.stats.report(
+        let mut r = self.stats.report(
             self.started.elapsed().as_secs_f64(),
             self.export.size,
             self.store_desc.clone(),
@@ -416,7 +409,9 @@ impl Shared {
             self.data.stats(),
             device,
             clock,
-        )
+        );
+        r.transport_floor = self.floor.clone();
+        r
     }
 
     fn power_cut(&self) -> io::Result<()> {
@@ -449,8 +444,7 @@ fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64) {
             lock(&shared.incoming).push(NewConn {
                 id,
                 sock,
-                structured: negotiated.structured_replies,
-                block_status: negotiated.block_status,
+                negotiated,
                 leftover,
             });
             shared.wake_reactor();

@@ -297,6 +297,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let assist = Assist::start(
         shared.clock.clone(),
         shared.timing.wake_assist,
+        rt_allowed,
         shared.assist_switches.clone(),
     );
     *lock(&shared.assist_off) = assist.why_off().map(str::to_string);

@@ -262,6 +262,28 @@ pub enum FtlError {
     /// More units than a `u32` address can name.
     #[error("{0} physical units do not fit a 32-bit address")]
     TooLarge(u64),
+    /// The mapping tables do not fit this host's memory.
+    #[error(
+        "the FTL's tables need {bytes} bytes ({logical} logical and {raw} physical units), more than this host can allocate: lower the capacity or the raw geometry, or map larger units ([ssd.ftl] map_unit_bytes)"
+    )]
+    OutOfMemory {
+        /// Bytes the tables needed.
+        bytes: u64,
+        /// Logical units asked for.
+        logical: u64,
+        /// Raw units.
+        raw: u64,
+    },
+}
+
+/// `n` copies of `value`, or an error where a plain `vec!` would abort the
+/// process: the tables scale with the configured capacity, which comes
+/// from the user.
+fn try_filled<T: Clone>(n: usize, value: T) -> Result<Vec<T>, std::collections::TryReserveError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)?;
+    v.resize(n, value);
+    Ok(v)
 }
 
 impl Ftl {
@@ -280,16 +302,29 @@ impl Ftl {
         let page = cfg.mapping == Mapping::Page;
         debug_assert_eq!(order.len(), geo.planes as usize);
         let nblocks = (geo.planes * geo.blocks_per_plane) as usize;
-        let blocks = vec![
+        let oom = |_| FtlError::OutOfMemory {
+            bytes: (if page { 4 * (logical_units + raw) } else { 4 * nblocks as u64 })
+                + (std::mem::size_of::<Block>() * nblocks) as u64,
+            logical: logical_units,
+            raw,
+        };
+        let blocks = try_filled(
+            nblocks,
             Block {
                 valid: 0,
                 erases: 0,
                 next_unit: 0,
                 state: BState::Free,
-                closed_at: 0
-            };
-            nblocks
-        ];
+                closed_at: 0,
+            },
+        )
+        .map_err(oom)?;
+        let (l2p, p2l, inplace_writes) = if page {
+            let l2p = try_filled(logical_units as usize, NONE).map_err(oom)?;
+            (l2p, try_filled(raw as usize, NONE).map_err(oom)?, Vec::new())
+        } else {
+            (Vec::new(), Vec::new(), try_filled(nblocks, 0).map_err(oom)?)
+        };
         let mut ftl = Self {
             geo,
             upb,
@@ -300,16 +335,8 @@ impl Ftl {
             threshold,
             wl_gap: cfg.static_wl_gap.max(1),
             wl_interval: cfg.static_wl_interval.max(1),
-            l2p: if page {
-                vec![NONE; logical_units as usize]
-            } else {
-                Vec::new()
-            },
-            p2l: if page {
-                vec![NONE; raw as usize]
-            } else {
-                Vec::new()
-            },
+            l2p,
+            p2l,
             blocks,
             free: (0..geo.planes).map(|_| BinaryHeap::new()).collect(),
             open_user: vec![NONE; geo.planes as usize],
@@ -317,7 +344,7 @@ impl Ftl {
             order,
             cursor: 0,
             erases_since_wl: vec![0; geo.planes as usize],
-            inplace_writes: if page { Vec::new() } else { vec![0; nblocks] },
+            inplace_writes,
             rng: rand_pcg::Pcg64Mcg::seed_from_u64(cfg.seed),
             emit: true,
             leveling: false,
@@ -953,5 +980,17 @@ impl Ftl {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::try_filled;
+
+    #[test]
+    fn tables_too_large_to_allocate_are_an_error_not_an_abort() {
+        assert!(try_filled(usize::MAX / 2, 0u32).is_err());
+        let v = try_filled(5, 7u32).expect("small");
+        assert_eq!(v, vec![7; 5]);
     }
 }

@@ -303,8 +303,11 @@ impl Ftl {
         debug_assert_eq!(order.len(), geo.planes as usize);
         let nblocks = (geo.planes * geo.blocks_per_plane) as usize;
         let oom = |_| FtlError::OutOfMemory {
-            bytes: (if page { 4 * (logical_units + raw) } else { 4 * nblocks as u64 })
-                + (std::mem::size_of::<Block>() * nblocks) as u64,
+            bytes: (if page {
+                4 * (logical_units + raw)
+            } else {
+                4 * nblocks as u64
+            }) + (std::mem::size_of::<Block>() * nblocks) as u64,
             logical: logical_units,
             raw,
         };
@@ -321,7 +324,11 @@ impl Ftl {
         .map_err(oom)?;
         let (l2p, p2l, inplace_writes) = if page {
             let l2p = try_filled(logical_units as usize, NONE).map_err(oom)?;
-            (l2p, try_filled(raw as usize, NONE).map_err(oom)?, Vec::new())
+            (
+                l2p,
+                try_filled(raw as usize, NONE).map_err(oom)?,
+                Vec::new(),
+            )
         } else {
             (Vec::new(), Vec::new(), try_filled(nblocks, 0).map_err(oom)?)
         };

@@ -128,6 +128,7 @@ fn bench(c: &mut Criterion) {
         "--rw=randrw",
         "--rwmixread=70",
         "--bssplit=4k/25:8k/25:16k/25:32k/25",
+        "--ioengine=libaio",
         "--iodepth=32",
         "--norandommap",
         // number_ios, not the device's size, must end the job

@@ -448,7 +448,6 @@ impl Engine {
                     }
                 }
                 s.job_runtime_ns = run;
-                s.iodepth = th.plan.iodepth;
                 s
             })
             .collect())

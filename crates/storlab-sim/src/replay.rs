@@ -506,6 +506,7 @@ pub fn simulate_trace(
     );
     let mut stats = JobStats::new(name, 0);
     stats.options = job_options(path, format, opts, iodepth);
+    stats.iodepth = iodepth;
     let plan = ThreadPlan {
         source: Box::new(source),
         iodepth,

@@ -104,11 +104,12 @@ pub fn simulate(
                 let gen = JobThread::new(j, t, capacity, seed)?;
                 let mut stats = JobStats::new(j.name.clone(), j.group_id);
                 stats.options = j.options.clone();
+                stats.iodepth = j.iodepth.max(1);
                 let [slat, clat, lat] = j.percentiles;
                 stats.set_percentiles(slat, clat, lat);
                 plans.push(ThreadPlan {
                     source: Box::new(FioSource(gen)),
-                    iodepth: j.iodepth.max(1),
+                    iodepth: j.queue_depth(),
                     runtime_ns: j.runtime_ns.map(|r| r + j.ramp_time_ns.unwrap_or(0)),
                     time_based: j.time_based,
                     ramp_ns: j.ramp_time_ns.unwrap_or(0),

@@ -502,3 +502,64 @@ fn percentile_options_select_series_as_fio_does() {
         assert_eq!((c, l), (fc, fl), "clat/lat percentiles with {extra:?}");
     }
 }
+
+/// A synchronous engine (fio's default, psync, among them) caps the depth
+/// at 1 while `latency_depth` keeps the `iodepth` written; an asynchronous
+/// one keeps `iodepth` in flight. Checked against fio itself.
+#[test]
+fn synchronous_engines_cap_the_queue_depth_as_fio_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = storlab_model::config::PresetStore::default();
+    let (resolved, cfg) = storlab_model::SystemConfig::load(&store, "moneta-spin", &[]).unwrap();
+    // (engine option, whether depth 8 is reached)
+    for (engine, deep) in [
+        (None, false),
+        (Some("--ioengine=psync"), false),
+        (Some("--ioengine=null"), true),
+    ] {
+        let mut args = vec![
+            "--name=q",
+            "--rw=randread",
+            "--size=1m",
+            "--iodepth=8",
+            "--filename=q.dat",
+        ];
+        args.extend(engine);
+        let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let jobs = storlab_workload::fio::parse_cli_args(&owned).unwrap();
+        assert_eq!(
+            jobs.jobs[0].notes.iter().any(|n| n.contains("capped at 1")),
+            !deep,
+            "{engine:?}: fio's note"
+        );
+        let r = storlab_sim::run::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {}).unwrap();
+        let ours: Value =
+            serde_json::from_str(&json_string(&r.jobs, &ReportOptions::default())).unwrap();
+        let mut fio_args = vec!["--output-format=json"];
+        fio_args.extend(&args);
+        let out = run_fio(dir.path(), &fio_args);
+        // fio prints its note on the same stream, before the JSON.
+        let theirs: Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+        assert_eq!(
+            out.contains("capped at 1"),
+            !deep,
+            "{engine:?}: fio's own note (fio printed {})",
+            &out[..out.find('{').unwrap()]
+        );
+        for (who, v) in [("storlab", &ours), ("fio", &theirs)] {
+            assert_eq!(
+                v["jobs"][0]["latency_depth"], 8,
+                "{who} {engine:?}: latency_depth"
+            );
+        }
+        // fio's null engine completes every IO at once, so fio's own depth
+        // levels say nothing here; ours come from a device that takes time.
+        let levels = &ours["jobs"][0]["iodepth_level"];
+        let (at1, at8) = (levels["1"].as_f64().unwrap(), levels["8"].as_f64().unwrap());
+        if deep {
+            assert!(at8 > 50.0, "{engine:?}: depth 8 for {at8}% of IOs");
+        } else {
+            assert_eq!((at1, at8), (100.0, 0.0), "{engine:?}: depth levels");
+        }
+    }
+}

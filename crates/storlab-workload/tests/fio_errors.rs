@@ -80,6 +80,13 @@ fn invalid_values_name_file_line_option_value_and_reason() {
         ),
         ("[j]\ndirect=yes\n", 2, "direct", "yes", "0 or 1"),
         (
+            "[j]\nioengine=libiao\n",
+            2,
+            "ioengine",
+            "libiao",
+            "no such IO engine",
+        ),
+        (
             "[j]\nbssplit=4k/60:8k/50\n",
             2,
             "bssplit",

@@ -53,6 +53,7 @@ fn measure(device: &str, ios_per_thread: u64) -> anyhow::Result<(f64, u64, u64)>
         "--name=bench",
         "--rw=randread",
         "--bs=4k",
+        "--ioengine=libaio",
         "--iodepth=32",
         "--numjobs=16",
         "--norandommap",

@@ -205,6 +205,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     if jobs.jobs.is_empty() {
         anyhow::bail!("no jobs: give a job file or --name=<job> with its options");
     }
+    for note in jobs.jobs.iter().flat_map(|j| &j.notes) {
+        eprintln!("{note}");
+    }
     let bar = progress_bar();
     let mut progress = |done: u64, now: u64| {
         bar.set_message(format!("{done} IOs, {:.3} s simulated", now as f64 / 1e9));

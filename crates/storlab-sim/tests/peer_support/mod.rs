@@ -86,12 +86,13 @@ impl Run {
     }
 }
 
-/// Run fio command-line arguments on `device` with `overrides`.
+/// Run fio command-line arguments on `device` with `overrides`, with
+/// fio's libaio engine (the depth a job asks for is the depth it gets).
 pub fn run(device: &str, overrides: &[&str], fio: &[&str]) -> Run {
     let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let (resolved, cfg) =
         SystemConfig::load(&PresetStore::default(), device, &ov).expect("preset loads");
-    let mut args: Vec<String> = vec!["--name=peer".into()];
+    let mut args: Vec<String> = vec!["--name=peer".into(), "--ioengine=libaio".into()];
     args.extend(fio.iter().map(|s| s.to_string()));
     let jobs = storlab_workload::fio::parse_cli_args(&args).expect("fio args parse");
     let r = simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {}).expect("simulation runs");

@@ -47,6 +47,100 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 /// (fio's `FIO_RANDSEED`).
 pub const FIO_DEFAULT_SEED: u64 = 0xb189_9bed;
 
+/// fio's IO engine when a job names none (on Linux).
+pub const DEFAULT_ENGINE: &str = "psync";
+
+/// How an fio IO engine completes IO: the one property of an engine a
+/// simulation honours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineKind {
+    /// fio flags it `FIO_SYNCIO`: each IO completes inside the call that
+    /// issues it, so fio caps the queue depth at 1 whatever `iodepth` says.
+    Sync,
+    /// Keeps up to `iodepth` IOs in flight.
+    Async,
+}
+
+/// fio's built-in engines with `FIO_SYNCIO` (fio's `engines/*.c`).
+const SYNC_ENGINES: &[&str] = &[
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "mmap",
+    "splice",
+    "net",
+    "netsplice",
+    "sg",
+    "falloc",
+    "ftruncate",
+    "e4defrag",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "dev-dax",
+    "libpmem",
+    "http",
+    "cpuio",
+    "exec",
+    "mtd",
+    "libhdfs",
+    "gfapi",
+    "ime_psync",
+    "ime_psyncv",
+];
+
+/// fio's built-in engines that keep several IOs in flight.
+const ASYNC_ENGINES: &[&str] = &[
+    "libaio",
+    "io_uring",
+    "io_uring_cmd",
+    "posixaio",
+    "solarisaio",
+    "windowsaio",
+    "null",
+    "libzbc",
+    "rdma",
+    "rados",
+    "rbd",
+    "gfapi_async",
+    "ime_aio",
+    "libiscsi",
+    "nbd",
+    "libcufile",
+    "dfs",
+    "nfs",
+    "xnvme",
+    "libblkio",
+    "spdk",
+    "spdk_bdev",
+];
+
+/// The kind of the engine `name` (as `ioengine=` takes it), or `None` for
+/// a name fio does not know. An external engine (`external:path`, or a path
+/// to a shared object, as fio loads them) counts as asynchronous: its
+/// flags are not known before it is loaded, and `iodepth` is honoured.
+pub fn engine_kind(name: &str) -> Option<EngineKind> {
+    if SYNC_ENGINES.contains(&name) {
+        Some(EngineKind::Sync)
+    } else if ASYNC_ENGINES.contains(&name) || name.starts_with("external:") || name.contains('/') {
+        Some(EngineKind::Async)
+    } else {
+        None
+    }
+}
+
+/// The engine names [`engine_kind`] knows, for messages.
+pub fn engine_names() -> String {
+    let mut all: Vec<&str> = SYNC_ENGINES.iter().chain(ASYNC_ENGINES).copied().collect();
+    all.sort_unstable();
+    all.join(", ")
+}
+
 /// A parsed job file or command line: the jobs in the order fio would start
 /// them.
 #[derive(Clone, Debug, PartialEq)]
@@ -391,8 +485,14 @@ pub struct JobSpec {
     pub rate_process: RateProcess,
     /// `direct=` (or not `buffered=`). Recorded; no effect in a simulation.
     pub direct: bool,
-    /// `ioengine=`. Recorded; no effect in a simulation.
+    /// `ioengine=` as written (fio's default is [`DEFAULT_ENGINE`]). Only
+    /// its [`EngineKind`] matters to a simulation: a synchronous engine
+    /// caps the queue depth at 1, as in fio.
     pub ioengine: Option<String>,
+    /// What fio would say about this job on its console before it runs
+    /// (for example that the queue depth was capped at 1). The caller
+    /// prints them; they are not part of the report.
+    pub notes: Vec<String>,
     /// `filename=`. Recorded; no effect in a simulation.
     pub filename: Option<String>,
     /// `thread`. Recorded.
@@ -465,12 +565,24 @@ impl JobSpec {
             rate_process: RateProcess::Linear,
             direct: false,
             ioengine: None,
+            notes: Vec::new(),
             filename: None,
             thread: false,
             kb_base: 1024,
             percentile_list: None,
             percentiles: [false, true, false],
             options: Vec::new(),
+        }
+    }
+
+    /// IOs the job keeps in flight: `iodepth`, or 1 with a synchronous
+    /// engine (fio's cap; `iodepth` itself stays as written, as fio reports
+    /// it in `latency_depth`).
+    pub fn queue_depth(&self) -> u32 {
+        let engine = self.ioengine.as_deref().unwrap_or(DEFAULT_ENGINE);
+        match engine_kind(engine) {
+            Some(EngineKind::Sync) => 1,
+            _ => self.iodepth.max(1),
         }
     }
 

@@ -505,7 +505,16 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
         "direct" => job.direct = parse_bool(v).map_err(err)?,
         "buffered" => job.direct = !parse_bool(v).map_err(err)?,
         "filename" => job.filename = Some(nonempty(e)?.to_string()),
-        "ioengine" => job.ioengine = Some(nonempty(e)?.to_string()),
+        "ioengine" => {
+            let name = nonempty(e)?;
+            if super::engine_kind(name).is_none() {
+                return Err(e.invalid(format!(
+                    "fio has no such IO engine (it would fail to load it); the engines are {}, or external:<path>",
+                    super::engine_names()
+                )));
+            }
+            job.ioengine = Some(name.to_string());
+        }
         "thread" => job.thread = e.flag()?,
         "random_generator" => {
             if !matches!(v, "tausworthe" | "lfsr" | "tausworthe64") {
@@ -869,6 +878,17 @@ fn finish(job: &mut JobSpec, sizes: SizeSettings) -> Result<(), FioError> {
             job: job.name.clone(),
             reason: "time_based requires runtime= (fio: \"time_based requires a runtime/timeout setting\")".into(),
         });
+    }
+    // fio: a synchronous engine completes each IO in the call that issues
+    // it, so fio notes the cap and runs at depth 1 (`JobSpec::queue_depth`).
+    let engine = job.ioengine.as_deref().unwrap_or(super::DEFAULT_ENGINE);
+    if job.iodepth > 1 && super::engine_kind(engine) == Some(super::EngineKind::Sync) {
+        job.notes.push(format!(
+            "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1 (job `{}`: ioengine={engine}{}; an asynchronous engine such as ioengine=libaio keeps iodepth={} in flight)",
+            job.name,
+            if job.ioengine.is_none() { ", fio's default" } else { "" },
+            job.iodepth
+        ));
     }
     job.seed = job.randseed.unwrap_or(FIO_DEFAULT_SEED);
     Ok(())

@@ -155,3 +155,26 @@ fn double_dash_ends_options() {
     let jf = parse_cli_args(&args(&["--", path.to_str().unwrap()])).unwrap();
     assert_eq!(jf.jobs.len(), 2);
 }
+
+/// Options that only say where fio would put its files are accepted, as
+/// fio accepts them, and change nothing in the job.
+#[test]
+fn file_placement_options_are_recorded() {
+    let extra = [
+        "--directory=/mnt/ssd",
+        "--filename_format=$jobname.$jobnum",
+        "--unique_filename=1",
+        "--lockfile=none",
+        "--log_offset=1",
+        "--log_hist_msec=100",
+    ];
+    let base = ["--name=j", "--rw=randread", "--size=1m"];
+    let with: Vec<&str> = base.iter().chain(&extra).copied().collect();
+    let (ok, out) = run_fio(&[&["--parse-only"][..], &with].concat());
+    assert!(ok, "fio rejected them:\n{out}");
+    let plain = parse_cli_args(&args(&base)).unwrap();
+    let mut placed = parse_cli_args(&args(&with)).unwrap();
+    assert_eq!(placed.jobs[0].options.len(), base.len() - 1 + extra.len());
+    placed.jobs[0].options = plain.jobs[0].options.clone();
+    assert_eq!(placed.jobs[0], plain.jobs[0]);
+}

@@ -175,6 +175,15 @@ static OPTIONS: &[OptDef] = &[
     rec("write_hist_log", &[], Kind::Str),
     rec("per_job_logs", &[], Kind::Bool),
     rec("unit_base", &[], Kind::Int),
+    rec("log_hist_msec", &[], Kind::Int),
+    rec("log_offset", &[], Kind::Bool),
+    // where fio would put its files: the simulated device has none
+    rec("directory", &[], Kind::Str),
+    rec("filename_format", &[], Kind::Str),
+    rec("unique_filename", &[], Kind::Bool),
+    rec("lockfile", &[], Kind::Str),
+    rec("numa_cpu_nodes", &[], Kind::Str),
+    rec("numa_mem_policy", &[], Kind::Str),
 ];
 
 /// Look an option up by any of its spellings (case-sensitive, as fio).

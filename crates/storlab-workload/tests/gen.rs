@@ -542,3 +542,82 @@ fn extreme_geometries_do_not_panic() {
         }
     }
 }
+
+/// The offsets fio itself issues for `body` (its null engine, its iolog),
+/// as (op, offset) pairs.
+fn fio_offsets(body: &str, capacity: u64) -> Vec<(IoOp, u64)> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    // A sparse file as large as the device: fio's bounds come from the
+    // file's size, as they would from a block device's.
+    let file = dir.path().join("f");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(capacity)
+        .unwrap();
+    let mut args = vec![
+        "--name=t".to_string(),
+        "--ioengine=psync".to_string(),
+        format!("--filename={}", file.display()),
+        format!("--write_iolog={}", log.display()),
+    ];
+    args.extend(body.split(' ').map(|o| format!("--{o}")));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (ok, out) = common::run_fio(&argv);
+    assert!(ok, "fio {body}: {out}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let op = match *f.get(2)? {
+                "read" => IoOp::Read,
+                "write" => IoOp::Write,
+                "trim" => IoOp::Trim,
+                _ => return None,
+            };
+            Some((op, f[3].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// Sequential offsets, holes and backwards steps (`rw=read:-8k`) as fio
+/// issues them, checked against fio's own iolog.
+#[test]
+fn sequential_offsets_match_fio() {
+    const CAPACITY: u64 = 1 << 20;
+    for body in [
+        "rw=read bs=4k size=64k",
+        "rw=read bs=4k size=64k offset=16k",
+        "rw=read:-8k bs=4k size=64k",
+        "rw=read:-8k bs=4k size=64k offset=16k",
+        "rw=read:-12k bs=4k size=64k offset=16k",
+        "rw=read:-16k bs=4k size=64k",
+        "rw=read:-8k bs=4k size=64k offset=128k",
+        "rw=read:-8k bs=8k size=64k io_size=256k",
+        "rw=write:-8k bs=4k size=64k",
+        "rw=read:-4k bs=4k size=32k",
+    ] {
+        let theirs = fio_offsets(body, CAPACITY);
+        let ours: Vec<(IoOp, u64)> = drain(&mut thread(body, CAPACITY))
+            .iter()
+            .filter(|io| io.op != IoOp::Fsync)
+            .map(|io| (io.op, io.offset))
+            .collect();
+        assert_eq!(ours, theirs, "{body}");
+    }
+}
+
+/// Backward steps fio's arithmetic would take straight out of the region
+/// are refused with the bounds, not guessed at.
+#[test]
+fn backward_steps_outside_the_bounds_are_errors() {
+    for body in ["rw=read:-2k bs=4k size=64k", "rw=read:-128k bs=4k size=64k"] {
+        let err = JobThread::new(&job(body), 0, GIB, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("backward step") && err.contains("65536"),
+            "{body}: {err}"
+        );
+    }
+}

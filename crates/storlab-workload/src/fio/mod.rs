@@ -411,8 +411,9 @@ pub struct JobSpec {
     pub rw: RwMode,
     /// `rw=<random mode>:<n>`: IOs per random offset (1 = every IO).
     pub rw_seq_nr: u32,
-    /// `rw=<sequential mode>:<bytes>`: hole added after each IO.
-    pub rw_seq_add_bytes: u64,
+    /// `rw=<sequential mode>:<bytes>`: hole added after each IO; negative
+    /// steps backwards.
+    pub rw_seq_add_bytes: i64,
     /// `rw_sequencer=`.
     pub rw_sequencer: RwSequencer,
     /// `rwmixread=` (or 100 - `rwmixwrite=`).

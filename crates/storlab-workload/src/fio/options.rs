@@ -681,8 +681,16 @@ fn parse_rw(job: &mut JobSpec, e: &Entry) -> Result<(), FioError> {
                 .map_err(|r| e.invalid(format!("IOs per random offset after `:` {r}")))?
                 as u32;
         } else {
-            job.rw_seq_add_bytes = parse_size(p, job.kb_base)
+            // fio: a negative value steps backwards (`rw=read:-8k`).
+            let (sign, magnitude) = match p.trim().strip_prefix('-') {
+                Some(m) => (-1, m),
+                None => (1, p),
+            };
+            let bytes = parse_size(magnitude, job.kb_base)
                 .map_err(|r| e.invalid(format!("hole size after `:`: {r}")))?;
+            let bytes =
+                i64::try_from(bytes).map_err(|_| e.invalid("hole size after `:`: too large"))?;
+            job.rw_seq_add_bytes = sign * bytes;
         }
     }
     Ok(())

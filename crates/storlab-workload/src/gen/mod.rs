@@ -13,7 +13,9 @@
 //!
 //! Followed: the region `[offset + thread × offset_increment, + size)`;
 //! per-direction sequential positions that wrap at the region's end;
-//! `rw=<seq>:<hole>` holes and `rw=<rand>:<n>` with `rw_sequencer`
+//! `rw=<seq>:<hole>` holes, `rw=<seq>:-<step>` backward walks (checked
+//! against fio's own iolog, quirks included) and `rw=<rand>:<n>` with
+//! `rw_sequencer`
 //! (fio's counter: `n - 1` sequential, or identical, IOs before each random
 //! one); random offsets aligned to `blockalign` (default: the direction's
 //! minimum block size) with fio's block count; `percentage_random`;
@@ -28,7 +30,9 @@
 //! ignores both limits when time based); zipf, pareto and normal built as
 //! fio builds them (see `dist`), with the random map off for them.
 //!
-//! Approximated: the read/write choice of `rw`/`randrw` is drawn per IO
+//! Approximated: a forward hole that crosses the region's end wraps to its
+//! start (fio wraps only at the device's end and otherwise ends the pass);
+//! the read/write choice of `rw`/`randrw` is drawn per IO
 //! (fio keeps a direction for short runs, with the same long-run ratio);
 //! the random map is a permutation of `blockalign`-sized blocks, so with
 //! mixed block sizes an IO may overlap blocks a later IO of the same pass
@@ -213,7 +217,7 @@ pub struct JobThread {
     rwmix_read_pct: u64,
     seq_nr: u32,
     seq_left: u32,
-    seq_add: u64,
+    seq_add: i64,
     identical: bool,
     fsync_every: u64,
     fdatasync_every: u64,
@@ -260,6 +264,18 @@ impl JobThread {
         };
         let (start, region_len) = spec.region(device_capacity, thread_index).map_err(fail)?;
         let end = start + region_len;
+        if spec.rw_seq_add_bytes < 0 && !spec.rw.is_random() {
+            // Outside these bounds fio's arithmetic leaves the region at
+            // once (it issues one IO and stops, or walks forwards over
+            // overlapping IOs): say so rather than guess.
+            let step = spec.rw_seq_add_bytes.unsigned_abs();
+            let largest = (0..3).map(|d| spec.bs[d].max_bytes()).max().unwrap_or(0);
+            if step < largest || step > region_len {
+                return Err(fail(format!(
+                    "rw=...:-{step}: a backward step must be from the largest block size ({largest}) to the region's size ({region_len} bytes)"
+                )));
+            }
+        }
 
         let base = if spec.randrepeat || spec.randseed.is_some() {
             spec.seed
@@ -533,16 +549,48 @@ impl JobThread {
 
     #[inline]
     fn sequential_place(&mut self, d: usize, len: u64) -> (u64, u64) {
+        if self.seq_add < 0 {
+            return self.backward_place(d, len);
+        }
         let dir = &self.dirs[d];
         let mut pos = dir.last_pos;
         if self.seq_add > 0 && pos != self.start {
-            pos = pos.saturating_add(self.seq_add);
+            pos = pos.saturating_add(self.seq_add as u64);
         }
         let min = dir.bs.min();
         if pos >= self.end || self.end - pos < min {
             pos = self.start;
         }
         (pos, dir.bs.fit(len, self.end - pos))
+    }
+
+    /// `rw=<seq>:-<step>`, fio's `get_next_seq_offset` with a negative add
+    /// (`JobThread::new` keeps the step between the largest block size and
+    /// the region's size): positions relative to the region's start; the
+    /// first IO at the start, each next one `step` before the end of the
+    /// previous one, and a step past the start wraps to `step` before the
+    /// region's end. With `offset=`, fio's "back at the start" test also
+    /// holds before the first IO and puts the previous end at the region's
+    /// length taken as an absolute position, so the walk begins at
+    /// `size - offset - step` (or at the wrap when `offset` exceeds
+    /// `size`), as fio's own iolog shows.
+    fn backward_place(&mut self, d: usize, len: u64) -> (u64, u64) {
+        let step = self.seq_add.unsigned_abs();
+        let io_size = self.end - self.start;
+        let mut last = self.dirs[d].last_pos - self.start;
+        if last == 0 && self.start != 0 {
+            last = io_size.wrapping_sub(self.start);
+        }
+        let rel = if last == 0 {
+            0
+        } else {
+            match last.checked_sub(step) {
+                Some(r) if r < io_size => r,
+                _ => io_size - step,
+            }
+        };
+        let offset = self.start + rel;
+        (offset, self.dirs[d].bs.fit(len, self.end - offset))
     }
 
     #[inline]

@@ -528,7 +528,9 @@ fn synchronous_engines_cap_the_queue_depth_as_fio_does() {
         let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let jobs = storlab_workload::fio::parse_cli_args(&owned).unwrap();
         assert_eq!(
-            jobs.jobs[0].notes.iter().any(|n| n.contains("capped at 1")),
+            jobs.jobs[0]
+                .depth_note()
+                .is_some_and(|n| n.contains("capped at 1")),
             !deep,
             "{engine:?}: fio's note"
         );

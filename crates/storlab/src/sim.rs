@@ -205,7 +205,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     if jobs.jobs.is_empty() {
         anyhow::bail!("no jobs: give a job file or --name=<job> with its options");
     }
-    for note in jobs.jobs.iter().flat_map(|j| &j.notes) {
+    for note in jobs.jobs.iter().filter_map(|j| j.depth_note()) {
         eprintln!("{note}");
     }
     let bar = progress_bar();

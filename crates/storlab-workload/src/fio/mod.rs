@@ -490,10 +490,6 @@ pub struct JobSpec {
     /// its [`EngineKind`] matters to a simulation: a synchronous engine
     /// caps the queue depth at 1, as in fio.
     pub ioengine: Option<String>,
-    /// What fio would say about this job on its console before it runs
-    /// (for example that the queue depth was capped at 1). The caller
-    /// prints them; they are not part of the report.
-    pub notes: Vec<String>,
     /// `filename=`. Recorded; no effect in a simulation.
     pub filename: Option<String>,
     /// `thread`. Recorded.
@@ -566,7 +562,6 @@ impl JobSpec {
             rate_process: RateProcess::Linear,
             direct: false,
             ioengine: None,
-            notes: Vec::new(),
             filename: None,
             thread: false,
             kb_base: 1024,
@@ -585,6 +580,22 @@ impl JobSpec {
             Some(EngineKind::Sync) => 1,
             _ => self.iodepth.max(1),
         }
+    }
+
+    /// fio's console note when a synchronous engine caps `iodepth` (see
+    /// [`JobSpec::queue_depth`]), for the caller to print before the run;
+    /// it is not part of the report.
+    pub fn depth_note(&self) -> Option<String> {
+        (self.queue_depth() < self.iodepth).then(|| {
+            let engine = match &self.ioengine {
+                Some(e) => e.clone(),
+                None => format!("{DEFAULT_ENGINE}, fio's default"),
+            };
+            format!(
+                "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1 (job `{}`: ioengine={engine}; an asynchronous engine such as ioengine=libaio keeps iodepth={} in flight)",
+                self.name, self.iodepth
+            )
+        })
     }
 
     /// The smallest block size over the directions the job issues.

@@ -896,17 +896,6 @@ fn finish(job: &mut JobSpec, sizes: SizeSettings) -> Result<(), FioError> {
             reason: "time_based requires runtime= (fio: \"time_based requires a runtime/timeout setting\")".into(),
         });
     }
-    // fio: a synchronous engine completes each IO in the call that issues
-    // it, so fio notes the cap and runs at depth 1 (`JobSpec::queue_depth`).
-    let engine = job.ioengine.as_deref().unwrap_or(super::DEFAULT_ENGINE);
-    if job.iodepth > 1 && super::engine_kind(engine) == Some(super::EngineKind::Sync) {
-        job.notes.push(format!(
-            "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1 (job `{}`: ioengine={engine}{}; an asynchronous engine such as ioengine=libaio keeps iodepth={} in flight)",
-            job.name,
-            if job.ioengine.is_none() { ", fio's default" } else { "" },
-            job.iodepth
-        ));
-    }
     job.seed = job.randseed.unwrap_or(FIO_DEFAULT_SEED);
     Ok(())
 }

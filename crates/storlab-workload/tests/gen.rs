@@ -82,7 +82,11 @@ fn sequential_walks_the_region_and_wraps() {
 
 #[test]
 fn sequential_holes() {
+    // One pass: the walk leaves the region after 16 KiB of writes.
     let v = drain(&mut thread("rw=write:4k bs=4k size=32k", GIB));
+    assert_eq!(offsets(&v), [0, 8192, 16384, 24576]);
+    // An explicit io_size starts passes over until it is done.
+    let v = drain(&mut thread("rw=write:4k bs=4k size=32k io_size=32k", GIB));
     assert_eq!(offsets(&v), [0, 8192, 16384, 24576, 0, 8192, 16384, 24576]);
 }
 
@@ -534,8 +538,13 @@ fn extreme_geometries_do_not_panic() {
             };
             let (start, len) = t.region();
             for io in take(&mut t, 1000) {
+                // A sequential walk's last block may run past the region's
+                // end (fio's too), never past the device's.
                 assert!(
-                    io.len == 0 || (io.offset >= start && io.offset - start + io.len <= len),
+                    io.len == 0
+                        || (io.offset >= start
+                            && io.offset - start < len
+                            && io.len <= capacity - io.offset),
                     "{body} on {capacity}: {io:?}"
                 );
             }
@@ -543,9 +552,9 @@ fn extreme_geometries_do_not_panic() {
     }
 }
 
-/// The offsets fio itself issues for `body` (its null engine, its iolog),
-/// as (op, offset) pairs.
-fn fio_offsets(body: &str, capacity: u64) -> Vec<(IoOp, u64)> {
+/// The IOs fio itself issues for `body` (psync on a sparse file of
+/// `capacity` bytes, its iolog), as (op, offset, length).
+fn fio_offsets(body: &str, capacity: u64) -> Vec<(IoOp, u64, u64)> {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
     // A sparse file as large as the device: fio's bounds come from the
@@ -575,36 +584,92 @@ fn fio_offsets(body: &str, capacity: u64) -> Vec<(IoOp, u64)> {
                 "trim" => IoOp::Trim,
                 _ => return None,
             };
-            Some((op, f[3].parse().unwrap()))
+            Some((op, f[3].parse().unwrap(), f[4].parse().unwrap()))
         })
         .collect()
 }
 
-/// Sequential offsets, holes and backwards steps (`rw=read:-8k`) as fio
-/// issues them, checked against fio's own iolog.
+/// Sequential offsets and lengths, holes, passes and backwards steps
+/// (`rw=read:-8k`) as fio issues them, checked against fio's own iolog.
 #[test]
 fn sequential_offsets_match_fio() {
-    const CAPACITY: u64 = 1 << 20;
-    for body in [
-        "rw=read bs=4k size=64k",
-        "rw=read bs=4k size=64k offset=16k",
-        "rw=read:-8k bs=4k size=64k",
-        "rw=read:-8k bs=4k size=64k offset=16k",
-        "rw=read:-12k bs=4k size=64k offset=16k",
-        "rw=read:-16k bs=4k size=64k",
-        "rw=read:-8k bs=4k size=64k offset=128k",
-        "rw=read:-8k bs=8k size=64k io_size=256k",
-        "rw=write:-8k bs=4k size=64k",
-        "rw=read:-4k bs=4k size=32k",
+    const MIB: u64 = 1 << 20;
+    const DEV64K: u64 = 64 << 10;
+    for (body, capacity) in [
+        ("rw=read bs=4k size=64k", MIB),
+        ("rw=read bs=4k size=64k offset=16k", MIB),
+        ("rw=read:-8k bs=4k size=64k", MIB),
+        ("rw=read:-8k bs=4k size=64k offset=16k", MIB),
+        ("rw=read:-12k bs=4k size=64k offset=16k", MIB),
+        ("rw=read:-16k bs=4k size=64k", MIB),
+        ("rw=read:-8k bs=4k size=64k offset=128k", MIB),
+        ("rw=read:-8k bs=8k size=64k io_size=256k", MIB),
+        ("rw=write:-8k bs=4k size=64k", MIB),
+        ("rw=read:-4k bs=4k size=32k", MIB),
+        // Forward holes: the pass ends at the region's end, short of size.
+        ("rw=read:8k bs=4k size=64k", MIB),
+        ("rw=read:8k bs=4k size=64k offset=16k", MIB),
+        ("rw=write:8k bs=4k size=64k", MIB),
+        ("rw=read:8k bs=4k", MIB),
+        ("rw=read:8k bs=4k size=64k number_ios=10", MIB),
+        ("rw=read:8k bs=4k size=64k loops=2", MIB),
+        // An explicit io_size runs more passes while a block is left.
+        ("rw=read:8k bs=4k size=64k io_size=32k", MIB),
+        ("rw=read:8k bs=4k size=64k io_size=64k", MIB),
+        ("rw=read:8k bs=4k size=64k io_size=26k", MIB),
+        ("rw=read:8k bs=8k size=52k io_size=104k", MIB),
+        ("rw=read:8k bs=4k io_size=128k", DEV64K),
+        // A fixed block size runs past the region's end, not the device's.
+        ("rw=read bs=12k size=64k", MIB),
+        ("rw=read bs=12k size=64k io_size=128k", MIB),
+        ("rw=read bs=12k", DEV64K),
+        ("rw=read bs=12k io_size=128k", DEV64K),
+        ("rw=write bs=12k", DEV64K),
     ] {
-        let theirs = fio_offsets(body, CAPACITY);
-        let ours: Vec<(IoOp, u64)> = drain(&mut thread(body, CAPACITY))
+        let theirs = fio_offsets(body, capacity);
+        let ours: Vec<(IoOp, u64, u64)> = drain(&mut thread(body, capacity))
             .iter()
             .filter(|io| io.op != IoOp::Fsync)
-            .map(|io| (io.op, io.offset))
+            .map(|io| (io.op, io.offset, io.len))
             .collect();
-        assert_eq!(ours, theirs, "{body}");
+        assert_eq!(ours, theirs, "{body} on {capacity} bytes");
     }
+}
+
+/// A mixed walk with holes: each direction keeps its own position, and
+/// the first to leave the region ends the pass for both (fio's iolog for
+/// `rw=rw:8k bs=4k size=64k`: 11 IOs, reads at 0..60 KiB in 12 KiB steps,
+/// writes at 0..48 KiB); a time-based job starts both over.
+#[test]
+fn a_mixed_walk_ends_the_pass_for_both_directions() {
+    let ios = drain(&mut thread("rw=rw:8k bs=4k size=64k", 1 << 20));
+    let of = |op| -> Vec<u64> {
+        ios.iter()
+            .filter(|io| io.op == op)
+            .map(|io| io.offset >> 10)
+            .collect()
+    };
+    let (reads, writes) = (of(IoOp::Read), of(IoOp::Write));
+    let walk: Vec<u64> = (0..6).map(|i| i * 12).collect();
+    assert!(
+        reads.len() == 6 || writes.len() == 6,
+        "{reads:?} {writes:?}"
+    );
+    assert!(reads.len() + writes.len() < 12, "{reads:?} {writes:?}");
+    assert_eq!(reads, walk[..reads.len()], "reads");
+    assert_eq!(writes, walk[..writes.len()], "writes");
+
+    let mut timed = thread("rw=rw:8k bs=4k size=64k time_based runtime=1", 1 << 20);
+    let ios = take(&mut timed, 1000);
+    assert_eq!(ios.len(), 1000);
+    let restarts = ios
+        .windows(2)
+        .filter(|w| w[1].offset == 0 && w[0].offset != 0)
+        .count();
+    assert!(restarts > 50, "{restarts} restarts in 1000 IOs");
+    assert!(ios
+        .iter()
+        .all(|io| io.offset % (12 << 10) == 0 && io.offset < 64 << 10));
 }
 
 /// Backward steps fio's arithmetic would take straight out of the region

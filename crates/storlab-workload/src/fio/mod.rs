@@ -613,8 +613,9 @@ impl JobSpec {
     /// on a device of `capacity` bytes: `offset` (percentages aligned up to
     /// `offset_align` or the minimum block size) plus `offset_increment`
     /// times the thread index, then `size` (or the rest of the device),
-    /// clipped to the device and rounded down to a multiple of the minimum
-    /// block size.
+    /// clipped to the device. Not rounded to the block size, as in fio: a
+    /// sequential walk issues a whole block wherever one starts inside it
+    /// (and the device holds it), random offsets take only whole blocks.
     pub fn region(&self, capacity: u64, thread_index: u32) -> Result<(u64, u64), String> {
         let min_bs = self.min_block_size();
         let align = if self.offset_align_bytes > 0 {
@@ -644,9 +645,8 @@ impl JobSpec {
         }
         let avail = capacity - start;
         let wanted = self.size.map_or(avail, |s| s.resolve(capacity));
-        let mut len = wanted.min(avail);
-        len -= len % min_bs;
-        if len == 0 {
+        let len = wanted.min(avail);
+        if len < min_bs {
             return Err(format!(
                 "the region at offset={start} of size={wanted} ({avail} bytes available) holds no block of the smallest block size (bs, bsrange, bssplit) {min_bs}: raise size or lower the block size"
             ));

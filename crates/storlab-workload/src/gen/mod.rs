@@ -12,7 +12,11 @@
 //! # What follows fio and what is approximated
 //!
 //! Followed: the region `[offset + thread × offset_increment, + size)`;
-//! per-direction sequential positions that wrap at the region's end;
+//! per-direction sequential positions, and fio's passes: a walk that
+//! reaches the region's end ends the pass, and the next pass (every
+//! direction back at the start) comes only for `time_based`, an explicit
+//! `io_size` not yet done, or `loops`, so `rw=read:8k bs=4k size=64k` is six
+//! reads, as in fio's own iolog;
 //! `rw=<seq>:<hole>` holes, `rw=<seq>:-<step>` backward walks (checked
 //! against fio's own iolog, quirks included) and `rw=<rand>:<n>` with
 //! `rw_sequencer`
@@ -30,8 +34,11 @@
 //! ignores both limits when time based); zipf, pareto and normal built as
 //! fio builds them (see `dist`), with the random map off for them.
 //!
-//! Approximated: a forward hole that crosses the region's end wraps to its
-//! start (fio wraps only at the device's end and otherwise ends the pass);
+//! Approximated: `loops` together with an explicit `io_size` on a walk
+//! with holes (storlab runs passes until `io_size × loops` is done; fio
+//! counts the two differently); the sequential IOs of `percentage_random`
+//! wrap at the region's end; a block size range that does not fit before
+//! the region's end takes the largest size that does (fio redraws);
 //! the read/write choice of `rw`/`randrw` is drawn per IO
 //! (fio keeps a direction for short runs, with the same long-run ratio);
 //! the random map is a permutation of `blockalign`-sized blocks, so with
@@ -224,6 +231,16 @@ pub struct JobThread {
     end_fsync: bool,
     byte_limit: Option<u64>,
     io_limit: Option<u64>,
+    /// The device's end: a fixed-size sequential IO may run past the
+    /// region's end, not past this.
+    device_end: u64,
+    time_based: bool,
+    /// `io_size=` given: passes repeat until it is done.
+    io_size_given: bool,
+    /// Passes still to run after the current one (`loops - 1` at start).
+    loops_left: u64,
+    /// The largest block size of any active direction.
+    max_bs: u64,
     // progress
     bytes: u64,
     ios: u64,
@@ -364,6 +381,11 @@ impl JobThread {
             (Some(per_loop.saturating_mul(loops)), spec.number_ios)
         };
         let writes = active[1];
+        let max_bs = (0..3)
+            .filter(|&d| active[d])
+            .map(|d| spec.bs[d].max_bytes())
+            .max()
+            .unwrap_or(1);
         Ok(JobThread {
             start,
             end,
@@ -391,6 +413,11 @@ impl JobThread {
             end_fsync: writes && spec.end_fsync,
             byte_limit,
             io_limit,
+            device_end: device_capacity,
+            time_based: spec.time_based,
+            io_size_given: spec.io_size.is_some(),
+            loops_left: loops - 1,
+            max_bs,
             bytes: 0,
             ios: 0,
             writes: 0,
@@ -462,7 +489,10 @@ impl JobThread {
             }
         }
         let d = self.pick_direction();
-        let (offset, len) = self.place(d);
+        let Some((offset, len)) = self.place(d) else {
+            self.finished = true;
+            return self.next_io();
+        };
         if self.trim_write {
             self.pending_write = Some((offset, len));
             self.last_was_sync = false;
@@ -514,7 +544,9 @@ impl JobThread {
 
     /// Offset and length of the next IO in direction `d`.
     #[inline]
-    fn place(&mut self, d: usize) -> (u64, u64) {
+    /// `None` when a sequential walk left the region and no further pass
+    /// is due: the job is done.
+    fn place(&mut self, d: usize) -> Option<(u64, u64)> {
         let len = self.dirs[d].bs.pick(&mut self.bs_rng);
         // fio's rw=<mode>:<n> counter: a "hit" every n IOs takes the normal
         // path; the IOs between follow the previous one.
@@ -539,18 +571,57 @@ impl JobThread {
             let off = self.dirs[d].last_start;
             (off, self.dirs[d].bs.fit(len, self.end - off))
         } else {
-            self.sequential_place(d, len)
+            match self.sequential_place(d, len) {
+                Some(p) => p,
+                None if self.new_pass() => self.sequential_place(d, len)?,
+                None => return None,
+            }
         };
         let dir = &mut self.dirs[d];
         dir.last_start = offset;
         dir.last_pos = offset + len;
-        (offset, len)
+        Some((offset, len))
     }
 
+    /// A sequential walk left the region: fio's pass is over. Another one
+    /// starts (every direction back at the region's start) when the job is
+    /// time based, when an explicit `io_size` has at least one largest
+    /// block still to do, or while `loops` remain; otherwise the job ends,
+    /// even short of `size` bytes (holes skip bytes, as fio's own iolog
+    /// shows: `rw=read:8k bs=4k size=64k` is six reads).
+    fn new_pass(&mut self) -> bool {
+        let again = if self.time_based {
+            true
+        } else if self.io_size_given {
+            self.byte_limit
+                .is_none_or(|b| b.saturating_sub(self.bytes) >= self.max_bs)
+        } else if self.loops_left > 0 {
+            self.loops_left -= 1;
+            true
+        } else {
+            false
+        };
+        if again {
+            for dir in &mut self.dirs {
+                dir.last_pos = self.start;
+                dir.last_start = self.start;
+            }
+        }
+        again
+    }
+
+    /// The next sequential IO of direction `d` (`len` drawn), `None` when
+    /// it would leave the region: fio's `get_next_seq_offset` and
+    /// `get_next_buflen`. A position at or past the region's end ends the
+    /// pass; a fixed block size is issued whole, past the region's end if
+    /// the device goes on (fio checks only the device's size), while a
+    /// block size range must fit the region (the largest size that does;
+    /// fio redraws until one does). The sequential IOs of a random job
+    /// (`percentage_random`) wrap to the start instead.
     #[inline]
-    fn sequential_place(&mut self, d: usize, len: u64) -> (u64, u64) {
+    fn sequential_place(&mut self, d: usize, len: u64) -> Option<(u64, u64)> {
         if self.seq_add < 0 {
-            return self.backward_place(d, len);
+            return Some(self.backward_place(d, len));
         }
         let dir = &self.dirs[d];
         let mut pos = dir.last_pos;
@@ -558,10 +629,21 @@ impl JobThread {
             pos = pos.saturating_add(self.seq_add as u64);
         }
         let min = dir.bs.min();
-        if pos >= self.end || self.end - pos < min {
-            pos = self.start;
+        let fits = pos < self.end && self.end - pos >= min;
+        if self.random {
+            if !fits {
+                pos = self.start;
+            }
+            return Some((pos, dir.bs.fit(len, self.end - pos)));
         }
-        (pos, dir.bs.fit(len, self.end - pos))
+        match dir.bs {
+            BsPicker::Fixed(b) if pos < self.end && pos.checked_add(b)? <= self.device_end => {
+                Some((pos, b))
+            }
+            BsPicker::Fixed(_) => None,
+            _ if fits => Some((pos, dir.bs.fit(len, self.end - pos))),
+            _ => None,
+        }
     }
 
     /// `rw=<seq>:-<step>`, fio's `get_next_seq_offset` with a negative add

@@ -686,3 +686,28 @@ fn backward_steps_outside_the_bounds_are_errors() {
         );
     }
 }
+
+/// With the random map, one pass of a random job touches the blocks fio
+/// touches, each once (the order is each program's own random draw).
+#[test]
+fn random_passes_cover_the_blocks_fio_covers() {
+    const MIB: u64 = 1 << 20;
+    for (body, capacity) in [
+        ("rw=randread bs=12k size=64k", MIB),
+        ("rw=randread bs=12k", MIB),
+        ("rw=randread bs=12k", 64 << 10),
+        ("rw=randread bs=8k size=52k", MIB),
+        ("rw=randwrite bs=4k size=64k offset=16k", MIB),
+        ("rw=randread bs=12k size=64k io_size=128k", MIB),
+        ("rw=randread bs=8k size=52k loops=2", MIB),
+    ] {
+        let mut theirs = fio_offsets(body, capacity);
+        let mut ours: Vec<(IoOp, u64, u64)> = drain(&mut thread(body, capacity))
+            .iter()
+            .map(|io| (io.op, io.offset, io.len))
+            .collect();
+        theirs.sort_unstable_by_key(|t| (t.1, t.2));
+        ours.sort_unstable_by_key(|t| (t.1, t.2));
+        assert_eq!(ours, theirs, "{body} on {capacity} bytes");
+    }
+}

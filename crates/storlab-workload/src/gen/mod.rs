@@ -13,7 +13,8 @@
 //!
 //! Followed: the region `[offset + thread × offset_increment, + size)`;
 //! per-direction sequential positions, and fio's passes: a walk that
-//! reaches the region's end ends the pass, and the next pass (every
+//! reaches the region's end, or a random map that has handed out every
+//! block, ends the pass, and the next pass (every
 //! direction back at the start) comes only for `time_based`, an explicit
 //! `io_size` not yet done, or `loops`, so `rw=read:8k bs=4k size=64k` is six
 //! reads, as in fio's own iolog;
@@ -566,7 +567,11 @@ impl JobThread {
             pct >= 100 || (pct > 0 && self.seqrand_rng.below(100) < u64::from(pct))
         };
         let (offset, len) = if go_random {
-            self.random_place(d, len)
+            match self.random_place(d, len) {
+                Some(p) => p,
+                None if self.new_pass() => self.random_place(d, len)?,
+                None => return None,
+            }
         } else if !hit && self.identical {
             let off = self.dirs[d].last_start;
             (off, self.dirs[d].bs.fit(len, self.end - off))
@@ -583,8 +588,10 @@ impl JobThread {
         Some((offset, len))
     }
 
-    /// A sequential walk left the region: fio's pass is over. Another one
-    /// starts (every direction back at the region's start) when the job is
+    /// A sequential walk left the region, or the random map has handed out
+    /// every block: fio's pass is over. Another one starts (every direction
+    /// back at the region's start, every random map in a new order) when
+    /// the job is
     /// time based, when an explicit `io_size` has at least one largest
     /// block still to do, or while `loops` remain; otherwise the job ends,
     /// even short of `size` bytes (holes skip bytes, as fio's own iolog
@@ -605,6 +612,9 @@ impl JobThread {
             for dir in &mut self.dirs {
                 dir.last_pos = self.start;
                 dir.last_start = self.start;
+            }
+            for map in &mut self.maps {
+                map.rekey(self.map_rng.next_u64());
             }
         }
         again
@@ -675,24 +685,17 @@ impl JobThread {
         (offset, self.dirs[d].bs.fit(len, self.end - offset))
     }
 
+    /// A random IO of direction `d`, `None` when its random map has handed
+    /// out every block of this pass.
     #[inline]
-    fn random_place(&mut self, d: usize, len: u64) -> (u64, u64) {
+    fn random_place(&mut self, d: usize, len: u64) -> Option<(u64, u64)> {
         let block = match &self.dirs[d].picker {
             Picker::Uniform => self.off_rng.below(self.dirs[d].nblocks),
-            Picker::Map(i) => {
-                let map = &mut self.maps[*i];
-                match map.next() {
-                    Some(b) => b,
-                    None => {
-                        map.rekey(self.map_rng.next_u64());
-                        map.next().unwrap_or(0)
-                    }
-                }
-            }
+            Picker::Map(i) => self.maps[*i].next()?,
             Picker::Skewed(s) => s.sample(&mut self.dist_rng),
         };
         let dir = &self.dirs[d];
         let offset = self.start + block.min(dir.nblocks - 1) * dir.align;
-        (offset, dir.bs.fit(len, self.end - offset))
+        Some((offset, dir.bs.fit(len, self.end - offset)))
     }
 }

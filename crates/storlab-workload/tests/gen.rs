@@ -711,3 +711,27 @@ fn random_passes_cover_the_blocks_fio_covers() {
         assert_eq!(ours, theirs, "{body} on {capacity} bytes");
     }
 }
+
+/// The sequential IOs of a random job (`rw=randread:4`): a run that
+/// reaches the region's end ends the pass (fio 3.33, size=64k on a 1 MiB
+/// file: 11 reads, the last at 60 KiB), and at the device's end the next
+/// one takes a random block instead (the same job on a 64 KiB file: 16
+/// reads).
+#[test]
+fn a_random_jobs_sequential_runs_end_the_pass_at_the_region_end() {
+    let mut ended_early = 0;
+    for seed in 1..=40 {
+        let body = format!("rw=randread:4 bs=4k size=64k randseed={seed}");
+        let ios = drain(&mut thread(&body, 1 << 20));
+        assert!(ios.iter().all(|io| io.offset < 64 << 10), "{body}");
+        let last = ios.last().unwrap().offset;
+        assert!(ios.len() == 16 || last == 60 << 10, "{body}: {ios:?}");
+        if ios.len() < 16 {
+            ended_early += 1;
+        }
+        let on_device = drain(&mut thread(&body, 64 << 10));
+        assert_eq!(on_device.len(), 16, "{body} on the 64 KiB device");
+        assert!(on_device.iter().all(|io| io.offset < 64 << 10));
+    }
+    assert!(ended_early > 0, "no run reached the region's end");
+}

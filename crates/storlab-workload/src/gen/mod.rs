@@ -17,7 +17,8 @@
 //! block, ends the pass, and the next pass (every
 //! direction back at the start) comes only for `time_based`, an explicit
 //! `io_size` not yet done, or `loops`, so `rw=read:8k bs=4k size=64k` is six
-//! reads, as in fio's own iolog;
+//! reads, as in fio's own iolog; a random job's sequential IO at the
+//! device's end takes a random block;
 //! `rw=<seq>:<hole>` holes, `rw=<seq>:-<step>` backward walks (checked
 //! against fio's own iolog, quirks included) and `rw=<rand>:<n>` with
 //! `rw_sequencer`
@@ -37,8 +38,7 @@
 //!
 //! Approximated: `loops` together with an explicit `io_size` on a walk
 //! with holes (storlab runs passes until `io_size × loops` is done; fio
-//! counts the two differently); the sequential IOs of `percentage_random`
-//! wrap at the region's end; a block size range that does not fit before
+//! counts the two differently); a block size range that does not fit before
 //! the region's end takes the largest size that does (fio redraws);
 //! the read/write choice of `rw`/`randrw` is drawn per IO
 //! (fio keeps a direction for short runs, with the same long-run ratio);
@@ -566,13 +566,22 @@ impl JobThread {
             let pct = self.dirs[d].pct_random;
             pct >= 100 || (pct > 0 && self.seqrand_rng.below(100) < u64::from(pct))
         };
-        let (offset, len) = if go_random {
+        let identical = !hit && self.identical;
+        // A random job's sequential IO with nowhere left on the device
+        // takes a random block, as fio's get_next_block does when its
+        // sequential offset fails.
+        let seq_off_device = self.random
+            && !go_random
+            && !identical
+            && self.seq_add >= 0
+            && self.next_seq_pos(d) >= self.device_end;
+        let (offset, len) = if go_random || seq_off_device {
             match self.random_place(d, len) {
                 Some(p) => p,
                 None if self.new_pass() => self.random_place(d, len)?,
                 None => return None,
             }
-        } else if !hit && self.identical {
+        } else if identical {
             let off = self.dirs[d].last_start;
             (off, self.dirs[d].bs.fit(len, self.end - off))
         } else {
@@ -626,26 +635,17 @@ impl JobThread {
     /// pass; a fixed block size is issued whole, past the region's end if
     /// the device goes on (fio checks only the device's size), while a
     /// block size range must fit the region (the largest size that does;
-    /// fio redraws until one does). The sequential IOs of a random job
-    /// (`percentage_random`) wrap to the start instead.
+    /// fio redraws until one does). The same holds for the sequential IOs
+    /// of a random job (`rw=randread:4`, `percentage_random`) but at the
+    /// device's end, where `place` takes a random block instead.
     #[inline]
     fn sequential_place(&mut self, d: usize, len: u64) -> Option<(u64, u64)> {
         if self.seq_add < 0 {
             return Some(self.backward_place(d, len));
         }
         let dir = &self.dirs[d];
-        let mut pos = dir.last_pos;
-        if self.seq_add > 0 && pos != self.start {
-            pos = pos.saturating_add(self.seq_add as u64);
-        }
-        let min = dir.bs.min();
-        let fits = pos < self.end && self.end - pos >= min;
-        if self.random {
-            if !fits {
-                pos = self.start;
-            }
-            return Some((pos, dir.bs.fit(len, self.end - pos)));
-        }
+        let pos = self.next_seq_pos(d);
+        let fits = pos < self.end && self.end - pos >= dir.bs.min();
         match dir.bs {
             BsPicker::Fixed(b) if pos < self.end && pos.checked_add(b)? <= self.device_end => {
                 Some((pos, b))
@@ -653,6 +653,17 @@ impl JobThread {
             BsPicker::Fixed(_) => None,
             _ if fits => Some((pos, dir.bs.fit(len, self.end - pos))),
             _ => None,
+        }
+    }
+
+    /// Where a forward sequential IO of direction `d` would start.
+    #[inline]
+    fn next_seq_pos(&self, d: usize) -> u64 {
+        let pos = self.dirs[d].last_pos;
+        if self.seq_add > 0 && pos != self.start {
+            pos.saturating_add(self.seq_add as u64)
+        } else {
+            pos
         }
     }
 

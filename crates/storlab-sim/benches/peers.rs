@@ -124,6 +124,7 @@ fn round(e: &mut Engine, case: &Case, cap: u64, seed: u64) -> Duration {
             rate_bytes_per_s: [None; 3],
             rate_iops: [None; 3],
             stats: JobStats::new("bench", 0),
+            observer: None,
         })
         .collect();
     let t0 = Instant::now();

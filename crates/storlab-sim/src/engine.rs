@@ -42,6 +42,21 @@ pub trait IoSource {
     fn completed(&mut self, _id: u64, _latency_ns: u64) {}
 }
 
+/// What a thread did, request by request, for whoever logs it (fio's log
+/// files: [`crate::logs`]). Times are ns since the thread's start; the
+/// ramp's completions are not reported, as they are not counted.
+pub trait IoObserver {
+    /// The thread starts at `at`, ns since the run began.
+    fn started(&mut self, _at: Nanos) {}
+    /// `io` was issued at `at`.
+    fn issued(&mut self, at: Nanos, io: &IoReq);
+    /// A request finished at `at`: `op`, `len` bytes at `offset`, with
+    /// these submission and completion latencies.
+    fn completed(&mut self, at: Nanos, op: Op, offset: u64, len: u64, slat_ns: u64, clat_ns: u64);
+    /// The thread's last request finished at `at`.
+    fn finished(&mut self, at: Nanos);
+}
+
 /// How one thread runs.
 pub struct ThreadPlan {
     /// Where its requests come from.
@@ -66,6 +81,8 @@ pub struct ThreadPlan {
     /// Statistics record for this thread (name, group, options filled by
     /// the caller).
     pub stats: JobStats,
+    /// Told of every request (fio's log files), if anyone asked.
+    pub observer: Option<Box<dyn IoObserver>>,
 }
 
 struct ThreadState {
@@ -182,7 +199,7 @@ pub struct Engine {
     now: Nanos,
     hcx: HostCx,
     /// Request id → (thread, submit time, request number within thread).
-    inflight: Vec<(u32, Nanos, u64)>,
+    inflight: Vec<(u32, Nanos, u64, u64)>,
     free_ids: Vec<u32>,
     completed: u64,
     events: u64,
@@ -244,7 +261,7 @@ impl Engine {
         // device that answers at the current time): go round until none
         while !self.hcx.done.is_empty() {
             for d in &self.hcx.done {
-                let (thread, submitted, n) = self.inflight[d.id as usize];
+                let (thread, submitted, n, offset) = self.inflight[d.id as usize];
                 self.free_ids.push(d.id as u32);
                 let ti = (thread - first_thread) as usize;
                 let th = &mut threads[ti];
@@ -256,6 +273,10 @@ impl Engine {
                     th.plan
                         .stats
                         .record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);
+                    if let Some(o) = &mut th.plan.observer {
+                        let at = d.at - th.start;
+                        o.completed(at, d.op, offset, d.len, d.slat_ns, d.clat_ns);
+                    }
                 }
                 th.plan.stats.depth.mark_complete(1);
                 if th.plan.thinktime_ns > 0 {
@@ -354,8 +375,11 @@ impl Engine {
             let id = storlab_model::units::slab_insert(
                 &mut self.inflight,
                 &mut self.free_ids,
-                (thread, now, n),
+                (thread, now, n, io.offset),
             ) as u64;
+            if let Some(o) = &mut th.plan.observer {
+                o.issued(now - th.start, &io);
+            }
             let hio = HostIo {
                 id,
                 thread,
@@ -406,6 +430,11 @@ impl Engine {
                 plan,
             })
             .collect();
+        for th in &mut threads {
+            if let Some(o) = &mut th.plan.observer {
+                o.started(start);
+            }
+        }
         for ti in 0..threads.len() {
             self.pump_thread(&mut threads, ti, first_thread);
         }
@@ -438,7 +467,10 @@ impl Engine {
         }
         Ok(threads
             .into_iter()
-            .map(|th| {
+            .map(|mut th| {
+                if let Some(o) = &mut th.plan.observer {
+                    o.finished(th.last_done - th.start);
+                }
                 let begin = th.after_start(th.plan.ramp_ns);
                 let mut s = th.plan.stats;
                 let run = th.last_done.saturating_sub(begin);

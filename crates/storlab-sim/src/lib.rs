@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 pub mod engine;
+pub mod logs;
 pub mod replay;
 pub mod report;
 pub mod run;

@@ -518,6 +518,7 @@ pub fn simulate_trace(
         rate_bytes_per_s: [None; 3],
         rate_iops: [None; 3],
         stats,
+        observer: None,
     };
     let mut jobs = engine.run_group(vec![plan], 0, &mut *progress)?;
     let tally = std::mem::take(&mut *tally.borrow_mut());

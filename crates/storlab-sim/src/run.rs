@@ -23,6 +23,9 @@ pub enum RunError {
     /// The model stalled, or the run passed the simulated-time horizon.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A log file (`write_lat_log`, ...) could not be written.
+    #[error(transparent)]
+    Log(#[from] crate::logs::LogError),
 }
 
 /// A fio job thread as an IO source.
@@ -96,6 +99,7 @@ pub fn simulate(
     }
     let mut all = Vec::new();
     let mut next_thread = 0u32;
+    let mut logs = crate::logs::LogFiles::default();
     for phase in phases {
         let mut plans = Vec::new();
         let first = next_thread;
@@ -118,6 +122,7 @@ pub fn simulate(
                     rate_bytes_per_s: j.rate_bytes_per_s,
                     rate_iops: j.rate_iops,
                     stats,
+                    observer: logs.observer(j, next_thread + 1)?,
                 });
                 next_thread += 1;
             }
@@ -125,6 +130,7 @@ pub fn simulate(
         let stats = engine.run_group(plans, first, &mut *progress)?;
         all.extend(stats);
     }
+    logs.finish()?;
     let now = engine.now();
     let grouped = jobs.jobs.iter().any(|j| j.group_reporting);
     let mut out = if grouped {

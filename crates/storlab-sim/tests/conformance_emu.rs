@@ -89,6 +89,7 @@ fn simulate(preset: &str, reqs: &[(Nanos, DevRequest)]) -> Vec<Nanos> {
         rate_bytes_per_s: [None; 3],
         rate_iops: [None; 3],
         stats: JobStats::new("conformance", 0),
+        observer: None,
     };
     engine
         .run_group(vec![plan], 0, &mut |_, _| {})

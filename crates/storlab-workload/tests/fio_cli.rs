@@ -165,7 +165,6 @@ fn file_placement_options_are_recorded() {
         "--filename_format=$jobname.$jobnum",
         "--unique_filename=1",
         "--lockfile=none",
-        "--log_offset=1",
         "--log_hist_msec=100",
     ];
     let base = ["--name=j", "--rw=randread", "--size=1m"];

@@ -501,9 +501,55 @@ pub struct JobSpec {
     /// Which latencies keep percentiles: `slat_percentiles` (default 0),
     /// `clat_percentiles` (default 1), `lat_percentiles` (default 0).
     pub percentiles: [bool; 3],
+    /// fio's log files: `write_lat_log`, `write_bw_log`, `write_iops_log`,
+    /// `write_iolog` and how they are written.
+    pub logs: LogOptions,
     /// Every option as written (globals first, a job's own value replacing a
     /// global's in place), in fio's spelling: fio's `job options`.
     pub options: Vec<(String, String)>,
+}
+
+/// The log files a job asks for, as fio names the options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogOptions {
+    /// `write_lat_log=`: the prefix of the `_lat`, `_clat` and `_slat` logs.
+    pub lat: Option<String>,
+    /// `write_bw_log=`: the prefix of the `_bw` log.
+    pub bw: Option<String>,
+    /// `write_iops_log=`: the prefix of the `_iops` log.
+    pub iops: Option<String>,
+    /// `write_iolog=`: the file the issued IOs go to (fio iolog version 3).
+    pub iolog: Option<String>,
+    /// `log_avg_msec=`: average over windows of this many ms (0: every IO).
+    pub avg_msec: u64,
+    /// `log_max_value=`: a window's maximum instead of its mean.
+    pub max_value: bool,
+    /// `log_offset=`: add each IO's offset.
+    pub offset: bool,
+    /// `per_job_logs=` (default on): one file per thread, `.N` numbered.
+    pub per_job: bool,
+}
+
+impl Default for LogOptions {
+    fn default() -> Self {
+        LogOptions {
+            lat: None,
+            bw: None,
+            iops: None,
+            iolog: None,
+            avg_msec: 0,
+            max_value: false,
+            offset: false,
+            per_job: true,
+        }
+    }
+}
+
+impl LogOptions {
+    /// Whether any log is asked for.
+    pub fn any(&self) -> bool {
+        self.lat.is_some() || self.bw.is_some() || self.iops.is_some() || self.iolog.is_some()
+    }
 }
 
 impl JobSpec {
@@ -567,6 +613,7 @@ impl JobSpec {
             kb_base: 1024,
             percentile_list: None,
             percentiles: [false, true, false],
+            logs: LogOptions::default(),
             options: Vec::new(),
         }
     }

@@ -168,15 +168,18 @@ static OPTIONS: &[OptDef] = &[
     rec("prioclass", &[], Kind::Int),
     rec("mem", &["iomem"], Kind::Str),
     rec("iomem_align", &["mem_align"], Kind::Int),
-    rec("log_avg_msec", &[], Kind::Int),
-    rec("write_bw_log", &[], Kind::Str),
-    rec("write_lat_log", &[], Kind::Str),
-    rec("write_iops_log", &[], Kind::Str),
+    // fio's log files, written from the simulated completions
+    sim("log_avg_msec", &[], Kind::Int),
+    sim("log_max_value", &[], Kind::Bool),
+    sim("write_bw_log", &[], Kind::Str),
+    sim("write_lat_log", &[], Kind::Str),
+    sim("write_iops_log", &[], Kind::Str),
+    sim("write_iolog", &[], Kind::Str),
+    sim("per_job_logs", &[], Kind::Bool),
+    sim("log_offset", &[], Kind::Bool),
     rec("write_hist_log", &[], Kind::Str),
-    rec("per_job_logs", &[], Kind::Bool),
     rec("unit_base", &[], Kind::Int),
     rec("log_hist_msec", &[], Kind::Int),
-    rec("log_offset", &[], Kind::Bool),
     // where fio would put its files: the simulated device has none
     rec("directory", &[], Kind::Str),
     rec("filename_format", &[], Kind::Str),
@@ -525,6 +528,16 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
             job.ioengine = Some(name.to_string());
         }
         "thread" => job.thread = e.flag()?,
+        "write_lat_log" => job.logs.lat = Some(nonempty(e)?.to_string()),
+        "write_bw_log" => job.logs.bw = Some(nonempty(e)?.to_string()),
+        "write_iops_log" => job.logs.iops = Some(nonempty(e)?.to_string()),
+        "write_iolog" => job.logs.iolog = Some(nonempty(e)?.to_string()),
+        "log_avg_msec" => {
+            job.logs.avg_msec = parse_int_in(v, kb, 0, u64::from(u32::MAX)).map_err(err)?
+        }
+        "log_max_value" => job.logs.max_value = parse_bool(v).map_err(err)?,
+        "log_offset" => job.logs.offset = parse_bool(v).map_err(err)?,
+        "per_job_logs" => job.logs.per_job = parse_bool(v).map_err(err)?,
         "random_generator" => {
             if !matches!(v, "tausworthe" | "lfsr" | "tausworthe64") {
                 return Err(e.invalid("expected tausworthe, lfsr or tausworthe64"));

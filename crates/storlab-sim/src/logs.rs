@@ -20,7 +20,7 @@
 //! `write_iolog` is fio's iolog version 3 (`storlab-trace`'s writer):
 //! every request as issued, times in µs since the run started, each thread
 //! sharing the file as a file of its own (`storlab-dev0`, `storlab-dev1`,
-//! ...); `storlab sim --trace` and fio's `read_iolog` replay it. Flushes
+//! ...); a job's `read_iolog`, `storlab sim --trace` and fio replay it. Flushes
 //! (`fsync=`) are `sync` lines there and left out of the other logs.
 //!
 //! Differences from fio: the ramp's completions are left out, as they are

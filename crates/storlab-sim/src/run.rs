@@ -8,7 +8,14 @@ use storlab_model::{Nanos, Op, SystemConfig};
 use storlab_workload::fio::{FioError, JobFile};
 use storlab_workload::gen::{IoOp, JobThread};
 
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+
+use storlab_trace::ReadOptions;
+
 use crate::engine::{Engine, EngineError, IoReq, IoSource, Progress, ThreadPlan};
+use crate::replay::{ReplayMode, ReplayTally, TraceSource, DEFAULT_ALIGN};
 use crate::stats::JobStats;
 
 /// Why a run failed.
@@ -26,6 +33,14 @@ pub enum RunError {
     /// A log file (`write_lat_log`, ...) could not be written.
     #[error(transparent)]
     Log(#[from] crate::logs::LogError),
+    /// A `read_iolog` trace could not be replayed.
+    #[error("job `{job}`, read_iolog")]
+    Replay {
+        /// The job.
+        job: String,
+        /// What went wrong (names the file and line).
+        source: crate::replay::ReplayError,
+    },
 }
 
 /// A fio job thread as an IO source.
@@ -49,6 +64,29 @@ impl IoSource for FioSource {
             fua: false,
         })
     }
+}
+
+/// The source replaying `read_iolog=path` for job `j`: the trace's own
+/// times unless `replay_no_stall`, at most the job's depth outstanding,
+/// addresses past the device wrapped (4 KiB aligned), as `storlab sim
+/// --trace` replays.
+fn replay_source(
+    j: &storlab_workload::fio::JobSpec,
+    path: &str,
+    capacity: u64,
+) -> Result<(TraceSource, Rc<RefCell<ReplayTally>>), RunError> {
+    let fail = |source| RunError::Replay {
+        job: j.name.clone(),
+        source,
+    };
+    let reader = storlab_trace::open(Path::new(path), None, &ReadOptions::default())
+        .map_err(|e| fail(e.into()))?;
+    let mode = if j.replay_no_stall {
+        ReplayMode::Afap
+    } else {
+        ReplayMode::Timed
+    };
+    TraceSource::new(reader, capacity, mode, DEFAULT_ALIGN).map_err(fail)
 }
 
 /// The result of a run.
@@ -100,19 +138,27 @@ pub fn simulate(
     let mut all = Vec::new();
     let mut next_thread = 0u32;
     let mut logs = crate::logs::LogFiles::default();
+    let mut replays = Vec::new();
     for phase in phases {
         let mut plans = Vec::new();
         let first = next_thread;
         for j in phase {
             for t in 0..j.numjobs.max(1) {
-                let gen = JobThread::new(j, t, capacity, seed)?;
+                let source: Box<dyn IoSource> = match &j.read_iolog {
+                    None => Box::new(FioSource(JobThread::new(j, t, capacity, seed)?)),
+                    Some(path) => {
+                        let (source, tally) = replay_source(j, path, capacity)?;
+                        replays.push((j.name.clone(), path.clone(), tally));
+                        Box::new(source)
+                    }
+                };
                 let mut stats = JobStats::new(j.name.clone(), j.group_id);
                 stats.options = j.options.clone();
                 stats.iodepth = j.iodepth.max(1);
                 let [slat, clat, lat] = j.percentiles;
                 stats.set_percentiles(slat, clat, lat);
                 plans.push(ThreadPlan {
-                    source: Box::new(FioSource(gen)),
+                    source,
                     iodepth: j.queue_depth(),
                     runtime_ns: j.runtime_ns.map(|r| r + j.ramp_time_ns.unwrap_or(0)),
                     time_based: j.time_based,
@@ -131,6 +177,24 @@ pub fn simulate(
         all.extend(stats);
     }
     logs.finish()?;
+    for (job, path, tally) in replays {
+        let tally = std::mem::take(&mut *tally.borrow_mut());
+        let fail = |source| RunError::Replay {
+            job: job.clone(),
+            source,
+        };
+        if let Some(e) = tally.error {
+            return Err(fail(e.into()));
+        }
+        if tally.requests == 0 {
+            return Err(fail(crate::replay::ReplayError::Empty {
+                path,
+                filtered: tally.filtered,
+                skipped: tally.skipped,
+                zero_length: tally.zero_length,
+            }));
+        }
+    }
     let now = engine.now();
     let grouped = jobs.jobs.iter().any(|j| j.group_reporting);
     let mut out = if grouped {

@@ -306,3 +306,83 @@ fn a_log_that_cannot_be_created_is_an_error_naming_it() {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+
+fn totals(report: &Value) -> [(u64, u64); 2] {
+    let j = &report["jobs"][0];
+    ["read", "write"].map(|d| {
+        (
+            j[d]["total_ios"].as_u64().unwrap(),
+            j[d]["io_bytes"].as_u64().unwrap(),
+        )
+    })
+}
+
+#[test]
+fn read_iolog_replays_what_write_iolog_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let common = ["--device=fusion-io", "--ioengine=libaio", "--iodepth=4"];
+    let mut write = common.to_vec();
+    write.extend([
+        "--name=w",
+        "--rw=randrw",
+        "--bssplit=4k/50:64k/50",
+        "--size=16m",
+        "--number_ios=2000",
+        "--write_iolog=io.log",
+    ]);
+    let original = storlab(dir.path(), &write);
+    for extra in [None, Some("--replay_no_stall=1")] {
+        let mut read = common.to_vec();
+        read.extend(["--name=r", "--read_iolog=io.log"]);
+        read.extend(extra);
+        let replayed = storlab(dir.path(), &read);
+        assert_eq!(totals(&replayed), totals(&original), "{extra:?}");
+    }
+}
+
+#[test]
+fn read_iolog_reads_fios_own_iolog() {
+    let dir = tempfile::tempdir().unwrap();
+    fio(
+        dir.path(),
+        &[
+            "--name=f",
+            "--rw=randrw",
+            "--bs=8k",
+            "--size=512k",
+            "--write_iolog=fio.iolog",
+        ],
+    );
+    let text = std::fs::read_to_string(dir.path().join("fio.iolog")).unwrap();
+    let count = |op: &str| {
+        text.lines()
+            .filter(|l| l.contains(&format!(" {op} ")))
+            .count() as u64
+    };
+    let report = storlab(dir.path(), &["--name=r", "--read_iolog=fio.iolog"]);
+    let [(reads, read_bytes), (writes, _)] = totals(&report);
+    assert_eq!((reads, writes), (count("read"), count("write")));
+    assert_eq!(reads + writes, 64);
+    assert_eq!(read_bytes, reads * 8192);
+}
+
+#[test]
+fn a_bad_read_iolog_is_an_error_naming_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.log"),
+        "fio version 3 iolog\n0 a add\n0 a open\n5 a read 0 4096\nxx a read\n",
+    )
+    .unwrap();
+    for (file, want) in [("bad.log", "bad.log:5"), ("missing.log", "missing.log")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .args(["sim", "--name=e", &format!("--read_iolog={file}")])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("read_iolog") && err.contains(want), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

@@ -504,6 +504,13 @@ pub struct JobSpec {
     /// fio's log files: `write_lat_log`, `write_bw_log`, `write_iops_log`,
     /// `write_iolog` and how they are written.
     pub logs: LogOptions,
+    /// `read_iolog=`: replay this trace (a fio iolog, or any format
+    /// `storlab-trace` reads) instead of generating IOs; `rw`, `bs`, `size`
+    /// and the like then do not apply, as in fio.
+    pub read_iolog: Option<String>,
+    /// `replay_no_stall=`: replay as fast as `iodepth` allows, ignoring
+    /// the trace's times.
+    pub replay_no_stall: bool,
     /// Every option as written (globals first, a job's own value replacing a
     /// global's in place), in fio's spelling: fio's `job options`.
     pub options: Vec<(String, String)>,
@@ -614,6 +621,8 @@ impl JobSpec {
             percentile_list: None,
             percentiles: [false, true, false],
             logs: LogOptions::default(),
+            read_iolog: None,
+            replay_no_stall: false,
             options: Vec::new(),
         }
     }

@@ -175,6 +175,8 @@ static OPTIONS: &[OptDef] = &[
     sim("write_lat_log", &[], Kind::Str),
     sim("write_iops_log", &[], Kind::Str),
     sim("write_iolog", &[], Kind::Str),
+    sim("read_iolog", &[], Kind::Str),
+    sim("replay_no_stall", &[], Kind::Bool),
     sim("per_job_logs", &[], Kind::Bool),
     sim("log_offset", &[], Kind::Bool),
     rec("write_hist_log", &[], Kind::Str),
@@ -532,6 +534,8 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
         "write_bw_log" => job.logs.bw = Some(nonempty(e)?.to_string()),
         "write_iops_log" => job.logs.iops = Some(nonempty(e)?.to_string()),
         "write_iolog" => job.logs.iolog = Some(nonempty(e)?.to_string()),
+        "read_iolog" => job.read_iolog = Some(nonempty(e)?.to_string()),
+        "replay_no_stall" => job.replay_no_stall = parse_bool(v).map_err(err)?,
         "log_avg_msec" => {
             job.logs.avg_msec = parse_int_in(v, kb, 0, u64::from(u32::MAX)).map_err(err)?
         }

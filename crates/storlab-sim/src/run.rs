@@ -43,13 +43,19 @@ pub enum RunError {
     },
 }
 
-/// A fio job thread as an IO source.
-pub struct FioSource(pub JobThread);
+/// A fio job thread as an IO source; `sync_writes` (fio's `sync=`) makes
+/// every write force unit access.
+pub struct FioSource {
+    /// The generator.
+    pub gen: JobThread,
+    /// Writes carry FUA.
+    pub sync_writes: bool,
+}
 
 impl IoSource for FioSource {
     #[inline]
     fn next_io(&mut self) -> Option<IoReq> {
-        let io = self.0.next_io()?;
+        let io = self.gen.next_io()?;
         let op = match io.op {
             IoOp::Read => Op::Read,
             IoOp::Write => Op::Write,
@@ -61,7 +67,7 @@ impl IoSource for FioSource {
             offset: io.offset,
             len: io.len,
             at: None,
-            fua: false,
+            fua: self.sync_writes && op == Op::Write,
         })
     }
 }
@@ -145,7 +151,10 @@ pub fn simulate(
         for j in phase {
             for t in 0..j.numjobs.max(1) {
                 let source: Box<dyn IoSource> = match &j.read_iolog {
-                    None => Box::new(FioSource(JobThread::new(j, t, capacity, seed)?)),
+                    None => Box::new(FioSource {
+                        gen: JobThread::new(j, t, capacity, seed)?,
+                        sync_writes: j.sync_writes,
+                    }),
                     Some(path) => {
                         let (source, tally) = replay_source(j, path, capacity)?;
                         replays.push((j.name.clone(), path.clone(), tally));

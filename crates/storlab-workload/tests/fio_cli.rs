@@ -177,3 +177,43 @@ fn file_placement_options_are_recorded() {
     placed.jobs[0].options = plain.jobs[0].options.clone();
     assert_eq!(placed.jobs[0], plain.jobs[0]);
 }
+
+/// Output and error-handling options a simulation has no use for are
+/// accepted as fio accepts them and change nothing in the job; values fio
+/// refuses are refused here too, naming the option.
+#[test]
+fn output_and_error_options_are_recorded_and_checked_as_fio_checks_them() {
+    let extra = [
+        "--disk_util=0",
+        "--create_serialize=1",
+        "--continue_on_error=io",
+        "--ignore_error=EIO",
+        "--buffer_pattern=0xaa",
+        "--io_submit_mode=offload",
+        "--significant_figures=6",
+    ];
+    let base = ["--name=j", "--rw=randread", "--size=1m"];
+    let with: Vec<&str> = base.iter().chain(&extra).copied().collect();
+    let (ok, out) = run_fio(&[&["--parse-only"][..], &with].concat());
+    assert!(ok, "fio rejected them:\n{out}");
+    let plain = parse_cli_args(&args(&base)).unwrap();
+    let mut recorded = parse_cli_args(&args(&with)).unwrap();
+    assert_eq!(recorded.jobs[0].options.len(), base.len() - 1 + extra.len());
+    recorded.jobs[0].options = plain.jobs[0].options.clone();
+    assert_eq!(recorded.jobs[0], plain.jobs[0]);
+
+    for bad in [
+        "--continue_on_error=sometimes",
+        "--io_submit_mode=later",
+        "--significant_figures=11",
+        "--significant_figures=0",
+        "--sync=2",
+    ] {
+        let a = ["--name=j", bad];
+        let (ok, _) = run_fio(&[&["--parse-only"][..], &a].concat());
+        assert!(!ok, "fio accepts {bad}");
+        let option = bad[2..].split('=').next().unwrap();
+        let msg = parse_cli_args(&args(&a)).unwrap_err().to_string();
+        assert!(msg.contains(option), "{bad}: {msg}");
+    }
+}

@@ -511,6 +511,10 @@ pub struct JobSpec {
     /// `replay_no_stall=`: replay as fast as `iodepth` allows, ignoring
     /// the trace's times.
     pub replay_no_stall: bool,
+    /// `sync=sync` or `dsync` (`O_SYNC`, `O_DSYNC`): every write is durable
+    /// when it completes, which a block device is asked for with force
+    /// unit access (FUA), as Linux issues such writes.
+    pub sync_writes: bool,
     /// Every option as written (globals first, a job's own value replacing a
     /// global's in place), in fio's spelling: fio's `job options`.
     pub options: Vec<(String, String)>,
@@ -623,6 +627,7 @@ impl JobSpec {
             logs: LogOptions::default(),
             read_iolog: None,
             replay_no_stall: false,
+            sync_writes: false,
             options: Vec::new(),
         }
     }

@@ -176,12 +176,23 @@ static OPTIONS: &[OptDef] = &[
     sim("write_iops_log", &[], Kind::Str),
     sim("write_iolog", &[], Kind::Str),
     sim("read_iolog", &[], Kind::Str),
+    sim("sync", &[], Kind::Str),
     sim("replay_no_stall", &[], Kind::Bool),
     sim("per_job_logs", &[], Kind::Bool),
     sim("log_offset", &[], Kind::Bool),
     rec("write_hist_log", &[], Kind::Str),
     rec("unit_base", &[], Kind::Int),
     rec("log_hist_msec", &[], Kind::Int),
+    // output and error handling a simulation has no use for (no disk
+    // utilisation section, no IO errors, no data content, submission by
+    // helper threads costs no simulated time)
+    rec("disk_util", &[], Kind::Bool),
+    rec("create_serialize", &[], Kind::Bool),
+    rec("continue_on_error", &[], Kind::Str),
+    rec("ignore_error", &[], Kind::Str),
+    rec("buffer_pattern", &[], Kind::Str),
+    rec("io_submit_mode", &[], Kind::Str),
+    rec("significant_figures", &[], Kind::Int),
     // where fio would put its files: the simulated device has none
     rec("directory", &[], Kind::Str),
     rec("filename_format", &[], Kind::Str),
@@ -535,6 +546,13 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
         "write_iops_log" => job.logs.iops = Some(nonempty(e)?.to_string()),
         "write_iolog" => job.logs.iolog = Some(nonempty(e)?.to_string()),
         "read_iolog" => job.read_iolog = Some(nonempty(e)?.to_string()),
+        "sync" => {
+            job.sync_writes = match v {
+                "none" | "0" => false,
+                "sync" | "1" | "dsync" => true,
+                _ => return Err(e.invalid("expected none (0), sync (1) or dsync")),
+            }
+        }
         "replay_no_stall" => job.replay_no_stall = parse_bool(v).map_err(err)?,
         "log_avg_msec" => {
             job.logs.avg_msec = parse_int_in(v, kb, 0, u64::from(u32::MAX)).map_err(err)?
@@ -546,6 +564,22 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
             if !matches!(v, "tausworthe" | "lfsr" | "tausworthe64") {
                 return Err(e.invalid("expected tausworthe, lfsr or tausworthe64"));
             }
+        }
+        "continue_on_error" => {
+            if !matches!(
+                v,
+                "none" | "read" | "write" | "io" | "verify" | "all" | "0" | "1"
+            ) {
+                return Err(e.invalid("expected none, read, write, io, verify, all, 0 or 1"));
+            }
+        }
+        "io_submit_mode" => {
+            if !matches!(v, "inline" | "offload") {
+                return Err(e.invalid("expected inline or offload"));
+            }
+        }
+        "significant_figures" => {
+            parse_int_in(v, kb, 1, 10).map_err(err)?;
         }
         "nice" => {
             if v.trim().parse::<i32>().is_err() {

@@ -625,6 +625,35 @@ fn sequential_offsets_match_fio() {
         ("rw=read bs=12k", DEV64K),
         ("rw=read bs=12k io_size=128k", DEV64K),
         ("rw=write bs=12k", DEV64K),
+        // Strided zones: size bytes of IO, zone by zone, past the size.
+        (
+            "rw=read bs=4k size=256k zonemode=strided zonesize=16k zoneskip=16k",
+            MIB,
+        ),
+        (
+            "rw=read bs=4k size=256k zonemode=strided zonesize=8k zonerange=32k",
+            MIB,
+        ),
+        (
+            "rw=read bs=4k size=256k zonemode=strided zonesize=8k zonerange=32k zoneskip=32k",
+            MIB,
+        ),
+        (
+            "rw=read bs=4k size=64k zonemode=strided zonesize=32k zonerange=16k",
+            MIB,
+        ),
+        (
+            "rw=read bs=4k size=64k zonemode=strided zonesize=16k offset=100k",
+            MIB,
+        ),
+        (
+            "rw=write bs=4k size=64k zonemode=strided zonesize=6k zoneskip=10k",
+            MIB,
+        ),
+        (
+            "rw=read bs=4k size=64k io_size=128k zonemode=strided zonesize=8k zoneskip=8k",
+            MIB,
+        ),
     ] {
         let theirs = fio_offsets(body, capacity);
         let ours: Vec<(IoOp, u64, u64)> = drain(&mut thread(body, capacity))
@@ -734,4 +763,43 @@ fn a_random_jobs_sequential_runs_end_the_pass_at_the_region_end() {
         assert!(on_device.iter().all(|io| io.offset < 64 << 10));
     }
     assert!(ended_early > 0, "no run reached the region's end");
+}
+
+/// Random IO in strided zones: `zonesize` bytes at random inside each
+/// zone of `zonerange`, zone after zone, as fio's iolog shows (which
+/// blocks of a zone is each program's own draw).
+#[test]
+fn random_zones_match_fios_zone_by_zone() {
+    let body = "rw=randread bs=4k size=256k zonemode=strided zonesize=16k zonerange=64k";
+    let theirs = fio_offsets(body, 1 << 20);
+    let ours = drain(&mut thread(body, 1 << 20));
+    assert_eq!(ours.len(), theirs.len());
+    let zone = |o: u64| o / (64 << 10);
+    for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(zone(a.offset), zone(b.1), "IO {i}: {a:?} vs {b:?}");
+    }
+    // no block twice within a zone's visit (the random map)
+    for visit in ours.chunks(4) {
+        let mut o: Vec<u64> = visit.iter().map(|io| io.offset).collect();
+        o.sort_unstable();
+        o.dedup();
+        assert_eq!(o.len(), 4, "{visit:?}");
+    }
+}
+
+/// Zone options fio refuses together are refused here, naming them.
+#[test]
+fn zone_options_are_checked_as_fio_checks_them() {
+    for (body, want) in [
+        ("rw=read zonemode=strided", "zonesize"),
+        ("rw=read zonesize=16k", "zonemode"),
+        ("rw=read zonemode=zbd zonesize=16k", "zbd"),
+        ("rw=read zonemode=sideways", "zonemode"),
+    ] {
+        let text = format!("[t]\n{}\n", body.replace(' ', "\n"));
+        let err = parse_job_str_with_env("z.fio", &text, &no_env)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{body}: {err}");
+    }
 }

@@ -515,9 +515,23 @@ pub struct JobSpec {
     /// when it completes, which a block device is asked for with force
     /// unit access (FUA), as Linux issues such writes.
     pub sync_writes: bool,
+    /// `zonemode=strided` with `zonesize`, `zonerange`, `zoneskip`.
+    pub zones: Option<Zones>,
     /// Every option as written (globals first, a job's own value replacing a
     /// global's in place), in fio's spelling: fio's `job options`.
     pub options: Vec<(String, String)>,
+}
+
+/// fio's strided zones: `size` bytes of IO in a zone of `range` bytes,
+/// then on to the next zone, `range + skip` further.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Zones {
+    /// `zonesize=`: bytes of IO per zone.
+    pub size: u64,
+    /// `zonerange=` (default `zonesize`): the zone's span.
+    pub range: u64,
+    /// `zoneskip=`: the gap to the next zone.
+    pub skip: u64,
 }
 
 /// The log files a job asks for, as fio names the options.
@@ -628,6 +642,7 @@ impl JobSpec {
             read_iolog: None,
             replay_no_stall: false,
             sync_writes: false,
+            zones: None,
             options: Vec::new(),
         }
     }

@@ -9,7 +9,7 @@ use super::value::{
 };
 use super::{
     BlockSizeSpec, BsSplitEntry, Distribution, JobSpec, RateProcess, RwMode, RwSequencer, SizeSpec,
-    ThinktimeBlocksType, Zone, ZoneAbs, FIO_DEFAULT_SEED,
+    ThinktimeBlocksType, Zone, ZoneAbs, Zones, FIO_DEFAULT_SEED,
 };
 
 /// Whether storlab acts on an option or only records it.
@@ -177,6 +177,10 @@ static OPTIONS: &[OptDef] = &[
     sim("write_iolog", &[], Kind::Str),
     sim("read_iolog", &[], Kind::Str),
     sim("sync", &[], Kind::Str),
+    sim("zonemode", &[], Kind::Str),
+    sim("zonesize", &[], Kind::Size),
+    sim("zonerange", &[], Kind::Size),
+    sim("zoneskip", &[], Kind::Size),
     sim("replay_no_stall", &[], Kind::Bool),
     sim("per_job_logs", &[], Kind::Bool),
     sim("log_offset", &[], Kind::Bool),
@@ -361,6 +365,10 @@ struct SizeSettings {
     bs: [Option<u64>; 3],
     bsrange: [Option<(u64, u64)>; 3],
     bssplit: [Option<Vec<BsSplitEntry>>; 3],
+    zone_strided: bool,
+    zone_size: Option<u64>,
+    zone_range: Option<u64>,
+    zone_skip: u64,
 }
 
 /// Build a job from its options in application order (globals first).
@@ -546,6 +554,17 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
         "write_iops_log" => job.logs.iops = Some(nonempty(e)?.to_string()),
         "write_iolog" => job.logs.iolog = Some(nonempty(e)?.to_string()),
         "read_iolog" => job.read_iolog = Some(nonempty(e)?.to_string()),
+        "zonemode" => sizes.zone_strided = match v {
+            "none" => false,
+            "strided" => true,
+            "zbd" => return Err(e.invalid(
+                "zoned block devices (ZNS, SMR) are not modelled; zonemode=strided and none are",
+            )),
+            _ => return Err(e.invalid("expected none, strided or zbd")),
+        },
+        "zonesize" => sizes.zone_size = Some(positive_size(e, v, kb)?),
+        "zonerange" => sizes.zone_range = Some(positive_size(e, v, kb)?),
+        "zoneskip" => sizes.zone_skip = parse_size(v, kb).map_err(err)?,
         "sync" => {
             job.sync_writes = match v {
                 "none" | "0" => false,
@@ -947,6 +966,29 @@ fn finish(job: &mut JobSpec, sizes: SizeSettings) -> Result<(), FioError> {
             reason: "time_based requires runtime= (fio: \"time_based requires a runtime/timeout setting\")".into(),
         });
     }
+    let invalid = |reason: &str| FioError::InvalidJob {
+        location: job.location.clone(),
+        job: job.name.clone(),
+        reason: reason.into(),
+    };
+    job.zones = match (sizes.zone_strided, sizes.zone_size) {
+        (true, Some(size)) => Some(Zones {
+            size,
+            range: sizes.zone_range.unwrap_or(size),
+            skip: sizes.zone_skip,
+        }),
+        (true, None) => {
+            return Err(invalid(
+                "zonemode=strided needs zonesize= (fio: \"--zonesize must be specified when using --zonemode=strided\")",
+            ))
+        }
+        (false, Some(_)) => {
+            return Err(invalid(
+                "zonesize= needs zonemode=strided (fio: \"--zonemode=none and --zonesize are not compatible\")",
+            ))
+        }
+        (false, None) => None,
+    };
     job.seed = job.randseed.unwrap_or(FIO_DEFAULT_SEED);
     Ok(())
 }

@@ -18,7 +18,10 @@
 //! direction back at the start) comes only for `time_based`, an explicit
 //! `io_size` not yet done, or `loops`, so `rw=read:8k bs=4k size=64k` is six
 //! reads, as in fio's own iolog; a random job's sequential IO at the
-//! device's end takes a random block;
+//! device's end takes a random block; `zonemode=strided` (`zonesize`
+//! bytes in a zone of `zonerange`, sequential walks wrapping inside it,
+//! then `zonerange + zoneskip` on, back to the job's offset at the device's
+//! end, `size` still the byte budget);
 //! `rw=<seq>:<hole>` holes, `rw=<seq>:-<step>` backward walks (checked
 //! against fio's own iolog, quirks included) and `rw=<rand>:<n>` with
 //! `rw_sequencer`
@@ -36,7 +39,9 @@
 //! ignores both limits when time based); zipf, pareto and normal built as
 //! fio builds them (see `dist`), with the random map off for them.
 //!
-//! Approximated: `loops` together with an explicit `io_size` on a walk
+//! Approximated: a last zone that would not fit on the device whole is
+//! skipped (fio uses what fits), and holes inside zones follow storlab's
+//! rules, not fio's; `loops` together with an explicit `io_size` on a walk
 //! with holes (storlab runs passes until `io_size × loops` is done; fio
 //! counts the two differently); a block size range that does not fit before
 //! the region's end takes the largest size that does (fio redraws);
@@ -189,6 +194,19 @@ impl BsPicker {
     }
 }
 
+/// Where a strided-zone job is (`zonemode=strided`).
+#[derive(Clone, Copy, Debug)]
+struct ZoneWalk {
+    /// Bytes of IO per zone.
+    size: u64,
+    /// From one zone's start to the next.
+    step: u64,
+    /// The first zone's start (the job's offset), where the walk wraps.
+    base: u64,
+    /// Bytes done in the current zone.
+    bytes: u64,
+}
+
 /// How random offsets of one direction are drawn.
 #[derive(Clone, Debug)]
 enum Picker {
@@ -242,6 +260,8 @@ pub struct JobThread {
     loops_left: u64,
     /// The largest block size of any active direction.
     max_bs: u64,
+    /// `zonemode=strided`: `start..end` is the current zone.
+    zones: Option<ZoneWalk>,
     // progress
     bytes: u64,
     ios: u64,
@@ -281,7 +301,12 @@ impl JobThread {
             reason,
         };
         let (start, region_len) = spec.region(device_capacity, thread_index).map_err(fail)?;
-        let end = start + region_len;
+        // With strided zones, offsets come from the current zone (of
+        // zonerange bytes), while size stays the byte budget.
+        let zone_len = spec
+            .zones
+            .map_or(region_len, |z| z.range.min(device_capacity - start));
+        let end = start + zone_len;
         if spec.rw_seq_add_bytes < 0 && !spec.rw.is_random() {
             // Outside these bounds fio's arithmetic leaves the region at
             // once (it issues one IO and stops, or walks forwards over
@@ -319,11 +344,16 @@ impl JobThread {
             let bs = BsPicker::new(&spec.bs[d], spec.bs_unaligned);
             let min_bs = bs.min();
             let align = spec.blockalign_bytes[d].unwrap_or(min_bs).max(1);
-            let usable = region_len.saturating_sub(min_bs.saturating_sub(align));
+            let usable = zone_len.saturating_sub(min_bs.saturating_sub(align));
             let nblocks = usable / align;
-            if active[d] && (nblocks == 0 || min_bs > region_len) {
+            if active[d] && (nblocks == 0 || min_bs > zone_len) {
+                let what = if spec.zones.is_some() {
+                    "zone (zonerange)"
+                } else {
+                    "region (size)"
+                };
                 return Err(fail(format!(
-                    "the region of {region_len} bytes (size) holds no {} block of {min_bs} bytes (bs, bsrange, bssplit) at a multiple of blockalign={align}",
+                    "the {what} of {zone_len} bytes holds no {} block of {min_bs} bytes (bs, bsrange, bssplit) at a multiple of blockalign={align}",
                     ["read", "write", "trim"][d]
                 )));
             }
@@ -419,6 +449,12 @@ impl JobThread {
             io_size_given: spec.io_size.is_some(),
             loops_left: loops - 1,
             max_bs,
+            zones: spec.zones.map(|z| ZoneWalk {
+                size: z.size,
+                step: z.range.saturating_add(z.skip),
+                base: start,
+                bytes: 0,
+            }),
             bytes: 0,
             ios: 0,
             writes: 0,
@@ -436,9 +472,14 @@ impl JobThread {
         })
     }
 
-    /// The byte range `(start, len)` this thread works in.
+    /// The byte range `(start, len)` this thread works in: its region, or
+    /// with strided zones everything from its first zone to the device's
+    /// end.
     pub fn region(&self) -> (u64, u64) {
-        (self.start, self.region_len)
+        match &self.zones {
+            Some(z) => (z.base, self.device_end - z.base),
+            None => (self.start, self.region_len),
+        }
     }
 
     /// Bytes of reads, writes and trims issued so far that count toward the
@@ -489,6 +530,7 @@ impl JobThread {
                 });
             }
         }
+        self.zone_turn();
         let d = self.pick_direction();
         let Some((offset, len)) = self.place(d) else {
             self.finished = true;
@@ -594,7 +636,38 @@ impl JobThread {
         let dir = &mut self.dirs[d];
         dir.last_start = offset;
         dir.last_pos = offset + len;
+        if let Some(z) = &mut self.zones {
+            z.bytes = z.bytes.saturating_add(len);
+        }
         Some((offset, len))
+    }
+
+    /// `zonemode=strided`: once `zonesize` bytes went to the current zone,
+    /// move `zonerange + zoneskip` on (back to the first zone when the next
+    /// would not fit on the device), every direction at the zone's start
+    /// and the random maps in a new order.
+    fn zone_turn(&mut self) {
+        let Some(z) = &mut self.zones else {
+            return;
+        };
+        if z.bytes < z.size {
+            return;
+        }
+        z.bytes = 0;
+        let len = self.end - self.start;
+        let mut next = self.start.saturating_add(z.step);
+        if next > self.device_end.saturating_sub(len) {
+            next = z.base;
+        }
+        self.start = next;
+        self.end = next + len;
+        for dir in &mut self.dirs {
+            dir.last_pos = next;
+            dir.last_start = next;
+        }
+        for map in &mut self.maps {
+            map.rekey(self.map_rng.next_u64());
+        }
     }
 
     /// A sequential walk left the region, or the random map has handed out
@@ -644,8 +717,21 @@ impl JobThread {
             return Some(self.backward_place(d, len));
         }
         let dir = &self.dirs[d];
-        let pos = self.next_seq_pos(d);
+        let mut pos = self.next_seq_pos(d);
         let fits = pos < self.end && self.end - pos >= dir.bs.min();
+        if self.zones.is_some() {
+            // within a zone the walk wraps to the zone's start until the
+            // zone's bytes are done (fio's iolog: zonesize=32k zonerange=16k
+            // reads the zone twice)
+            if pos >= self.end {
+                pos = self.start;
+            }
+            return match dir.bs {
+                BsPicker::Fixed(b) if pos.checked_add(b)? <= self.device_end => Some((pos, b)),
+                BsPicker::Fixed(_) => None,
+                _ => Some((pos, dir.bs.fit(len, (self.end - pos).max(dir.bs.min())))),
+            };
+        }
         match dir.bs {
             BsPicker::Fixed(b) if pos < self.end && pos.checked_add(b)? <= self.device_end => {
                 Some((pos, b))
@@ -702,7 +788,15 @@ impl JobThread {
     fn random_place(&mut self, d: usize, len: u64) -> Option<(u64, u64)> {
         let block = match &self.dirs[d].picker {
             Picker::Uniform => self.off_rng.below(self.dirs[d].nblocks),
-            Picker::Map(i) => self.maps[*i].next()?,
+            Picker::Map(i) => match self.maps[*i].next() {
+                Some(b) => b,
+                None if self.zones.is_some() => {
+                    let map = &mut self.maps[*i];
+                    map.rekey(self.map_rng.next_u64());
+                    map.next()?
+                }
+                None => return None,
+            },
             Picker::Skewed(s) => s.sample(&mut self.dist_rng),
         };
         let dir = &self.dirs[d];

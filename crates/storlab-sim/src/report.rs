@@ -23,6 +23,9 @@
 //!   log-linear buckets (error up to about 1.6 %); min, max, mean and
 //!   stddev are exact.
 //! * Sync entries report their completion latency as `lat_ns`, as fio does.
+//! * With `unified_rw_reporting=both`, the job's `mixed` entry holds the
+//!   sums of read, write and trim (fio 3.33 prints zeros there, though its
+//!   group line has the sums); with `mixed` it stands alone, as in fio.
 //! * Strings escape control characters too (fio escapes only `"` and `\`).
 //! * Each job ends with a `"storlab"` object (see below), and the top level
 //!   always ends with `"disk_util"` (empty: there is no real disk).
@@ -71,7 +74,8 @@ use std::io::{self, Write};
 
 use storlab_model::breakdown::{COMPONENTS, NCOMP};
 
-use crate::stats::{DepthStats, DirStats, JobStats, LatStat, DIR_NAMES};
+use crate::stats::{DepthStats, DirStats, JobStats, LatStat, DIR_NAMES, MIXED, REPORT_DIR_NAMES};
+use storlab_workload::fio::UnifiedRw;
 
 /// fio's default percentile list.
 pub const FIO_PERCENTILES: [f64; 17] = [
@@ -157,12 +161,13 @@ fn iops_f(ios: u64, ns: u64) -> f64 {
 
 /// One run status group (fio's `group_run_stats`), per direction.
 #[derive(Default)]
+/// A reporting group's runs per direction of [`REPORT_DIR_NAMES`].
 struct GroupRun {
-    min_run_ns: [u64; 3],
-    max_run_ns: [u64; 3],
-    min_bw: [u64; 3],
-    max_bw: [u64; 3],
-    iobytes: [u64; 3],
+    min_run_ns: [u64; 4],
+    max_run_ns: [u64; 4],
+    min_bw: [u64; 4],
+    max_bw: [u64; 4],
+    iobytes: [u64; 4],
 }
 
 impl GroupRun {
@@ -176,11 +181,11 @@ fn group_runs(jobs: &[JobStats]) -> BTreeMap<u32, GroupRun> {
     let mut out: BTreeMap<u32, GroupRun> = BTreeMap::new();
     for j in jobs {
         let g = out.entry(j.group_id).or_insert_with(|| GroupRun {
-            min_bw: [u64::MAX; 3],
+            min_bw: [u64::MAX; 4],
             ..GroupRun::default()
         });
-        for d in 0..3 {
-            let run = j.runtime_ns[d];
+        for &d in j.report_dirs() {
+            let (ds, run) = j.report_dir(d);
             if run == 0 {
                 continue;
             }
@@ -188,10 +193,10 @@ fn group_runs(jobs: &[JobStats]) -> BTreeMap<u32, GroupRun> {
                 g.min_run_ns[d] = run;
             }
             g.max_run_ns[d] = g.max_run_ns[d].max(run);
-            let bw = rate(j.dirs[d].io_bytes(), run);
+            let bw = rate(ds.io_bytes(), run);
             g.min_bw[d] = g.min_bw[d].min(bw);
             g.max_bw[d] = g.max_bw[d].max(bw);
-            g.iobytes[d] += j.dirs[d].io_bytes();
+            g.iobytes[d] += ds.io_bytes();
         }
     }
     out
@@ -441,8 +446,8 @@ fn lat_json<'a>(s: &LatStat, percentiles: Option<&[f64]>) -> J<'a> {
 }
 
 fn dir_json<'a>(job: &JobStats, d: usize, runs: &BTreeMap<u32, GroupRun>, plist: &[f64]) -> J<'a> {
-    let ds: &DirStats = &job.dirs[d];
-    let run = job.runtime_ns[d];
+    let (ds, run) = job.report_dir(d);
+    let ds: &DirStats = &ds;
     let bw_bytes = rate(ds.io_bytes(), run);
     let sel = |on: bool| if on { Some(plist) } else { None };
     let mut o = Obj::new();
@@ -528,14 +533,21 @@ fn job_json<'a>(job: &'a JobStats, runs: &BTreeMap<u32, GroupRun>, plist: &[f64]
     if !job.options.is_empty() {
         o.add("job options", options_json(&job.options));
     }
-    for (d, name) in DIR_NAMES.iter().enumerate() {
-        o.add(*name, dir_json(job, d, runs, plist));
+    // fio's order: read, write, trim, sync, then mixed (no sync when
+    // mixed stands alone)
+    for &d in job.report_dirs().iter().filter(|&&d| d < MIXED) {
+        o.add(REPORT_DIR_NAMES[d], dir_json(job, d, runs, plist));
     }
-    let mut sync = Obj::new();
-    let sync_p = job.sync.clat().has_percentiles().then_some(plist);
-    sync.u("total_ios", job.sync.ios())
-        .add("lat_ns", lat_json(job.sync.clat(), sync_p));
-    o.add("sync", sync.done());
+    if job.unified != UnifiedRw::Mixed {
+        let mut sync = Obj::new();
+        let sync_p = job.sync.clat().has_percentiles().then_some(plist);
+        sync.u("total_ios", job.sync.ios())
+            .add("lat_ns", lat_json(job.sync.clat(), sync_p));
+        o.add("sync", sync.done());
+    }
+    if job.report_dirs().contains(&MIXED) {
+        o.add("mixed", dir_json(job, MIXED, runs, plist));
+    }
     o.u("job_runtime", runtime_ms(job.job_runtime_ns))
         .f("usr_cpu", cpu_pct(job.usr_ns, job.job_runtime_ns))
         .f("sys_cpu", cpu_pct(job.sys_ns, job.job_runtime_ns))
@@ -748,8 +760,8 @@ fn show_dir(
     opts: &ReportOptions,
     plist: &[f64],
 ) {
-    let ds = &job.dirs[d];
-    let run = job.runtime_ns[d];
+    let (ds, run) = job.report_dir(d);
+    let ds: &DirStats = &ds;
     if run == 0 {
         return;
     }
@@ -759,7 +771,7 @@ fn show_dir(
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec){}",
-        DIR_NAMES[d],
+        REPORT_DIR_NAMES[d],
         num2str(iops, sf, 1, false, ""),
         num2str(bw, sf, 1, true, "B/s"),
         num2str(bw, sf, 1, false, "B/s"),
@@ -829,8 +841,8 @@ fn show_job(
         "{}: (groupid={}, jobs={}): err= 0: pid=0",
         job.name, job.group_id, job.members
     );
-    for d in 0..3 {
-        if job.dirs[d].io_bytes() > 0 {
+    for &d in job.report_dirs() {
+        if job.report_dir(d).0.io_bytes() > 0 {
             show_dir(out, job, d, runs, opts, plist);
         }
     }
@@ -884,7 +896,18 @@ fn show_job(
         &BATCH_KEYS,
         calc_dist(&dp.complete, dp.total_complete),
     );
-    let d = &job.dirs;
+    // with mixed reporting alone fio counts every IO in the first column
+    let mixed;
+    let d = if job.unified == UnifiedRw::Mixed {
+        mixed = [
+            job.report_dir(MIXED).0.into_owned(),
+            DirStats::new(),
+            DirStats::new(),
+        ];
+        &mixed
+    } else {
+        &job.dirs
+    };
     let _ = writeln!(
         out,
         "     issued rwts: total={},{},{},{} short={},{},{},0 dropped={},{},{},0",
@@ -907,7 +930,7 @@ fn show_job(
 }
 
 fn show_groups(out: &mut String, runs: &BTreeMap<u32, GroupRun>, sf: usize) {
-    const LABELS: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
+    const LABELS: [&str; 4] = ["   READ", "  WRITE", "   TRIM", "  MIXED"];
     for (gid, g) in runs {
         let _ = write!(out, "\nRun status group {gid} (all jobs):\n");
         for (d, label) in LABELS.iter().enumerate() {

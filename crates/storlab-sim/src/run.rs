@@ -164,6 +164,7 @@ pub fn simulate(
                 let mut stats = JobStats::new(j.name.clone(), j.group_id);
                 stats.options = j.options.clone();
                 stats.iodepth = j.iodepth.max(1);
+                stats.unified = j.unified_rw;
                 let [slat, clat, lat] = j.percentiles;
                 stats.set_percentiles(slat, clat, lat);
                 plans.push(ThreadPlan {

@@ -26,8 +26,10 @@
 //! of its members', as fio reports with `group_reporting`).
 
 use hdrhistogram::Histogram;
+use std::borrow::Cow;
 use storlab_model::breakdown::{COMPONENTS, NCOMP};
 use storlab_model::{Breakdown, Op};
+use storlab_workload::fio::UnifiedRw;
 
 /// Significant decimal digits kept by the latency histograms.
 pub const HIST_SIGFIG: u8 = 3;
@@ -632,6 +634,14 @@ impl DepthStats {
 /// Direction names in fio's order, indexing [`JobStats::dirs`].
 pub const DIR_NAMES: [&str; 3] = ["read", "write", "trim"];
 
+/// The directions a report shows, by index: read, write, trim as
+/// [`DIR_NAMES`], then [`MIXED`].
+pub const REPORT_DIR_NAMES: [&str; 4] = ["read", "write", "trim", "mixed"];
+
+/// Index of fio's `mixed` direction (`unified_rw_reporting`) among
+/// [`REPORT_DIR_NAMES`].
+pub const MIXED: usize = 3;
+
 /// Statistics of one fio job thread, or of a group after merging.
 #[derive(Clone, Debug)]
 pub struct JobStats {
@@ -670,9 +680,36 @@ pub struct JobStats {
     /// storlab's own results for this job, written as the job's `storlab`
     /// object; see [`crate::report`] for the agreed shape.
     pub storlab: serde_json::Value,
+    /// fio's `unified_rw_reporting`: which directions the report shows.
+    pub unified: UnifiedRw,
 }
 
 impl JobStats {
+    /// The directions the report shows, as indices into
+    /// [`REPORT_DIR_NAMES`] (fio's `unified_rw_reporting`).
+    pub fn report_dirs(&self) -> &'static [usize] {
+        match self.unified {
+            UnifiedRw::None => &[0, 1, 2],
+            UnifiedRw::Mixed => &[MIXED],
+            UnifiedRw::Both => &[0, 1, 2, MIXED],
+        }
+    }
+
+    /// Direction `k` of [`REPORT_DIR_NAMES`] and its runtime: [`MIXED`]
+    /// sums read, write and trim (fio: "statistics are summed per data
+    /// direction and reported together") over the longest of their
+    /// runtimes.
+    pub fn report_dir(&self, k: usize) -> (Cow<'_, DirStats>, u64) {
+        if k < 3 {
+            return (Cow::Borrowed(&self.dirs[k]), self.runtime_ns[k]);
+        }
+        let mut m = self.dirs[0].clone();
+        m.merge(&self.dirs[1]);
+        m.merge(&self.dirs[2]);
+        let run = self.runtime_ns.iter().copied().max().unwrap_or(0);
+        (Cow::Owned(m), run)
+    }
+
     /// Empty statistics for one thread of job `name` in group `group_id`,
     /// with fio's default percentiles (completion latency only; see
     /// [`Self::set_percentiles`]).
@@ -694,6 +731,7 @@ impl JobStats {
             depth: DepthStats::default(),
             iodepth: 1,
             storlab: serde_json::Value::Null,
+            unified: UnifiedRw::None,
         };
         j.set_percentiles(false, true, false);
         j

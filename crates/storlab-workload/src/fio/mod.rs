@@ -517,9 +517,23 @@ pub struct JobSpec {
     pub sync_writes: bool,
     /// `zonemode=strided` with `zonesize`, `zonerange`, `zoneskip`.
     pub zones: Option<Zones>,
+    /// `unified_rw_reporting=`.
+    pub unified_rw: UnifiedRw,
     /// Every option as written (globals first, a job's own value replacing a
     /// global's in place), in fio's spelling: fio's `job options`.
     pub options: Vec<(String, String)>,
+}
+
+/// fio's `unified_rw_reporting`: how directions are reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnifiedRw {
+    /// `none`, `0`: read, write and trim apart (the default).
+    #[default]
+    None,
+    /// `mixed`, `1`: one `mixed` direction summing them, in their place.
+    Mixed,
+    /// `both`, `2`: read, write and trim, then `mixed`.
+    Both,
 }
 
 /// fio's strided zones: `size` bytes of IO in a zone of `range` bytes,
@@ -643,6 +657,7 @@ impl JobSpec {
             replay_no_stall: false,
             sync_writes: false,
             zones: None,
+            unified_rw: UnifiedRw::None,
             options: Vec::new(),
         }
     }

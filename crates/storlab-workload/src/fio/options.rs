@@ -9,7 +9,7 @@ use super::value::{
 };
 use super::{
     BlockSizeSpec, BsSplitEntry, Distribution, JobSpec, RateProcess, RwMode, RwSequencer, SizeSpec,
-    ThinktimeBlocksType, Zone, ZoneAbs, Zones, FIO_DEFAULT_SEED,
+    ThinktimeBlocksType, UnifiedRw, Zone, ZoneAbs, Zones, FIO_DEFAULT_SEED,
 };
 
 /// Whether storlab acts on an option or only records it.
@@ -178,6 +178,7 @@ static OPTIONS: &[OptDef] = &[
     sim("read_iolog", &[], Kind::Str),
     sim("sync", &[], Kind::Str),
     sim("zonemode", &[], Kind::Str),
+    sim("unified_rw_reporting", &[], Kind::Str),
     sim("zonesize", &[], Kind::Size),
     sim("zonerange", &[], Kind::Size),
     sim("zoneskip", &[], Kind::Size),
@@ -554,6 +555,14 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
         "write_iops_log" => job.logs.iops = Some(nonempty(e)?.to_string()),
         "write_iolog" => job.logs.iolog = Some(nonempty(e)?.to_string()),
         "read_iolog" => job.read_iolog = Some(nonempty(e)?.to_string()),
+        "unified_rw_reporting" => {
+            job.unified_rw = match v {
+                "none" | "0" => UnifiedRw::None,
+                "mixed" | "1" => UnifiedRw::Mixed,
+                "both" | "2" => UnifiedRw::Both,
+                _ => return Err(e.invalid("expected none (0), mixed (1) or both (2)")),
+            }
+        }
         "zonemode" => sizes.zone_strided = match v {
             "none" => false,
             "strided" => true,

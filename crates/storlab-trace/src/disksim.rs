@@ -58,6 +58,7 @@ impl LineFormat for DisksimParser {
         let device = parse_u32(dev).ok_or("bad device number")?;
         let offset = sectors_to_bytes(parse_u64(block).ok_or("bad block number")?)?;
         let len = sectors_to_bytes(parse_u64(count).ok_or("bad request size")?)?;
+        crate::text::check_extent(offset, len)?;
         let flags = parse_hex_u32(flags).ok_or("bad flags (expected hexadecimal)")?;
         let op = if flags & DISKSIM_READ != 0 {
             TraceOp::Read

@@ -29,7 +29,7 @@
 //!   the header is what fio itself trusts.
 
 use crate::linesrc::LineFormat;
-use crate::text::{parse_u64, to_ns, tokens, Clock, Problem};
+use crate::text::{check_extent, parse_u64, to_ns, tokens, Clock, Problem};
 use crate::{TraceOp, TraceRecord};
 
 /// Header line of a version 2 log.
@@ -179,6 +179,7 @@ impl LineFormat for FioParser {
                     ),
                     _ => return Err("expected `filename action offset length`".into()),
                 };
+                check_extent(offset, len)?;
                 let time_ns = match stamp {
                     Some(us) => to_ns(self.clock.relative(us)?, 1000)?,
                     None => to_ns(self.wait_us, 1000)?,

@@ -172,6 +172,7 @@ impl LineFormat for MsrParser {
             }
         };
         let (ts, device, op, offset, len, resp) = fields;
+        crate::text::check_extent(offset, len)?;
         let latency = to_ns(resp, NS_PER_TICK)?;
         let time_ns = to_ns(self.clock.relative(ts)?, NS_PER_TICK)?;
         Ok(Some(TraceRecord {

@@ -366,6 +366,16 @@ pub(crate) fn to_ns(rel: u64, ns_per_unit: u64) -> Result<u64, Problem> {
         .ok_or_else(|| "timestamp too large".into())
 }
 
+/// Checks that a request of `len` bytes at `offset` ends inside the 64-bit
+/// address space (a reader's records promise `offset + len` fits).
+#[inline]
+pub(crate) fn check_extent(offset: u64, len: u64) -> Result<(), Problem> {
+    offset
+        .checked_add(len)
+        .map(|_| ())
+        .ok_or_else(|| "request ends beyond 2^64 bytes".into())
+}
+
 /// Multiplies a sector number or count by 512.
 #[inline]
 pub(crate) fn sectors_to_bytes(s: u64) -> Result<u64, Problem> {

@@ -256,3 +256,29 @@ fn reader_stops_after_an_error() {
     assert!(r.next().unwrap().is_err());
     assert!(r.next().is_none());
 }
+
+/// A request whose end does not fit in 64 bits is a bad line in every
+/// format that gives byte offsets and lengths (found by the proptest in
+/// `arbitrary.rs`: fio's iolog took one).
+#[test]
+fn requests_ending_past_2_to_the_64_are_bad_lines() {
+    let max = u64::MAX;
+    check(
+        &format!("fio version 3 iolog\n0 d add\n0 d open\n1 d read 0 4096\n2 d read {max} 1\n"),
+        Format::Fio3,
+        5,
+        "beyond 2^64",
+        1,
+        1,
+    );
+    check(
+        &format!(
+            "128166372003061629,hm,1,Read,0,4096,1\n128166372003061630,hm,1,Read,{max},4096,1\n"
+        ),
+        Format::Msr,
+        2,
+        "beyond 2^64",
+        1,
+        1,
+    );
+}

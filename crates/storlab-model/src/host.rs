@@ -124,6 +124,10 @@ pub struct HostIo {
     pub len: u64,
     /// Force unit access.
     pub fua: bool,
+    /// The thread polls for this completion whatever the configured
+    /// completion mode (fio's `hipri`: io_uring `IORING_SETUP_IOPOLL`,
+    /// `RWF_HIPRI`), as `CompletionMode::Spin` does, whatever the size.
+    pub poll: bool,
 }
 
 /// A finished host request.
@@ -405,11 +409,12 @@ impl Host {
 
     /// A thread submits a request at `now`.
     pub fn submit(&mut self, now: Nanos, io: HostIo, cx: &mut HostCx) {
-        let spin = match self.cfg.completion {
-            CompletionMode::Spin => io.len <= self.cfg.spin_max_bytes,
-            CompletionMode::Cpu => true,
-            CompletionMode::Interrupt => false,
-        };
+        let spin = io.poll
+            || match self.cfg.completion {
+                CompletionMode::Spin => io.len <= self.cfg.spin_max_bytes,
+                CompletionMode::Cpu => true,
+                CompletionMode::Interrupt => false,
+            };
         let h = HIo {
             io,
             stage: Stage::Issue,

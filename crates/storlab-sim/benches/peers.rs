@@ -125,6 +125,7 @@ fn round(e: &mut Engine, case: &Case, cap: u64, seed: u64) -> Duration {
             rate_iops: [None; 3],
             stats: JobStats::new("bench", 0),
             observer: None,
+            poll: false,
         })
         .collect();
     let t0 = Instant::now();

@@ -83,6 +83,9 @@ pub struct ThreadPlan {
     pub stats: JobStats,
     /// Told of every request (fio's log files), if anyone asked.
     pub observer: Option<Box<dyn IoObserver>>,
+    /// Poll for completions (fio's `hipri`) whatever the host's
+    /// completion mode.
+    pub poll: bool,
 }
 
 struct ThreadState {
@@ -387,6 +390,7 @@ impl Engine {
                 offset: io.offset,
                 len: io.len,
                 fua: io.fua,
+                poll: th.plan.poll,
             };
             self.host.submit(now, hio, &mut self.hcx);
             // queue the wake-ups; requests that completed at once stay in

@@ -519,6 +519,7 @@ pub fn simulate_trace(
         rate_iops: [None; 3],
         stats,
         observer: None,
+        poll: false,
     };
     let mut jobs = engine.run_group(vec![plan], 0, &mut *progress)?;
     let tally = std::mem::take(&mut *tally.borrow_mut());

@@ -179,6 +179,7 @@ pub fn simulate(
                     rate_iops: j.rate_iops,
                     stats,
                     observer: logs.observer(j, next_thread + 1)?,
+                    poll: j.hipri,
                 });
                 next_thread += 1;
             }

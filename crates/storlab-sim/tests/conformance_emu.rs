@@ -90,6 +90,7 @@ fn simulate(preset: &str, reqs: &[(Nanos, DevRequest)]) -> Vec<Nanos> {
         rate_iops: [None; 3],
         stats: JobStats::new("conformance", 0),
         observer: None,
+        poll: false,
     };
     engine
         .run_group(vec![plan], 0, &mut |_, _| {})

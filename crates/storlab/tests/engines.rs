@@ -73,3 +73,99 @@ fn an_unknown_engine_is_an_error_naming_it() {
         "{err}"
     );
 }
+
+fn breakdown(v: &serde_json::Value, part: &str) -> f64 {
+    v["jobs"][0]["storlab"]["breakdown_ns"]["read"][part]
+        .as_f64()
+        .unwrap()
+}
+
+fn mean_ns(v: &serde_json::Value) -> f64 {
+    v["jobs"][0]["read"]["lat_ns"]["mean"].as_f64().unwrap()
+}
+
+/// `hipri` polls for completions: on a device that completes by interrupt
+/// (fusion-io) the interrupt and the wake-up leave the latency, nothing
+/// else changes; on one the driver already polls (moneta-spin) nothing
+/// does.
+#[test]
+fn hipri_polls_for_completions() {
+    let base = ["--ioengine=io_uring", "--iodepth=1"];
+    let (irq, _) = sim(&base);
+    let (polled, _) = sim(&[&base[..], &["--hipri"]].concat());
+    let saved = breakdown(&irq, "interrupt") + breakdown(&irq, "wakeup");
+    assert!(
+        saved > 1000.0,
+        "fusion-io completes by interrupt: {saved} ns"
+    );
+    assert_eq!(
+        breakdown(&polled, "interrupt") + breakdown(&polled, "wakeup"),
+        0.0
+    );
+    assert!(
+        (mean_ns(&irq) - mean_ns(&polled) - saved).abs() < 1.0,
+        "{} - {} vs {saved}",
+        mean_ns(&irq),
+        mean_ns(&polled)
+    );
+    let spin = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .args([
+                "sim",
+                "--device=moneta-spin",
+                "--output-format=json",
+                "--name=s",
+                "--rw=randread",
+                "--number_ios=500",
+                "--ioengine=io_uring",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(
+        spin(&[])["jobs"][0]["read"],
+        spin(&["--hipri=1"])["jobs"][0]["read"]
+    );
+}
+
+/// io_uring's own options: accepted with the engines fio knows them for
+/// (and then recorded, or for `hipri` simulated), refused by name with the
+/// others, as fio refuses them.
+#[test]
+fn engine_options_need_their_engine() {
+    for opt in [
+        "--hipri",
+        "--fixedbufs",
+        "--registerfiles",
+        "--sqthread_poll=1",
+        "--nowait=1",
+    ] {
+        let (ok, _) = sim(&["--ioengine=io_uring", opt]);
+        assert!(ok["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+        let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .args(["sim", "--name=q", "--ioengine=psync", opt])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let name = opt[2..].split('=').next().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{opt}: {err}");
+        assert!(
+            err.contains(name) && err.contains("io_uring"),
+            "{opt}: {err}"
+        );
+        // fio agrees
+        let fio = Command::new("fio")
+            .args(["--parse-only", "--name=q", "--ioengine=psync", opt])
+            .output()
+            .expect("fio is installed (apt-get install fio)");
+        assert!(
+            String::from_utf8_lossy(&fio.stderr).contains("unrecognized option"),
+            "fio accepts {opt} with psync"
+        );
+    }
+    // nowait is libaio's too
+    sim(&["--ioengine=libaio", "--nowait=1"]);
+}

@@ -519,6 +519,9 @@ pub struct JobSpec {
     pub zones: Option<Zones>,
     /// `unified_rw_reporting=`.
     pub unified_rw: UnifiedRw,
+    /// `hipri` (io_uring, pvsync2): completions are polled for, not
+    /// waited for with an interrupt.
+    pub hipri: bool,
     /// Every option as written (globals first, a job's own value replacing a
     /// global's in place), in fio's spelling: fio's `job options`.
     pub options: Vec<(String, String)>,
@@ -658,6 +661,7 @@ impl JobSpec {
             sync_writes: false,
             zones: None,
             unified_rw: UnifiedRw::None,
+            hipri: false,
             options: Vec::new(),
         }
     }

@@ -179,6 +179,15 @@ static OPTIONS: &[OptDef] = &[
     sim("sync", &[], Kind::Str),
     sim("zonemode", &[], Kind::Str),
     sim("unified_rw_reporting", &[], Kind::Str),
+    // engine options (fio knows them only with these engines, see
+    // ENGINE_OPTIONS): polled completions are simulated; the others save
+    // host CPU work storlab's host model does not itemise
+    sim("hipri", &[], Kind::Flag),
+    rec("fixedbufs", &[], Kind::Flag),
+    rec("registerfiles", &[], Kind::Flag),
+    rec("sqthread_poll", &[], Kind::Flag),
+    rec("force_async", &[], Kind::Int),
+    rec("nowait", &[], Kind::Flag),
     sim("zonesize", &[], Kind::Size),
     sim("zonerange", &[], Kind::Size),
     sim("zoneskip", &[], Kind::Size),
@@ -361,6 +370,16 @@ pub(crate) fn as_written_merged(entries: &[Entry]) -> Vec<(String, String)> {
 }
 
 /// Per-direction block-size settings before precedence is applied.
+/// Options fio knows only with some IO engines, and those engines.
+const ENGINE_OPTIONS: &[(&str, &[&str])] = &[
+    ("hipri", &["io_uring", "io_uring_cmd", "pvsync2"]),
+    ("fixedbufs", &["io_uring", "io_uring_cmd"]),
+    ("registerfiles", &["io_uring", "io_uring_cmd"]),
+    ("sqthread_poll", &["io_uring", "io_uring_cmd"]),
+    ("force_async", &["io_uring", "io_uring_cmd"]),
+    ("nowait", &["io_uring", "io_uring_cmd", "libaio"]),
+];
+
 #[derive(Default)]
 struct SizeSettings {
     bs: [Option<u64>; 3],
@@ -392,6 +411,22 @@ pub(crate) fn build_job(
     let mut sizes = SizeSettings::default();
     for e in entries {
         apply(&mut job, &mut sizes, e)?;
+    }
+    let engine = job.ioengine.as_deref().unwrap_or(super::DEFAULT_ENGINE);
+    for e in entries {
+        if let Some((_, engines)) = ENGINE_OPTIONS.iter().find(|(n, _)| *n == e.def.name) {
+            if !engines.contains(&engine) {
+                return Err(FioError::InvalidJob {
+                    location: e.raw.location.clone(),
+                    job: job.name.clone(),
+                    reason: format!(
+                        "`{}` is an option of the {} engines; fio does not know it with ioengine={engine}",
+                        e.raw.key,
+                        engines.join(", ")
+                    ),
+                });
+            }
+        }
     }
     finish(&mut job, sizes)?;
     job.options = as_written_merged(entries);
@@ -550,6 +585,7 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
             job.ioengine = Some(name.to_string());
         }
         "thread" => job.thread = e.flag()?,
+        "hipri" => job.hipri = e.flag()?,
         "write_lat_log" => job.logs.lat = Some(nonempty(e)?.to_string()),
         "write_bw_log" => job.logs.bw = Some(nonempty(e)?.to_string()),
         "write_iops_log" => job.logs.iops = Some(nonempty(e)?.to_string()),

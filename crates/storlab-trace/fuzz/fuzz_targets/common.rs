@@ -33,6 +33,7 @@ pub fn check(mut r: TraceReader, skip: bool) {
                 if rec.op == TraceOp::Flush {
                     assert_eq!((rec.offset, rec.len), (0, 0));
                 }
+                assert!(rec.offset.checked_add(rec.len).is_some());
             }
             Err(e) => {
                 assert!(!skip, "error while skipping: {e}");

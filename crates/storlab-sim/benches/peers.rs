@@ -126,6 +126,7 @@ fn round(e: &mut Engine, case: &Case, cap: u64, seed: u64) -> Duration {
             stats: JobStats::new("bench", 0),
             observer: None,
             poll: false,
+            max_latency_ns: None,
         })
         .collect();
     let t0 = Instant::now();

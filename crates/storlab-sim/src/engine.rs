@@ -86,6 +86,9 @@ pub struct ThreadPlan {
     /// Poll for completions (fio's `hipri`) whatever the host's
     /// completion mode.
     pub poll: bool,
+    /// fio's `max_latency`: the first request slower than this ends the
+    /// thread with [`crate::stats::ETIMEDOUT`] in its statistics.
+    pub max_latency_ns: Option<u64>,
 }
 
 struct ThreadState {
@@ -282,6 +285,18 @@ impl Engine {
                     }
                 }
                 th.plan.stats.depth.mark_complete(1);
+                if th.plan.max_latency_ns.is_some_and(|m| lat > m) && th.plan.stats.error == 0 {
+                    th.plan.stats.error = crate::stats::ETIMEDOUT;
+                    th.plan.stats.error_detail = Some(format!(
+                        "latency of {lat} nsec exceeds specified max ({} nsec): {} {} {offset} {}",
+                        th.plan.max_latency_ns.unwrap_or(0),
+                        th.plan.stats.name,
+                        ["read", "write", "trim", "sync"][d.op.index()],
+                        d.len
+                    ));
+                    th.exhausted = true;
+                    th.pending = None;
+                }
                 if th.plan.thinktime_ns > 0 {
                     th.not_before = th.not_before.max(d.at.saturating_add(th.plan.thinktime_ns));
                 }

@@ -520,6 +520,7 @@ pub fn simulate_trace(
         stats,
         observer: None,
         poll: false,
+        max_latency_ns: None,
     };
     let mut jobs = engine.run_group(vec![plan], 0, &mut *progress)?;
     let tally = std::mem::take(&mut *tally.borrow_mut());

@@ -13,7 +13,8 @@
 //!   0 (`Thu Jan  1 00:00:00 1970`): the simulator's output is byte-for-byte
 //!   deterministic, so it cannot contain the wall-clock time.
 //! * `"eta"` is 0 and `"elapsed"` is the simulated run time in whole seconds
-//!   (rounded up); `"error"` is 0.
+//!   (rounded up); `"error"` is 0 but for a job past its `max_latency`
+//!   (110, ETIMEDOUT, as fio).
 //! * `bw_bytes`, `bw` and `iops` divide by the runtime in nanoseconds, not
 //!   by fio's whole milliseconds (so short simulated runs stay accurate);
 //!   `"runtime"` is still milliseconds, rounded, and at least 1 when any
@@ -74,7 +75,9 @@ use std::io::{self, Write};
 
 use storlab_model::breakdown::{COMPONENTS, NCOMP};
 
-use crate::stats::{DepthStats, DirStats, JobStats, LatStat, DIR_NAMES, MIXED, REPORT_DIR_NAMES};
+use crate::stats::{
+    DepthStats, DirStats, JobStats, LatStat, DIR_NAMES, ETIMEDOUT, MIXED, REPORT_DIR_NAMES,
+};
 use storlab_workload::fio::UnifiedRw;
 
 /// fio's default percentile list.
@@ -527,7 +530,7 @@ fn job_json<'a>(job: &'a JobStats, runs: &BTreeMap<u32, GroupRun>, plist: &[f64]
     let max_run = job.runtime_ns.iter().copied().max().unwrap_or(0);
     o.add("jobname", J::S(Cow::Borrowed(&job.name)))
         .u("groupid", u64::from(job.group_id))
-        .u("error", 0)
+        .u("error", job.error.unsigned_abs().into())
         .u("eta", 0)
         .u("elapsed", max_run.div_ceil(1_000_000_000));
     if !job.options.is_empty() {
@@ -838,8 +841,15 @@ fn show_job(
     }
     let _ = writeln!(
         out,
-        "{}: (groupid={}, jobs={}): err= 0: pid=0",
-        job.name, job.group_id, job.members
+        "{}: (groupid={}, jobs={}): err={}: pid=0",
+        job.name,
+        job.group_id,
+        job.members,
+        if job.error == ETIMEDOUT {
+            format!("{ETIMEDOUT} (func=max latency exceeded, error=Connection timed out)")
+        } else {
+            format!("{:2}", job.error)
+        }
     );
     for &d in job.report_dirs() {
         if job.report_dir(d).0.io_bytes() > 0 {

@@ -180,6 +180,7 @@ pub fn simulate(
                     stats,
                     observer: logs.observer(j, next_thread + 1)?,
                     poll: j.hipri,
+                    max_latency_ns: j.max_latency_ns,
                 });
                 next_thread += 1;
             }

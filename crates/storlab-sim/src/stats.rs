@@ -682,7 +682,15 @@ pub struct JobStats {
     pub storlab: serde_json::Value,
     /// fio's `unified_rw_reporting`: which directions the report shows.
     pub unified: UnifiedRw,
+    /// fio's job error number (0: none; [`ETIMEDOUT`] when `max_latency`
+    /// was exceeded).
+    pub error: i32,
+    /// What went wrong, as fio says it on standard error.
+    pub error_detail: Option<String>,
 }
+
+/// Linux's ETIMEDOUT, fio's error for a job past its `max_latency`.
+pub const ETIMEDOUT: i32 = 110;
 
 impl JobStats {
     /// The directions the report shows, as indices into
@@ -732,6 +740,8 @@ impl JobStats {
             iodepth: 1,
             storlab: serde_json::Value::Null,
             unified: UnifiedRw::None,
+            error: 0,
+            error_detail: None,
         };
         j.set_percentiles(false, true, false);
         j
@@ -792,6 +802,10 @@ impl JobStats {
             a.merge(b);
         }
         self.sync.merge(&other.sync);
+        if self.error == 0 {
+            self.error = other.error;
+            self.error_detail.clone_from(&other.error_detail);
+        }
         for (a, b) in self.runtime_ns.iter_mut().zip(other.runtime_ns) {
             *a = (*a).max(b);
         }

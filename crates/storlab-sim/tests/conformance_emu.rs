@@ -91,6 +91,7 @@ fn simulate(preset: &str, reqs: &[(Nanos, DevRequest)]) -> Vec<Nanos> {
         stats: JobStats::new("conformance", 0),
         observer: None,
         poll: false,
+        max_latency_ns: None,
     };
     engine
         .run_group(vec![plan], 0, &mut |_, _| {})

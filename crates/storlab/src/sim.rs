@@ -229,6 +229,19 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         report::write_json(&result.jobs, &mut out, &opts)?;
     }
     out.flush()?;
+    // As fio: the report is complete, and a job that failed (max_latency)
+    // is said on standard error and makes the exit status non-zero.
+    let failed: Vec<&str> = result
+        .jobs
+        .iter()
+        .filter_map(|j| j.error_detail.as_deref())
+        .collect();
+    for detail in &failed {
+        eprintln!("fio: {detail}");
+    }
+    if !failed.is_empty() {
+        anyhow::bail!("{} job(s) failed: max_latency exceeded", failed.len());
+    }
     Ok(())
 }
 

@@ -522,6 +522,9 @@ pub struct JobSpec {
     /// `hipri` (io_uring, pvsync2): completions are polled for, not
     /// waited for with an interrupt.
     pub hipri: bool,
+    /// `max_latency=` (µs without a unit): the first IO slower than this
+    /// ends the job with fio's ETIMEDOUT error.
+    pub max_latency_ns: Option<u64>,
     /// Every option as written (globals first, a job's own value replacing a
     /// global's in place), in fio's spelling: fio's `job options`.
     pub options: Vec<(String, String)>,
@@ -662,6 +665,7 @@ impl JobSpec {
             zones: None,
             unified_rw: UnifiedRw::None,
             hipri: false,
+            max_latency_ns: None,
             options: Vec::new(),
         }
     }

@@ -179,6 +179,7 @@ static OPTIONS: &[OptDef] = &[
     sim("sync", &[], Kind::Str),
     sim("zonemode", &[], Kind::Str),
     sim("unified_rw_reporting", &[], Kind::Str),
+    sim("max_latency", &[], Kind::Time),
     // engine options (fio knows them only with these engines, see
     // ENGINE_OPTIONS): polled completions are simulated; the others save
     // host CPU work storlab's host model does not itemise
@@ -586,6 +587,7 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
         }
         "thread" => job.thread = e.flag()?,
         "hipri" => job.hipri = e.flag()?,
+        "max_latency" => job.max_latency_ns = nonzero(parse_time_ns(v, 1).map_err(err)?),
         "write_lat_log" => job.logs.lat = Some(nonempty(e)?.to_string()),
         "write_bw_log" => job.logs.bw = Some(nonempty(e)?.to_string()),
         "write_iops_log" => job.logs.iops = Some(nonempty(e)?.to_string()),

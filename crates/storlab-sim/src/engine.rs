@@ -285,11 +285,11 @@ impl Engine {
                     }
                 }
                 th.plan.stats.depth.mark_complete(1);
-                if th.plan.max_latency_ns.is_some_and(|m| lat > m) && th.plan.stats.error == 0 {
+                let over = th.plan.max_latency_ns.filter(|&m| lat > m);
+                if let (Some(max), 0) = (over, th.plan.stats.error) {
                     th.plan.stats.error = crate::stats::ETIMEDOUT;
                     th.plan.stats.error_detail = Some(format!(
-                        "latency of {lat} nsec exceeds specified max ({} nsec): {} {} {offset} {}",
-                        th.plan.max_latency_ns.unwrap_or(0),
+                        "latency of {lat} nsec exceeds specified max ({max} nsec): {} {} {offset} {}",
                         th.plan.stats.name,
                         ["read", "write", "trim", "sync"][d.op.index()],
                         d.len

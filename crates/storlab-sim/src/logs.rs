@@ -112,17 +112,22 @@ const BW: usize = 3;
 const IOPS: usize = 4;
 const KINDS: [&str; 5] = ["lat", "clat", "slat", "bw", "iops"];
 
+/// Create (truncate) the file `option` of `job` names.
+fn create(job: &str, option: &'static str, path: &str) -> Result<File, LogError> {
+    File::create(path).map_err(|source| LogError::Create {
+        job: job.to_string(),
+        option,
+        path: path.to_string(),
+        source,
+    })
+}
+
 impl LogFiles {
     fn text(&mut self, job: &str, option: &'static str, path: String) -> Result<Shared, LogError> {
         if let Some(s) = self.text.get(&path) {
             return Ok(s.clone());
         }
-        let file = File::create(&path).map_err(|source| LogError::Create {
-            job: job.to_string(),
-            option,
-            path: path.clone(),
-            source,
-        })?;
+        let file = create(job, option, &path)?;
         let sink = Rc::new(RefCell::new(Sink {
             path: path.clone(),
             out: BufWriter::new(file),
@@ -169,12 +174,7 @@ impl LogFiles {
                 let log = match self.iologs.get(path) {
                     Some(l) => l.clone(),
                     None => {
-                        let file = File::create(path).map_err(|source| LogError::Create {
-                            job: spec.name.clone(),
-                            option: "write_iolog",
-                            path: path.clone(),
-                            source,
-                        })?;
+                        let file = create(&spec.name, "write_iolog", path)?;
                         let l = Rc::new(RefCell::new(Iolog {
                             path: path.clone(),
                             writer: writer(Format::Fio3, file, &WriteOptions::default()),

@@ -285,6 +285,24 @@ pub struct ReplayTally {
 }
 
 impl ReplayTally {
+    /// After the run: the reader's error (taken out), or
+    /// [`ReplayError::Empty`] when nothing of the trace at `path` was
+    /// replayed.
+    pub fn check(&mut self, path: &str) -> Result<(), ReplayError> {
+        if let Some(e) = self.error.take() {
+            return Err(e.into());
+        }
+        if self.requests == 0 {
+            return Err(ReplayError::Empty {
+                path: path.to_string(),
+                filtered: self.filtered,
+                skipped: self.skipped,
+                zero_length: self.zero_length,
+            });
+        }
+        Ok(())
+    }
+
     /// All operations' pairs together.
     pub fn all(&self) -> LatencyPair {
         let mut all = LatencyPair::default();
@@ -523,18 +541,8 @@ pub fn simulate_trace(
         max_latency_ns: None,
     };
     let mut jobs = engine.run_group(vec![plan], 0, &mut *progress)?;
-    let tally = std::mem::take(&mut *tally.borrow_mut());
-    if let Some(e) = tally.error {
-        return Err(e.into());
-    }
-    if tally.requests == 0 {
-        return Err(ReplayError::Empty {
-            path: path.display().to_string(),
-            filtered: tally.filtered,
-            skipped: tally.skipped,
-            zero_length: tally.zero_length,
-        });
-    }
+    let mut tally = std::mem::take(&mut *tally.borrow_mut());
+    tally.check(&path.display().to_string())?;
     let now = engine.now();
     let summary = crate::run::RunSummary::new(&engine, cfg, resolved);
     for j in &mut jobs {

@@ -162,9 +162,9 @@ fn iops_f(ios: u64, ns: u64) -> f64 {
     }
 }
 
-/// One run status group (fio's `group_run_stats`), per direction.
+/// One run status group (fio's `group_run_stats`), per direction of
+/// [`REPORT_DIR_NAMES`].
 #[derive(Default)]
-/// A reporting group's runs per direction of [`REPORT_DIR_NAMES`].
 struct GroupRun {
     min_run_ns: [u64; 4],
     max_run_ns: [u64; 4],
@@ -765,7 +765,7 @@ fn show_dir(
 ) {
     let (ds, run) = job.report_dir(d);
     let ds: &DirStats = &ds;
-    if run == 0 {
+    if run == 0 || ds.io_bytes() == 0 {
         return;
     }
     let sf = opts.sig_figs;
@@ -852,9 +852,7 @@ fn show_job(
         }
     );
     for &d in job.report_dirs() {
-        if job.report_dir(d).0.io_bytes() > 0 {
-            show_dir(out, job, d, runs, opts, plist);
-        }
+        show_dir(out, job, d, runs, opts, plist);
     }
     let b = job_buckets(job);
     show_lat_line(out, &calc_lat(&b.ns, rw), &LAT_KEYS, "nsec");
@@ -907,30 +905,32 @@ fn show_job(
         calc_dist(&dp.complete, dp.total_complete),
     );
     // with mixed reporting alone fio counts every IO in the first column
-    let mixed;
-    let d = if job.unified == UnifiedRw::Mixed {
-        mixed = [
-            job.report_dir(MIXED).0.into_owned(),
-            DirStats::new(),
-            DirStats::new(),
-        ];
-        &mixed
-    } else {
-        &job.dirs
+    let column = |count: fn(&DirStats) -> u64| -> [u64; 3] {
+        let c = job.dirs.each_ref().map(count);
+        if job.unified == UnifiedRw::Mixed {
+            [c.iter().sum(), 0, 0]
+        } else {
+            c
+        }
     };
+    let (ios, short, dropped) = (
+        column(DirStats::ios),
+        column(|d| d.short_ios),
+        column(|d| d.drop_ios),
+    );
     let _ = writeln!(
         out,
         "     issued rwts: total={},{},{},{} short={},{},{},0 dropped={},{},{},0",
-        d[0].ios(),
-        d[1].ios(),
-        d[2].ios(),
+        ios[0],
+        ios[1],
+        ios[2],
         job.sync.ios(),
-        d[0].short_ios,
-        d[1].short_ios,
-        d[2].short_ios,
-        d[0].drop_ios,
-        d[1].drop_ios,
-        d[2].drop_ios
+        short[0],
+        short[1],
+        short[2],
+        dropped[0],
+        dropped[1],
+        dropped[2]
     );
     let _ = writeln!(
         out,

@@ -190,22 +190,10 @@ pub fn simulate(
     }
     logs.finish()?;
     for (job, path, tally) in replays {
-        let tally = std::mem::take(&mut *tally.borrow_mut());
-        let fail = |source| RunError::Replay {
-            job: job.clone(),
-            source,
-        };
-        if let Some(e) = tally.error {
-            return Err(fail(e.into()));
-        }
-        if tally.requests == 0 {
-            return Err(fail(crate::replay::ReplayError::Empty {
-                path,
-                filtered: tally.filtered,
-                skipped: tally.skipped,
-                zero_length: tally.zero_length,
-            }));
-        }
+        tally
+            .borrow_mut()
+            .check(&path)
+            .map_err(|source| RunError::Replay { job, source })?;
     }
     let now = engine.now();
     let grouped = jobs.jobs.iter().any(|j| j.group_reporting);

@@ -156,6 +156,20 @@ fn double_dash_ends_options() {
     assert_eq!(jf.jobs.len(), 2);
 }
 
+/// fio accepts `extra` on a small job, and in storlab they change nothing
+/// in the job but its recorded options.
+fn assert_recorded_only(extra: &[&str]) {
+    let base = ["--name=j", "--rw=randread", "--size=1m"];
+    let with: Vec<&str> = base.iter().chain(extra).copied().collect();
+    let (ok, out) = run_fio(&[&["--parse-only"][..], &with].concat());
+    assert!(ok, "fio rejected them:\n{out}");
+    let plain = parse_cli_args(&args(&base)).unwrap();
+    let mut recorded = parse_cli_args(&args(&with)).unwrap();
+    assert_eq!(recorded.jobs[0].options.len(), base.len() - 1 + extra.len());
+    recorded.jobs[0].options = plain.jobs[0].options.clone();
+    assert_eq!(recorded.jobs[0], plain.jobs[0]);
+}
+
 /// Options that only say where fio would put its files are accepted, as
 /// fio accepts them, and change nothing in the job.
 #[test]
@@ -167,15 +181,7 @@ fn file_placement_options_are_recorded() {
         "--lockfile=none",
         "--log_hist_msec=100",
     ];
-    let base = ["--name=j", "--rw=randread", "--size=1m"];
-    let with: Vec<&str> = base.iter().chain(&extra).copied().collect();
-    let (ok, out) = run_fio(&[&["--parse-only"][..], &with].concat());
-    assert!(ok, "fio rejected them:\n{out}");
-    let plain = parse_cli_args(&args(&base)).unwrap();
-    let mut placed = parse_cli_args(&args(&with)).unwrap();
-    assert_eq!(placed.jobs[0].options.len(), base.len() - 1 + extra.len());
-    placed.jobs[0].options = plain.jobs[0].options.clone();
-    assert_eq!(placed.jobs[0], plain.jobs[0]);
+    assert_recorded_only(&extra);
 }
 
 /// Output and error-handling options a simulation has no use for are
@@ -192,15 +198,7 @@ fn output_and_error_options_are_recorded_and_checked_as_fio_checks_them() {
         "--io_submit_mode=offload",
         "--significant_figures=6",
     ];
-    let base = ["--name=j", "--rw=randread", "--size=1m"];
-    let with: Vec<&str> = base.iter().chain(&extra).copied().collect();
-    let (ok, out) = run_fio(&[&["--parse-only"][..], &with].concat());
-    assert!(ok, "fio rejected them:\n{out}");
-    let plain = parse_cli_args(&args(&base)).unwrap();
-    let mut recorded = parse_cli_args(&args(&with)).unwrap();
-    assert_eq!(recorded.jobs[0].options.len(), base.len() - 1 + extra.len());
-    recorded.jobs[0].options = plain.jobs[0].options.clone();
-    assert_eq!(recorded.jobs[0], plain.jobs[0]);
+    assert_recorded_only(&extra);
 
     for bad in [
         "--continue_on_error=sometimes",

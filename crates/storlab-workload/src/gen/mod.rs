@@ -717,27 +717,23 @@ impl JobThread {
             return Some(self.backward_place(d, len));
         }
         let dir = &self.dirs[d];
+        let zoned = self.zones.is_some();
         let mut pos = self.next_seq_pos(d);
-        let fits = pos < self.end && self.end - pos >= dir.bs.min();
-        if self.zones.is_some() {
+        if zoned && pos >= self.end {
             // within a zone the walk wraps to the zone's start until the
             // zone's bytes are done (fio's iolog: zonesize=32k zonerange=16k
             // reads the zone twice)
-            if pos >= self.end {
-                pos = self.start;
-            }
-            return match dir.bs {
-                BsPicker::Fixed(b) if pos.checked_add(b)? <= self.device_end => Some((pos, b)),
-                BsPicker::Fixed(_) => None,
-                _ => Some((pos, dir.bs.fit(len, (self.end - pos).max(dir.bs.min())))),
-            };
+            pos = self.start;
         }
+        let room = self.end.saturating_sub(pos);
+        let min = dir.bs.min();
         match dir.bs {
             BsPicker::Fixed(b) if pos < self.end && pos.checked_add(b)? <= self.device_end => {
                 Some((pos, b))
             }
             BsPicker::Fixed(_) => None,
-            _ if fits => Some((pos, dir.bs.fit(len, self.end - pos))),
+            // a zone's walk never ends the pass
+            _ if room >= min || zoned => Some((pos, dir.bs.fit(len, room.max(min)))),
             _ => None,
         }
     }

@@ -387,11 +387,17 @@ pub const HOST_EPYC_KVM_2026_11_21: Calibration = Calibration {
     spf_fault_ns_per_dirty_page: 1040.0,
 };
 
-/// Latency of an msync on a hard disk assumed by the presets: half a
-/// rotation of a 7200 rpm disk (60 s / 7200 / 2 = 4.17 ms). nvmm.md gives
-/// no figure, only that msync with clflush or clflushopt of a region over
-/// 10 MB was slower than msync on a hard disk.
-pub const ASSUMED_HDD_MSYNC_NS: f64 = 60e9 / 7200.0 / 2.0;
+/// Latency of an msync on a hard disk, as the presets take it: the
+/// simulator's own 7200 rpm disk (`presets/hdd-7200.toml`) writing back one
+/// dirty 4 KB page of a 10 MiB file, its mean sync latency (`storlab sim
+/// --device hdd-7200 --name=m --rw=randwrite --bs=4k --fsync=1 --size=10m
+/// --number_ios=2000`: 5.64 ms; a short seek, the write settle and half a
+/// rotation). nvmm.md gives no figure, only that msync with clflush or
+/// clflushopt of a region over 10 MB was slower than msync on a hard disk;
+/// `storlab lab reproduce nvmm` runs both and fails if they drift apart.
+/// (Until 2026-11-25 this was half a rotation alone, 4.17 ms, which put
+/// the crossover at 7.4 MB on the model's own disk.)
+pub const HDD_MSYNC_NS: f64 = 5.64e6;
 
 /// DRAM bandwidth assumed by the presets, in bytes per second: two DDR3-1600
 /// channels (12.8 GB/s each, the JEDEC peak of a 64-bit channel) per
@@ -501,7 +507,7 @@ impl NvmmParams {
     /// * `dram_bw_bytes_per_s`: [`ASSUMED_PMEP_DRAM_BW_BYTES_PER_S`];
     /// * `clflush`, `clflushopt` per line: nvmm.md says msync with them of a
     ///   region over 10 MB was slower than on a hard disk, so the cost of
-    ///   10 MiB of lines equals [`ASSUMED_HDD_MSYNC_NS`]: 25.4 ns per line;
+    ///   10 MiB of lines equals [`HDD_MSYNC_NS`]: 34.4 ns per line;
     /// * WOF per line: one 64-byte line written at the preset's NVMM
     ///   bandwidth (WOF rewrites every line it flushes; on this crate's host
     ///   WOF is likewise bandwidth-bound), 2.5 ns at Th_BW 1, 20 ns at 1/8;
@@ -520,7 +526,7 @@ impl NvmmParams {
             Preset::NvmmWof => (300.0, 0.125, 1000.0, FlushMode::Wof, SyncMode::Default),
             Preset::NvmmOpt => (300.0, 0.125, 1000.0, FlushMode::Wof, SyncMode::Spf),
         };
-        let clflush = round1(ASSUMED_HDD_MSYNC_NS / ((10u64 << 20) / LINE_BYTES) as f64);
+        let clflush = round1(HDD_MSYNC_NS / ((10u64 << 20) / LINE_BYTES) as f64);
         let wof = round1(LINE_BYTES as f64 * 1e9 / (th_bw * ASSUMED_PMEP_DRAM_BW_BYTES_PER_S));
         NvmmParams {
             l_read_ns,

@@ -2,6 +2,7 @@
 //! message on stderr and a non-zero exit status.
 
 mod bench;
+mod lab;
 mod pmem;
 mod serve;
 mod sim;
@@ -48,6 +49,12 @@ enum Cmd {
         #[command(subcommand)]
         cmd: trace::TraceCmd,
     },
+    /// The lab: reproduce the published studies beside their figures;
+    /// parameter sweeps.
+    Lab {
+        #[command(subcommand)]
+        cmd: lab::LabCmd,
+    },
     /// Persistent-memory runtime: msync-bench, capabilities.
     #[command(disable_help_flag = true)]
     Pmem {
@@ -85,6 +92,7 @@ fn main() -> ExitCode {
         Cmd::Pmem { args } => pmem::run(&args),
         Cmd::Trace { cmd } => trace::run(&cmd),
         Cmd::Serve(a) => serve::run(&a),
+        Cmd::Lab { cmd } => lab::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -318,3 +318,21 @@ pub fn progress_bar() -> indicatif::ProgressBar {
         indicatif::ProgressBar::hidden()
     }
 }
+
+/// A progress bar of `len` steps on stderr when it is a terminal; hidden
+/// otherwise.
+pub fn progress_bar_len(len: u64, unit: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(len);
+        let style = indicatif::ProgressStyle::with_template(&format!(
+            "{{bar:40}} {{pos}}/{{len}} {unit} ({{elapsed}}, about {{eta}} left)"
+        ))
+        .expect("a valid progress template");
+        b.set_style(style);
+        b.enable_steady_tick(std::time::Duration::from_millis(200));
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}

@@ -18,8 +18,8 @@
 //!   rating that sits between a buffered write and a NAND read cannot be
 //!   hit by both; the ioDrive's 26 us is barely above the array read alone.
 
-mod peer_support;
-use peer_support::*;
+mod support;
+use support::*;
 
 fn seq(device: &str, ov: &[&str], rw: &str, bs: &str, qd: u32, n: u32) -> Run {
     run(
@@ -45,10 +45,6 @@ fn qd1(device: &str, ov: &[&str], rw: &str, n: u32) -> Run {
             &format!("--number_ios={n}"),
         ],
     )
-}
-
-fn full<'a>(ov: &[&'a str]) -> Vec<&'a str> {
-    with(ov, &["ssd.ftl.precondition=\"full\""])
 }
 
 #[test]

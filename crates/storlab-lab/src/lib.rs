@@ -1,0 +1,16 @@
+//! storlab's lab: reproductions of published results beside the published
+//! figures ([`studies`], [`report`]), parameter sweeps that split into
+//! shards any job scheduler can run ([`sweep`]), and figures drawn as SVG
+//! with their data as CSV ([`figure`]). Every number comes from the
+//! simulator through [`measure`], the same path as `storlab sim`.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod figure;
+pub mod measure;
+pub mod report;
+pub mod studies;
+
+pub use error::{LabError, Result};
+pub use measure::{Plan, Run, RunId, Spec};
+pub use report::{Prepared, Reproduction, Row};

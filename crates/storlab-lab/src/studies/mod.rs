@@ -1,0 +1,51 @@
+//! The published studies, each reproduced from its presets and workloads
+//! (spec/targets.md): `prepare` gives the runs and how to read the rows
+//! and figures off them.
+
+pub mod haste_ddr;
+pub mod moneta;
+pub mod nvmm;
+pub mod psd;
+
+use crate::error::{LabError, Result};
+use crate::report::Prepared;
+
+/// The studies by name, with one line each.
+pub const STUDIES: [(&str, &str); 4] = [
+    (
+        "moneta",
+        "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",
+    ),
+    (
+        "haste-ddr",
+        "HASTE and DDR-attached NVM, media-latency sweep (SC 2010)",
+    ),
+    (
+        "psd",
+        "PCM SSD against flash: pattern and write sensitivity",
+    ),
+    (
+        "nvmm",
+        "NVMM msync cost by flush mode, selective persistence flushing (MSST 2015)",
+    ),
+];
+
+/// Prepare the study called `name`.
+pub fn prepare(name: &str) -> Result<Prepared> {
+    Ok(match name {
+        "moneta" => moneta::prepare(),
+        "haste-ddr" => haste_ddr::prepare(),
+        "psd" => psd::prepare(),
+        "nvmm" => nvmm::prepare(),
+        _ => {
+            return Err(LabError::UnknownStudy {
+                name: name.to_string(),
+                known: STUDIES
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+        }
+    })
+}

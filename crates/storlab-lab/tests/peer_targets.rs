@@ -1,0 +1,118 @@
+//! The PSD study's other findings (peer-devices.md: performance depends
+//! on queue depth and on the read/write mix) and the flash steady state,
+//! through the whole host + device path with fio jobs. The findings
+//! targets.md lists (pattern and write sensitivity against flash) are rows
+//! of `storlab lab reproduce psd`, checked in `reproductions.rs`.
+
+mod support;
+use support::*;
+
+#[test]
+fn psd_performance_depends_on_iodepth() {
+    let bw = |rw: &str, qd: u32| {
+        run(
+            "micron-psd",
+            &[],
+            &[
+                &format!("--rw={rw}"),
+                "--bs=4k",
+                &format!("--iodepth={qd}"),
+                "--size=1g",
+                "--number_ios=12000",
+            ],
+        )
+        .total_mbps()
+    };
+    let writes: Vec<f64> = [1, 4, 16, 64].iter().map(|&q| bw("randwrite", q)).collect();
+    for w in writes.windows(2) {
+        assert!(
+            w[1] > w[0] * 1.1,
+            "write bandwidth should grow with iodepth: {writes:?}"
+        );
+    }
+    assert!(
+        writes[3] > 5.0 * writes[0],
+        "QD64 far above QD1: {writes:?}"
+    );
+    let reads: Vec<f64> = [1, 4].iter().map(|&q| bw("randread", q)).collect();
+    assert!(
+        reads[1] > 1.3 * reads[0],
+        "read bandwidth should grow with iodepth: {reads:?}"
+    );
+}
+
+#[test]
+fn psd_performance_depends_on_the_read_write_mix() {
+    let bw = |mix: u32| {
+        run(
+            "micron-psd",
+            &[],
+            &[
+                "--rw=randrw",
+                &format!("--rwmixread={mix}"),
+                "--bs=4k",
+                "--iodepth=16",
+                "--numjobs=4",
+                "--size=256m",
+                "--number_ios=6000",
+            ],
+        )
+        .total_mbps()
+    };
+    let by_mix: Vec<f64> = [100, 70, 30, 0].iter().map(|&m| bw(m)).collect();
+    for w in by_mix.windows(2) {
+        assert!(
+            w[1] < w[0] * 0.95,
+            "more writes, less bandwidth: {by_mix:?} (read share 100, 70, 30, 0%)"
+        );
+    }
+}
+
+#[test]
+fn flash_steady_state_shows_gc_write_amplification_and_lower_throughput() {
+    let job = [
+        "--rw=randwrite",
+        "--bs=4k",
+        "--iodepth=32",
+        "--number_ios=60000",
+    ];
+    let fresh = run("fusion-io", SMALL_FUSION, &job);
+    let aged = run(
+        "fusion-io",
+        &with(SMALL_FUSION, &["ssd.ftl.precondition=\"aged\""]),
+        &job,
+    );
+    assert_eq!(fresh.counter("gc_runs"), 0.0, "fresh: nothing to collect");
+    assert!(
+        aged.counter("gc_runs") > 0.0 && aged.counter("gc_units_moved") > 0.0,
+        "aged: garbage collection runs"
+    );
+    let wa = aged.counter("write_amplification");
+    assert!(wa > 1.5, "write amplification above 1: {wa}");
+    assert!(
+        aged.mbps(1) < 0.6 * fresh.mbps(1),
+        "aged {:.0} MB/s vs fresh {:.0} MB/s",
+        aged.mbps(1),
+        fresh.mbps(1)
+    );
+    // time waiting behind garbage collection shows in the breakdown
+    let bd = aged.stats.dirs[1].mean_breakdown_ns();
+    assert!(
+        bd[storlab_model::Component::Background as usize] > 0.0,
+        "background time in the breakdown"
+    );
+    // erase counts are reported
+    assert!(aged.storlab["wear"]["max"].as_u64().unwrap_or(0) >= 1);
+
+    // the "full" state (written once, sequentially) sits in between: no
+    // garbage at first, collection once the spare pool is used up
+    let half = run(
+        "fusion-io",
+        &with(
+            SMALL_FUSION,
+            &["ssd.ftl.precondition=\"full\"", "ssd.ftl.fullness=0.5"],
+        ),
+        &job,
+    );
+    assert!(half.mbps(1) > aged.mbps(1), "half-full beats aged-full");
+}

@@ -1,0 +1,199 @@
+//! spec/targets.md: every published result, with its tolerance, through
+//! the reproductions `storlab lab reproduce` prints (one table serves the
+//! report and the test), and the figures' shapes.
+
+use storlab_lab::figure::{Figure, SeriesKind};
+use storlab_lab::studies::{self, haste_ddr, moneta, nvmm};
+use storlab_lab::Reproduction;
+
+fn reproduce(name: &str) -> Reproduction {
+    let r = studies::prepare(name)
+        .expect("a known study")
+        .run(&|| {})
+        .expect("the study runs");
+    let mut table = Vec::new();
+    r.write_text(&mut table).expect("text report");
+    let table = String::from_utf8(table).expect("utf-8");
+    eprintln!("{table}");
+    assert!(
+        r.failures().is_empty(),
+        "published figures missed:\n{table}"
+    );
+    r
+}
+
+fn model_series(f: &Figure) -> impl Iterator<Item = &storlab_lab::figure::Series> {
+    f.panels
+        .iter()
+        .flat_map(|p| p.series.iter())
+        .filter(|s| s.kind == SeriesKind::Model)
+}
+
+#[test]
+fn moneta_rows_and_bandwidth_curves() {
+    let r = reproduce("moneta");
+    assert_eq!(r.rows.len(), 16, "every Moneta row of targets.md");
+    let f = &r.figures[0];
+    let titles: Vec<&str> = f.panels.iter().map(|p| p.title.as_str()).collect();
+    assert_eq!(titles, ["reads", "writes", "50/50"]);
+    let link = moneta::link_gbps("moneta-spin");
+    for (k, p) in f.panels.iter().enumerate() {
+        let ideal = p
+            .series
+            .iter()
+            .find(|s| s.kind == SeriesKind::Ideal)
+            .expect("the ideal link curve");
+        let bound = if k == 2 { 2.0 * link } else { link };
+        assert!(ideal.points.iter().all(|&(_, y)| y == bound));
+        for v in moneta::VARIANTS {
+            let s = f.series(&p.title, v).expect("every variant drawn");
+            let xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+            let want: Vec<f64> = moneta::sizes().iter().map(|&b| b as f64).collect();
+            assert_eq!(xs, want, "{v}: 512 B to 512 KB");
+            for &(x, y) in &s.points {
+                assert!(
+                    y > 0.0 && y <= bound * 1.001,
+                    "{} {v} at {x} B: {y} GB/s against a {bound} GB/s link",
+                    p.title
+                );
+            }
+            // larger requests never cost bandwidth by much (queueing noise
+            // at the link's ceiling aside)
+            for w in s.points.windows(2) {
+                assert!(w[1].1 >= w[0].1 * 0.95, "{} {v}: {:?}", p.title, s.points);
+            }
+        }
+        // without the IO scheduler small requests are no longer bound by
+        // its single thread
+        let at_4k = |v: &str| f.series(&p.title, v).expect("drawn").points[3].1;
+        assert!(at_4k("moneta-nosched") > 2.0 * at_4k("moneta-base"));
+    }
+}
+
+#[test]
+fn haste_ddr_rows_and_media_sweep() {
+    let r = reproduce("haste-ddr");
+    assert_eq!(r.rows.len(), 12, "every HASTE/DDR row of targets.md");
+    let f = &r.figures[0];
+    for s in model_series(f) {
+        let xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+        let want: Vec<f64> = haste_ddr::sweep_ns().iter().map(|&n| n as f64).collect();
+        assert_eq!(xs, want);
+        for w in s.points.windows(2) {
+            assert!(
+                w[1].1 >= w[0].1 - 0.05,
+                "{}: latency falls as media slow: {:?}",
+                s.label,
+                s.points
+            );
+        }
+    }
+}
+
+#[test]
+fn psd_rows() {
+    let r = reproduce("psd");
+    assert_eq!(r.rows.len(), 6, "PSD rows of targets.md");
+}
+
+#[test]
+fn nvmm_rows_and_msync_curves() {
+    let r = reproduce("nvmm");
+    assert_eq!(r.rows.len(), 8, "every NVMM row of targets.md");
+    let f = &r.figures[0];
+    let rg = nvmm::regions();
+    for m in nvmm::MODES {
+        let s = f.series(&f.panels[0].title, m).expect("every mode drawn");
+        assert_eq!(s.points.len(), rg.len());
+        // default flushing: linear in the region once the lines dominate
+        let (a, b) = (s.points[rg.len() - 3], s.points[rg.len() - 2]);
+        within(
+            &format!("{m}: cost ratio for a 4x region"),
+            b.1 / a.1,
+            4.0,
+            0.1,
+        );
+    }
+    let spf = f
+        .series(&f.panels[0].title, "SPF (nvmm-opt)")
+        .expect("SPF drawn");
+    let grow = spf.points[spf.points.len() - 1].1 / spf.points[0].1;
+    let region = rg[rg.len() - 1] as f64 / rg[0] as f64;
+    assert!(
+        grow * 100.0 < region,
+        "SPF grows {grow:.1}x over a {region}x region"
+    );
+}
+
+fn within(what: &str, x: f64, t: f64, rel: f64) {
+    assert!(
+        (x - t).abs() <= t * rel,
+        "{what}: {x:.3}, expected {t} ±{:.0}%",
+        rel * 100.0
+    );
+}
+
+#[test]
+fn an_unknown_study_is_refused_with_the_known_names() {
+    let e = studies::prepare("monetta").err().expect("refused");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("monetta") && msg.contains("moneta, haste-ddr, psd, nvmm"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn reproductions_are_deterministic_and_written_as_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = studies::prepare("haste-ddr")
+        .expect("known")
+        .run(&|| {})
+        .expect("runs");
+    let b = studies::prepare("haste-ddr")
+        .expect("known")
+        .run(&|| {})
+        .expect("runs");
+    let files = a.write_files(dir.path()).expect("written");
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .expect("a file")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "haste-ddr.md",
+            "haste-ddr.json",
+            "haste-ddr-media-sweep.svg",
+            "haste-ddr-media-sweep.csv"
+        ]
+    );
+    let first: Vec<Vec<u8>> = files
+        .iter()
+        .map(|p| std::fs::read(p).expect("read"))
+        .collect();
+    b.write_files(dir.path()).expect("written again");
+    for (p, before) in files.iter().zip(&first) {
+        assert_eq!(
+            &std::fs::read(p).expect("read"),
+            before,
+            "{} differs between runs",
+            p.display()
+        );
+    }
+    let svg = String::from_utf8(first[2].clone()).expect("svg text");
+    assert!(svg.starts_with("<svg") && svg.contains("haste-dram") && svg.contains("ddr-dram"));
+    let csv = String::from_utf8(first[3].clone()).expect("csv text");
+    assert_eq!(csv.lines().next(), Some("panel,series,kind,x,y"));
+    assert_eq!(csv.lines().count(), 1 + 2 * haste_ddr::sweep_ns().len());
+    let md = String::from_utf8(first[0].clone()).expect("md");
+    assert!(
+        md.contains("| ddr-dram, 4 KB read latency | 3.00 µs ±20% |"),
+        "{md}"
+    );
+}

@@ -262,7 +262,7 @@ fn trim(v: f64) -> String {
 
 /// Quote a CSV field that needs it.
 pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
+    if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()

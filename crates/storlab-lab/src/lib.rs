@@ -10,6 +10,7 @@ pub mod figure;
 pub mod measure;
 pub mod report;
 pub mod studies;
+pub mod sweep;
 
 pub use error::{LabError, Result};
 pub use measure::{Plan, Run, RunId, Spec};

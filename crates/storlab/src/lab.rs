@@ -3,8 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::Subcommand;
-use storlab_lab::studies;
+use storlab_lab::{studies, sweep, Spec};
 
 #[derive(Subcommand)]
 pub enum LabCmd {
@@ -20,6 +21,89 @@ pub enum LabCmd {
         #[arg(long, default_value = "reproduction")]
         out: PathBuf,
     },
+    /// Run one simulation per point of the varied parameters (the last
+    /// varies fastest) and write a CSV table: per point and direction, IOs,
+    /// IOPS, MB/s, mean latency, and completion latency mean, p50, p99,
+    /// p99.9. `--shard K/N` runs
+    /// every N-th point from the K-th, for spreading a sweep over machines;
+    /// `storlab lab merge` joins the shards.
+    Sweep(SweepArgs),
+    /// Join sweep shards (CSV tables from `sweep --shard`) into the whole
+    /// sweep's table, refusing missing or repeated points.
+    Merge {
+        /// The shards' tables.
+        #[arg(required = true)]
+        tables: Vec<PathBuf>,
+        #[command(flatten)]
+        out: TableOut,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    /// Device preset name or TOML file.
+    #[arg(long, default_value = "moneta-spin")]
+    device: String,
+    /// Override a configuration value at every point: `--set pcie.controllers=8`.
+    #[arg(long = "set")]
+    set: Vec<String>,
+    /// A varied parameter, `NAME=V1,V2,...`: a fio option (bs, iodepth,
+    /// numjobs, rw...) or a model key with a dot (media.read_ns).
+    #[arg(long = "vary", required = true)]
+    vary: Vec<String>,
+    /// Seed for anything the jobs leave unseeded.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Run only shard K of N (1-based): points i with i mod N = K-1.
+    #[arg(long)]
+    shard: Option<String>,
+    #[command(flatten)]
+    out: TableOut,
+    /// The fio job after `--`: options (--name=x --rw=randread ...) or a
+    /// job file (default: storlab sim's default job).
+    #[arg(last = true)]
+    fio: Vec<String>,
+}
+
+#[derive(clap::Args)]
+pub struct TableOut {
+    /// Write the CSV table here (default: standard output).
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Also draw the metric given by --y against the first parameter as SVG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// The plotted metric: ios, iops, bw_mb_s, lat_mean_us, clat_mean_us,
+    /// clat_p50_us, clat_p99_us, clat_p99.9_us.
+    #[arg(long, default_value = "iops")]
+    y: String,
+}
+
+impl TableOut {
+    fn check(&self) -> anyhow::Result<()> {
+        if !sweep::METRICS.contains(&self.y.as_str()) {
+            anyhow::bail!("--y {}: one of {}", self.y, sweep::METRICS.join(", "));
+        }
+        Ok(())
+    }
+
+    fn write(&self, t: &sweep::Table) -> anyhow::Result<()> {
+        let csv = t.to_csv();
+        match &self.output {
+            Some(p) => {
+                std::fs::write(p, csv).with_context(|| format!("--output {}", p.display()))?
+            }
+            None => std::io::stdout().lock().write_all(csv.as_bytes())?,
+        }
+        if let Some(p) = &self.plot {
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            t.figure(&self.y, &stem)?.write_svg(p)?;
+        }
+        Ok(())
+    }
 }
 
 /// Run `storlab lab`.
@@ -35,7 +119,50 @@ pub fn run(cmd: &LabCmd) -> anyhow::Result<()> {
             studies: names,
             out,
         } => reproduce(names, out),
+        LabCmd::Sweep(a) => run_sweep(a),
+        LabCmd::Merge { tables, out } => {
+            out.check()?;
+            let mut parts = Vec::new();
+            for p in tables {
+                let text = std::fs::read_to_string(p).with_context(|| p.display().to_string())?;
+                parts.push((p.clone(), sweep::Table::parse(p, &text)?));
+            }
+            out.write(&sweep::Table::merge(&parts)?)
+        }
     }
+}
+
+fn run_sweep(a: &SweepArgs) -> anyhow::Result<()> {
+    a.out.check()?;
+    let shard = a
+        .shard
+        .as_deref()
+        .map(str::parse::<sweep::Shard>)
+        .transpose()?;
+    let vary = a
+        .vary
+        .iter()
+        .map(|v| sweep::Vary::parse(v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let fio: Vec<String> = if a.fio.is_empty() {
+        crate::sim::DEFAULT_JOB
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        a.fio.clone()
+    };
+    let base = Spec {
+        device: a.device.clone(),
+        overrides: a.set.clone(),
+        fio,
+        seed: a.seed,
+    };
+    let sw = sweep::Sweep::new(base, vary)?;
+    let bar = crate::sim::progress_bar_len(sw.shard_len(shard) as u64, "points");
+    let table = sw.run(shard, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    a.out.write(&table)
 }
 
 fn reproduce(names: &[String], out: &std::path::Path) -> anyhow::Result<()> {

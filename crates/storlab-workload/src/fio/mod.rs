@@ -38,6 +38,12 @@ pub use cli::{parse_cli_args, parse_cli_args_with_env};
 pub use error::{FioError, Location};
 pub use options::{canonical_option, supported_options, OptionEffect};
 
+/// A size as fio reads it with its default `kb_base=1024` (`4k` is 4096,
+/// `1m` 1048576, `0x1000` 4096); the message says what is wrong.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    value::parse_size(text, 1024)
+}
+
 use ini::{RawOption, Section};
 
 /// Looks up an environment variable for `${VAR}` expansion in job files.

@@ -1,0 +1,681 @@
+//! Parameter sweeps: one simulation per point of the cartesian product of
+//! the varied parameters, a table of results (CSV) and a figure.
+//!
+//! A sweep splits into shards (`K/N`: the points whose index modulo N is
+//! K-1) so that any scheduler that runs commands can spread it over
+//! machines (a Slurm array, GNU parallel, Kubernetes jobs, Ray tasks each
+//! running `storlab lab sweep ... --shard K/N`); `merge` joins the shards'
+//! tables into the table one unsharded run writes, byte for byte, and
+//! refuses missing, repeated or foreign points.
+
+use std::path::Path;
+
+use crate::error::{LabError, Result};
+use crate::figure::{csv_field, Figure, Panel, Series, SeriesKind};
+use crate::measure::{Plan, Run, Spec};
+
+/// One varied parameter: a fio option (`bs`, `iodepth`, `rw`...) or, when
+/// the name has a dot, a model key as `storlab sim --set` takes it
+/// (`pcie.controllers`, `media.read_ns`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Vary {
+    /// Option or key.
+    pub name: String,
+    /// Its values, in sweep order.
+    pub values: Vec<String>,
+}
+
+impl Vary {
+    /// Parse `NAME=V1,V2,...`.
+    pub fn parse(arg: &str) -> Result<Vary> {
+        let bad = |why: &str| LabError::Sweep(format!("--vary {arg}: {why}"));
+        let (name, vals) = arg
+            .split_once('=')
+            .ok_or_else(|| bad("expected NAME=V1,V2,..."))?;
+        let name = name.trim().trim_start_matches("--");
+        if name.is_empty() || name.contains([',', ' ']) {
+            return Err(bad("the name is empty or has a comma or space"));
+        }
+        let values: Vec<String> = vals.split(',').map(|v| v.trim().to_string()).collect();
+        if values.iter().any(|v| v.is_empty()) {
+            return Err(bad("an empty value"));
+        }
+        for (i, v) in values.iter().enumerate() {
+            if values[..i].contains(v) {
+                return Err(bad(&format!("'{v}' given twice")));
+            }
+        }
+        Ok(Vary {
+            name: name.to_string(),
+            values,
+        })
+    }
+
+    /// A model key (`--set`) rather than a fio option.
+    pub fn is_model_key(&self) -> bool {
+        self.name.contains('.')
+    }
+}
+
+/// Shard `k` of `n` (1-based): the points `i` with `i % n == k - 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// Which shard, from 1.
+    pub k: usize,
+    /// How many.
+    pub n: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = LabError;
+    fn from_str(s: &str) -> Result<Shard> {
+        let bad = || LabError::Sweep(format!("--shard {s}: expected K/N with 1 <= K <= N"));
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n): (usize, usize) = (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+        if k == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+}
+
+/// The metrics a table holds for each point and direction.
+/// `lat` is fio's total latency (submission + completion), `clat` the
+/// completion latency, the one fio keeps percentiles of by default.
+pub const METRICS: [&str; 8] = [
+    "ios",
+    "iops",
+    "bw_mb_s",
+    "lat_mean_us",
+    "clat_mean_us",
+    "clat_p50_us",
+    "clat_p99_us",
+    "clat_p99.9_us",
+];
+
+/// A sweep: a base run and the parameters varied over it.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// The run every point starts from.
+    pub base: Spec,
+    /// The varied parameters; the first varies slowest.
+    pub vary: Vec<Vary>,
+}
+
+impl Sweep {
+    /// A sweep, checked: at least one parameter, each varied once, fio
+    /// options only with jobs given on the command line (a job file's own
+    /// settings would override them).
+    pub fn new(base: Spec, vary: Vec<Vary>) -> Result<Sweep> {
+        if vary.is_empty() {
+            return Err(LabError::Sweep(
+                "give at least one --vary NAME=V1,V2,...".into(),
+            ));
+        }
+        for (i, v) in vary.iter().enumerate() {
+            if vary[..i].iter().any(|w| w.name == v.name) {
+                return Err(LabError::Sweep(format!("--vary {}: varied twice", v.name)));
+            }
+        }
+        let job_file = base.fio.iter().find(|a| !a.starts_with("--"));
+        if let (Some(f), Some(v)) = (job_file, vary.iter().find(|v| !v.is_model_key())) {
+            return Err(LabError::Sweep(format!(
+                "--vary {}: a fio option can be varied with jobs given as --name=... options, not with the job file {f} (its own settings would win)",
+                v.name
+            )));
+        }
+        if !base.fio.iter().any(|a| a.starts_with("--name=")) && job_file.is_none() {
+            return Err(LabError::Sweep(
+                "no job: give --name=... with its options, or a job file".into(),
+            ));
+        }
+        Ok(Sweep { base, vary })
+    }
+
+    /// How many points.
+    pub fn points(&self) -> usize {
+        self.vary.iter().map(|v| v.values.len()).product()
+    }
+
+    /// The values of point `i` (the last parameter varies fastest).
+    pub fn values(&self, mut i: usize) -> Vec<&str> {
+        let mut out = vec![""; self.vary.len()];
+        for (k, v) in self.vary.iter().enumerate().rev() {
+            out[k] = &v.values[i % v.values.len()];
+            i /= v.values.len();
+        }
+        out
+    }
+
+    /// The run of point `i`: model keys as overrides; fio options appended
+    /// to every job's options, so they win over the job's own.
+    pub fn spec(&self, i: usize) -> Spec {
+        let mut s = self.base.clone();
+        let values = self.values(i);
+        let mut fio_opts = Vec::new();
+        for (v, val) in self.vary.iter().zip(values) {
+            if v.is_model_key() {
+                s.overrides.push(format!("{}={val}", v.name));
+            } else {
+                fio_opts.push(format!("--{}={val}", v.name));
+            }
+        }
+        if !fio_opts.is_empty() {
+            let mut args = Vec::new();
+            let mut in_job = false;
+            for a in &self.base.fio {
+                if a.starts_with("--name=") {
+                    if in_job {
+                        args.extend(fio_opts.iter().cloned());
+                    }
+                    in_job = true;
+                }
+                args.push(a.clone());
+            }
+            args.extend(fio_opts);
+            s.fio = args;
+        }
+        s
+    }
+
+    /// Run the points of `shard` (all without one) in parallel;
+    /// `progress` once per point.
+    pub fn run(&self, shard: Option<Shard>, progress: &(dyn Fn() + Sync)) -> Result<Table> {
+        let mine: Vec<usize> = (0..self.points())
+            .filter(|i| shard.is_none_or(|s| i % s.n == s.k - 1))
+            .collect();
+        let mut plan = Plan::new();
+        let ids: Vec<_> = mine.iter().map(|&i| plan.add(self.spec(i))).collect();
+        let results = plan.run(progress)?;
+        let mut rows = Vec::new();
+        for (&i, id) in mine.iter().zip(ids) {
+            rows.extend(point_rows(i, &self.values(i), &results[id]));
+        }
+        Ok(Table {
+            points: self.points(),
+            shard,
+            columns: self.vary.iter().map(|v| v.name.clone()).collect(),
+            rows,
+        })
+    }
+
+    /// The number of points in shard `s`.
+    pub fn shard_len(&self, s: Option<Shard>) -> usize {
+        (0..self.points())
+            .filter(|i| s.is_none_or(|s| i % s.n == s.k - 1))
+            .count()
+    }
+}
+
+/// The table's rows of one point: one per direction that did IO.
+fn point_rows(point: usize, values: &[&str], r: &Run) -> Vec<TableRow> {
+    let mut rows = Vec::new();
+    for (d, dir) in ["read", "write", "trim"].iter().enumerate() {
+        let st = &r.stats.dirs[d];
+        if st.ios() == 0 {
+            continue;
+        }
+        let us = |ns: f64| ns / 1000.0;
+        let metrics = [
+            st.ios().to_string(),
+            format!("{:.1}", r.iops(d)),
+            format!("{:.3}", r.mbps(d)),
+            format!("{:.3}", us(st.lat().mean())),
+            format!("{:.3}", us(st.clat().mean())),
+            format!("{:.3}", us(st.percentile(50.0) as f64)),
+            format!("{:.3}", us(st.percentile(99.0) as f64)),
+            format!("{:.3}", us(st.percentile(99.9) as f64)),
+        ];
+        rows.push(TableRow {
+            point,
+            values: values.iter().map(|s| s.to_string()).collect(),
+            dir: dir.to_string(),
+            metrics: metrics.to_vec(),
+        });
+    }
+    rows
+}
+
+/// One line of a sweep's table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableRow {
+    /// The point's index.
+    pub point: usize,
+    /// The varied parameters' values.
+    pub values: Vec<String>,
+    /// read, write or trim.
+    pub dir: String,
+    /// [`METRICS`], as written.
+    pub metrics: Vec<String>,
+}
+
+/// A sweep's results (or one shard's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Table {
+    /// Points in the whole sweep.
+    pub points: usize,
+    /// The shard these rows are, if one.
+    pub shard: Option<Shard>,
+    /// The varied parameters' names.
+    pub columns: Vec<String>,
+    /// The rows, by point then direction.
+    pub rows: Vec<TableRow>,
+}
+
+const MAGIC: &str = "# storlab lab sweep";
+
+impl Table {
+    fn header(&self) -> Vec<String> {
+        let mut h = vec!["point".to_string()];
+        h.extend(self.columns.iter().cloned());
+        h.push("dir".into());
+        h.extend(METRICS.iter().map(|m| m.to_string()));
+        h
+    }
+
+    /// The table as CSV, after a `#` line saying how many points the sweep
+    /// has and which shard this is.
+    pub fn to_csv(&self) -> String {
+        let mut s = format!("{MAGIC}: points {}", self.points);
+        if let Some(sh) = self.shard {
+            s.push_str(&format!(", shard {}/{}", sh.k, sh.n));
+        }
+        s.push('\n');
+        s.push_str(
+            &self
+                .header()
+                .iter()
+                .map(|h| csv_field(h))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        s.push('\n');
+        for r in &self.rows {
+            let mut f = vec![r.point.to_string()];
+            f.extend(r.values.iter().map(|v| csv_field(v)));
+            f.push(r.dir.clone());
+            f.extend(r.metrics.iter().cloned());
+            s.push_str(&f.join(","));
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Read a table written by [`Table::to_csv`]; errors name `path` and
+    /// the line.
+    pub fn parse(path: &Path, text: &str) -> Result<Table> {
+        let bad = |line: usize, message: String| LabError::Merge {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        let mut lines = text.lines();
+        let first = lines.next().unwrap_or("");
+        let meta = first
+            .strip_prefix(MAGIC)
+            .and_then(|m| m.strip_prefix(": points "))
+            .ok_or_else(|| {
+                bad(
+                    1,
+                    format!(
+                        "not a storlab sweep table (the first line should start '{MAGIC}: points')"
+                    ),
+                )
+            })?;
+        let (points, shard) = match meta.split_once(", shard ") {
+            Some((p, sh)) => (
+                p,
+                Some(sh.parse::<Shard>().map_err(|e| bad(1, e.to_string()))?),
+            ),
+            None => (meta, None),
+        };
+        let points: usize = points
+            .parse()
+            .map_err(|_| bad(1, format!("'{points}' is not a number of points")))?;
+        let header = parse_csv_line(
+            lines
+                .next()
+                .ok_or_else(|| bad(2, "no header line".into()))?,
+        )
+        .map_err(|m| bad(2, m))?;
+        let ncol = header.len();
+        let fixed = 2 + METRICS.len();
+        if ncol < fixed + 1
+            || header[0] != "point"
+            || header[ncol - METRICS.len() - 1] != "dir"
+            || header[ncol - METRICS.len()..] != METRICS
+        {
+            return Err(bad(
+                2,
+                format!(
+                    "header {header:?} is not point, parameters..., dir, {}",
+                    METRICS.join(", ")
+                ),
+            ));
+        }
+        let columns = header[1..ncol - METRICS.len() - 1].to_vec();
+        let mut rows = Vec::new();
+        for (n, line) in lines.enumerate() {
+            let ln = n + 3;
+            if line.is_empty() {
+                continue;
+            }
+            let f = parse_csv_line(line).map_err(|m| bad(ln, m))?;
+            if f.len() != ncol {
+                return Err(bad(
+                    ln,
+                    format!("{} fields, the header has {ncol}", f.len()),
+                ));
+            }
+            let point: usize = f[0]
+                .parse()
+                .map_err(|_| bad(ln, format!("point '{}' is not a number", f[0])))?;
+            if point >= points {
+                return Err(bad(ln, format!("point {point} but the sweep has {points}")));
+            }
+            if let Some(sh) = shard {
+                if point % sh.n != sh.k - 1 {
+                    return Err(bad(
+                        ln,
+                        format!("point {point} is not in shard {}/{}", sh.k, sh.n),
+                    ));
+                }
+            }
+            for m in &f[ncol - METRICS.len()..] {
+                if m.parse::<f64>().map(|v| !v.is_finite()).unwrap_or(true) {
+                    return Err(bad(ln, format!("metric '{m}' is not a finite number")));
+                }
+            }
+            rows.push(TableRow {
+                point,
+                values: f[1..ncol - METRICS.len() - 1].to_vec(),
+                dir: f[ncol - METRICS.len() - 1].clone(),
+                metrics: f[ncol - METRICS.len()..].to_vec(),
+            });
+        }
+        Ok(Table {
+            points,
+            shard,
+            columns,
+            rows,
+        })
+    }
+
+    /// Join shards into the whole sweep's table: the same sweep (points
+    /// and parameters), each shard once, together every point.
+    pub fn merge(parts: &[(std::path::PathBuf, Table)]) -> Result<Table> {
+        let whole = |message: String, path: &Path| LabError::Merge {
+            path: path.to_path_buf(),
+            line: 0,
+            message,
+        };
+        let (p0, first) = parts
+            .first()
+            .ok_or_else(|| LabError::Sweep("merge: no tables given".into()))?;
+        let mut rows: Vec<TableRow> = Vec::new();
+        for (path, t) in parts {
+            if t.points != first.points || t.columns != first.columns {
+                return Err(whole(
+                    format!(
+                        "a different sweep from {} ({} points of {:?} against {} of {:?})",
+                        p0.display(),
+                        t.points,
+                        t.columns,
+                        first.points,
+                        first.columns
+                    ),
+                    path,
+                ));
+            }
+            if let Some(r) = t
+                .rows
+                .iter()
+                .find(|r| rows.iter().any(|o| o.point == r.point))
+            {
+                return Err(whole(
+                    format!("point {} is also in an earlier table", r.point),
+                    path,
+                ));
+            }
+            rows.extend(t.rows.iter().cloned());
+        }
+        rows.sort_by_key(|r| r.point);
+        // rows are sorted by point: the first point not where counting
+        // from 0 expects it is missing (no allocation by the declared count,
+        // which a damaged file could make huge)
+        let mut next = 0;
+        let mut missing = None;
+        for r in &rows {
+            if r.point > next {
+                missing = Some(next);
+                break;
+            }
+            next = r.point + 1;
+        }
+        let missing = missing.or((next < first.points).then_some(next));
+        if let Some(missing) = missing {
+            let shards = parts
+                .iter()
+                .filter_map(|(_, t)| t.shard.map(|s| format!("{}/{}", s.k, s.n)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(LabError::Sweep(format!(
+                "merge: point {missing} of {} is in none of the tables (shards given: {})",
+                first.points,
+                if shards.is_empty() {
+                    "none".into()
+                } else {
+                    shards
+                }
+            )));
+        }
+        Ok(Table {
+            points: first.points,
+            shard: None,
+            columns: first.columns.clone(),
+            rows,
+        })
+    }
+
+    /// A figure of `metric` against the first parameter (numeric: sizes
+    /// as fio reads them), one line per value of the others and direction.
+    pub fn figure(&self, metric: &str, id: &str) -> Result<Figure> {
+        let m = METRICS.iter().position(|x| *x == metric).ok_or_else(|| {
+            LabError::Sweep(format!("--y {metric}: one of {}", METRICS.join(", ")))
+        })?;
+        let xname = &self.columns[0];
+        let mut series: Vec<Series> = Vec::new();
+        for r in &self.rows {
+            let x = storlab_workload::fio::parse_size(&r.values[0])
+                .map(|v| v as f64)
+                .or_else(|_| r.values[0].parse::<f64>())
+                .map_err(|_| {
+                    LabError::Sweep(format!(
+                        "plot: {xname}={} is not a number; put a numeric parameter first",
+                        r.values[0]
+                    ))
+                })?;
+            let y: f64 = r.metrics[m].parse().unwrap_or(f64::NAN);
+            let mut label: Vec<String> = self.columns[1..]
+                .iter()
+                .zip(&r.values[1..])
+                .map(|(c, v)| format!("{c}={v}"))
+                .collect();
+            label.push(r.dir.clone());
+            let label = label.join(" ");
+            match series.iter_mut().find(|s| s.label == label) {
+                Some(s) => s.points.push((x, y)),
+                None => series.push(Series {
+                    label,
+                    kind: SeriesKind::Model,
+                    points: vec![(x, y)],
+                }),
+            }
+        }
+        for s in &mut series {
+            s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+        let (lo, hi) = (xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max));
+        let x_log = lo > 0.0 && hi / lo >= 16.0;
+        let x_bytes = matches!(
+            xname.as_str(),
+            "bs" | "size" | "io_size" | "blocksize" | "filesize"
+        ) || xname.ends_with("_bytes");
+        Ok(Figure {
+            id: id.to_string(),
+            title: format!("{metric} against {xname}"),
+            x_label: xname.clone(),
+            y_label: metric.to_string(),
+            x_log,
+            x_bytes,
+            y_log: false,
+            panels: vec![Panel {
+                title: String::new(),
+                series,
+            }],
+        })
+    }
+}
+
+/// The reader's invariants on any text, for the fuzz target and the
+/// property tests: no panic; a table read back from its own CSV is the
+/// same table; merging it alone either gives it back whole or says why.
+#[doc(hidden)]
+pub fn check_table_text(text: &str) {
+    let p = Path::new("fuzz.csv");
+    if let Ok(t) = Table::parse(p, text) {
+        let again = Table::parse(p, &t.to_csv()).expect("a table's own CSV reads back");
+        assert_eq!(again, t, "round trip");
+        if let Ok(m) = Table::merge(&[(p.to_path_buf(), t.clone())]) {
+            assert_eq!(m.rows.len(), t.rows.len());
+            assert!(m.rows.windows(2).all(|w| w[0].point <= w[1].point));
+        }
+        if !t.columns.is_empty() {
+            let _ = t.figure("iops", "f");
+        }
+    }
+}
+
+/// Split one CSV line (RFC 4180 quoting, no line breaks inside fields).
+/// By hand: the tables are small and of one known shape, and this keeps
+/// the reader's errors in our words, with the line.
+fn parse_csv_line(line: &str) -> std::result::Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = line.chars().peekable();
+    let mut quoted = false;
+    let mut was_quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                cur.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => cur.push(c),
+            (false, '"') if cur.is_empty() && !was_quoted => {
+                quoted = true;
+                was_quoted = true;
+            }
+            (false, '"') => return Err("a quote inside an unquoted field".into()),
+            (false, ',') => {
+                out.push(std::mem::take(&mut cur));
+                was_quoted = false;
+            }
+            (false, c) => {
+                if was_quoted {
+                    return Err("text after a closing quote".into());
+                }
+                cur.push(c)
+            }
+        }
+    }
+    if quoted {
+        return Err("an unterminated quote".into());
+    }
+    out.push(cur);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_lines_split_with_quotes() {
+        assert_eq!(
+            parse_csv_line("a,\"b,c\",\"d\"\"e\"").unwrap(),
+            ["a", "b,c", "d\"e"]
+        );
+        assert_eq!(parse_csv_line("").unwrap(), [""]);
+        assert!(parse_csv_line("\"open").is_err());
+        assert!(parse_csv_line("a\"b").is_err());
+        assert!(parse_csv_line("\"a\"b").is_err());
+    }
+
+    #[test]
+    fn points_enumerate_with_the_last_parameter_fastest() {
+        let s = Sweep::new(
+            Spec::new("null", &[], &["--name=a", "--rw=read"]),
+            vec![
+                Vary::parse("bs=4k,8k").unwrap(),
+                Vary::parse("pcie.controllers=1,2,4").unwrap(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.points(), 6);
+        assert_eq!(s.values(0), ["4k", "1"]);
+        assert_eq!(s.values(2), ["4k", "4"]);
+        assert_eq!(s.values(3), ["8k", "1"]);
+        let sp = s.spec(5);
+        assert_eq!(sp.overrides, ["pcie.controllers=4"]);
+        assert_eq!(sp.fio, ["--name=a", "--rw=read", "--bs=8k"]);
+    }
+
+    #[test]
+    fn fio_options_go_into_every_job() {
+        let s = Sweep::new(
+            Spec::new(
+                "null",
+                &[],
+                &["--rw=read", "--name=a", "--bs=1k", "--name=b"],
+            ),
+            vec![Vary::parse("bs=64k").unwrap()],
+        )
+        .unwrap();
+        assert_eq!(
+            s.spec(0).fio,
+            [
+                "--rw=read",
+                "--name=a",
+                "--bs=1k",
+                "--bs=64k",
+                "--name=b",
+                "--bs=64k"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_sweeps_are_refused_by_name() {
+        for (arg, want) in [
+            ("bs", "expected NAME=V1,V2"),
+            ("=4k", "name is empty"),
+            ("bs=4k,,8k", "an empty value"),
+            ("bs=4k,4k", "'4k' given twice"),
+        ] {
+            let e = Vary::parse(arg).unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains(arg), "{arg}: {e}");
+        }
+        let base = Spec::new("null", &[], &["jobs/latency.fio"]);
+        let e = Sweep::new(base, vec![Vary::parse("bs=4k").unwrap()]).unwrap_err();
+        assert!(e.to_string().contains("job file jobs/latency.fio"), "{e}");
+        let e = Sweep::new(Spec::new("null", &[], &["--name=a"]), vec![]).unwrap_err();
+        assert!(e.to_string().contains("at least one --vary"), "{e}");
+        for s in ["0/2", "3/2", "1", "a/b", "1/0"] {
+            assert!(s.parse::<Shard>().is_err(), "{s}");
+        }
+        assert_eq!("2/3".parse::<Shard>().unwrap(), Shard { k: 2, n: 3 });
+    }
+}

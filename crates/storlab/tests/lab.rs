@@ -1,0 +1,244 @@
+//! `storlab lab`: reproductions written as files with an honest exit
+//! status, sweeps whose shards merge into exactly the unsharded table, and
+//! bad input refused with its place.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn storlab(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run storlab")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("utf-8")
+}
+
+fn refused(out: &Output, want: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "accepted; stderr: {err}");
+    assert!(err.contains("storlab: error:"), "{err}");
+    for w in want {
+        assert!(err.contains(w), "stderr lacks '{w}': {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = ok(&storlab(&["lab", "reproduce", "--out", "r"], dir.path()));
+    for (study, rows) in [("moneta", 16), ("haste-ddr", 12), ("psd", 6), ("nvmm", 8)] {
+        assert!(
+            text.contains(&format!("{rows} of {rows} within the published tolerance")),
+            "{study}: {text}"
+        );
+        let md = std::fs::read_to_string(dir.path().join("r").join(format!("{study}.md")))
+            .expect("markdown report");
+        assert_eq!(md.matches("| ok |").count(), rows, "{study}: {md}");
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("r").join(format!("{study}.json")))
+                .expect("json report"),
+        )
+        .expect("valid JSON");
+        assert_eq!(json["rows"].as_array().expect("rows").len(), rows);
+    }
+    for fig in ["moneta-bandwidth", "haste-ddr-media-sweep", "nvmm-msync"] {
+        let svg = std::fs::read_to_string(dir.path().join("r").join(format!("{fig}.svg")))
+            .expect("figure");
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert!(dir.path().join("r").join(format!("{fig}.csv")).exists());
+    }
+    let list = ok(&storlab(&["lab", "list"], dir.path()));
+    assert_eq!(list.lines().count(), 4, "{list}");
+}
+
+#[test]
+fn reproduce_refuses_an_unknown_study_before_running_any() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = storlab(
+        &["lab", "reproduce", "psd", "monetta", "--out", "r"],
+        dir.path(),
+    );
+    refused(
+        &out,
+        &["unknown study 'monetta'", "moneta, haste-ddr, psd, nvmm"],
+    );
+    assert!(
+        !dir.path().join("r").exists(),
+        "nothing written before the check"
+    );
+}
+
+const SWEEP: &[&str] = &[
+    "lab",
+    "sweep",
+    "--device",
+    "moneta-spin",
+    "--vary",
+    "bs=512,4k,64k",
+    "--vary",
+    "pcie.controllers=1,4",
+];
+const JOB: &[&str] = &[
+    "--",
+    "--name=x",
+    "--rw=randrw",
+    "--numjobs=4",
+    "--number_ios=300",
+];
+
+fn sweep(extra: &[&str], dir: &Path) -> Output {
+    let args: Vec<&str> = SWEEP.iter().chain(extra).chain(JOB).copied().collect();
+    storlab(&args, dir)
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_table_byte_for_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let whole = ok(&sweep(&["--plot", "whole.svg", "--y", "bw_mb_s"], d));
+    let lines: Vec<&str> = whole.lines().collect();
+    assert_eq!(lines[0], "# storlab lab sweep: points 6");
+    assert_eq!(
+        lines[1],
+        "point,bs,pcie.controllers,dir,ios,iops,bw_mb_s,lat_mean_us,clat_mean_us,clat_p50_us,clat_p99_us,clat_p99.9_us"
+    );
+    assert_eq!(lines.len(), 2 + 6 * 2, "a read and a write row per point");
+    assert!(lines[2].starts_with("0,512,1,read,"));
+    assert!(lines[13].starts_with("5,64k,4,write,"));
+    // more controllers never hurt, and help large random requests
+    let bw = |line: &str| -> f64 { line.split(',').nth(6).unwrap().parse().unwrap() };
+    assert!(
+        bw(lines[12]) > bw(lines[10]),
+        "{}\n{}",
+        lines[10],
+        lines[12]
+    );
+    let svg = std::fs::read_to_string(d.join("whole.svg")).expect("plot");
+    assert!(
+        svg.contains("pcie.controllers=4 write"),
+        "legend names the series"
+    );
+
+    for k in 1..=3 {
+        let shard = format!("{k}/3");
+        let out = format!("part{k}.csv");
+        ok(&sweep(&["--shard", &shard, "--output", &out], d));
+    }
+    let part2 = std::fs::read_to_string(d.join("part2.csv")).expect("shard");
+    assert!(part2.starts_with("# storlab lab sweep: points 6, shard 2/3\n"));
+    assert!(part2.contains("\n1,512,4,read,") && part2.contains("\n4,64k,1,read,"));
+    let merged = ok(&storlab(
+        &["lab", "merge", "part3.csv", "part1.csv", "part2.csv"],
+        d,
+    ));
+    assert_eq!(merged, whole, "merged shards differ from the whole sweep");
+
+    // a shard missing, twice, or from another sweep
+    refused(
+        &storlab(&["lab", "merge", "part1.csv", "part3.csv"], d),
+        &["point 1 of 6 is in none of the tables", "1/3, 3/3"],
+    );
+    refused(
+        &storlab(&["lab", "merge", "part1.csv", "part1.csv"], d),
+        &["part1.csv", "point 0 is also in an earlier table"],
+    );
+    let other = ok(&storlab(
+        &[
+            "lab",
+            "sweep",
+            "--vary",
+            "bs=4k,8k",
+            "--shard",
+            "2/3",
+            "--",
+            "--name=x",
+            "--rw=read",
+            "--number_ios=10",
+        ],
+        d,
+    ));
+    std::fs::write(d.join("other.csv"), other).expect("write");
+    refused(
+        &storlab(&["lab", "merge", "part1.csv", "other.csv"], d),
+        &["other.csv", "a different sweep"],
+    );
+    // a damaged table: file and line
+    let bad = part2.replacen(",read,", ",", 1);
+    std::fs::write(d.join("bad.csv"), bad).expect("write");
+    refused(
+        &storlab(&["lab", "merge", "part1.csv", "bad.csv", "part3.csv"], d),
+        &["bad.csv:3:", "11 fields, the header has 12"],
+    );
+    let moved = part2.replacen("\n1,", "\n0,", 1);
+    std::fs::write(d.join("moved.csv"), moved).expect("write");
+    refused(
+        &storlab(&["lab", "merge", "moved.csv"], d),
+        &["moved.csv:3:", "point 0 is not in shard 2/3"],
+    );
+    std::fs::write(d.join("not.csv"), "a,b\n1,2\n").expect("write");
+    refused(
+        &storlab(&["lab", "merge", "not.csv"], d),
+        &["not.csv:1:", "not a storlab sweep table"],
+    );
+}
+
+#[test]
+fn bad_sweeps_are_refused_with_their_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let run = |args: &[&str]| {
+        let mut a = vec!["lab", "sweep"];
+        a.extend_from_slice(args);
+        storlab(&a, d)
+    };
+    refused(&run(&["--vary", "bs"]), &["--vary bs", "NAME=V1,V2"]);
+    refused(
+        &run(&["--vary", "bs=4k", "--shard", "4/3"]),
+        &["--shard 4/3"],
+    );
+    refused(
+        &run(&["--vary", "bs=4k", "--y", "speed"]),
+        &["--y speed", "iops"],
+    );
+    refused(
+        &run(&["--vary", "bs=4k", "--", "jobs/latency.fio"]),
+        &["--vary bs", "job file jobs/latency.fio"],
+    );
+    refused(
+        &run(&[
+            "--vary",
+            "pcie.controllers=0",
+            "--",
+            "--name=x",
+            "--number_ios=10",
+        ]),
+        &["pcie.controllers"],
+    );
+    refused(
+        &run(&["--vary", "bs=4q", "--", "--name=x", "--number_ios=10"]),
+        &["4q"],
+    );
+    refused(
+        &run(&[
+            "--vary",
+            "rw=read,write",
+            "--plot",
+            "p.svg",
+            "--",
+            "--name=x",
+            "--number_ios=10",
+        ]),
+        &["rw=read is not a number"],
+    );
+}

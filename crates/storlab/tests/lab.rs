@@ -194,6 +194,39 @@ fn shards_merge_into_the_unsharded_table_byte_for_byte() {
 }
 
 #[test]
+fn gnu_parallel_runs_the_shards_of_a_sweep() {
+    // an existing engine that runs commands (the README names Slurm arrays,
+    // Kubernetes jobs, Ray tasks; GNU parallel is the one on this machine)
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let whole = ok(&sweep(&[], d));
+    let mut cmd: Vec<String> = vec![env!("CARGO_BIN_EXE_storlab").into()];
+    cmd.extend(SWEEP[..].iter().map(|s| s.to_string()));
+    cmd.extend(["--shard", "{}/4", "--output", "part{}.csv"].map(String::from));
+    cmd.extend(JOB.iter().map(|s| s.to_string()));
+    let out = Command::new("parallel")
+        .args(["--halt", "now,fail=1", "-j", "2"])
+        .arg(cmd.join(" "))
+        .args([":::", "1", "2", "3", "4"])
+        .current_dir(d)
+        .output()
+        .expect("GNU parallel (Debian package parallel; scripts/test installs it)");
+    ok(&out);
+    let merged = ok(&storlab(
+        &[
+            "lab",
+            "merge",
+            "part1.csv",
+            "part2.csv",
+            "part3.csv",
+            "part4.csv",
+        ],
+        d,
+    ));
+    assert_eq!(merged, whole);
+}
+
+#[test]
 fn bad_sweeps_are_refused_with_their_place() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();

@@ -214,3 +214,49 @@ impl Prepared {
         Ok((self.finish)(&results))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_hold_inside_the_tolerance_only() {
+        assert!(Row::within("x", 11.0, 10.0, 0.10, "µs").pass);
+        assert!(Row::within("x", 9.0, 10.0, 0.10, "µs").pass);
+        assert!(!Row::within("x", 11.01, 10.0, 0.10, "µs").pass);
+        assert!(!Row::within("x", 8.99, 10.0, 0.10, "µs").pass);
+        assert!(!Row::within("x", f64::NAN, 10.0, 0.10, "µs").pass);
+        let r = Row::within("lat", 22.94, 21.0, 0.10, "µs");
+        assert_eq!(
+            (r.published.as_str(), r.model.as_str()),
+            ("21.0 µs ±10%", "22.9 µs")
+        );
+        assert_eq!(Row::within("s", 67.49, 62.0, 0.1, "%").model, "67.5%");
+    }
+
+    #[test]
+    fn a_missed_row_shows_in_every_output() {
+        let rep = Reproduction {
+            study: "s".into(),
+            title: "t".into(),
+            setting: "w".into(),
+            rows: vec![
+                Row::within("good", 1.0, 1.0, 0.1, "x"),
+                Row::holds("bad", "ordering", "reversed".into(), false),
+            ],
+            figures: vec![],
+        };
+        assert_eq!(rep.failures().len(), 1);
+        let mut text = Vec::new();
+        rep.write_text(&mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.contains("MISS")
+                && text.contains("1 of 2 within the published tolerance (1 missed)"),
+            "{text}"
+        );
+        assert!(rep
+            .to_markdown()
+            .contains("| bad | ordering | reversed | **miss** |"));
+    }
+}

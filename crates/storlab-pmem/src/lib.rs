@@ -28,7 +28,8 @@ pub mod ffi;
 mod flush;
 pub mod model;
 mod region;
-mod sys;
+#[doc(hidden)]
+pub mod sys;
 mod track;
 
 pub use bench::{
@@ -41,4 +42,5 @@ pub use error::PmemError;
 pub use model::{FlushMode, SyncMode};
 pub use region::{page_size, Backing, Counters, Region, RegionOptions, MAX_WBARRIER_NS};
 pub use track::mprotect::MAX_REGIONS as MAX_MPROTECT_REGIONS;
+pub use track::uffd::open_uffd as open_userfaultfd;
 pub use track::{TrackingChoice, TrackingKind};

@@ -106,6 +106,67 @@ pub const UFFDIO_WRITEPROTECT: u64 = ioc(
     0x06,
     std::mem::size_of::<UffdioWriteprotect>() as u64,
 );
+/// `UFFDIO_REGISTER_MODE_MISSING`: faults on pages not present are
+/// delivered to the handler (storlab-hybrid).
+pub const UFFDIO_REGISTER_MODE_MISSING: u64 = 1 << 0;
+/// `UFFD_EVENT_PAGEFAULT`: the `event` of a page-fault message.
+pub const UFFD_EVENT_PAGEFAULT: u8 = 0x12;
+/// Size of `struct uffd_msg`.
+pub const UFFD_MSG_BYTES: usize = 32;
+/// Offset of `arg.pagefault.address` in `struct uffd_msg` (after the
+/// 8-byte header and the 8-byte `flags`).
+pub const UFFD_MSG_ADDRESS_OFFSET: usize = 16;
+
+/// `struct uffdio_copy`.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct UffdioCopy {
+    /// Destination (in the registered range), page aligned.
+    pub dst: u64,
+    /// Source buffer.
+    pub src: u64,
+    /// Bytes, a multiple of the page size.
+    pub len: u64,
+    /// `UFFDIO_COPY_MODE_*` (0: wake the faulting threads).
+    pub mode: u64,
+    /// Bytes copied, or a negative errno (out).
+    pub copy: i64,
+}
+
+/// `struct uffdio_zeropage`.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct UffdioZeropage {
+    /// The range.
+    pub range: UffdioRange,
+    /// `UFFDIO_ZEROPAGE_MODE_*` (0: wake).
+    pub mode: u64,
+    /// Bytes zeroed, or a negative errno (out).
+    pub zeropage: i64,
+}
+
+/// `UFFDIO_WAKE = _IOR(0xAA, 0x02, struct uffdio_range)`.
+pub const UFFDIO_WAKE: u64 = ioc(
+    IOC_READ,
+    0xAA,
+    0x02,
+    std::mem::size_of::<UffdioRange>() as u64,
+);
+/// `UFFDIO_COPY = _IOWR(0xAA, 0x03, struct uffdio_copy)`.
+pub const UFFDIO_COPY: u64 = ioc(
+    IOC_READ | IOC_WRITE,
+    0xAA,
+    0x03,
+    std::mem::size_of::<UffdioCopy>() as u64,
+);
+/// `UFFDIO_ZEROPAGE = _IOWR(0xAA, 0x04, struct uffdio_zeropage)`.
+pub const UFFDIO_ZEROPAGE: u64 = ioc(
+    IOC_READ | IOC_WRITE,
+    0xAA,
+    0x04,
+    std::mem::size_of::<UffdioZeropage>() as u64,
+);
+
 /// `USERFAULTFD_IOC_NEW = _IO(0xAA, 0x00)` on `/dev/userfaultfd`.
 pub const USERFAULTFD_IOC_NEW: u64 = ioc(IOC_NONE, 0xAA, 0x00, 0);
 
@@ -239,5 +300,9 @@ mod tests {
         assert_eq!(UFFDIO_REGISTER, 0xC020_AA00);
         assert_eq!(UFFDIO_WRITEPROTECT, 0xC018_AA06);
         assert_eq!(USERFAULTFD_IOC_NEW, 0xAA00);
+        // the kernel's UAPI values (include/uapi/linux/userfaultfd.h)
+        assert_eq!(UFFDIO_COPY, 0xC028_AA03);
+        assert_eq!(UFFDIO_ZEROPAGE, 0xC020_AA04);
+        assert_eq!(UFFDIO_WAKE, 0x8010_AA02);
     }
 }

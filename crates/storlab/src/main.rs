@@ -2,6 +2,7 @@
 //! message on stderr and a non-zero exit status.
 
 mod bench;
+mod hybrid;
 mod lab;
 mod pmem;
 mod serve;
@@ -55,6 +56,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: lab::LabCmd,
     },
+    /// Hybrid DRAM + device memory on this host: the thrash benchmark.
+    Hybrid {
+        #[command(subcommand)]
+        cmd: hybrid::HybridCmd,
+    },
     /// Persistent-memory runtime: msync-bench, capabilities.
     #[command(disable_help_flag = true)]
     Pmem {
@@ -93,6 +99,7 @@ fn main() -> ExitCode {
         Cmd::Trace { cmd } => trace::run(&cmd),
         Cmd::Serve(a) => serve::run(&a),
         Cmd::Lab { cmd } => lab::run(&cmd),
+        Cmd::Hybrid { cmd } => hybrid::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

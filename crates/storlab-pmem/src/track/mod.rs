@@ -17,7 +17,7 @@
 //!   `read(2)` into it) fail with `EFAULT` instead of faulting.
 
 pub(crate) mod mprotect;
-pub(crate) mod uffd;
+pub mod uffd;
 
 use std::fmt;
 use std::str::FromStr;

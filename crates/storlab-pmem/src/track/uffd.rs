@@ -45,9 +45,10 @@ fn errstr(e: i32) -> String {
     std::io::Error::from_raw_os_error(e).to_string()
 }
 
-/// Open a userfaultfd, trying the syscall (user-mode-only, then plain) and
-/// then `/dev/userfaultfd`.
-fn open_uffd() -> Result<OwnedFd, PmemError> {
+/// Open a userfaultfd (close-on-exec, non-blocking), trying the syscall
+/// (user-mode-only, then plain) and then `/dev/userfaultfd`; the API
+/// handshake (`UFFDIO_API`) is the caller's. Shared with storlab-hybrid.
+pub fn open_uffd() -> Result<OwnedFd, PmemError> {
     let flags = libc::O_CLOEXEC | libc::O_NONBLOCK;
     // SAFETY: userfaultfd(2) takes one integer flags argument.
     let mut fd = unsafe { libc::syscall(libc::SYS_userfaultfd, flags | sys::UFFD_USER_MODE_ONLY) };

@@ -113,48 +113,51 @@ impl Hasher for LineHasher {
     }
 }
 
+/// One cached line (also a flash-cache block, `tier.rs`).
 #[derive(Clone, Copy, Debug)]
-struct Line {
-    line: u64,
-    dirty: bool,
-    destaging: bool,
-    gen: u32,
+pub(crate) struct Line {
+    pub(crate) line: u64,
+    pub(crate) dirty: bool,
+    pub(crate) destaging: bool,
+    pub(crate) gen: u32,
     /// Clean lines: neighbours in the LRU list (oldest at the head).
     prev: u32,
     next: u32,
 }
 
-/// Cached lines: slots, an index, and the LRU list of clean lines.
+/// Cached lines: slots, an index, and the LRU list of clean lines. A
+/// line keeps its slot while cached, so a cache on a device (`tier.rs`)
+/// uses the slot number as the line's place on that device.
 #[derive(Default)]
-struct LineStore {
+pub(crate) struct LineStore {
     map: HashMap<u64, u32, BuildHasherDefault<LineHasher>>,
-    slots: Vec<Line>,
+    pub(crate) slots: Vec<Line>,
     free: Vec<u32>,
     head: u32,
     tail: u32,
 }
 
 impl LineStore {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             head: NIL,
             tail: NIL,
             ..Default::default()
         }
     }
-    fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.map.len() as u64
     }
-    fn contains(&self, l: u64) -> bool {
+    pub(crate) fn contains(&self, l: u64) -> bool {
         self.map.contains_key(&l)
     }
-    fn get(&self, l: u64) -> Option<Line> {
+    pub(crate) fn get(&self, l: u64) -> Option<Line> {
         self.map.get(&l).map(|&s| self.slots[s as usize])
     }
-    fn slot(&self, l: u64) -> Option<u32> {
+    pub(crate) fn slot(&self, l: u64) -> Option<u32> {
         self.map.get(&l).copied()
     }
-    fn unlink(&mut self, s: u32) {
+    pub(crate) fn unlink(&mut self, s: u32) {
         let Line { prev, next, .. } = self.slots[s as usize];
         if prev == NIL {
             self.head = next;
@@ -169,7 +172,7 @@ impl LineStore {
         self.slots[s as usize].prev = NIL;
         self.slots[s as usize].next = NIL;
     }
-    fn push_tail(&mut self, s: u32) {
+    pub(crate) fn push_tail(&mut self, s: u32) {
         self.slots[s as usize].prev = self.tail;
         self.slots[s as usize].next = NIL;
         if self.tail == NIL {
@@ -180,7 +183,7 @@ impl LineStore {
         self.tail = s;
     }
     /// Most recently used: a clean line moves to the tail.
-    fn touch(&mut self, l: u64) {
+    pub(crate) fn touch(&mut self, l: u64) {
         if let Some(s) = self.slot(l) {
             if !self.slots[s as usize].dirty {
                 self.unlink(s);
@@ -188,18 +191,19 @@ impl LineStore {
             }
         }
     }
-    /// Drop the least recently used clean line; false if none.
-    fn evict(&mut self) -> bool {
+    /// Drop the least recently used clean line; which one, if any.
+    pub(crate) fn evict(&mut self) -> Option<u64> {
         let s = self.head;
         if s == NIL {
-            return false;
+            return None;
         }
         self.unlink(s);
-        self.map.remove(&self.slots[s as usize].line);
+        let l = self.slots[s as usize].line;
+        self.map.remove(&l);
         self.free.push(s);
-        true
+        Some(l)
     }
-    fn insert(&mut self, l: u64, dirty: bool, gen: u32) -> u32 {
+    pub(crate) fn insert(&mut self, l: u64, dirty: bool, gen: u32) -> u32 {
         let line = Line {
             line: l,
             dirty,
@@ -224,7 +228,7 @@ impl LineStore {
         }
         s
     }
-    fn remove(&mut self, l: u64) {
+    pub(crate) fn remove(&mut self, l: u64) {
         if let Some(s) = self.map.remove(&l) {
             if !self.slots[s as usize].dirty {
                 self.unlink(s);
@@ -354,7 +358,7 @@ impl ControllerCache {
     /// dirty lines leave too little.
     fn make_room(&mut self, k: u64) -> bool {
         while self.lines.len() + k > self.cap_lines {
-            if !self.lines.evict() {
+            if self.lines.evict().is_none() {
                 return false;
             }
         }

@@ -22,6 +22,7 @@ pub mod presets;
 pub mod raid;
 pub mod report;
 pub mod system;
+pub mod tier;
 pub mod units;
 pub mod wear;
 

@@ -30,6 +30,8 @@ pub enum DeviceClass {
     /// RAID-0 over member presets, optionally behind a caching controller
     /// (`[raid]`, `[raid.controller]`).
     Raid0,
+    /// A block cache on one device in front of another (`[tier]`).
+    Tier,
 }
 
 /// `[device]`: which class and how big.
@@ -71,6 +73,8 @@ pub struct SystemConfig {
     pub disk: Option<crate::disk::DiskConfig>,
     /// RAID-0 parameters.
     pub raid: Option<crate::raid::RaidConfig>,
+    /// Block-cache parameters.
+    pub tier: Option<crate::tier::TierConfig>,
 }
 
 fn missing(table: &str, class: &str) -> ConfigError {
@@ -166,6 +170,10 @@ impl SystemConfig {
                 let c = self.raid.as_ref().ok_or_else(|| missing("raid", "raid0"))?;
                 crate::raid::validate(c)?;
             }
+            DeviceClass::Tier => {
+                let c = self.tier.as_ref().ok_or_else(|| missing("tier", "tier"))?;
+                crate::tier::validate(c)?;
+            }
         }
         Ok(())
     }
@@ -228,6 +236,21 @@ impl SystemConfig {
                     members.push(mc.build_nested(store, depth + 1)?);
                 }
                 crate::raid::build(r, members, cap)?
+            }
+            DeviceClass::Tier => {
+                let t = self.tier.as_ref().expect("validated");
+                if depth >= 4 {
+                    return Err(ConfigError::Invalid {
+                        field: "tier.cache".into(),
+                        message: "devices nest more than 4 deep (a preset that contains itself?)"
+                            .into(),
+                    });
+                }
+                let (_, cc) = SystemConfig::load(store, &t.cache, &t.cache_set)?;
+                let cache = cc.build_nested(store, depth + 1)?;
+                let (_, bc) = SystemConfig::load(store, &t.backing, &t.backing_set)?;
+                let backing = bc.build_nested(store, depth + 1)?;
+                crate::tier::build(t, cache, backing, cap)?
             }
         })
     }

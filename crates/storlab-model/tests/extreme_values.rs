@@ -44,6 +44,12 @@ const PRESETS: &[(&str, &[&str])] = &[
     ("micron-psd", SMALL_SSD),
     ("x25e", SMALL_SSD),
     ("fusion-io", SMALL_SSD),
+    ("flash-cache-wb", SMALL_TIER),
+];
+/// The write-back flash cache over a small ioDrive.
+const SMALL_TIER: &[&str] = &[
+    "tier.cache_set=[\"ssd.nand.blocks_per_plane=64\", \"device.capacity_bytes=134217728\"]",
+    "tier.cache_bytes=67108864",
 ];
 const SMALL_SSD: &[&str] = &[
     "ssd.nand.blocks_per_plane=64",

@@ -1,0 +1,944 @@
+//! A block cache on one device in front of another (hybrid.md, flash as a
+//! disk cache: Fusion-io directCache over a disk array; the same layer
+//! serves any pair of presets).
+//!
+//! The caching software keeps fixed-size blocks of the backing device on
+//! the cache device; a cached block's place there is its slot in the index
+//! ([`crate::cache`]'s line store, least recently used clean block evicted
+//! first). Reads: if every block of the request is cached the request is
+//! read from the cache device (one request per run of neighbouring slots);
+//! otherwise the whole blocks it touches are read from the backing device,
+//! the request completes, and the blocks missing are then written to the
+//! cache device in the background (a fill; until it ends the block is not
+//! read from the cache). Writes, by `mode`:
+//!
+//! - `write-through`: to the backing device and, for whole blocks (and for
+//!   partial blocks already cached), to the cache device at once; the
+//!   write completes when both have. No write is faster than the backing
+//!   device (the study: no write speed-up, a read-only cache).
+//! - `write-around`: to the backing device only; cached copies of the
+//!   blocks are dropped.
+//! - `write-back`: whole blocks to the cache device only, dirty, complete
+//!   when that write is; a partial write of a block not cached, or a FUA
+//!   write, goes through. Dirty blocks are destaged (read from the cache
+//!   device, written to the backing device) in address order while they
+//!   exceed `destage_threshold` of the cache, while a flush or a write
+//!   waits for room, or whenever no host request is outstanding. A write
+//!   that needs room when every block is dirty waits. A flush completes
+//!   once nothing is dirty and the backing device has flushed.
+//!
+//! The caching software's lookup (`lookup_ns`) is charged to each request
+//! at its end, as `controller` time. A child's completion is acted on at
+//! its time (a wake-up of the tier's own when the child reports it ahead),
+//! so a fill, a destage or a waiting write moves on when the device is
+//! done, not when it knew it would be. Wake-up tokens carry their owner in
+//! the two low bits: the cache device, the backing device or the tier
+//! (`raid.rs` has the convention).
+
+use std::collections::{BTreeSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use crate::breakdown::{Breakdown, Component};
+use crate::cache::LineStore;
+use crate::config::{check_range, ConfigError};
+use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::report::DeviceReport;
+use crate::units::Rw;
+
+/// How writes are handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TierMode {
+    /// Written to both devices; complete when both are.
+    WriteThrough,
+    /// Written to the backing device only; cached copies dropped.
+    WriteAround,
+    /// Written to the cache device, destaged later.
+    WriteBack,
+}
+
+/// `[tier]`: a block cache on one device over another.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    /// The cache device's preset (name or file).
+    pub cache: String,
+    /// Overrides for the cache device (`key.path=value`).
+    #[serde(default)]
+    pub cache_set: Vec<String>,
+    /// The backing device's preset.
+    pub backing: String,
+    /// Overrides for the backing device.
+    #[serde(default)]
+    pub backing_set: Vec<String>,
+    /// Bytes of the cache device used for cached blocks.
+    pub cache_bytes: u64,
+    /// The caching unit.
+    pub block_bytes: u64,
+    /// Write policy.
+    pub mode: TierMode,
+    /// The caching software's time per request (index lookup, mapping).
+    pub lookup_ns: Rw,
+    /// Destage once dirty blocks exceed this fraction of the cache.
+    pub destage_threshold: f64,
+    /// Destages in flight at once.
+    pub destage_depth: u32,
+}
+
+/// Validate the `[tier]` table (the devices are checked when built).
+pub fn validate(cfg: &TierConfig) -> Result<(), ConfigError> {
+    check_range("tier.block_bytes", cfg.block_bytes, 512, 1 << 24)?;
+    if !cfg.block_bytes.is_power_of_two() {
+        return Err(ConfigError::Invalid {
+            field: "tier.block_bytes".into(),
+            message: format!("{} is not a power of two", cfg.block_bytes),
+        });
+    }
+    check_range(
+        "tier.cache_bytes",
+        cfg.cache_bytes,
+        cfg.block_bytes,
+        u64::MAX / 2,
+    )?;
+    check_range("tier.destage_threshold", cfg.destage_threshold, 0.0, 1.0)?;
+    check_range("tier.destage_depth", cfg.destage_depth, 1, 4096)?;
+    Ok(())
+}
+
+/// Assemble the tier from its built devices; `capacity` (the preset's)
+/// must fit the backing device and `cache_bytes` the cache device.
+pub fn build(
+    cfg: &TierConfig,
+    cache: Box<dyn Device>,
+    backing: Box<dyn Device>,
+    capacity: u64,
+) -> Result<Box<dyn Device>, ConfigError> {
+    let bad = |field: &str, message: String| ConfigError::Invalid {
+        field: field.into(),
+        message,
+    };
+    if cfg.cache_bytes > cache.capacity() {
+        return Err(bad(
+            "tier.cache_bytes",
+            format!(
+                "{} is more than the cache device's {} bytes",
+                cfg.cache_bytes,
+                cache.capacity()
+            ),
+        ));
+    }
+    if capacity > backing.capacity() {
+        return Err(bad(
+            "device.capacity_bytes",
+            format!(
+                "{capacity} is more than the backing device's {} bytes",
+                backing.capacity()
+            ),
+        ));
+    }
+    Ok(Box::new(FlashCache::new(
+        cfg.clone(),
+        cache,
+        backing,
+        capacity,
+    )))
+}
+
+const CACHE: u64 = 0;
+const BACKING: u64 = 1;
+const SELF: u64 = 2;
+
+/// A child's completion, handled at its time (a device may report a
+/// completion ahead of time; the tier's state changes when it happens).
+#[derive(Clone, Debug)]
+enum Later {
+    /// Handle this child completion.
+    Sub(Completion),
+    /// An empty slot.
+    Done,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// Part of host request `host`.
+    Host,
+    /// Part of host request `host` that also writes `blocks` (block,
+    /// generation) to the cache device.
+    HostFill(Vec<(u64, u32)>),
+    /// A background fill of `blocks` after a read miss.
+    Fill(Vec<(u64, u32)>),
+    /// Destage of a block: its read from the cache device.
+    DestageRead(u64, u32),
+    /// Destage of a block: its write to the backing device.
+    DestageWrite(u64, u32),
+}
+
+#[derive(Clone, Debug)]
+struct Sub {
+    kind: Kind,
+    host: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct HReq {
+    id: u64,
+    op: Option<Op>,
+    arrival: Nanos,
+    offset: u64,
+    len: u64,
+    /// Parts outstanding.
+    pending: u32,
+    /// Latest part's completion and its breakdown.
+    last_at: Nanos,
+    bd: Breakdown,
+    /// Time spent waiting for room or for destaging before the parts.
+    waited: Nanos,
+    /// A read that missed: fill its blocks when it completes.
+    fill: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Stats {
+    read_hits: u64,
+    read_misses: u64,
+    fills: u64,
+    writes_cached: u64,
+    write_waits: u64,
+    destages: u64,
+}
+
+/// A run of neighbouring blocks whose slots are neighbours too: one
+/// request on the cache device.
+struct Run {
+    /// Byte offset on the cache device.
+    offset: u64,
+    len: u64,
+    blocks: Vec<(u64, u32)>,
+}
+
+/// The block cache.
+pub struct FlashCache {
+    cfg: TierConfig,
+    cache: Box<dyn Device>,
+    back: Box<dyn Device>,
+    capacity: u64,
+    cap_blocks: u64,
+    blocks: LineStore,
+    dirty: BTreeSet<u64>,
+    cursor: u64,
+    filling: BTreeSet<u64>,
+    hreqs: Vec<HReq>,
+    hfree: Vec<u32>,
+    subs: Vec<Sub>,
+    sfree: Vec<u32>,
+    host_inflight: u32,
+    destaging: u32,
+    write_wait: VecDeque<u32>,
+    flush_wait: VecDeque<u32>,
+    cx_cache: Cx,
+    cx_back: Cx,
+    later: Vec<Later>,
+    later_free: Vec<u32>,
+    stats: Stats,
+}
+
+impl FlashCache {
+    /// `cache` in front of `backing`, exposing `capacity` bytes.
+    pub fn new(
+        cfg: TierConfig,
+        cache: Box<dyn Device>,
+        back: Box<dyn Device>,
+        capacity: u64,
+    ) -> Self {
+        FlashCache {
+            cap_blocks: cfg.cache_bytes / cfg.block_bytes,
+            cfg,
+            cache,
+            back,
+            capacity,
+            blocks: LineStore::new(),
+            dirty: BTreeSet::new(),
+            cursor: 0,
+            filling: BTreeSet::new(),
+            hreqs: Vec::new(),
+            hfree: Vec::new(),
+            subs: Vec::new(),
+            sfree: Vec::new(),
+            host_inflight: 0,
+            destaging: 0,
+            write_wait: VecDeque::new(),
+            flush_wait: VecDeque::new(),
+            cx_cache: Cx::default(),
+            cx_back: Cx::default(),
+            later: Vec::new(),
+            later_free: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    fn bs(&self) -> u64 {
+        self.cfg.block_bytes
+    }
+
+    /// Blocks `[b0, b1)` a byte range touches.
+    fn block_range(&self, off: u64, len: u64) -> (u64, u64) {
+        (off / self.bs(), (off + len.max(1)).div_ceil(self.bs()))
+    }
+
+    /// Cached and readable from the cache device.
+    fn readable(&self, b: u64) -> bool {
+        self.blocks.contains(b) && !self.filling.contains(&b)
+    }
+
+    /// Evict clean blocks until `k` more fit; false if dirty blocks leave
+    /// too little room.
+    fn make_room(&mut self, k: u64) -> bool {
+        while self.blocks.len() + k > self.cap_blocks {
+            match self.blocks.evict() {
+                Some(b) => {
+                    self.filling.remove(&b);
+                }
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Drop block `b` (unless a destage holds it).
+    fn drop_block(&mut self, b: u64) {
+        if let Some(l) = self.blocks.get(b) {
+            if !l.destaging {
+                if l.dirty {
+                    self.dirty.remove(&b);
+                }
+                self.blocks.remove(b);
+                self.filling.remove(&b);
+            }
+        }
+    }
+
+    /// Cache `b` clean (a new generation), evicting if needed; its
+    /// generation, or None if there is no room.
+    fn insert_clean(&mut self, b: u64) -> Option<u32> {
+        if let Some(l) = self.blocks.get(b) {
+            if l.destaging || l.dirty {
+                return None;
+            }
+            self.blocks.remove(b);
+            let g = l.gen.wrapping_add(1);
+            self.blocks.insert(b, false, g);
+            return Some(g);
+        }
+        if !self.make_room(1) {
+            return None;
+        }
+        self.blocks.insert(b, false, 0);
+        Some(0)
+    }
+
+    /// Mark `b` dirty (allocating it); its new generation.
+    fn insert_dirty(&mut self, b: u64) -> u32 {
+        match self.blocks.slot(b) {
+            Some(s) => {
+                let was_dirty = self.blocks.slots[s as usize].dirty;
+                if !was_dirty {
+                    self.blocks.unlink(s);
+                    self.blocks.slots[s as usize].dirty = true;
+                    self.dirty.insert(b);
+                }
+                let l = &mut self.blocks.slots[s as usize];
+                l.gen = l.gen.wrapping_add(1);
+                l.gen
+            }
+            None => {
+                self.blocks.insert(b, true, 1);
+                self.dirty.insert(b);
+                1
+            }
+        }
+    }
+
+    /// Cache-device requests for the byte range `[off, off + len)` over
+    /// cached blocks, merged where slots are neighbours.
+    fn runs(&self, off: u64, len: u64, gens: &[(u64, u32)]) -> Vec<Run> {
+        let bs = self.bs();
+        let mut runs: Vec<Run> = Vec::new();
+        for &(b, g) in gens {
+            let slot = self.blocks.slot(b).expect("cached") as u64;
+            let lo = off.max(b * bs);
+            let hi = (off + len).min((b + 1) * bs);
+            let dev_off = slot * bs + (lo - b * bs);
+            match runs.last_mut() {
+                Some(r) if r.offset + r.len == dev_off => {
+                    r.len += hi - lo;
+                    r.blocks.push((b, g));
+                }
+                _ => runs.push(Run {
+                    offset: dev_off,
+                    len: hi - lo,
+                    blocks: vec![(b, g)],
+                }),
+            }
+        }
+        runs
+    }
+
+    fn send(&mut self, now: Nanos, to: u64, s: Sub, req: DevRequest, cx: &mut Cx) {
+        let si = crate::units::slab_insert(&mut self.subs, &mut self.sfree, s);
+        let req = DevRequest {
+            id: si as u64,
+            ..req
+        };
+        if to == CACHE {
+            let mut c = std::mem::take(&mut self.cx_cache);
+            self.cache.submit(now, req, &mut c);
+            self.cx_cache = c;
+        } else {
+            let mut c = std::mem::take(&mut self.cx_back);
+            self.back.submit(now, req, &mut c);
+            self.cx_back = c;
+        }
+        self.drain(now, cx);
+    }
+
+    /// A part of host request `hi`.
+    fn send_part(
+        &mut self,
+        now: Nanos,
+        hi: u32,
+        to: u64,
+        kind: Kind,
+        req: DevRequest,
+        cx: &mut Cx,
+    ) {
+        self.hreqs[hi as usize].pending += 1;
+        self.send(now, to, Sub { kind, host: hi }, req, cx);
+    }
+
+    fn drain(&mut self, now: Nanos, cx: &mut Cx) {
+        loop {
+            for (t, tok) in self.cx_cache.wakeups.drain(..) {
+                debug_assert!(tok < 1 << 60, "tier child token {tok:#x} too large");
+                cx.wake(t, tok << 2 | CACHE);
+            }
+            for (t, tok) in self.cx_back.wakeups.drain(..) {
+                debug_assert!(tok < 1 << 60, "tier child token {tok:#x} too large");
+                cx.wake(t, tok << 2 | BACKING);
+            }
+            if self.cx_cache.completions.is_empty() && self.cx_back.completions.is_empty() {
+                return;
+            }
+            let mut done = std::mem::take(&mut self.cx_cache.completions);
+            done.append(&mut self.cx_back.completions);
+            for c in done {
+                if c.at > now {
+                    let t = c.at;
+                    self.at(t, Later::Sub(c), cx);
+                } else {
+                    self.sub_done(now, c, cx);
+                }
+            }
+        }
+    }
+
+    fn complete(&mut self, hi: u32, cx: &mut Cx) {
+        let h = self.hreqs[hi as usize];
+        let at = h.last_at.max(h.arrival + h.waited) + self.lookup(h.op);
+        let mut bd = h.bd;
+        bd.add(Component::Background, h.waited);
+        bd.add(Component::Controller, self.lookup(h.op));
+        let total = at - h.arrival;
+        let acc = bd.total();
+        if total > acc {
+            bd.add(Component::DeviceQueue, total - acc);
+        }
+        debug_assert!(
+            bd.total() == total,
+            "tier breakdown {} != {total}",
+            bd.total()
+        );
+        cx.complete(Completion {
+            id: h.id,
+            at,
+            breakdown: bd,
+        });
+        self.hreqs[hi as usize].op = None;
+        self.hfree.push(hi);
+        self.host_inflight -= 1;
+        if h.fill {
+            let now = h.last_at;
+            self.fill(now, h.offset, h.len, cx);
+        }
+    }
+
+    /// Release the hold `submit` (or a wait) keeps on host request `hi`
+    /// while it sends the parts: complete it if they are all done.
+    fn close(&mut self, hi: u32, cx: &mut Cx) {
+        let h = &mut self.hreqs[hi as usize];
+        h.pending -= 1;
+        if h.pending == 0 {
+            self.complete(hi, cx);
+        }
+    }
+
+    /// Do `what` at `t` (a wake-up of the tier's own).
+    fn at(&mut self, t: Nanos, what: Later, cx: &mut Cx) {
+        let i = crate::units::slab_insert(&mut self.later, &mut self.later_free, what);
+        cx.wake(t, (i as u64) << 2 | SELF);
+    }
+
+    fn lookup(&self, op: Option<Op>) -> Nanos {
+        match op {
+            Some(Op::Read) => self.cfg.lookup_ns.read,
+            _ => self.cfg.lookup_ns.write,
+        }
+    }
+
+    /// After a read miss: write the blocks not cached to the cache device.
+    fn fill(&mut self, now: Nanos, off: u64, len: u64, cx: &mut Cx) {
+        let (b0, b1) = self.block_range(off, len);
+        let mut gens = Vec::new();
+        for b in b0..b1 {
+            if self.blocks.contains(b) {
+                self.blocks.touch(b);
+                continue;
+            }
+            if let Some(g) = self.insert_clean(b) {
+                self.filling.insert(b);
+                gens.push((b, g));
+            }
+        }
+        for r in self.runs_of_blocks(&gens) {
+            self.stats.fills += 1;
+            let req = DevRequest {
+                id: 0,
+                op: Op::Write,
+                offset: r.offset,
+                len: r.len,
+                fua: false,
+            };
+            self.send(
+                now,
+                CACHE,
+                Sub {
+                    kind: Kind::Fill(r.blocks),
+                    host: 0,
+                },
+                req,
+                cx,
+            );
+        }
+    }
+
+    /// Whole-block runs of `gens` on the cache device.
+    fn runs_of_blocks(&self, gens: &[(u64, u32)]) -> Vec<Run> {
+        let bs = self.bs();
+        let mut out: Vec<Run> = Vec::new();
+        // blocks are in address order; each run covers whole blocks
+        let mut i = 0;
+        while i < gens.len() {
+            let mut j = i + 1;
+            while j < gens.len() && gens[j].0 == gens[j - 1].0 + 1 {
+                j += 1;
+            }
+            let (first, last) = (gens[i].0, gens[j - 1].0);
+            out.extend(self.runs(first * bs, (last + 1 - first) * bs, &gens[i..j]));
+            i = j;
+        }
+        out
+    }
+
+    /// Fills and write-through copies that finished: readable again if
+    /// still the same generation.
+    fn filled(&mut self, blocks: &[(u64, u32)]) {
+        for &(b, g) in blocks {
+            if self.blocks.get(b).is_some_and(|l| l.gen == g) {
+                self.filling.remove(&b);
+            }
+        }
+    }
+
+    fn sub_done(&mut self, now: Nanos, c: Completion, cx: &mut Cx) {
+        let si = c.id as u32;
+        let s = std::mem::replace(
+            &mut self.subs[si as usize],
+            Sub {
+                kind: Kind::Host,
+                host: 0,
+            },
+        );
+        self.sfree.push(si);
+        match s.kind {
+            Kind::Host | Kind::HostFill(_) => {
+                if let Kind::HostFill(blocks) = &s.kind {
+                    self.filled(blocks);
+                }
+                let h = &mut self.hreqs[s.host as usize];
+                if c.at >= h.last_at {
+                    h.last_at = c.at;
+                    h.bd = c.breakdown;
+                }
+                self.close(s.host, cx);
+            }
+            Kind::Fill(blocks) => self.filled(&blocks),
+            Kind::DestageRead(b, g) => {
+                let bs = self.bs();
+                let req = DevRequest {
+                    id: 0,
+                    op: Op::Write,
+                    offset: b * bs,
+                    len: bs.min(self.capacity - b * bs),
+                    fua: false,
+                };
+                let sub = Sub {
+                    kind: Kind::DestageWrite(b, g),
+                    host: 0,
+                };
+                self.send(now, BACKING, sub, req, cx);
+            }
+            Kind::DestageWrite(b, g) => {
+                self.destaging -= 1;
+                self.stats.destages += 1;
+                if let Some(slot) = self.blocks.slot(b) {
+                    let l = &mut self.blocks.slots[slot as usize];
+                    l.destaging = false;
+                    if l.dirty && l.gen == g {
+                        l.dirty = false;
+                        self.blocks.push_tail(slot);
+                        self.dirty.remove(&b);
+                    }
+                }
+                self.admit_writes(now, cx);
+                if self.dirty.is_empty() {
+                    while let Some(hi) = self.flush_wait.pop_front() {
+                        self.hreqs[hi as usize].waited = now - self.hreqs[hi as usize].arrival;
+                        let req = DevRequest {
+                            id: 0,
+                            op: Op::Flush,
+                            offset: 0,
+                            len: 0,
+                            fua: false,
+                        };
+                        self.send_part(now, hi, BACKING, Kind::Host, req, cx);
+                        self.close(hi, cx);
+                    }
+                }
+            }
+        }
+        self.destage(now, cx);
+    }
+
+    fn destage(&mut self, now: Nanos, cx: &mut Cx) {
+        let bs = self.bs();
+        while self.destaging < self.cfg.destage_depth && !self.dirty.is_empty() {
+            let pressure =
+                self.dirty.len() as f64 > self.cfg.destage_threshold * self.cap_blocks as f64;
+            let want = pressure
+                || !self.flush_wait.is_empty()
+                || !self.write_wait.is_empty()
+                || self.host_inflight == 0;
+            if !want {
+                return;
+            }
+            let blocks = &self.blocks;
+            let filling = &self.filling;
+            let pick = self
+                .dirty
+                .range(self.cursor..)
+                .chain(self.dirty.range(..self.cursor))
+                .find(|&&b| blocks.get(b).is_some_and(|l| !l.destaging) && !filling.contains(&b))
+                .copied();
+            let Some(b) = pick else { return };
+            let slot = self.blocks.slot(b).expect("dirty blocks are cached");
+            let line = &mut self.blocks.slots[slot as usize];
+            line.destaging = true;
+            let g = line.gen;
+            self.cursor = b + 1;
+            self.destaging += 1;
+            let req = DevRequest {
+                id: 0,
+                op: Op::Read,
+                offset: slot as u64 * bs,
+                len: bs,
+                fua: false,
+            };
+            self.send(
+                now,
+                CACHE,
+                Sub {
+                    kind: Kind::DestageRead(b, g),
+                    host: 0,
+                },
+                req,
+                cx,
+            );
+        }
+    }
+
+    fn admit_writes(&mut self, now: Nanos, cx: &mut Cx) {
+        while let Some(&hi) = self.write_wait.front() {
+            if !self.try_write_back(now, hi, cx) {
+                break;
+            }
+            self.write_wait.pop_front();
+            self.close(hi, cx);
+        }
+    }
+
+    /// A write-back write: room for its blocks, then written to the cache
+    /// device dirty. False if there is no room yet.
+    fn try_write_back(&mut self, now: Nanos, hi: u32, cx: &mut Cx) -> bool {
+        let h = self.hreqs[hi as usize];
+        let (b0, b1) = self.block_range(h.offset, h.len);
+        // a block being destaged cannot take new data until its destage ends
+        if (b0..b1).any(|b| self.blocks.get(b).is_some_and(|l| l.destaging)) {
+            return false;
+        }
+        let new = (b0..b1).filter(|&b| !self.blocks.contains(b)).count() as u64;
+        if !self.make_room(new) {
+            return false;
+        }
+        self.hreqs[hi as usize].waited = now - h.arrival;
+        self.stats.writes_cached += 1;
+        let gens: Vec<(u64, u32)> = (b0..b1).map(|b| (b, self.insert_dirty(b))).collect();
+        for &(b, _) in &gens {
+            self.filling.insert(b);
+        }
+        for r in self.runs(h.offset, h.len, &gens) {
+            let req = DevRequest {
+                id: 0,
+                op: Op::Write,
+                offset: r.offset,
+                len: r.len,
+                fua: false,
+            };
+            self.send_part(now, hi, CACHE, Kind::HostFill(r.blocks), req, cx);
+        }
+        true
+    }
+
+    /// A write to the backing device, with the cache kept up to date
+    /// (`through`) or its copies dropped.
+    fn write_direct(&mut self, now: Nanos, hi: u32, req: DevRequest, through: bool, cx: &mut Cx) {
+        let (b0, b1) = self.block_range(req.offset, req.len);
+        let bs = self.bs();
+        let mut gens = Vec::new();
+        for b in b0..b1 {
+            let whole = req.offset <= b * bs && (b + 1) * bs <= req.offset + req.len;
+            if through && (whole || self.blocks.contains(b)) {
+                // a dirty older copy is superseded by this write
+                if self.blocks.get(b).is_some_and(|l| l.dirty && !l.destaging) {
+                    self.drop_block(b);
+                }
+                if let Some(g) = self.insert_clean(b) {
+                    self.filling.insert(b);
+                    gens.push((b, g));
+                    continue;
+                }
+            }
+            self.drop_block(b);
+        }
+        self.send_part(
+            now,
+            hi,
+            BACKING,
+            Kind::Host,
+            DevRequest { id: 0, ..req },
+            cx,
+        );
+        for r in self.runs(req.offset, req.len, &gens) {
+            let w = DevRequest {
+                id: 0,
+                op: Op::Write,
+                offset: r.offset,
+                len: r.len,
+                fua: false,
+            };
+            self.send_part(now, hi, CACHE, Kind::HostFill(r.blocks), w, cx);
+        }
+    }
+}
+
+impl Device for FlashCache {
+    fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
+        let h = HReq {
+            id: req.id,
+            op: Some(req.op),
+            arrival: now,
+            offset: req.offset,
+            len: req.len,
+            // a hold while the parts go out (see `close`)
+            pending: 1,
+            ..HReq::default()
+        };
+        let hi = crate::units::slab_insert(&mut self.hreqs, &mut self.hfree, h);
+        self.host_inflight += 1;
+        let (b0, b1) = self.block_range(req.offset, req.len);
+        let mut waits = false;
+        match req.op {
+            Op::Read => {
+                if (b0..b1).all(|b| self.readable(b)) {
+                    self.stats.read_hits += 1;
+                    let gens: Vec<(u64, u32)> = (b0..b1)
+                        .map(|b| {
+                            self.blocks.touch(b);
+                            (b, 0)
+                        })
+                        .collect();
+                    for r in self.runs(req.offset, req.len, &gens) {
+                        let rd = DevRequest {
+                            id: 0,
+                            op: Op::Read,
+                            offset: r.offset,
+                            len: r.len,
+                            fua: false,
+                        };
+                        self.send_part(now, hi, CACHE, Kind::Host, rd, cx);
+                    }
+                } else {
+                    // whole blocks from the backing device, then a fill
+                    self.stats.read_misses += 1;
+                    self.hreqs[hi as usize].fill = true;
+                    let bs = self.bs();
+                    let off = b0 * bs;
+                    let len = (b1 * bs).min(self.capacity) - off;
+                    let rd = DevRequest {
+                        id: 0,
+                        op: Op::Read,
+                        offset: off,
+                        len,
+                        fua: false,
+                    };
+                    self.send_part(now, hi, BACKING, Kind::Host, rd, cx);
+                }
+            }
+            Op::Write => {
+                let bs = self.bs();
+                let partial_uncached = (b0..b1).any(|b| {
+                    let whole = req.offset <= b * bs && (b + 1) * bs <= req.offset + req.len;
+                    !whole && !self.blocks.contains(b)
+                });
+                let fits = b1 - b0 <= self.cap_blocks;
+                match self.cfg.mode {
+                    TierMode::WriteBack if !req.fua && !partial_uncached && fits => {
+                        if !(self.write_wait.is_empty() && self.try_write_back(now, hi, cx)) {
+                            self.stats.write_waits += 1;
+                            self.write_wait.push_back(hi);
+                            waits = true;
+                        }
+                    }
+                    TierMode::WriteAround => self.write_direct(now, hi, req, false, cx),
+                    _ => self.write_direct(now, hi, req, true, cx),
+                }
+            }
+            Op::Trim => {
+                for b in b0..b1 {
+                    self.drop_block(b);
+                }
+                self.send_part(
+                    now,
+                    hi,
+                    BACKING,
+                    Kind::Host,
+                    DevRequest {
+                        id: 0,
+                        fua: false,
+                        ..req
+                    },
+                    cx,
+                );
+            }
+            Op::Flush => {
+                if self.dirty.is_empty() {
+                    self.send_part(
+                        now,
+                        hi,
+                        BACKING,
+                        Kind::Host,
+                        DevRequest { id: 0, ..req },
+                        cx,
+                    );
+                } else {
+                    self.flush_wait.push_back(hi);
+                    waits = true;
+                }
+            }
+        }
+        if !waits {
+            self.close(hi, cx);
+        }
+        self.destage(now, cx);
+    }
+
+    fn on_event(&mut self, now: Nanos, token: u64, cx: &mut Cx) {
+        let child = token >> 2;
+        match token & 3 {
+            CACHE => {
+                let mut c = std::mem::take(&mut self.cx_cache);
+                self.cache.on_event(now, child, &mut c);
+                self.cx_cache = c;
+            }
+            BACKING => {
+                let mut c = std::mem::take(&mut self.cx_back);
+                self.back.on_event(now, child, &mut c);
+                self.cx_back = c;
+            }
+            _ => {
+                let i = child as usize;
+                let what = std::mem::replace(&mut self.later[i], Later::Done);
+                self.later_free.push(i as u32);
+                if let Later::Sub(c) = what {
+                    self.sub_done(now, c, cx);
+                }
+            }
+        }
+        self.drain(now, cx);
+        self.destage(now, cx);
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    fn volatile_write_cache(&self) -> bool {
+        self.cache.volatile_write_cache() || self.back.volatile_write_cache()
+    }
+
+    fn report(&self, now: Nanos) -> DeviceReport {
+        let s = &self.stats;
+        let reads = (s.read_hits + s.read_misses).max(1) as f64;
+        let mut r = DeviceReport {
+            utilisation: Vec::new(),
+            power: Vec::new(),
+            wear: None,
+            counters: vec![
+                ("tier_read_hits".into(), s.read_hits as f64),
+                ("tier_read_misses".into(), s.read_misses as f64),
+                ("tier_read_hit_ratio".into(), s.read_hits as f64 / reads),
+                ("tier_fills".into(), s.fills as f64),
+                ("tier_writes_cached".into(), s.writes_cached as f64),
+                ("tier_write_waits".into(), s.write_waits as f64),
+                ("tier_destages".into(), s.destages as f64),
+                ("tier_blocks_cached".into(), self.blocks.len() as f64),
+                ("tier_dirty_at_end".into(), self.dirty.len() as f64),
+            ],
+        };
+        r.absorb("cache.", self.cache.report(now));
+        r.absorb("backing.", self.back.report(now));
+        r
+    }
+
+    fn debug_state(&self) -> String {
+        format!(
+            "tier: {} host requests in flight, {} dirty, {} destaging, {} writes and {} flushes waiting; cache: {}; backing: {}",
+            self.host_inflight,
+            self.dirty.len(),
+            self.destaging,
+            self.write_wait.len(),
+            self.flush_wait.len(),
+            self.cache.debug_state(),
+            self.back.debug_state()
+        )
+    }
+}

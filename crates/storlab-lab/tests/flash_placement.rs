@@ -68,3 +68,49 @@ fn write_through_gives_no_write_speed_up_and_write_back_does() {
     assert!(wb.counter("tier_destages") > 0.0);
     assert!(wb.total_mbps() > 5.0 * wt.total_mbps());
 }
+
+/// hybrid.md's thrash on the simulator: 16 threads each updating random
+/// 64-byte entries of its own `per_thread` part; updates per second.
+fn thrash(device: &str, overrides: &[&str], per_thread: &str) -> (f64, Run) {
+    let r = sim(Spec::new(
+        device,
+        overrides,
+        &[
+            "--name=thrash",
+            "--rw=randwrite",
+            "--bs=64",
+            &format!("--size={per_thread}"),
+            &format!("--offset_increment={per_thread}"),
+            "--numjobs=16",
+            "--io_size=1m",
+            "--norandommap",
+        ],
+    ));
+    (r.iops(1), r)
+}
+
+#[test]
+fn hybrid_memory_slows_as_the_working_set_outgrows_dram() {
+    // 64 MiB of DRAM in front of the flash
+    let small_dram = ["tier.cache_bytes=67108864"];
+    let (dram, _) = thrash("dram-mem", &[], "16m");
+    let (fits, f) = thrash("hybrid-mem", &small_dram, "2m");
+    let (over, o) = thrash("hybrid-mem", &small_dram, "16m");
+    assert!(
+        fits < dram && over < fits,
+        "DRAM {dram:.0}, fits {fits:.0}, 4x over {over:.0} updates/s"
+    );
+    assert!(fits > 5.0 * over, "fits {fits:.0} vs 4x over {over:.0}");
+    // fitting: only first touches fault; over: most updates fault, and the
+    // pages they dirtied are written back to flash (both directions used)
+    let hit = |r: &Run| 1.0 - r.counter("tier_write_allocs") / r.stats.dirs[1].ios() as f64;
+    assert!(hit(&f) > 0.9, "fits: {}", hit(&f));
+    assert!(hit(&o) < 0.5, "over: {}", hit(&o));
+    assert!(o.counter("tier_destages") > 0.5 * o.counter("tier_write_allocs"));
+    // the flash sees the page-ins as reads and the write-backs as writes
+    assert!(o.counter("backing.nand_reads") > 0.0);
+    assert_eq!(
+        o.counter("backing.host_units_written"),
+        o.counter("tier_destages")
+    );
+}

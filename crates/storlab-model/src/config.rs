@@ -459,10 +459,12 @@ impl Resolved {
                 let line_start = text[..sp.start.min(text.len())]
                     .rfind('\n')
                     .map_or(0, |i| i + 1);
-                text[line_start..]
-                    .split('=')
-                    .next()
-                    .map(|k| k.trim().to_string())
+                let line = text[line_start..].lines().next().unwrap_or("");
+                // a span on a table header (a missing field) names no key
+                if line.trim_start().starts_with('[') {
+                    return None;
+                }
+                line.split('=').next().map(|k| k.trim().to_string())
             });
             let mut message = e.message().to_string();
             if let Some(k) = key
@@ -529,7 +531,11 @@ impl Resolved {
 fn key_hint(e: &toml::de::Error, text: &str) -> String {
     // serde's message names the key; add the table it sits in.
     if let Some(span) = e.span() {
-        let before = &text[..span.start.min(text.len())];
+        // up to the end of the line the span starts on: a span on a table
+        // header belongs to that table
+        let start = span.start.min(text.len());
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let before = &text[..end];
         if let Some(h) = before
             .lines()
             .rev()

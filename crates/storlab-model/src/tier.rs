@@ -19,16 +19,19 @@
 //! - `write-around`: to the backing device only; cached copies of the
 //!   blocks are dropped.
 //! - `write-back`: whole blocks to the cache device only, dirty, complete
-//!   when that write is; a partial write of a block not cached, or a FUA
-//!   write, goes through. Dirty blocks are destaged (read from the cache
+//!   when that write is; a partial write of a block not cached goes
+//!   through, or with `write_allocate` first reads the block (as memory
+//!   does: a store to a page not present faults it in); a FUA write goes
+//!   through. Dirty blocks are destaged (read from the cache
 //!   device, written to the backing device) in address order while they
 //!   exceed `destage_threshold` of the cache, while a flush or a write
 //!   waits for room, or whenever no host request is outstanding. A write
 //!   that needs room when every block is dirty waits. A flush completes
 //!   once nothing is dirty and the backing device has flushed.
 //!
-//! The caching software's lookup (`lookup_ns`) is charged to each request
-//! at its end, as `controller` time. A child's completion is acted on at
+//! The caching software's lookup (`lookup_ns`, and `miss_ns` more for a
+//! request that missed) is charged to each request at its end, as
+//! `driver` time (host software). A child's completion is acted on at
 //! its time (a wake-up of the tier's own when the child reports it ahead),
 //! so a fill, a destage or a waiting write moves on when the device is
 //! done, not when it knew it would be. Wake-up tokens carry their owner in
@@ -80,6 +83,16 @@ pub struct TierConfig {
     pub mode: TierMode,
     /// The caching software's time per request (index lookup, mapping).
     pub lookup_ns: Rw,
+    /// Further software time for a request that misses (a page fault's
+    /// handling when the tier is memory; 0 for a block cache).
+    #[serde(default)]
+    pub miss_ns: Rw,
+    /// Write-back only: a write that covers part of a block not cached
+    /// first reads the block from the backing device, then writes it dirty
+    /// to the cache (a store to a page not in memory faults it in);
+    /// otherwise such a write goes through.
+    #[serde(default)]
+    pub write_allocate: bool,
     /// Destage once dirty blocks exceed this fraction of the cache.
     pub destage_threshold: f64,
     /// Destages in flight at once.
@@ -194,8 +207,17 @@ struct HReq {
     bd: Breakdown,
     /// Time spent waiting for room or for destaging before the parts.
     waited: Nanos,
+    /// When the current phase began (arrival, or the end of a
+    /// write-allocate read).
+    phase_start: Nanos,
+    /// Breakdown of an earlier phase (a write-allocate read).
+    pre: Breakdown,
     /// A read that missed: fill its blocks when it completes.
     fill: bool,
+    /// A write-allocate write: its blocks' read is under way.
+    alloc: bool,
+    /// Missed (pays `miss_ns`).
+    missed: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -204,6 +226,7 @@ struct Stats {
     read_misses: u64,
     fills: u64,
     writes_cached: u64,
+    write_allocs: u64,
     write_waits: u64,
     destages: u64,
 }
@@ -444,10 +467,12 @@ impl FlashCache {
 
     fn complete(&mut self, hi: u32, cx: &mut Cx) {
         let h = self.hreqs[hi as usize];
-        let at = h.last_at.max(h.arrival + h.waited) + self.lookup(h.op);
-        let mut bd = h.bd;
+        let sw = self.lookup(h.op) + if h.missed { self.miss(h.op) } else { 0 };
+        let at = h.last_at.max(h.arrival + h.waited) + sw;
+        let mut bd = h.pre;
+        bd.merge(&h.bd);
         bd.add(Component::Background, h.waited);
-        bd.add(Component::Controller, self.lookup(h.op));
+        bd.add(Component::Driver, sw);
         let total = at - h.arrival;
         let acc = bd.total();
         if total > acc {
@@ -474,12 +499,28 @@ impl FlashCache {
 
     /// Release the hold `submit` (or a wait) keeps on host request `hi`
     /// while it sends the parts: complete it if they are all done.
-    fn close(&mut self, hi: u32, cx: &mut Cx) {
+    fn close(&mut self, now: Nanos, hi: u32, cx: &mut Cx) {
         let h = &mut self.hreqs[hi as usize];
         h.pending -= 1;
-        if h.pending == 0 {
-            self.complete(hi, cx);
+        if h.pending > 0 {
+            return;
         }
+        if h.alloc {
+            // the blocks are in: now the write itself, into the cache
+            h.alloc = false;
+            h.pending = 1;
+            let bd = std::mem::take(&mut h.bd);
+            h.pre.merge(&bd);
+            h.phase_start = now;
+            if self.write_wait.is_empty() && self.try_write_back(now, hi, cx) {
+                self.close(now, hi, cx);
+            } else {
+                self.stats.write_waits += 1;
+                self.write_wait.push_back(hi);
+            }
+            return;
+        }
+        self.complete(hi, cx);
     }
 
     /// Do `what` at `t` (a wake-up of the tier's own).
@@ -492,6 +533,13 @@ impl FlashCache {
         match op {
             Some(Op::Read) => self.cfg.lookup_ns.read,
             _ => self.cfg.lookup_ns.write,
+        }
+    }
+
+    fn miss(&self, op: Option<Op>) -> Nanos {
+        match op {
+            Some(Op::Read) => self.cfg.miss_ns.read,
+            _ => self.cfg.miss_ns.write,
         }
     }
 
@@ -579,7 +627,7 @@ impl FlashCache {
                     h.last_at = c.at;
                     h.bd = c.breakdown;
                 }
-                self.close(s.host, cx);
+                self.close(now, s.host, cx);
             }
             Kind::Fill(blocks) => self.filled(&blocks),
             Kind::DestageRead(b, g) => {
@@ -612,7 +660,6 @@ impl FlashCache {
                 self.admit_writes(now, cx);
                 if self.dirty.is_empty() {
                     while let Some(hi) = self.flush_wait.pop_front() {
-                        self.hreqs[hi as usize].waited = now - self.hreqs[hi as usize].arrival;
                         let req = DevRequest {
                             id: 0,
                             op: Op::Flush,
@@ -620,8 +667,10 @@ impl FlashCache {
                             len: 0,
                             fua: false,
                         };
+                        let h = &mut self.hreqs[hi as usize];
+                        h.waited += now - h.phase_start;
                         self.send_part(now, hi, BACKING, Kind::Host, req, cx);
-                        self.close(hi, cx);
+                        self.close(now, hi, cx);
                     }
                 }
             }
@@ -682,7 +731,7 @@ impl FlashCache {
                 break;
             }
             self.write_wait.pop_front();
-            self.close(hi, cx);
+            self.close(now, hi, cx);
         }
     }
 
@@ -699,7 +748,7 @@ impl FlashCache {
         if !self.make_room(new) {
             return false;
         }
-        self.hreqs[hi as usize].waited = now - h.arrival;
+        self.hreqs[hi as usize].waited += now - h.phase_start;
         self.stats.writes_cached += 1;
         let gens: Vec<(u64, u32)> = (b0..b1).map(|b| (b, self.insert_dirty(b))).collect();
         for &(b, _) in &gens {
@@ -770,6 +819,7 @@ impl Device for FlashCache {
             len: req.len,
             // a hold while the parts go out (see `close`)
             pending: 1,
+            phase_start: now,
             ..HReq::default()
         };
         let hi = crate::units::slab_insert(&mut self.hreqs, &mut self.hfree, h);
@@ -800,6 +850,7 @@ impl Device for FlashCache {
                     // whole blocks from the backing device, then a fill
                     self.stats.read_misses += 1;
                     self.hreqs[hi as usize].fill = true;
+                    self.hreqs[hi as usize].missed = true;
                     let bs = self.bs();
                     let off = b0 * bs;
                     let len = (b1 * bs).min(self.capacity) - off;
@@ -820,16 +871,39 @@ impl Device for FlashCache {
                     !whole && !self.blocks.contains(b)
                 });
                 let fits = b1 - b0 <= self.cap_blocks;
-                match self.cfg.mode {
-                    TierMode::WriteBack if !req.fua && !partial_uncached && fits => {
-                        if !(self.write_wait.is_empty() && self.try_write_back(now, hi, cx)) {
-                            self.stats.write_waits += 1;
-                            self.write_wait.push_back(hi);
-                            waits = true;
+                let allocate = self.cfg.mode == TierMode::WriteBack
+                    && self.cfg.write_allocate
+                    && partial_uncached
+                    && !req.fua
+                    && fits;
+                if allocate {
+                    // read the blocks not cached, then write back (`close`)
+                    self.stats.write_allocs += 1;
+                    let h = &mut self.hreqs[hi as usize];
+                    h.alloc = true;
+                    h.missed = true;
+                    let off = b0 * bs;
+                    let len = (b1 * bs).min(self.capacity) - off;
+                    let rd = DevRequest {
+                        id: 0,
+                        op: Op::Read,
+                        offset: off,
+                        len,
+                        fua: false,
+                    };
+                    self.send_part(now, hi, BACKING, Kind::Host, rd, cx);
+                } else {
+                    match self.cfg.mode {
+                        TierMode::WriteBack if !req.fua && !partial_uncached && fits => {
+                            if !(self.write_wait.is_empty() && self.try_write_back(now, hi, cx)) {
+                                self.stats.write_waits += 1;
+                                self.write_wait.push_back(hi);
+                                waits = true;
+                            }
                         }
+                        TierMode::WriteAround => self.write_direct(now, hi, req, false, cx),
+                        _ => self.write_direct(now, hi, req, true, cx),
                     }
-                    TierMode::WriteAround => self.write_direct(now, hi, req, false, cx),
-                    _ => self.write_direct(now, hi, req, true, cx),
                 }
             }
             Op::Trim => {
@@ -866,7 +940,7 @@ impl Device for FlashCache {
             }
         }
         if !waits {
-            self.close(hi, cx);
+            self.close(now, hi, cx);
         }
         self.destage(now, cx);
     }
@@ -918,6 +992,7 @@ impl Device for FlashCache {
                 ("tier_read_hit_ratio".into(), s.read_hits as f64 / reads),
                 ("tier_fills".into(), s.fills as f64),
                 ("tier_writes_cached".into(), s.writes_cached as f64),
+                ("tier_write_allocs".into(), s.write_allocs as f64),
                 ("tier_write_waits".into(), s.write_waits as f64),
                 ("tier_destages".into(), s.destages as f64),
                 ("tier_blocks_cached".into(), self.blocks.len() as f64),

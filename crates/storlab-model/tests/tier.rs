@@ -17,6 +17,12 @@ const LOOKUP: u64 = 500;
 const B: u64 = 4096;
 
 fn tier(mode: TierMode, blocks: u64) -> FlashCache {
+    tier_with(mode, blocks, false)
+}
+
+const MISS: u64 = 2_000;
+
+fn tier_with(mode: TierMode, blocks: u64, write_allocate: bool) -> FlashCache {
     let cfg = TierConfig {
         cache: "n/a".into(),
         cache_set: vec![],
@@ -29,6 +35,11 @@ fn tier(mode: TierMode, blocks: u64) -> FlashCache {
             read: LOOKUP,
             write: LOOKUP,
         },
+        miss_ns: Rw {
+            read: MISS,
+            write: MISS,
+        },
+        write_allocate,
         destage_threshold: 0.5,
         destage_depth: 4,
     };
@@ -85,7 +96,12 @@ fn a_miss_costs_the_backing_device_and_the_next_read_hits() {
     );
     assert_eq!(
         l,
-        [SLOW + LOOKUP, FAST + LOOKUP, SLOW + LOOKUP, FAST + LOOKUP]
+        [
+            SLOW + LOOKUP + MISS,
+            FAST + LOOKUP,
+            SLOW + LOOKUP + MISS,
+            FAST + LOOKUP
+        ]
     );
     assert_eq!(counter(&t, "tier_read_hits"), 2.0);
     assert_eq!(counter(&t, "tier_fills"), 2.0);
@@ -103,7 +119,10 @@ fn a_block_is_not_read_from_the_cache_before_its_fill_ends() {
             (SLOW + 2 * FAST, req(2, Op::Read, 1)),
         ],
     );
-    assert_eq!(l, [SLOW + LOOKUP, SLOW + LOOKUP, FAST + LOOKUP]);
+    assert_eq!(
+        l,
+        [SLOW + LOOKUP + MISS, SLOW + LOOKUP + MISS, FAST + LOOKUP]
+    );
 }
 
 #[test]
@@ -117,7 +136,7 @@ fn the_least_recently_used_block_is_evicted() {
     }
     let l = latencies(&mut t, &reqs);
     let hit = FAST + LOOKUP;
-    let miss = SLOW + LOOKUP;
+    let miss = SLOW + LOOKUP + MISS;
     assert_eq!(l, [miss, miss, miss, miss, hit, miss, hit, miss]);
 }
 
@@ -143,7 +162,10 @@ fn write_around_drops_the_cached_copy() {
             (6 * SLOW, req(2, Op::Read, 3)),
         ],
     );
-    assert_eq!(l, [SLOW + LOOKUP, SLOW + LOOKUP, SLOW + LOOKUP]);
+    assert_eq!(
+        l,
+        [SLOW + LOOKUP + MISS, SLOW + LOOKUP, SLOW + LOOKUP + MISS]
+    );
 }
 
 #[test]
@@ -219,4 +241,31 @@ fn partial_and_fua_writes_go_through_in_write_back() {
         ],
     );
     assert_eq!(l, [SLOW + LOOKUP, SLOW + LOOKUP]);
+}
+
+#[test]
+fn write_allocate_reads_the_block_then_writes_it_back_dirty() {
+    let mut t = tier_with(TierMode::WriteBack, 16, true);
+    let l = latencies(
+        &mut t,
+        &[
+            (
+                0,
+                DevRequest {
+                    offset: 5 * B + 64,
+                    len: 64,
+                    ..req(0, Op::Write, 5)
+                },
+            ),
+            (3 * SLOW, req(1, Op::Read, 5)),
+        ],
+    );
+    // a store to a page not present: read it in, write it to memory
+    assert_eq!(l, [SLOW + FAST + LOOKUP + MISS, FAST + LOOKUP]);
+    assert_eq!(counter(&t, "tier_write_allocs"), 1.0);
+    assert_eq!(
+        counter(&t, "tier_destages"),
+        1.0,
+        "dirty, destaged while idle"
+    );
 }

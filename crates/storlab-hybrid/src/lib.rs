@@ -22,11 +22,15 @@
 //! * Data written is data read back, always (tests fill regions several
 //!   times the DRAM bound from several threads and check every byte).
 //!
+//! A C API (`include/storlab_hybrid.h`, the `storlab_hybrid_*` functions)
+//! gives C programs the same regions.
+//!
 //! Costs that are real here, not modelled: the kernel's fault handling and
 //! the handler's wake-up, a few microseconds per fault on this host, shown
 //! apart in [`HybridStats`] (`fault_us` against `model_read_us`).
 #![deny(missing_docs)]
 
+pub mod ffi;
 mod handler;
 pub mod thrash;
 
@@ -329,6 +333,13 @@ impl HybridMemory {
         // SAFETY: as `as_slice`, and `&mut self` makes this the only
         // borrow.
         unsafe { std::slice::from_raw_parts_mut(self.base, self.len) }
+    }
+
+    /// The region's first byte, for code that shares the region between
+    /// threads or hands it to C (the caller keeps accesses in bounds and
+    /// race-free, as with any raw buffer).
+    pub fn as_mut_ptr(&self) -> *mut u8 {
+        self.base
     }
 
     /// Size in bytes.

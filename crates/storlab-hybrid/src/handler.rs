@@ -93,7 +93,10 @@ pub(crate) struct Handler {
     deferred: VecDeque<(u64, Nanos)>,
     next_id: u64,
     shared: Arc<Mutex<Shared>>,
+    /// A page read from the store, to install.
     buf: Vec<u8>,
+    /// A page being evicted (apart from `buf`: an install may evict).
+    ebuf: Vec<u8>,
     cmp: Vec<u8>,
     zero: Vec<u8>,
     released: Vec<Released<Job>>,
@@ -131,6 +134,7 @@ impl Handler {
             next_id: 0,
             shared,
             buf: vec![0; page as usize],
+            ebuf: vec![0; page as usize],
             cmp: vec![0; page as usize],
             zero: vec![0; page as usize],
             released: Vec::new(),
@@ -165,8 +169,15 @@ impl Handler {
         };
     }
 
-    /// Put `data` in place at page `p` and wake its waiters.
+    /// Put `data` in place at page `p` and wake its waiters, evicting
+    /// first if DRAM is full.
     fn install(&mut self, p: u64, zero: bool) {
+        while self.resident_count >= self.dram {
+            match self.fifo.pop_front() {
+                Some(v) => self.evict(v),
+                None => break,
+            }
+        }
         let src = if zero {
             self.zero.as_ptr()
         } else {
@@ -220,20 +231,20 @@ impl Handler {
         // neither faults nor races a writer.
         let page =
             unsafe { std::slice::from_raw_parts(self.addr(v) as *const u8, self.page as usize) };
-        self.buf.copy_from_slice(page);
+        self.ebuf.copy_from_slice(page);
         let off = v * self.page;
         let on_device = self.on_device.get(v);
         let same = if on_device {
-            self.store.read_at(&mut self.cmp, off).is_ok() && self.cmp == self.buf
+            self.store.read_at(&mut self.cmp, off).is_ok() && self.cmp == self.ebuf
         } else {
-            self.buf == self.zero
+            self.ebuf == self.zero
         };
         if same {
             self.stats().stats.clean_evictions += 1;
         } else {
             // the store must hold it before the page is dropped: on a
             // failure keep the page resident rather than lose it
-            if self.store.write_at(&self.buf, off).is_err() {
+            if self.store.write_at(&self.ebuf, off).is_err() {
                 let mut un = sys::UffdioWriteprotect {
                     range: self.range(v),
                     mode: 0,
@@ -288,12 +299,10 @@ impl Handler {
                 self.deferred.pop_front();
                 continue;
             }
-            while self.resident_count + self.inflight_count >= self.dram {
-                match self.fifo.pop_front() {
-                    Some(v) => self.evict(v),
-                    // everything is on its way in: wait for a read
-                    None => return,
-                }
+            // room for one more page, now or by evicting: else wait for
+            // the reads in flight
+            if self.resident_count + self.inflight_count >= self.dram && self.fifo.is_empty() {
+                return;
             }
             self.deferred.pop_front();
             self.stats().stats.faults += 1;
@@ -302,6 +311,8 @@ impl Handler {
                 self.install(p, true);
                 continue;
             }
+            // the read enters the model at the fault's time, and the
+            // eviction that makes its room runs while the device works
             self.inflight.set(p, true);
             self.inflight_count += 1;
             let req = DevRequest {
@@ -312,13 +323,18 @@ impl Handler {
                 fua: false,
             };
             self.next_id += 1;
-            let now = self.clock.now();
             self.driver.arrive(
-                now,
+                fault_at,
                 req,
                 Job::Read { page: p, fault_at },
                 &mut self.released,
             );
+            while self.resident_count + self.inflight_count > self.dram {
+                match self.fifo.pop_front() {
+                    Some(v) => self.evict(v),
+                    None => break,
+                }
+            }
             self.finish_released();
         }
     }

@@ -97,6 +97,28 @@ impl Figure {
             .find(|s| s.label == label)
     }
 
+    /// The upper corner the lines leave free: upper left for rising
+    /// lines, upper right for falling ones.
+    fn legend_corner(&self, panel: &Panel) -> SeriesLabelPosition {
+        let (mut first, mut last) = (0.0, 0.0);
+        for s in &panel.series {
+            if let (Some(a), Some(b)) = (s.points.first(), s.points.last()) {
+                let (a, b) = if self.y_log {
+                    (a.1.max(1e-300).ln(), b.1.max(1e-300).ln())
+                } else {
+                    (a.1, b.1)
+                };
+                first += a;
+                last += b;
+            }
+        }
+        if first > last {
+            SeriesLabelPosition::UpperRight
+        } else {
+            SeriesLabelPosition::UpperLeft
+        }
+    }
+
     fn bounds(&self) -> ((f64, f64), (f64, f64)) {
         let pts = || {
             self.panels
@@ -135,7 +157,7 @@ impl Figure {
             message: e.to_string(),
         };
         let n = self.panels.len().max(1) as u32;
-        let root = SVGBackend::new(path, (420 * n, 400)).into_drawing_area();
+        let root = SVGBackend::new(path, ((420 * n).max(640), 400)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let root = root
             .titled(&self.title, ("sans-serif", 18))
@@ -186,11 +208,26 @@ impl Figure {
                 x_label(*v, self.x_bytes)
             }
         };
-        let y_fmt = |v: &f64| trim(*v);
+        let y_fmt = |v: &f64| {
+            if self.y_log && v.abs() < 0.01 && *v != 0.0 {
+                format!("{v:.0e}")
+            } else {
+                trim(*v)
+            }
+        };
+        // a log2 x axis: one tick per power of two when they fit
+        let x_ticks = if self.x_log {
+            let r = chart.x_range();
+            let (a, b) = (r.start, r.end);
+            ((b - a).round() as usize + 1).clamp(2, 12)
+        } else {
+            10
+        };
         chart
             .configure_mesh()
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
+            .x_labels(x_ticks)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
             .draw()?;
@@ -222,7 +259,7 @@ impl Figure {
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(self.legend_corner(panel))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 11))

@@ -25,6 +25,9 @@ pub struct Spec {
     pub fio: Vec<String>,
     /// The seed for anything the jobs leave unseeded (`storlab sim --seed`).
     pub seed: u64,
+    /// Merge only the job threads with this name into the [`Run`] (a
+    /// measured group after a warm-up group); all when `None`.
+    pub only: Option<String>,
 }
 
 impl Spec {
@@ -36,7 +39,14 @@ impl Spec {
             overrides: overrides.iter().map(|s| s.to_string()).collect(),
             fio: fio.iter().map(|s| s.to_string()).collect(),
             seed: 1,
+            only: None,
         }
+    }
+
+    /// The same run, measuring only the jobs called `name`.
+    pub fn only(mut self, name: &str) -> Self {
+        self.only = Some(name.to_string());
+        self
     }
 
     /// One thread, queue depth 1, random (or `rw`) accesses of `bs` over
@@ -109,9 +119,17 @@ impl Spec {
         Ok(r.jobs)
     }
 
-    /// Simulate: every job thread merged into one [`Run`].
+    /// Simulate: every job thread (or every one named [`Spec::only`])
+    /// merged into one [`Run`].
     pub fn run(&self) -> Result<Run> {
-        Ok(Run::merged(&self.run_jobs()?))
+        let mut jobs = self.run_jobs()?;
+        if let Some(name) = &self.only {
+            jobs.retain(|j| &j.name == name);
+            if jobs.is_empty() {
+                return Err(LabError::NoJobs(self.fio.clone()));
+            }
+        }
+        Ok(Run::merged(&jobs))
     }
 }
 

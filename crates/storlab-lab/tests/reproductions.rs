@@ -3,7 +3,7 @@
 //! report and the test), and the figures' shapes.
 
 use storlab_lab::figure::{Figure, SeriesKind};
-use storlab_lab::studies::{self, haste_ddr, moneta, nvmm};
+use storlab_lab::studies::{self, haste_ddr, moneta, nvmm, placement};
 use storlab_lab::Reproduction;
 
 fn reproduce(name: &str) -> Reproduction {
@@ -134,11 +134,35 @@ fn within(what: &str, x: f64, t: f64, rel: f64) {
 }
 
 #[test]
+fn flash_placement_findings_and_paging_curves() {
+    let r = reproduce("flash-placement");
+    assert_eq!(r.rows.len(), 6, "the flash placement findings");
+    let f = &r.figures[0];
+    let p = &f.panels[0];
+    assert_eq!(p.series.len(), placement::PAGING_DEVICES.len());
+    for (s, (label, _, max)) in p.series.iter().zip(placement::PAGING_DEVICES) {
+        assert_eq!(s.label, label);
+        let xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+        let want: Vec<f64> = placement::RATIOS
+            .iter()
+            .copied()
+            .filter(|r| *r <= max)
+            .collect();
+        assert_eq!(xs, want);
+        // relative to DRAM: never above it, never better with a larger array
+        for w in s.points.windows(2) {
+            assert!(w[0].1 <= 1.0 + 1e-9, "{label}: {:?}", s.points);
+            assert!(w[1].1 <= w[0].1 * 1.05, "{label}: {:?}", s.points);
+        }
+    }
+}
+
+#[test]
 fn an_unknown_study_is_refused_with_the_known_names() {
     let e = studies::prepare("monetta").err().expect("refused");
     let msg = e.to_string();
     assert!(
-        msg.contains("monetta") && msg.contains("moneta, haste-ddr, psd, nvmm"),
+        msg.contains("monetta") && msg.contains("moneta, haste-ddr, psd, nvmm, flash-placement"),
         "{msg}"
     );
 }

@@ -157,6 +157,7 @@ fn run_sweep(a: &SweepArgs) -> anyhow::Result<()> {
         overrides: a.set.clone(),
         fio,
         seed: a.seed,
+        only: None,
     };
     let sw = sweep::Sweep::new(base, vary)?;
     let bar = crate::sim::progress_bar_len(sw.shard_len(shard) as u64, "points");

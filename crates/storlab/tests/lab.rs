@@ -37,7 +37,13 @@ fn refused(out: &Output, want: &[&str]) {
 fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
     let dir = tempfile::tempdir().expect("tempdir");
     let text = ok(&storlab(&["lab", "reproduce", "--out", "r"], dir.path()));
-    for (study, rows) in [("moneta", 16), ("haste-ddr", 12), ("psd", 6), ("nvmm", 8)] {
+    for (study, rows) in [
+        ("moneta", 16),
+        ("haste-ddr", 12),
+        ("psd", 6),
+        ("nvmm", 8),
+        ("flash-placement", 6),
+    ] {
         assert!(
             text.contains(&format!("{rows} of {rows} within the published tolerance")),
             "{study}: {text}"
@@ -52,14 +58,19 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
         .expect("valid JSON");
         assert_eq!(json["rows"].as_array().expect("rows").len(), rows);
     }
-    for fig in ["moneta-bandwidth", "haste-ddr-media-sweep", "nvmm-msync"] {
+    for fig in [
+        "moneta-bandwidth",
+        "haste-ddr-media-sweep",
+        "nvmm-msync",
+        "paging-thrash",
+    ] {
         let svg = std::fs::read_to_string(dir.path().join("r").join(format!("{fig}.svg")))
             .expect("figure");
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert!(dir.path().join("r").join(format!("{fig}.csv")).exists());
     }
     let list = ok(&storlab(&["lab", "list"], dir.path()));
-    assert_eq!(list.lines().count(), 4, "{list}");
+    assert_eq!(list.lines().count(), 5, "{list}");
 }
 
 #[test]
@@ -71,7 +82,10 @@ fn reproduce_refuses_an_unknown_study_before_running_any() {
     );
     refused(
         &out,
-        &["unknown study 'monetta'", "moneta, haste-ddr, psd, nvmm"],
+        &[
+            "unknown study 'monetta'",
+            "moneta, haste-ddr, psd, nvmm, flash-placement",
+        ],
     );
     assert!(
         !dir.path().join("r").exists(),

@@ -5,13 +5,14 @@
 pub mod haste_ddr;
 pub mod moneta;
 pub mod nvmm;
+pub mod placement;
 pub mod psd;
 
 use crate::error::{LabError, Result};
 use crate::report::Prepared;
 
 /// The studies by name, with one line each.
-pub const STUDIES: [(&str, &str); 4] = [
+pub const STUDIES: [(&str, &str); 5] = [
     (
         "moneta",
         "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",
@@ -28,6 +29,10 @@ pub const STUDIES: [(&str, &str); 4] = [
         "nvmm",
         "NVMM msync cost by flush mode, selective persistence flushing (MSST 2015)",
     ),
+    (
+        "flash-placement",
+        "Flash as a disk cache or as hybrid memory; paging with thrash",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -37,6 +42,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "haste-ddr" => haste_ddr::prepare(),
         "psd" => psd::prepare(),
         "nvmm" => nvmm::prepare(),
+        "flash-placement" => placement::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

@@ -245,6 +245,16 @@ impl Geometry {
         (self.seek[0] + self.seek[1] * d.sqrt() + self.seek[2] * d).round() as u64
     }
 
+    /// A lower bound of [`Self::seek_ns`] that needs no square root:
+    /// `a + c d` (b, the square root's coefficient, is never negative).
+    #[inline]
+    pub fn seek_floor_ns(&self, d: u64) -> f64 {
+        if d == 0 {
+            return 0.0;
+        }
+        self.seek[0] + self.seek[2] * d as f64
+    }
+
     /// The seek coefficients (a, b, c) in ns.
     pub fn seek_coefficients(&self) -> [f64; 3] {
         self.seek
@@ -576,11 +586,30 @@ impl Disk {
                 } else {
                     let mut best = (u64::MAX, 0);
                     for (i, op) in self.queue.iter().enumerate() {
+                        // skip, exactly, what cannot beat the best so far:
+                        // the seek alone, rounded, is at least the rounded
+                        // bound, and the rotation adds to it (a queue of a
+                        // write cache's destages holds thousands)
+                        let d = op.cyl.abs_diff(self.cyl);
+                        if best.0 != u64::MAX && self.geo.seek_floor_ns(d) > best.0 as f64 + 0.5 {
+                            continue;
+                        }
                         let (s, r) = self.positioning(now, op);
                         if s + r < best.0 {
                             best = (s + r, i);
                         }
                     }
+                    // the pruning changes nothing: the full scan agrees
+                    debug_assert_eq!(
+                        best.1,
+                        (0..self.queue.len())
+                            .min_by_key(|&i| {
+                                let (s, r) = self.positioning(now, &self.queue[i]);
+                                (s + r, i)
+                            })
+                            .expect("non-empty"),
+                        "pruned SPTF picked differently"
+                    );
                     best.1
                 }
             }

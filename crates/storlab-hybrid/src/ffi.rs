@@ -77,6 +77,17 @@ fn guarded<T>(fail: T, f: impl FnOnce() -> Result<T, String>) -> T {
     }
 }
 
+/// An error and its causes, as `context: cause: cause`.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(&format!(": {c}"));
+        cur = c.source();
+    }
+    s
+}
+
 fn lookup(h: *const StorlabHybrid) -> Result<Arc<HybridMemory>, String> {
     let live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
     live.get(&(h as usize as u64))
@@ -143,7 +154,7 @@ pub unsafe extern "C" fn storlab_hybrid_new(
             dram_bytes: dram,
             store,
         };
-        let m = HybridMemory::new(&config, dev).map_err(|e| e.to_string())?;
+        let m = HybridMemory::new(&config, dev).map_err(|e| with_causes(&e))?;
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         LIVE.lock()
             .unwrap_or_else(|p| p.into_inner())

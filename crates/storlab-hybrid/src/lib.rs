@@ -71,7 +71,7 @@ pub enum HybridError {
     #[error("userfaultfd: {0}")]
     Uffd(String),
     /// A system call failed.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Os {
         /// What was being done.
         what: &'static str,

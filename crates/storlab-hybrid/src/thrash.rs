@@ -12,6 +12,9 @@ use storlab_model::Device;
 
 use crate::{HybridConfig, HybridError, HybridMemory, HybridStats};
 
+/// Most updating threads (each is an OS thread).
+pub const MAX_THREADS: usize = 1024;
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct ThrashOptions {
@@ -105,11 +108,11 @@ fn checksum(mem: &[u8]) -> u64 {
 
 /// Run thrash on a hybrid region over `device` (and on DRAM if asked).
 pub fn run(o: &ThrashOptions, device: Box<dyn Device>) -> Result<ThrashReport, HybridError> {
-    if o.threads == 0 || o.config.size_bytes < 8 * o.threads as u64 {
+    if o.threads == 0 || o.threads > MAX_THREADS || o.config.size_bytes < 8 * o.threads as u64 {
         return Err(HybridError::Config {
             field: "threads",
             message: format!(
-                "{} threads cannot share {} bytes",
+                "{} threads: 1 to {MAX_THREADS}, each with at least one 8-byte entry of the {} bytes",
                 o.threads, o.config.size_bytes
             ),
         });

@@ -1,5 +1,6 @@
 //! The lab's errors: each names the run (device, overrides, fio arguments)
-//! or the file and line it comes from.
+//! or the file and line it comes from; the cause is the error's source
+//! (printed after it by `storlab`, as `context: cause`).
 
 use std::path::PathBuf;
 
@@ -7,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
     /// The device preset or an override was refused.
-    #[error("device '{device}' {overrides:?}: {source}")]
+    #[error("device '{device}' {overrides:?}")]
     Config {
         /// Preset name or file.
         device: String,
@@ -18,7 +19,7 @@ pub enum LabError {
         source: Box<storlab_model::config::ConfigError>,
     },
     /// The fio arguments were refused.
-    #[error("fio arguments {args:?}: {source}")]
+    #[error("fio arguments {args:?}")]
     Fio {
         /// The arguments.
         args: Vec<String>,
@@ -27,7 +28,7 @@ pub enum LabError {
         source: Box<storlab_workload::fio::FioError>,
     },
     /// The simulation stopped with an error.
-    #[error("simulating {args:?} on '{device}': {source}")]
+    #[error("simulating {args:?} on '{device}'")]
     Run {
         /// Preset name or file.
         device: String,
@@ -62,7 +63,7 @@ pub enum LabError {
         message: String,
     },
     /// Reading or writing a file.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         /// The file.
         path: PathBuf,

@@ -97,26 +97,41 @@ impl Figure {
             .find(|s| s.label == label)
     }
 
-    /// The upper corner the lines leave free: upper left for rising
-    /// lines, upper right for falling ones.
+    /// The corner the model's lines leave freest for the legend: the one
+    /// with the fewest of their points in its 40% x 40% of the panel (upper
+    /// left first; ideal and reference lines may pass under it).
     fn legend_corner(&self, panel: &Panel) -> SeriesLabelPosition {
-        let (mut first, mut last) = (0.0, 0.0);
-        for s in &panel.series {
-            if let (Some(a), Some(b)) = (s.points.first(), s.points.last()) {
-                let (a, b) = if self.y_log {
-                    (a.1.max(1e-300).ln(), b.1.max(1e-300).ln())
-                } else {
-                    (a.1, b.1)
-                };
-                first += a;
-                last += b;
-            }
-        }
-        if first > last {
-            SeriesLabelPosition::UpperRight
-        } else {
-            SeriesLabelPosition::UpperLeft
-        }
+        let ((x0, x1), (y0, y1)) = self.bounds();
+        let tx = |x: f64| if self.x_log { x.max(1e-300).log2() } else { x };
+        let ty = |y: f64| if self.y_log { y.max(1e-300).ln() } else { y };
+        let (ax, bx) = (tx(x0), tx(x1));
+        let (ay, by) = (ty(y0), ty(y1));
+        let norm = |v: f64, a: f64, b: f64| if b > a { (v - a) / (b - a) } else { 0.5 };
+        let pts: Vec<(f64, f64)> = panel
+            .series
+            .iter()
+            .filter(|s| s.kind == SeriesKind::Model)
+            .flat_map(|s| s.points.iter())
+            .map(|&(x, y)| (norm(tx(x), ax, bx), norm(ty(y), ay, by)))
+            .collect();
+        let count = |left: bool, top: bool| {
+            pts.iter()
+                .filter(|(x, y)| {
+                    (if left { *x <= 0.4 } else { *x >= 0.6 })
+                        && (if top { *y >= 0.6 } else { *y <= 0.4 })
+                })
+                .count()
+        };
+        [
+            (SeriesLabelPosition::UpperLeft, count(true, true)),
+            (SeriesLabelPosition::UpperRight, count(false, true)),
+            (SeriesLabelPosition::LowerRight, count(false, false)),
+            (SeriesLabelPosition::LowerLeft, count(true, false)),
+        ]
+        .into_iter()
+        .min_by_key(|(_, n)| *n)
+        .map(|(p, _)| p)
+        .unwrap_or(SeriesLabelPosition::UpperLeft)
     }
 
     fn bounds(&self) -> ((f64, f64), (f64, f64)) {

@@ -91,9 +91,36 @@ fn haste_ddr_rows_and_media_sweep() {
 }
 
 #[test]
-fn psd_rows() {
+fn psd_rows_and_queue_depth_curves() {
     let r = reproduce("psd");
     assert_eq!(r.rows.len(), 6, "PSD rows of targets.md");
+    // peer-devices.md: performance depends on queue depth
+    let f = &r.figures[0];
+    let curve = |panel: &str| -> Vec<f64> {
+        f.series(panel, "micron-psd (PCM)")
+            .expect("the PSD drawn")
+            .points
+            .iter()
+            .map(|p| p.1)
+            .collect()
+    };
+    let (reads, writes) = (curve("reads"), curve("writes"));
+    assert_eq!(writes.len(), storlab_lab::studies::psd::DEPTHS.len());
+    // depths 1, 2, 4, ..., 64: writes gain at every doubling, 5x in all
+    for w in writes[..7].windows(2) {
+        assert!(
+            w[1] > w[0] * 1.1,
+            "writes should grow with iodepth: {writes:?}"
+        );
+    }
+    assert!(
+        writes[6] > 5.0 * writes[0],
+        "QD64 far above QD1: {writes:?}"
+    );
+    assert!(
+        reads[2] > 1.3 * reads[0],
+        "reads grow with iodepth: {reads:?}"
+    );
 }
 
 #[test]

@@ -63,6 +63,7 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
         "haste-ddr-media-sweep",
         "nvmm-msync",
         "paging-thrash",
+        "psd-iodepth",
     ] {
         let svg = std::fs::read_to_string(dir.path().join("r").join(format!("{fig}.svg")))
             .expect("figure");

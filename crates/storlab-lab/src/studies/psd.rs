@@ -1,6 +1,7 @@
 //! The PCM SSD study: the Micron PSD prototype against flash SSDs
 //! (targets.md, "PCM SSD"; peer-devices.md), fio with libaio.
 
+use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Spec};
 use crate::report::{Prepared, Reproduction, Row};
 
@@ -54,9 +55,54 @@ pub fn qd1(device: &str, overrides: &[&str], rw: &str, n: u32) -> Spec {
     )
 }
 
+/// Queue depths of the characterisation curve.
+pub const DEPTHS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+/// Devices of the queue-depth curve: (label, preset, overrides).
+pub const DEPTH_DEVICES: [(&str, &str, &[&str]); 2] = [
+    ("micron-psd (PCM)", "micron-psd", &[]),
+    ("fusion-io (flash, written)", "fusion-io", SMALL_FUSION_FULL),
+];
+
+/// [`SMALL_FUSION`], written once sequentially.
+pub const SMALL_FUSION_FULL: &[&str] = &[
+    "device.capacity_bytes=1250000000",
+    "ssd.nand.blocks_per_plane=32",
+    "ssd.ftl.precondition=\"full\"",
+];
+
+/// 4 KB random accesses at queue depth `qd` over 1 GB with libaio.
+pub fn at_depth(device: &str, overrides: &[&str], rw: &str, qd: u32) -> Spec {
+    peer(
+        device,
+        overrides,
+        &[
+            &format!("--rw={rw}"),
+            "--bs=4k",
+            "--size=1g",
+            &format!("--iodepth={qd}"),
+            "--number_ios=20000",
+        ],
+    )
+}
+
 /// Prepare the study.
 pub fn prepare() -> Prepared {
     let mut p = Plan::new();
+    let depth_runs: Vec<Vec<Vec<_>>> = DEPTH_DEVICES
+        .iter()
+        .map(|(_, dev, ov)| {
+            ["randread", "randwrite"]
+                .iter()
+                .map(|rw| {
+                    DEPTHS
+                        .iter()
+                        .map(|&q| p.add(at_depth(dev, ov, rw, q)))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
     let psd: Vec<_> = ["randread", "read", "randwrite", "write"]
         .iter()
         .map(|rw| p.add(qd1("micron-psd", &[], rw, 2000)))
@@ -144,7 +190,35 @@ pub fn prepare() -> Prepared {
             title: "Jung et al., Characterizing a Real PCM Storage Device".into(),
             setting: "fio, libaio, 4 KB, one thread, queue depth 1, 1 GB; flash SSDs preconditioned as stated.".into(),
             rows,
-            figures: vec![],
+            figures: vec![Figure {
+                id: "psd-iodepth".into(),
+                title: "4 KB random bandwidth against queue depth (the study's best came at 64)".into(),
+                x_label: "iodepth".into(),
+                y_label: "MB/s".into(),
+                x_log: true,
+                x_bytes: false,
+                y_log: false,
+                panels: ["reads", "writes"]
+                    .iter()
+                    .enumerate()
+                    .map(|(d, title)| Panel {
+                        title: title.to_string(),
+                        series: DEPTH_DEVICES
+                            .iter()
+                            .zip(&depth_runs)
+                            .map(|((label, _, _), runs)| Series {
+                                label: label.to_string(),
+                                kind: SeriesKind::Model,
+                                points: DEPTHS
+                                    .iter()
+                                    .zip(&runs[d])
+                                    .map(|(&q, &id)| (q as f64, r[id].mbps(d)))
+                                    .collect(),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            }],
         }
     };
     Prepared {

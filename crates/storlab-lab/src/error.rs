@@ -41,6 +41,14 @@ pub enum LabError {
     /// The run produced no job.
     #[error("fio arguments {0:?} define no job")]
     NoJobs(Vec<String>),
+    /// The job to measure is not among the run's jobs.
+    #[error("no job called '{name}' in {args:?}")]
+    NoSuchJob {
+        /// The name asked for.
+        name: String,
+        /// The fio arguments.
+        args: Vec<String>,
+    },
     /// A study name that does not exist.
     #[error("unknown study '{name}' (studies: {known})")]
     UnknownStudy {

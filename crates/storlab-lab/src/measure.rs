@@ -126,7 +126,10 @@ impl Spec {
         if let Some(name) = &self.only {
             jobs.retain(|j| &j.name == name);
             if jobs.is_empty() {
-                return Err(LabError::NoJobs(self.fio.clone()));
+                return Err(LabError::NoSuchJob {
+                    name: name.clone(),
+                    args: self.fio.clone(),
+                });
             }
         }
         Ok(Run::merged(&jobs))

@@ -54,6 +54,10 @@ pub struct SweepArgs {
     /// Seed for anything the jobs leave unseeded.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Measure only the jobs with this name (a measured group after a
+    /// warm-up group); default: every job.
+    #[arg(long)]
+    job: Option<String>,
     /// Run only shard K of N (1-based): points i with i mod N = K-1.
     #[arg(long)]
     shard: Option<String>,
@@ -157,7 +161,7 @@ fn run_sweep(a: &SweepArgs) -> anyhow::Result<()> {
         overrides: a.set.clone(),
         fio,
         seed: a.seed,
-        only: None,
+        only: a.job.clone(),
     };
     let sw = sweep::Sweep::new(base, vary)?;
     let bar = crate::sim::progress_bar_len(sw.shard_len(shard) as u64, "points");

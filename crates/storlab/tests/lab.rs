@@ -242,6 +242,49 @@ fn gnu_parallel_runs_the_shards_of_a_sweep() {
 }
 
 #[test]
+fn a_sweep_can_measure_one_job_group() {
+    // a warm-up group writes, the measured group reads: with --job only
+    // the reads are in the table
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "lab",
+        "sweep",
+        "--vary",
+        "bs=4k,64k",
+        "--job",
+        "measured",
+        "--",
+        "--name=warmup",
+        "--rw=write",
+        "--size=16m",
+        "--name=measured",
+        "--stonewall",
+        "--rw=randread",
+        "--size=16m",
+        "--number_ios=200",
+    ];
+    let t = ok(&storlab(&args, dir.path()));
+    let rows: Vec<&str> = t.lines().skip(2).collect();
+    assert_eq!(rows.len(), 2, "{t}");
+    assert!(rows.iter().all(|r| r.contains(",read,200,")), "{t}");
+    let all = ok(&storlab(
+        &args
+            .iter()
+            .filter(|a| **a != "--job" && **a != "measured")
+            .copied()
+            .collect::<Vec<_>>(),
+        dir.path(),
+    ));
+    assert!(
+        all.contains(",write,"),
+        "without --job the warm-up counts: {all}"
+    );
+    let mut bad = args.to_vec();
+    bad[5] = "nosuch";
+    refused(&storlab(&bad, dir.path()), &["no job called 'nosuch'"]);
+}
+
+#[test]
 fn bad_sweeps_are_refused_with_their_place() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();

@@ -149,24 +149,10 @@ impl Handler {
         self.base + p * self.page
     }
 
-    fn range(&self, p: u64) -> sys::UffdioRange {
-        sys::UffdioRange {
-            start: self.addr(p),
-            len: self.page,
-        }
-    }
-
     /// Wake the threads waiting on page `p` (they retry the access).
     fn wake(&self, p: u64) {
-        let mut r = self.range(p);
-        // SAFETY: UFFDIO_WAKE reads a `struct uffdio_range` in our region.
-        unsafe {
-            sys::ioctl(
-                self.uffd.as_raw_fd(),
-                sys::UFFDIO_WAKE,
-                &mut r as *mut _ as usize,
-            )
-        };
+        // a failure leaves nobody waiting that a later wake would find
+        let _ = sys::uffd_wake(self.uffd.as_raw_fd(), self.addr(p), self.page);
     }
 
     /// Put `data` in place at page `p` and wake its waiters, evicting
@@ -183,23 +169,8 @@ impl Handler {
         } else {
             self.buf.as_ptr()
         };
-        let mut c = sys::UffdioCopy {
-            dst: self.addr(p),
-            src: src as u64,
-            len: self.page,
-            mode: 0,
-            copy: 0,
-        };
-        // SAFETY: UFFDIO_COPY copies `len` bytes from our buffer into a
-        // missing page of our registered region.
-        let r = unsafe {
-            sys::ioctl(
-                self.uffd.as_raw_fd(),
-                sys::UFFDIO_COPY,
-                &mut c as *mut _ as usize,
-            )
-        };
-        if r != 0 {
+        // SAFETY: `src` is one of our page-sized buffers.
+        if unsafe { sys::uffd_copy(self.uffd.as_raw_fd(), self.addr(p), src, self.page) }.is_err() {
             // EEXIST: present already (cannot happen while we track
             // residency; waking is right either way)
             self.wake(p);
@@ -214,19 +185,8 @@ impl Handler {
     /// Move page `v` out of DRAM (see the crate documentation).
     fn evict(&mut self, v: u64) {
         let now = self.clock.now();
-        let mut wp = sys::UffdioWriteprotect {
-            range: self.range(v),
-            mode: sys::UFFDIO_WRITEPROTECT_MODE_WP,
-        };
-        // SAFETY: UFFDIO_WRITEPROTECT reads a `struct uffdio_writeprotect`
-        // for a resident page of our region; writers now fault and wait.
-        unsafe {
-            sys::ioctl(
-                self.uffd.as_raw_fd(),
-                sys::UFFDIO_WRITEPROTECT,
-                &mut wp as *mut _ as usize,
-            )
-        };
+        // writers of the page now fault and wait
+        let _ = sys::uffd_writeprotect(self.uffd.as_raw_fd(), self.addr(v), self.page, true);
         // SAFETY: the page is resident and write-protected: reading it
         // neither faults nor races a writer.
         let page =
@@ -245,18 +205,9 @@ impl Handler {
             // the store must hold it before the page is dropped: on a
             // failure keep the page resident rather than lose it
             if self.store.write_at(&self.ebuf, off).is_err() {
-                let mut un = sys::UffdioWriteprotect {
-                    range: self.range(v),
-                    mode: 0,
-                };
-                // SAFETY: as above, removing the protection (and waking).
-                unsafe {
-                    sys::ioctl(
-                        self.uffd.as_raw_fd(),
-                        sys::UFFDIO_WRITEPROTECT,
-                        &mut un as *mut _ as usize,
-                    )
-                };
+                // unprotecting also wakes the waiting writers
+                let _ =
+                    sys::uffd_writeprotect(self.uffd.as_raw_fd(), self.addr(v), self.page, false);
                 self.fifo.push_back(v);
                 return;
             }

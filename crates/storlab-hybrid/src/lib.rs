@@ -205,25 +205,8 @@ impl HybridMemory {
             })?;
         let uffd =
             storlab_pmem::open_userfaultfd().map_err(|e| HybridError::Uffd(e.to_string()))?;
-        let mut api = sys::UffdioApi {
-            api: sys::UFFD_API,
-            features: 0,
-            ioctls: 0,
-        };
-        // SAFETY: UFFDIO_API reads and writes a `struct uffdio_api`.
-        if unsafe {
-            sys::ioctl(
-                uffd.as_raw_fd(),
-                sys::UFFDIO_API,
-                &mut api as *mut _ as usize,
-            )
-        } != 0
-        {
-            return Err(HybridError::Uffd(format!(
-                "UFFDIO_API: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
+        sys::uffd_api(uffd.as_raw_fd(), 0)
+            .map_err(|e| HybridError::Uffd(format!("UFFDIO_API: {e}")))?;
         let len = cfg.size_bytes as usize;
         // SAFETY: a new private anonymous mapping; no existing memory is
         // touched. MAP_NORESERVE: the region may exceed RAM plus swap, as
@@ -252,27 +235,10 @@ impl HybridMemory {
         // Pages are moved one at a time: no transparent huge pages.
         // SAFETY: advice on our own mapping.
         unsafe { libc::madvise(base, len, libc::MADV_NOHUGEPAGE) };
-        let mut reg = sys::UffdioRegister {
-            range: sys::UffdioRange {
-                start: base as u64,
-                len: len as u64,
-            },
-            mode: sys::UFFDIO_REGISTER_MODE_MISSING | sys::UFFDIO_REGISTER_MODE_WP,
-            ioctls: 0,
-        };
-        // SAFETY: UFFDIO_REGISTER reads and writes a `struct uffdio_register`
-        // describing our own mapping.
-        if unsafe {
-            sys::ioctl(
-                uffd.as_raw_fd(),
-                sys::UFFDIO_REGISTER,
-                &mut reg as *mut _ as usize,
-            )
-        } != 0
-        {
+        let mode = sys::UFFDIO_REGISTER_MODE_MISSING | sys::UFFDIO_REGISTER_MODE_WP;
+        if let Err(e) = sys::uffd_register(uffd.as_raw_fd(), base as u64, len as u64, mode) {
             return Err(unmap(HybridError::Uffd(format!(
-                "UFFDIO_REGISTER (missing + write-protect, anonymous memory): {}",
-                std::io::Error::last_os_error()
+                "UFFDIO_REGISTER (missing + write-protect, anonymous memory): {e}"
             ))));
         }
         // SAFETY: eventfd(2) with flags; returns a new descriptor or -1.

@@ -133,6 +133,22 @@ impl Breakdown {
     pub fn total(&self) -> u64 {
         self.0.iter().sum()
     }
+    /// Attribute to the device queue whatever part of a request's
+    /// `latency` no component accounts for (time spent waiting off the
+    /// critical path), so the parts add up to it; debug builds check that
+    /// nothing was counted twice.
+    pub fn queue_rest(&mut self, latency: u64) {
+        let acc = self.total();
+        if latency > acc {
+            self.add(Component::DeviceQueue, latency - acc);
+        }
+        debug_assert!(
+            self.total() == latency,
+            "breakdown {} != latency {latency}: {self:?}",
+            self.total()
+        );
+    }
+
     /// Add every component of `other`.
     #[inline]
     pub fn merge(&mut self, other: &Breakdown) {

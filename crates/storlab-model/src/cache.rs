@@ -444,16 +444,7 @@ impl ControllerCache {
     fn complete(&mut self, at: Nanos, hi: u32, cx: &mut Cx) {
         let h = &mut self.hreqs[hi as usize];
         let mut bd = h.bd;
-        let total = at - h.arrival;
-        let acc = bd.total();
-        if total > acc {
-            bd.add(Component::DeviceQueue, total - acc);
-        }
-        debug_assert!(
-            bd.total() == total,
-            "cache breakdown {} != latency {total}",
-            bd.total()
-        );
+        bd.queue_rest(at - h.arrival);
         cx.complete(Completion {
             id: h.id,
             at,

@@ -1031,19 +1031,7 @@ impl Ssd {
     fn finish(&mut self, at: Nanos, ri: u32, cx: &mut Cx) {
         let r = &mut self.reqs[ri as usize];
         let mut bd = r.bd;
-        let total = at - r.arrival;
-        let acc = bd.total();
-        if total > acc {
-            bd.add(Component::DeviceQueue, total - acc);
-        }
-        debug_assert!(
-            bd.total() == total,
-            "breakdown {} != latency {total} for {:?} of {} bytes: {:?}",
-            bd.total(),
-            r.op,
-            r.bytes,
-            bd
-        );
+        bd.queue_rest(at - r.arrival);
         cx.complete(Completion {
             id: r.id,
             at,

@@ -429,11 +429,7 @@ impl PcieArray {
         let seq = r.seq;
         let mut bd = r.bd;
         // time not on the final transfer's critical path counts as queueing
-        let accounted = bd.total();
-        let total = now - r.arrival;
-        if total > accounted {
-            bd.add(Component::DeviceQueue, total - accounted);
-        }
+        bd.queue_rest(now - r.arrival);
         cx.complete(Completion {
             id: r.id,
             at: now,

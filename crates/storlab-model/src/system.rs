@@ -77,6 +77,20 @@ pub struct SystemConfig {
     pub tier: Option<crate::tier::TierConfig>,
 }
 
+/// Devices built from other presets (RAID members, a tier's two devices)
+/// nest at most 4 deep: deeper is a preset that contains itself.
+fn nest_ok(depth: u32, field: &str) -> Result<(), ConfigError> {
+    if depth >= 4 {
+        return Err(ConfigError::Invalid {
+            field: field.into(),
+            message:
+                "devices built from presets nest more than 4 deep (a preset that contains itself?)"
+                    .into(),
+        });
+    }
+    Ok(())
+}
+
 fn missing(table: &str, class: &str) -> ConfigError {
     ConfigError::Invalid {
         field: table.into(),
@@ -223,13 +237,7 @@ impl SystemConfig {
             )?),
             DeviceClass::Raid0 => {
                 let r = self.raid.as_ref().expect("validated");
-                if depth >= 4 {
-                    return Err(ConfigError::Invalid {
-                        field: "raid.members".into(),
-                        message: "RAID sets nest more than 4 deep (a preset that contains itself?)"
-                            .into(),
-                    });
-                }
+                nest_ok(depth, "raid.members")?;
                 let mut members = Vec::with_capacity(r.members.len());
                 for name in &r.members {
                     let (_, mc) = SystemConfig::load(store, name, &r.member_set)?;
@@ -239,13 +247,7 @@ impl SystemConfig {
             }
             DeviceClass::Tier => {
                 let t = self.tier.as_ref().expect("validated");
-                if depth >= 4 {
-                    return Err(ConfigError::Invalid {
-                        field: "tier.cache".into(),
-                        message: "devices nest more than 4 deep (a preset that contains itself?)"
-                            .into(),
-                    });
-                }
+                nest_ok(depth, "tier.cache")?;
                 let (_, cc) = SystemConfig::load(store, &t.cache, &t.cache_set)?;
                 let cache = cc.build_nested(store, depth + 1)?;
                 let (_, bc) = SystemConfig::load(store, &t.backing, &t.backing_set)?;

@@ -158,6 +158,17 @@ pub fn build(
     )))
 }
 
+/// A request to a child device (its id is set when it is sent).
+fn dev_req(op: Op, offset: u64, len: u64) -> DevRequest {
+    DevRequest {
+        id: 0,
+        op,
+        offset,
+        len,
+        fua: false,
+    }
+}
+
 const CACHE: u64 = 0;
 const BACKING: u64 = 1;
 const SELF: u64 = 2;
@@ -307,6 +318,12 @@ impl FlashCache {
     /// Blocks `[b0, b1)` a byte range touches.
     fn block_range(&self, off: u64, len: u64) -> (u64, u64) {
         (off / self.bs(), (off + len.max(1)).div_ceil(self.bs()))
+    }
+
+    /// `req` covers the whole of block `b`.
+    fn covers(&self, req: &DevRequest, b: u64) -> bool {
+        let bs = self.bs();
+        req.offset <= b * bs && (b + 1) * bs <= req.offset + req.len
     }
 
     /// Cached and readable from the cache device.
@@ -473,16 +490,7 @@ impl FlashCache {
         bd.merge(&h.bd);
         bd.add(Component::Background, h.waited);
         bd.add(Component::Driver, sw);
-        let total = at - h.arrival;
-        let acc = bd.total();
-        if total > acc {
-            bd.add(Component::DeviceQueue, total - acc);
-        }
-        debug_assert!(
-            bd.total() == total,
-            "tier breakdown {} != {total}",
-            bd.total()
-        );
+        bd.queue_rest(at - h.arrival);
         cx.complete(Completion {
             id: h.id,
             at,
@@ -559,13 +567,7 @@ impl FlashCache {
         }
         for r in self.runs_of_blocks(&gens) {
             self.stats.fills += 1;
-            let req = DevRequest {
-                id: 0,
-                op: Op::Write,
-                offset: r.offset,
-                len: r.len,
-                fua: false,
-            };
+            let req = dev_req(Op::Write, r.offset, r.len);
             self.send(
                 now,
                 CACHE,
@@ -632,13 +634,7 @@ impl FlashCache {
             Kind::Fill(blocks) => self.filled(&blocks),
             Kind::DestageRead(b, g) => {
                 let bs = self.bs();
-                let req = DevRequest {
-                    id: 0,
-                    op: Op::Write,
-                    offset: b * bs,
-                    len: bs.min(self.capacity - b * bs),
-                    fua: false,
-                };
+                let req = dev_req(Op::Write, b * bs, bs.min(self.capacity - b * bs));
                 let sub = Sub {
                     kind: Kind::DestageWrite(b, g),
                     host: 0,
@@ -660,13 +656,7 @@ impl FlashCache {
                 self.admit_writes(now, cx);
                 if self.dirty.is_empty() {
                     while let Some(hi) = self.flush_wait.pop_front() {
-                        let req = DevRequest {
-                            id: 0,
-                            op: Op::Flush,
-                            offset: 0,
-                            len: 0,
-                            fua: false,
-                        };
+                        let req = dev_req(Op::Flush, 0, 0);
                         let h = &mut self.hreqs[hi as usize];
                         h.waited += now - h.phase_start;
                         self.send_part(now, hi, BACKING, Kind::Host, req, cx);
@@ -705,13 +695,7 @@ impl FlashCache {
             let g = line.gen;
             self.cursor = b + 1;
             self.destaging += 1;
-            let req = DevRequest {
-                id: 0,
-                op: Op::Read,
-                offset: slot as u64 * bs,
-                len: bs,
-                fua: false,
-            };
+            let req = dev_req(Op::Read, slot as u64 * bs, bs);
             self.send(
                 now,
                 CACHE,
@@ -755,26 +739,29 @@ impl FlashCache {
             self.filling.insert(b);
         }
         for r in self.runs(h.offset, h.len, &gens) {
-            let req = DevRequest {
-                id: 0,
-                op: Op::Write,
-                offset: r.offset,
-                len: r.len,
-                fua: false,
-            };
+            let req = dev_req(Op::Write, r.offset, r.len);
             self.send_part(now, hi, CACHE, Kind::HostFill(r.blocks), req, cx);
         }
         true
+    }
+
+    /// Read whole blocks `b0..b1` from the backing device for host request
+    /// `hi` (a read miss, or a write that allocates).
+    fn read_blocks(&mut self, now: Nanos, hi: u32, b0: u64, b1: u64, cx: &mut Cx) {
+        let bs = self.bs();
+        let off = b0 * bs;
+        let len = (b1 * bs).min(self.capacity) - off;
+        let rd = dev_req(Op::Read, off, len);
+        self.send_part(now, hi, BACKING, Kind::Host, rd, cx);
     }
 
     /// A write to the backing device, with the cache kept up to date
     /// (`through`) or its copies dropped.
     fn write_direct(&mut self, now: Nanos, hi: u32, req: DevRequest, through: bool, cx: &mut Cx) {
         let (b0, b1) = self.block_range(req.offset, req.len);
-        let bs = self.bs();
         let mut gens = Vec::new();
         for b in b0..b1 {
-            let whole = req.offset <= b * bs && (b + 1) * bs <= req.offset + req.len;
+            let whole = self.covers(&req, b);
             if through && (whole || self.blocks.contains(b)) {
                 // a dirty older copy is superseded by this write
                 if self.blocks.get(b).is_some_and(|l| l.dirty && !l.destaging) {
@@ -788,22 +775,9 @@ impl FlashCache {
             }
             self.drop_block(b);
         }
-        self.send_part(
-            now,
-            hi,
-            BACKING,
-            Kind::Host,
-            DevRequest { id: 0, ..req },
-            cx,
-        );
+        self.send_part(now, hi, BACKING, Kind::Host, req, cx);
         for r in self.runs(req.offset, req.len, &gens) {
-            let w = DevRequest {
-                id: 0,
-                op: Op::Write,
-                offset: r.offset,
-                len: r.len,
-                fua: false,
-            };
+            let w = dev_req(Op::Write, r.offset, r.len);
             self.send_part(now, hi, CACHE, Kind::HostFill(r.blocks), w, cx);
         }
     }
@@ -837,13 +811,7 @@ impl Device for FlashCache {
                         })
                         .collect();
                     for r in self.runs(req.offset, req.len, &gens) {
-                        let rd = DevRequest {
-                            id: 0,
-                            op: Op::Read,
-                            offset: r.offset,
-                            len: r.len,
-                            fua: false,
-                        };
+                        let rd = dev_req(Op::Read, r.offset, r.len);
                         self.send_part(now, hi, CACHE, Kind::Host, rd, cx);
                     }
                 } else {
@@ -851,23 +819,12 @@ impl Device for FlashCache {
                     self.stats.read_misses += 1;
                     self.hreqs[hi as usize].fill = true;
                     self.hreqs[hi as usize].missed = true;
-                    let bs = self.bs();
-                    let off = b0 * bs;
-                    let len = (b1 * bs).min(self.capacity) - off;
-                    let rd = DevRequest {
-                        id: 0,
-                        op: Op::Read,
-                        offset: off,
-                        len,
-                        fua: false,
-                    };
-                    self.send_part(now, hi, BACKING, Kind::Host, rd, cx);
+                    self.read_blocks(now, hi, b0, b1, cx);
                 }
             }
             Op::Write => {
-                let bs = self.bs();
                 let partial_uncached = (b0..b1).any(|b| {
-                    let whole = req.offset <= b * bs && (b + 1) * bs <= req.offset + req.len;
+                    let whole = self.covers(&req, b);
                     !whole && !self.blocks.contains(b)
                 });
                 let fits = b1 - b0 <= self.cap_blocks;
@@ -882,16 +839,7 @@ impl Device for FlashCache {
                     let h = &mut self.hreqs[hi as usize];
                     h.alloc = true;
                     h.missed = true;
-                    let off = b0 * bs;
-                    let len = (b1 * bs).min(self.capacity) - off;
-                    let rd = DevRequest {
-                        id: 0,
-                        op: Op::Read,
-                        offset: off,
-                        len,
-                        fua: false,
-                    };
-                    self.send_part(now, hi, BACKING, Kind::Host, rd, cx);
+                    self.read_blocks(now, hi, b0, b1, cx);
                 } else {
                     match self.cfg.mode {
                         TierMode::WriteBack if !req.fua && !partial_uncached && fits => {
@@ -915,24 +863,13 @@ impl Device for FlashCache {
                     hi,
                     BACKING,
                     Kind::Host,
-                    DevRequest {
-                        id: 0,
-                        fua: false,
-                        ..req
-                    },
+                    DevRequest { fua: false, ..req },
                     cx,
                 );
             }
             Op::Flush => {
                 if self.dirty.is_empty() {
-                    self.send_part(
-                        now,
-                        hi,
-                        BACKING,
-                        Kind::Host,
-                        DevRequest { id: 0, ..req },
-                        cx,
-                    );
+                    self.send_part(now, hi, BACKING, Kind::Host, req, cx);
                 } else {
                     self.flush_wait.push_back(hi);
                     waits = true;

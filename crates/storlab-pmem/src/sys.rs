@@ -286,6 +286,89 @@ pub unsafe fn ioctl(fd: libc::c_int, req: u64, arg: usize) -> libc::c_int {
     unsafe { libc::ioctl(fd, req as libc::c_ulong, arg) }
 }
 
+// ---- userfaultfd calls ----------------------------------------------------
+//
+// The userfaultfd ioctls as calls that build their argument structs
+// themselves (shared by the SPF tracker and storlab-hybrid's fault
+// handler). Each returns the OS error on failure.
+
+fn check(r: libc::c_int) -> io::Result<()> {
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn range(start: u64, len: u64) -> UffdioRange {
+    UffdioRange { start, len }
+}
+
+/// `UFFDIO_API` handshake asking for `features`.
+pub fn uffd_api(fd: libc::c_int, features: u64) -> io::Result<()> {
+    let mut api = UffdioApi {
+        api: UFFD_API,
+        features,
+        ioctls: 0,
+    };
+    // SAFETY: UFFDIO_API reads and writes the `struct uffdio_api` above.
+    check(unsafe { ioctl(fd, UFFDIO_API, &mut api as *mut _ as usize) })
+}
+
+/// `UFFDIO_REGISTER` of `[start, start + len)` in `mode`
+/// (`UFFDIO_REGISTER_MODE_*`).
+pub fn uffd_register(fd: libc::c_int, start: u64, len: u64, mode: u64) -> io::Result<()> {
+    let mut reg = UffdioRegister {
+        range: range(start, len),
+        mode,
+        ioctls: 0,
+    };
+    // SAFETY: UFFDIO_REGISTER reads and writes the `struct uffdio_register`
+    // above; the kernel checks the range is a mapping of this process.
+    check(unsafe { ioctl(fd, UFFDIO_REGISTER, &mut reg as *mut _ as usize) })
+}
+
+/// `UFFDIO_WRITEPROTECT`: protect `[start, start + len)`, or remove the
+/// protection (which also wakes threads waiting on it).
+pub fn uffd_writeprotect(fd: libc::c_int, start: u64, len: u64, protect: bool) -> io::Result<()> {
+    let mut wp = UffdioWriteprotect {
+        range: range(start, len),
+        mode: if protect {
+            UFFDIO_WRITEPROTECT_MODE_WP
+        } else {
+            0
+        },
+    };
+    // SAFETY: UFFDIO_WRITEPROTECT reads the `struct uffdio_writeprotect`
+    // above; the kernel checks the range is registered.
+    check(unsafe { ioctl(fd, UFFDIO_WRITEPROTECT, &mut wp as *mut _ as usize) })
+}
+
+/// `UFFDIO_WAKE`: wake the threads waiting on faults in the range.
+pub fn uffd_wake(fd: libc::c_int, start: u64, len: u64) -> io::Result<()> {
+    let mut r = range(start, len);
+    // SAFETY: UFFDIO_WAKE reads the `struct uffdio_range` above.
+    check(unsafe { ioctl(fd, UFFDIO_WAKE, &mut r as *mut _ as usize) })
+}
+
+/// `UFFDIO_COPY`: fill the missing page(s) at `dst` from `src` and wake
+/// their waiters.
+///
+/// # Safety
+/// `src` must be readable for `len` bytes.
+pub unsafe fn uffd_copy(fd: libc::c_int, dst: u64, src: *const u8, len: u64) -> io::Result<()> {
+    let mut c = UffdioCopy {
+        dst,
+        src: src as u64,
+        len,
+        mode: 0,
+        copy: 0,
+    };
+    // SAFETY: UFFDIO_COPY reads the struct above and `len` bytes at `src`,
+    // which the caller guarantees.
+    check(unsafe { ioctl(fd, UFFDIO_COPY, &mut c as *mut _ as usize) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,17 +59,16 @@ pub fn qd1(device: &str, overrides: &[&str], rw: &str, n: u32) -> Spec {
 pub const DEPTHS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
 /// Devices of the queue-depth curve: (label, preset, overrides).
-pub const DEPTH_DEVICES: [(&str, &str, &[&str]); 2] = [
-    ("micron-psd (PCM)", "micron-psd", &[]),
-    ("fusion-io (flash, written)", "fusion-io", SMALL_FUSION_FULL),
-];
-
-/// [`SMALL_FUSION`], written once sequentially.
-pub const SMALL_FUSION_FULL: &[&str] = &[
-    "device.capacity_bytes=1250000000",
-    "ssd.nand.blocks_per_plane=32",
-    "ssd.ftl.precondition=\"full\"",
-];
+pub fn depth_devices() -> [(&'static str, &'static str, Vec<&'static str>); 2] {
+    [
+        ("micron-psd (PCM)", "micron-psd", vec![]),
+        (
+            "fusion-io (flash, written)",
+            "fusion-io",
+            full(SMALL_FUSION),
+        ),
+    ]
+}
 
 /// 4 KB random accesses at queue depth `qd` over 1 GB with libaio.
 pub fn at_depth(device: &str, overrides: &[&str], rw: &str, qd: u32) -> Spec {
@@ -89,7 +88,7 @@ pub fn at_depth(device: &str, overrides: &[&str], rw: &str, qd: u32) -> Spec {
 /// Prepare the study.
 pub fn prepare() -> Prepared {
     let mut p = Plan::new();
-    let depth_runs: Vec<Vec<Vec<_>>> = DEPTH_DEVICES
+    let depth_runs: Vec<Vec<Vec<_>>> = depth_devices()
         .iter()
         .map(|(_, dev, ov)| {
             ["randread", "randwrite"]
@@ -203,7 +202,7 @@ pub fn prepare() -> Prepared {
                     .enumerate()
                     .map(|(d, title)| Panel {
                         title: title.to_string(),
-                        series: DEPTH_DEVICES
+                        series: depth_devices()
                             .iter()
                             .zip(&depth_runs)
                             .map(|((label, _, _), runs)| Series {

@@ -19,9 +19,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use super::push_run;
 use crate::error::PmemError;
-use crate::sys::{
-    self, PageRegion, PmScanArg, UffdioApi, UffdioRange, UffdioRegister, UffdioWriteprotect,
-};
+use crate::sys::{self, PageRegion, PmScanArg};
 
 /// Entries in the PAGEMAP_SCAN output buffer; a scan with more dirty runs
 /// than this continues from where the kernel stopped.
@@ -127,19 +125,13 @@ impl UffdTracker {
             // UFFDIO_API may be attempted once per descriptor: a fresh one
             // for each feature set.
             let fd = open_uffd()?;
-            let mut api = UffdioApi {
-                api: sys::UFFD_API,
-                features,
-                ioctls: 0,
-            };
-            // SAFETY: UFFDIO_API reads and writes a `struct uffdio_api`.
-            let r =
-                unsafe { sys::ioctl(fd.as_raw_fd(), sys::UFFDIO_API, &mut api as *mut _ as usize) };
-            if r == 0 {
-                uffd = Some(fd);
-                break;
+            match sys::uffd_api(fd.as_raw_fd(), features) {
+                Ok(()) => {
+                    uffd = Some(fd);
+                    break;
+                }
+                Err(e) => last = e.raw_os_error().unwrap_or(0),
             }
-            last = sys::errno();
             if last != libc::EINVAL {
                 break;
             }
@@ -154,26 +146,11 @@ impl UffdTracker {
             }
         })?;
 
-        let range = UffdioRange {
-            start: base as u64,
-            len: len as u64,
-        };
-        let mut reg = UffdioRegister {
-            range,
-            mode: sys::UFFDIO_REGISTER_MODE_WP,
-            ioctls: 0,
-        };
-        // SAFETY: UFFDIO_REGISTER reads and writes a `struct uffdio_register`
-        // describing our own mapping.
-        if unsafe {
-            sys::ioctl(
-                uffd.as_raw_fd(),
-                sys::UFFDIO_REGISTER,
-                &mut reg as *mut _ as usize,
-            )
-        } != 0
+        let (start, bytes) = (base as u64, len as u64);
+        if let Err(e) =
+            sys::uffd_register(uffd.as_raw_fd(), start, bytes, sys::UFFDIO_REGISTER_MODE_WP)
         {
-            let e = sys::errno();
+            let e = e.raw_os_error().unwrap_or(0);
             return Err(if permission_error(e) {
                 PmemError::UffdPermission {
                     detail: format!("UFFDIO_REGISTER: {}", errstr(e)),
@@ -185,24 +162,8 @@ impl UffdTracker {
                 ))
             });
         }
-        let mut wp = UffdioWriteprotect {
-            range,
-            mode: sys::UFFDIO_WRITEPROTECT_MODE_WP,
-        };
-        // SAFETY: UFFDIO_WRITEPROTECT reads a `struct uffdio_writeprotect`
-        // describing our own registered mapping.
-        if unsafe {
-            sys::ioctl(
-                uffd.as_raw_fd(),
-                sys::UFFDIO_WRITEPROTECT,
-                &mut wp as *mut _ as usize,
-            )
-        } != 0
-        {
-            return Err(unavailable(format!(
-                "UFFDIO_WRITEPROTECT: {}",
-                errstr(sys::errno())
-            )));
+        if let Err(e) = sys::uffd_writeprotect(uffd.as_raw_fd(), start, bytes, true) {
+            return Err(unavailable(format!("UFFDIO_WRITEPROTECT: {e}")));
         }
         // SAFETY: the path is a NUL-terminated literal.
         let pm = unsafe {

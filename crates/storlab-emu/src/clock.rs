@@ -81,13 +81,18 @@ impl WallClock {
         if tsc_is_invariant() {
             Self::calibrate_tsc(calibration)
         } else {
-            WallClock {
-                source: ClockSource::Monotonic,
-                tsc0: 0,
-                mono0: monotonic_ns(),
-                mult: 0,
-                tsc_hz: 0.0,
-            }
+            Self::monotonic()
+        }
+    }
+
+    /// The kernel's monotonic clock, read on every call (no TSC).
+    fn monotonic() -> Self {
+        WallClock {
+            source: ClockSource::Monotonic,
+            tsc0: 0,
+            mono0: monotonic_ns(),
+            mult: 0,
+            tsc_hz: 0.0,
         }
     }
 
@@ -126,13 +131,7 @@ impl WallClock {
 
     #[cfg(not(target_arch = "x86_64"))]
     fn calibrate_tsc(_calibration: Duration) -> Self {
-        WallClock {
-            source: ClockSource::Monotonic,
-            tsc0: 0,
-            mono0: monotonic_ns(),
-            mult: 0,
-            tsc_hz: 0.0,
-        }
+        Self::monotonic()
     }
 
     /// Which source this clock reads.

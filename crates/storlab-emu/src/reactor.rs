@@ -953,30 +953,23 @@ impl Reactor {
         }
         let shared = &self.shared;
         let epoch = shared.epoch.load(Ordering::SeqCst);
-        for Released {
-            op,
-            arrival,
-            at,
-            breakdown,
-            job,
-            id,
-        } in self.released.drain(..)
-        {
-            let synced = shared.data.sync_state(job.sync);
+        for r in self.released.drain(..) {
+            let synced = shared.data.sync_state(r.job.sync);
             if synced == SyncState::Pending {
                 // The deadline came before the host's sync ended: the
                 // reply waits for it (`recheck_held`).
                 shared.data.note_held();
-                self.held.push(Released {
-                    op,
-                    arrival,
-                    at,
-                    breakdown,
-                    job,
-                    id,
-                });
+                self.held.push(r);
                 continue;
             }
+            let Released {
+                op,
+                arrival,
+                at,
+                breakdown,
+                job,
+                ..
+            } = r;
             let errno = if job.epoch != epoch || synced == SyncState::Failed {
                 EIO
             } else {

@@ -443,13 +443,7 @@ impl ControllerCache {
 
     fn complete(&mut self, at: Nanos, hi: u32, cx: &mut Cx) {
         let h = &mut self.hreqs[hi as usize];
-        let mut bd = h.bd;
-        bd.queue_rest(at - h.arrival);
-        cx.complete(Completion {
-            id: h.id,
-            at,
-            breakdown: bd,
-        });
+        cx.done_since(h.id, h.arrival, at, h.bd);
         h.op = None;
         self.hfree.push(hi);
         self.host_inflight -= 1;

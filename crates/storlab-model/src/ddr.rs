@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::breakdown::{Breakdown, Component};
-use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::pcie::MediaConfig;
 use crate::report::{DeviceReport, Utilisation};
 use crate::units::{xfer_ns, FixedDiv, Timeline};
@@ -70,11 +70,7 @@ impl Device for DdrRamDisk {
             Op::Read => (self.media.read_ns, false),
             Op::Write => (self.media.write_ns, true),
             Op::Trim | Op::Flush => {
-                cx.complete(Completion {
-                    id: req.id,
-                    at: now,
-                    breakdown: bd,
-                });
+                cx.done(req.id, now, bd);
                 return;
             }
         };
@@ -90,11 +86,7 @@ impl Device for DdrRamDisk {
         bd.add(Component::Link, copy);
         bd.add(Component::Media, rows * lat);
         let at = start + copy + rows * lat;
-        cx.complete(Completion {
-            id: req.id,
-            at,
-            breakdown: bd,
-        });
+        cx.done(req.id, at, bd);
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
     fn capacity(&self) -> u64 {

@@ -96,6 +96,19 @@ impl Cx {
     pub fn complete(&mut self, c: Completion) {
         self.completions.push(c);
     }
+    /// Report request `id` finished at `at`, its time spent as `breakdown`.
+    #[inline]
+    pub fn done(&mut self, id: u64, at: Nanos, breakdown: Breakdown) {
+        self.complete(Completion { id, at, breakdown });
+    }
+    /// Report request `id`, which arrived at `arrival`, finished at `at`:
+    /// whatever of its latency `breakdown` does not account for was spent
+    /// queueing in the device.
+    #[inline]
+    pub fn done_since(&mut self, id: u64, arrival: Nanos, at: Nanos, mut breakdown: Breakdown) {
+        breakdown.queue_rest(at - arrival);
+        self.done(id, at, breakdown);
+    }
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.wakeups.is_empty() && self.completions.is_empty()

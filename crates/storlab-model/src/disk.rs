@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::breakdown::{Breakdown, Component};
 use crate::config::{check_range, ConfigError};
-use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::report::{DeviceReport, Utilisation};
 use crate::units::{xfer_ns, Rw, Timeline};
 
@@ -695,13 +695,7 @@ impl Disk {
 
     fn finish(&mut self, at: Nanos, ri: u32, cx: &mut Cx) {
         let r = &mut self.reqs[ri as usize];
-        let mut bd = r.bd;
-        bd.queue_rest(at - r.arrival);
-        cx.complete(Completion {
-            id: r.id,
-            at,
-            breakdown: bd,
-        });
+        cx.done_since(r.id, r.arrival, at, r.bd);
         r.op = None;
         self.free.push(ri);
         if let Some(next) = self.tags.release() {

@@ -3,7 +3,7 @@
 //! a fixed latency checks that the emulator honours a known deadline.
 
 use crate::breakdown::{Breakdown, Component};
-use crate::device::{Completion, Cx, DevRequest, Device, Nanos};
+use crate::device::{Cx, DevRequest, Device, Nanos};
 use crate::report::DeviceReport;
 
 /// Every request completes `latency_ns` after it arrives, independently.
@@ -27,11 +27,7 @@ impl Device for FixedLatency {
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
         let mut breakdown = Breakdown::default();
         breakdown.add(Component::Media, self.latency_ns);
-        cx.complete(Completion {
-            id: req.id,
-            at: now + self.latency_ns,
-            breakdown,
-        });
+        cx.done(req.id, now + self.latency_ns, breakdown);
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
     fn capacity(&self) -> u64 {

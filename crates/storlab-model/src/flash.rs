@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::breakdown::{Breakdown, Component};
 use crate::config::{check_range, ConfigError};
-use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::ftl::{Ftl, FtlConfig, Geometry, Mapping, NandKind, NONE};
 use crate::report::{DeviceReport, Utilisation, Wear};
 use crate::units::{xfer_ns, Rw, Timeline};
@@ -1030,13 +1030,7 @@ impl Ssd {
     /// Report completion at `at` and release the request's tag.
     fn finish(&mut self, at: Nanos, ri: u32, cx: &mut Cx) {
         let r = &mut self.reqs[ri as usize];
-        let mut bd = r.bd;
-        bd.queue_rest(at - r.arrival);
-        cx.complete(Completion {
-            id: r.id,
-            at,
-            breakdown: bd,
-        });
+        cx.done_since(r.id, r.arrival, at, r.bd);
         r.op = None;
         self.free_reqs.push(ri);
         if let Some(next) = self.tags.release() {

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use storlab_pmem::model::NvmmParams;
 
 use crate::breakdown::{Breakdown, Component};
-use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::report::{DeviceReport, Utilisation};
 use crate::units::Timeline;
 
@@ -98,11 +98,7 @@ impl Device for Nvmm {
                 now + cost.total_ns()
             }
         };
-        cx.complete(Completion {
-            id: req.id,
-            at,
-            breakdown: bd,
-        });
+        cx.done(req.id, at, bd);
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
     fn capacity(&self) -> u64 {

@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::breakdown::{Breakdown, Component};
-use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::report::{DeviceReport, Power, Utilisation};
 use crate::units::{xfer_ns, FixedDiv, Rw, Timeline};
 use crate::wear::StartGap;
@@ -427,14 +427,8 @@ impl PcieArray {
     fn finish_req(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = &mut self.reqs[ri as usize];
         let seq = r.seq;
-        let mut bd = r.bd;
         // time not on the final transfer's critical path counts as queueing
-        bd.queue_rest(now - r.arrival);
-        cx.complete(Completion {
-            id: r.id,
-            at: now,
-            breakdown: bd,
-        });
+        cx.done_since(r.id, r.arrival, now, r.bd);
         self.free_reqs.push(ri);
         self.in_device -= 1;
         if self.in_device == 0 {

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::breakdown::Breakdown;
 use crate::cache::{CacheConfig, ControllerCache};
 use crate::config::{check_range, ConfigError};
-use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::report::DeviceReport;
 
 /// `[raid]`: RAID-0 over member presets.
@@ -179,11 +179,7 @@ impl Raid0 {
             }
             r.pending -= 1;
             if r.pending == 0 {
-                cx.complete(Completion {
-                    id: r.id,
-                    at: r.at,
-                    breakdown: r.bd,
-                });
+                cx.done(r.id, r.at, r.bd);
                 self.free.push(ri as u32);
             }
         }

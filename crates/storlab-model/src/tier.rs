@@ -490,12 +490,7 @@ impl FlashCache {
         bd.merge(&h.bd);
         bd.add(Component::Background, h.waited);
         bd.add(Component::Driver, sw);
-        bd.queue_rest(at - h.arrival);
-        cx.complete(Completion {
-            id: h.id,
-            at,
-            breakdown: bd,
-        });
+        cx.done_since(h.id, h.arrival, at, bd);
         self.hreqs[hi as usize].op = None;
         self.hfree.push(hi);
         self.host_inflight -= 1;

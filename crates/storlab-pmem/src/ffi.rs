@@ -279,6 +279,22 @@ pub extern "C" fn storlab_pmem_size(r: *const StorlabPmemRegion) -> u64 {
     out
 }
 
+/// Run `f` on the region with the offset and length of `[addr, addr+len)`,
+/// which must lie inside it.
+fn with_range(
+    r: *mut StorlabPmemRegion,
+    addr: *const c_void,
+    len: usize,
+    f: impl FnOnce(&mut Region, u64, u64) -> Result<(), PmemError>,
+) -> c_int {
+    guard(|| {
+        with_region(r, |g| {
+            let off = g.offset_of(addr as *const u8, len as u64)?;
+            f(g, off, len as u64)
+        })
+    })
+}
+
 /// Flush the lines of `[addr, addr+len)` with the region's M_FLUSH, fence,
 /// pay L_WBAR. The range must lie inside the region.
 #[no_mangle]
@@ -287,12 +303,7 @@ pub extern "C" fn storlab_pmem_persist(
     addr: *const c_void,
     len: usize,
 ) -> c_int {
-    guard(|| {
-        with_region(r, |g| {
-            let off = g.offset_of(addr as *const u8, len as u64)?;
-            g.persist(off, len as u64)
-        })
-    })
+    with_range(r, addr, len, |g, off, len| g.persist(off, len))
 }
 
 /// msync-style sync of `[addr, addr+len)` with the region's M_SYNC. The
@@ -303,12 +314,7 @@ pub extern "C" fn storlab_pmem_sync(
     addr: *const c_void,
     len: usize,
 ) -> c_int {
-    guard(|| {
-        with_region(r, |g| {
-            let off = g.offset_of(addr as *const u8, len as u64)?;
-            g.sync(off, len as u64)
-        })
-    })
+    with_range(r, addr, len, |g, off, len| g.sync(off, len))
 }
 
 /// Set M_FLUSH (`STORLAB_PMEM_FLUSH_*`); refused if the CPU lacks it.

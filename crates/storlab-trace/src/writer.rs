@@ -185,6 +185,45 @@ fn sectors(offset: u64, len: u64) -> (u64, u64, bool) {
     )
 }
 
+/// The blkparse and blktrace writers: a queue event per request as it
+/// comes, and a complete event (for a request with a latency) once the
+/// stream's time has passed it.
+trait QueueThenComplete {
+    /// The longest request, in sectors, the format can carry; longer ones
+    /// are dropped and counted.
+    const MAX_SECTORS: u64;
+    fn core(&mut self) -> &mut Core;
+    /// Writes the completions due by `rec`'s time, then `rec`'s queue event.
+    fn write_queued(&mut self, rec: &TraceRecord, sector: u64, count: u64) -> std::io::Result<()>;
+    /// Writes the completions still held and flushes.
+    fn finish_output(&mut self) -> std::io::Result<()>;
+}
+
+fn queue_then_complete_record<T: QueueThenComplete>(
+    w: &mut T,
+    rec: &TraceRecord,
+) -> Result<(), TraceError> {
+    w.core().begin(rec)?;
+    let (sector, count, exact) = if rec.op == TraceOp::Flush {
+        (0, 0, true)
+    } else {
+        sectors(rec.offset, rec.len)
+    };
+    if count > T::MAX_SECTORS {
+        w.core().stats.dropped += 1;
+        return Ok(());
+    }
+    let r = w.write_queued(rec, sector, count);
+    r.map_err(|e| w.core().io(e))?;
+    w.core().wrote(exact);
+    Ok(())
+}
+
+fn queue_then_complete_finish<T: QueueThenComplete>(w: &mut T) -> Result<(), TraceError> {
+    let r = w.finish_output();
+    r.map_err(|e| w.core().io(e))
+}
+
 /// fio iolog writer (version 2 or 3).
 pub struct FioWriter<W: Write> {
     out: BufWriter<W>,
@@ -415,25 +454,27 @@ impl<W: Write> BlkparseWriter<W> {
     }
 }
 
+impl<W: Write> QueueThenComplete for BlkparseWriter<W> {
+    const MAX_SECTORS: u64 = u64::MAX;
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+    fn write_queued(&mut self, rec: &TraceRecord, sector: u64, count: u64) -> std::io::Result<()> {
+        self.write_record(rec, sector, count)
+    }
+    fn finish_output(&mut self) -> std::io::Result<()> {
+        self.completions_until(u64::MAX)?;
+        self.out.flush()
+    }
+}
+
 impl<W: Write> TraceWriter for BlkparseWriter<W> {
     fn record(&mut self, rec: &TraceRecord) -> Result<(), TraceError> {
-        self.core.begin(rec)?;
-        let (sector, count, exact) = if rec.op == TraceOp::Flush {
-            (0, 0, true)
-        } else {
-            sectors(rec.offset, rec.len)
-        };
-        self.write_record(rec, sector, count)
-            .map_err(|e| self.core.io(e))?;
-        self.core.wrote(exact);
-        Ok(())
+        queue_then_complete_record(self, rec)
     }
 
     fn finish(&mut self) -> Result<(), TraceError> {
-        let r = self
-            .completions_until(u64::MAX)
-            .and_then(|_| self.out.flush());
-        r.map_err(|e| self.core.io(e))
+        queue_then_complete_finish(self)
     }
 
     fn stats(&self) -> WriteStats {
@@ -550,29 +591,28 @@ impl<W: Write> BlktraceWriter<W> {
     }
 }
 
+impl<W: Write> QueueThenComplete for BlktraceWriter<W> {
+    // the binary record carries the length in bytes in 32 bits
+    const MAX_SECTORS: u64 = (u32::MAX / 512) as u64;
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+    fn write_queued(&mut self, rec: &TraceRecord, sector: u64, count: u64) -> std::io::Result<()> {
+        self.write_record(rec, sector, count)
+    }
+    fn finish_output(&mut self) -> std::io::Result<()> {
+        self.completions_until(u64::MAX)?;
+        self.out.flush()
+    }
+}
+
 impl<W: Write> TraceWriter for BlktraceWriter<W> {
     fn record(&mut self, rec: &TraceRecord) -> Result<(), TraceError> {
-        self.core.begin(rec)?;
-        let (sector, count, exact) = if rec.op == TraceOp::Flush {
-            (0, 0, true)
-        } else {
-            sectors(rec.offset, rec.len)
-        };
-        if count > (u32::MAX / 512) as u64 {
-            self.core.stats.dropped += 1;
-            return Ok(());
-        }
-        self.write_record(rec, sector, count)
-            .map_err(|e| self.core.io(e))?;
-        self.core.wrote(exact);
-        Ok(())
+        queue_then_complete_record(self, rec)
     }
 
     fn finish(&mut self) -> Result<(), TraceError> {
-        let r = self
-            .completions_until(u64::MAX)
-            .and_then(|_| self.out.flush());
-        r.map_err(|e| self.core.io(e))
+        queue_then_complete_finish(self)
     }
 
     fn stats(&self) -> WriteStats {

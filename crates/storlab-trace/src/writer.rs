@@ -193,35 +193,39 @@ trait QueueThenComplete {
     /// are dropped and counted.
     const MAX_SECTORS: u64;
     fn core(&mut self) -> &mut Core;
+    fn stats(&self) -> WriteStats;
     /// Writes the completions due by `rec`'s time, then `rec`'s queue event.
     fn write_queued(&mut self, rec: &TraceRecord, sector: u64, count: u64) -> std::io::Result<()>;
     /// Writes the completions still held and flushes.
     fn finish_output(&mut self) -> std::io::Result<()>;
 }
 
-fn queue_then_complete_record<T: QueueThenComplete>(
-    w: &mut T,
-    rec: &TraceRecord,
-) -> Result<(), TraceError> {
-    w.core().begin(rec)?;
-    let (sector, count, exact) = if rec.op == TraceOp::Flush {
-        (0, 0, true)
-    } else {
-        sectors(rec.offset, rec.len)
-    };
-    if count > T::MAX_SECTORS {
-        w.core().stats.dropped += 1;
-        return Ok(());
+impl<T: QueueThenComplete> TraceWriter for T {
+    fn record(&mut self, rec: &TraceRecord) -> Result<(), TraceError> {
+        self.core().begin(rec)?;
+        let (sector, count, exact) = if rec.op == TraceOp::Flush {
+            (0, 0, true)
+        } else {
+            sectors(rec.offset, rec.len)
+        };
+        if count > T::MAX_SECTORS {
+            self.core().stats.dropped += 1;
+            return Ok(());
+        }
+        let r = self.write_queued(rec, sector, count);
+        r.map_err(|e| self.core().io(e))?;
+        self.core().wrote(exact);
+        Ok(())
     }
-    let r = w.write_queued(rec, sector, count);
-    r.map_err(|e| w.core().io(e))?;
-    w.core().wrote(exact);
-    Ok(())
-}
 
-fn queue_then_complete_finish<T: QueueThenComplete>(w: &mut T) -> Result<(), TraceError> {
-    let r = w.finish_output();
-    r.map_err(|e| w.core().io(e))
+    fn finish(&mut self) -> Result<(), TraceError> {
+        let r = self.finish_output();
+        r.map_err(|e| self.core().io(e))
+    }
+
+    fn stats(&self) -> WriteStats {
+        QueueThenComplete::stats(self)
+    }
 }
 
 /// fio iolog writer (version 2 or 3).
@@ -459,26 +463,15 @@ impl<W: Write> QueueThenComplete for BlkparseWriter<W> {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }
+    fn stats(&self) -> WriteStats {
+        self.core.stats
+    }
     fn write_queued(&mut self, rec: &TraceRecord, sector: u64, count: u64) -> std::io::Result<()> {
         self.write_record(rec, sector, count)
     }
     fn finish_output(&mut self) -> std::io::Result<()> {
         self.completions_until(u64::MAX)?;
         self.out.flush()
-    }
-}
-
-impl<W: Write> TraceWriter for BlkparseWriter<W> {
-    fn record(&mut self, rec: &TraceRecord) -> Result<(), TraceError> {
-        queue_then_complete_record(self, rec)
-    }
-
-    fn finish(&mut self) -> Result<(), TraceError> {
-        queue_then_complete_finish(self)
-    }
-
-    fn stats(&self) -> WriteStats {
-        self.core.stats
     }
 }
 
@@ -597,26 +590,15 @@ impl<W: Write> QueueThenComplete for BlktraceWriter<W> {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }
+    fn stats(&self) -> WriteStats {
+        self.core.stats
+    }
     fn write_queued(&mut self, rec: &TraceRecord, sector: u64, count: u64) -> std::io::Result<()> {
         self.write_record(rec, sector, count)
     }
     fn finish_output(&mut self) -> std::io::Result<()> {
         self.completions_until(u64::MAX)?;
         self.out.flush()
-    }
-}
-
-impl<W: Write> TraceWriter for BlktraceWriter<W> {
-    fn record(&mut self, rec: &TraceRecord) -> Result<(), TraceError> {
-        queue_then_complete_record(self, rec)
-    }
-
-    fn finish(&mut self) -> Result<(), TraceError> {
-        queue_then_complete_finish(self)
-    }
-
-    fn stats(&self) -> WriteStats {
-        self.core.stats
     }
 }
 

@@ -2,7 +2,10 @@
 //! library with gcc, and run it: data survives eviction, the counters
 //! add up, and misuse is an error with a message.
 
-use std::path::{Path, PathBuf};
+#[path = "../../../testsupport/c_program.rs"]
+mod c_program;
+
+use std::path::Path;
 use std::process::Command;
 
 const PROGRAM: &str = r#"
@@ -52,60 +55,16 @@ int main(void) {
 }
 "#;
 
-/// The directory holding the freshly built `libstorlab_hybrid.so`.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable");
-    let deps = exe.parent().expect("deps dir").to_path_buf();
-    let candidates = [
-        deps.clone(),
-        deps.parent().expect("profile dir").to_path_buf(),
-    ];
-    let newest = candidates
-        .iter()
-        .filter_map(|d| {
-            let t = std::fs::metadata(d.join("libstorlab_hybrid.so"))
-                .ok()?
-                .modified()
-                .ok()?;
-            Some((t, d.clone()))
-        })
-        .max();
-    if let Some((_, d)) = newest {
-        return d;
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = Command::new(cargo)
-        .args(["build", "-p", "storlab-hybrid"])
-        .status()
-        .expect("cargo build");
-    assert!(st.success());
-    candidates[1].clone()
-}
-
 #[test]
 fn c_program_against_header_and_library() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().expect("tempdir");
-    let src = dir.path().join("prog.c");
-    std::fs::write(&src, PROGRAM).expect("write");
-    let exe = dir.path().join("prog");
-    let libdir = lib_dir();
-    let out = Command::new("gcc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
-        .arg(manifest.join("include"))
-        .arg(&src)
-        .arg("-L")
-        .arg(&libdir)
-        .arg("-lstorlab_hybrid")
-        .arg(format!("-Wl,-rpath,{}", libdir.display()))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("gcc must be installed for the C API test");
-    assert!(
-        out.status.success(),
-        "gcc failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let exe = c_program::compile(
+        manifest,
+        "storlab-hybrid",
+        "storlab_hybrid",
+        PROGRAM,
+        dir.path(),
     );
     let run = Command::new(&exe).output().expect("run the C program");
     let stdout = String::from_utf8_lossy(&run.stdout);

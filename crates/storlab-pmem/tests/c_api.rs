@@ -1,7 +1,10 @@
 //! Compile a small C program against `include/storlab_pmem.h` and the built
 //! library with gcc, and run it.
 
-use std::path::{Path, PathBuf};
+#[path = "../../../testsupport/c_program.rs"]
+mod c_program;
+
+use std::path::Path;
 use std::process::Command;
 
 const PROGRAM: &str = r#"
@@ -106,57 +109,16 @@ int main(int argc, char **argv) {
 }
 "#;
 
-/// The directory holding the freshly built `libstorlab_pmem.so`: next to
-/// this test executable (`target/<profile>/deps`) or one level up.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap().to_path_buf();
-    let candidates = [deps.clone(), deps.parent().unwrap().to_path_buf()];
-    let newest = candidates
-        .iter()
-        .filter_map(|d| {
-            let p = d.join("libstorlab_pmem.so");
-            let t = std::fs::metadata(&p).ok()?.modified().ok()?;
-            Some((t, d.clone()))
-        })
-        .max();
-    if let Some((_, d)) = newest {
-        return d;
-    }
-    // Not built alongside the tests: build it.
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = Command::new(cargo)
-        .args(["build", "-p", "storlab-pmem"])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    candidates[1].clone()
-}
-
 #[test]
 fn c_program_against_header_and_library() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("prog.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let exe = dir.path().join("prog");
-    let libdir = lib_dir();
-    let out = Command::new("gcc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
-        .arg(manifest.join("include"))
-        .arg(&src)
-        .arg("-L")
-        .arg(&libdir)
-        .arg("-lstorlab_pmem")
-        .arg(format!("-Wl,-rpath,{}", libdir.display()))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("gcc must be installed for the C API test");
-    assert!(
-        out.status.success(),
-        "gcc failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = c_program::compile(
+        manifest,
+        "storlab-pmem",
+        "storlab_pmem",
+        PROGRAM,
+        dir.path(),
     );
     let run = Command::new(&exe)
         .arg(dir.path().join("region.pmem"))

@@ -2,37 +2,16 @@
 //! fio 3.33 run), agreement with fio on the same latency samples,
 //! determinism, and parsing by serde_json and Python.
 
+mod fio_peer;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use fio_peer::run_fio;
 use serde_json::Value;
 use storlab_model::{Breakdown, Component, Op};
 use storlab_sim::report::{json_string, write_json, ReportOptions, FIO_PERCENTILES};
 use storlab_sim::stats::{group, JobStats, Sampler};
-
-/// Run fio in `dir` and return its stdout. fio is required: these tests
-/// exist to keep storlab's output identical in shape to fio's.
-fn run_fio(dir: &Path, args: &[&str]) -> String {
-    let v = Command::new("fio").arg("--version").output().unwrap_or_else(|e| {
-        panic!("cannot run fio ({e}): the report tests compare against fio 3.33; install it (apt-get install fio)")
-    });
-    let version = String::from_utf8_lossy(&v.stdout).trim().to_string();
-    assert_eq!(
-        version, "fio-3.33",
-        "the report mirrors fio 3.33's layout; found {version}"
-    );
-    let out = Command::new("fio")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("fio runs");
-    assert!(
-        out.status.success(),
-        "fio failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("fio prints UTF-8")
-}
 
 /// 100 reads of 4 KiB with clat 1, 2, ..., 100 µs and slat 500 ns, over 1 s;
 /// 10 syncs of 20 µs; a breakdown of 1 µs syscall + 9 µs media.

@@ -2,34 +2,12 @@
 //! auto-scaling and number formatting, line shapes checked against a real
 //! fio 3.33 run, and the storlab section.
 
-use std::path::Path;
-use std::process::Command;
+mod fio_peer;
 
+use fio_peer::run_fio;
 use storlab_model::{Breakdown, Component, Op};
 use storlab_sim::report::{num2str, terminal_string, write_terminal, ReportOptions};
 use storlab_sim::stats::{JobStats, Sampler};
-
-fn run_fio(dir: &Path, args: &[&str]) -> String {
-    let v = Command::new("fio").arg("--version").output().unwrap_or_else(|e| {
-        panic!("cannot run fio ({e}): the report tests compare against fio 3.33; install it (apt-get install fio)")
-    });
-    let version = String::from_utf8_lossy(&v.stdout).trim().to_string();
-    assert_eq!(
-        version, "fio-3.33",
-        "the report mirrors fio 3.33's layout; found {version}"
-    );
-    let out = Command::new("fio")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("fio runs");
-    assert!(
-        out.status.success(),
-        "fio failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("fio prints UTF-8")
-}
 
 /// 100 reads of 4 KiB with clat 10, 20, ..., 1000 ns (exact in the
 /// histogram) and slat 500 ns over 1 s, 10 syncs of 20 µs.

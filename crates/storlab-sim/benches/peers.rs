@@ -107,26 +107,18 @@ fn engine(case: &Case) -> (Engine, u64) {
 /// One round of every thread's requests; returns the wall time.
 fn round(e: &mut Engine, case: &Case, cap: u64, seed: u64) -> Duration {
     let plans = (0..case.threads)
-        .map(|t| ThreadPlan {
-            source: Box::new(Random {
-                left: case.ios_per_thread,
-                x: 0x9E37_79B9_7F4A_7C15 ^ (seed * 1000 + t as u64 + 1),
-                blocks: cap / 4096,
-                bs: 4096,
-                op: case.op,
-            }),
-            iodepth: case.iodepth,
-            runtime_ns: None,
-            time_based: false,
-            ramp_ns: 0,
-            thinktime_ns: 0,
-            start_delay_ns: 0,
-            rate_bytes_per_s: [None; 3],
-            rate_iops: [None; 3],
-            stats: JobStats::new("bench", 0),
-            observer: None,
-            poll: false,
-            max_latency_ns: None,
+        .map(|t| {
+            ThreadPlan::new(
+                Box::new(Random {
+                    left: case.ios_per_thread,
+                    x: 0x9E37_79B9_7F4A_7C15 ^ (seed * 1000 + t as u64 + 1),
+                    blocks: cap / 4096,
+                    bs: 4096,
+                    op: case.op,
+                }),
+                case.iodepth,
+                JobStats::new("bench", 0),
+            )
         })
         .collect();
     let t0 = Instant::now();

@@ -91,6 +91,30 @@ pub struct ThreadPlan {
     pub max_latency_ns: Option<u64>,
 }
 
+impl ThreadPlan {
+    /// A thread issuing every request of `source` with up to `iodepth`
+    /// outstanding, as fast as completions allow: no runtime, ramp, think
+    /// time, start delay, rate cap, observer, polling or latency limit
+    /// (fio's defaults).
+    pub fn new(source: Box<dyn IoSource>, iodepth: u32, stats: JobStats) -> ThreadPlan {
+        ThreadPlan {
+            source,
+            iodepth,
+            runtime_ns: None,
+            time_based: false,
+            ramp_ns: 0,
+            thinktime_ns: 0,
+            start_delay_ns: 0,
+            rate_bytes_per_s: [None; 3],
+            rate_iops: [None; 3],
+            stats,
+            observer: None,
+            poll: false,
+            max_latency_ns: None,
+        }
+    }
+}
+
 struct ThreadState {
     plan: ThreadPlan,
     start: Nanos,

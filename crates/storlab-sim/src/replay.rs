@@ -525,21 +525,7 @@ pub fn simulate_trace(
     let mut stats = JobStats::new(name, 0);
     stats.options = job_options(path, format, opts, iodepth);
     stats.iodepth = iodepth;
-    let plan = ThreadPlan {
-        source: Box::new(source),
-        iodepth,
-        runtime_ns: None,
-        time_based: false,
-        ramp_ns: 0,
-        thinktime_ns: 0,
-        start_delay_ns: 0,
-        rate_bytes_per_s: [None; 3],
-        rate_iops: [None; 3],
-        stats,
-        observer: None,
-        poll: false,
-        max_latency_ns: None,
-    };
+    let plan = ThreadPlan::new(Box::new(source), iodepth, stats);
     let mut jobs = engine.run_group(vec![plan], 0, &mut *progress)?;
     let mut tally = std::mem::take(&mut *tally.borrow_mut());
     tally.check(&path.display().to_string())?;

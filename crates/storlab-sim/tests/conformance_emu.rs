@@ -74,25 +74,15 @@ fn simulate(preset: &str, reqs: &[(Nanos, DevRequest)]) -> Vec<Nanos> {
     let host = Host::new(null.host, cfg.build_device().expect("device"), 1);
     let mut engine = Engine::new(host);
     let latency = Rc::new(RefCell::new(vec![0; reqs.len()]));
-    let plan = ThreadPlan {
-        source: Box::new(Arrivals {
+    let plan = ThreadPlan::new(
+        Box::new(Arrivals {
             reqs: reqs.to_vec(),
             next: 0,
             latency: latency.clone(),
         }),
-        iodepth: 1 << 20,
-        runtime_ns: None,
-        time_based: false,
-        ramp_ns: 0,
-        thinktime_ns: 0,
-        start_delay_ns: 0,
-        rate_bytes_per_s: [None; 3],
-        rate_iops: [None; 3],
-        stats: JobStats::new("conformance", 0),
-        observer: None,
-        poll: false,
-        max_latency_ns: None,
-    };
+        1 << 20,
+        JobStats::new("conformance", 0),
+    );
     engine
         .run_group(vec![plan], 0, &mut |_, _| {})
         .expect("runs");

@@ -2,6 +2,9 @@
 //! with `#[path]`): compile a C program against a crate's header and its
 //! freshly built shared library with gcc, warnings as errors.
 
+#[path = "command.rs"]
+mod command;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -42,22 +45,17 @@ pub fn compile(manifest: &Path, package: &str, lib: &str, program: &str, dir: &P
     std::fs::write(&src, program).expect("write the C program");
     let exe = dir.join("prog");
     let libdir = lib_dir(package, lib);
-    let out = Command::new("gcc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
-        .arg(manifest.join("include"))
-        .arg(&src)
-        .arg("-L")
-        .arg(&libdir)
-        .arg(format!("-l{lib}"))
-        .arg(format!("-Wl,-rpath,{}", libdir.display()))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("gcc must be installed for the C API test");
-    assert!(
-        out.status.success(),
-        "gcc failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    command::stdout_of(
+        Command::new("gcc")
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
+            .arg(manifest.join("include"))
+            .arg(&src)
+            .arg("-L")
+            .arg(&libdir)
+            .arg(format!("-l{lib}"))
+            .arg(format!("-Wl,-rpath,{}", libdir.display()))
+            .arg("-o")
+            .arg(&exe),
     );
     exe
 }

@@ -2,50 +2,43 @@
 //! percentiles and `lat_percentiles`/`clat_percentiles` the series, as the
 //! same options do in fio's own JSON.
 
+#[path = "../../../testsupport/command.rs"]
+mod command;
+
 use std::process::Command;
 
 use serde_json::Value;
 
 fn storlab_json(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
-        .args([
-            "sim",
-            "--output-format=json",
-            "--name=p",
-            "--rw=randread",
-            "--size=1m",
-        ])
-        .args(args)
-        .output()
-        .expect("storlab runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = command::stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .args([
+                "sim",
+                "--output-format=json",
+                "--name=p",
+                "--rw=randread",
+                "--size=1m",
+            ])
+            .args(args),
     );
-    serde_json::from_slice(&out.stdout).expect("JSON")
+    serde_json::from_slice(&out).expect("JSON")
 }
 
 fn fio_json(args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new("fio")
-        .args([
-            "--ioengine=null",
-            "--output-format=json",
-            "--name=p",
-            "--rw=randread",
-            "--size=1m",
-        ])
-        .args(args)
-        .current_dir(dir.path())
-        .output()
-        .expect("fio is installed (apt-get install fio)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = command::stdout_of(
+        Command::new("fio")
+            .args([
+                "--ioengine=null",
+                "--output-format=json",
+                "--name=p",
+                "--rw=randread",
+                "--size=1m",
+            ])
+            .args(args)
+            .current_dir(dir.path()),
     );
-    serde_json::from_slice(&out.stdout).expect("fio's JSON")
+    serde_json::from_slice(&out).expect("fio's JSON")
 }
 
 /// The percentile keys of each latency series of the read direction.

@@ -3,6 +3,9 @@
 //! against the emulator, gives the same request sequence; the simulator
 //! replays the same log request for request.
 
+#[path = "../../../testsupport/command.rs"]
+mod command;
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -55,16 +58,7 @@ impl Drop for Server {
 /// Run fio in `dir` (fio 3.33 crashes when `--directory` is combined with
 /// `--read_iolog`, so the working directory is set instead).
 fn fio(dir: &Path, args: &[String]) {
-    let out = Command::new("fio")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("fio is installed (Debian package fio)");
-    assert!(
-        out.status.success(),
-        "fio {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    command::stdout_of(Command::new("fio").args(args).current_dir(dir));
 }
 
 /// (op, offset, len) of every IO in a fio iolog v3.
@@ -132,26 +126,21 @@ fn fio_job_recorded_replayed_by_fio_and_by_the_simulator() {
     );
 
     // the simulator replays the same log: same requests, same bytes
-    let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
-        .args([
-            "sim",
-            "--device",
-            "moneta-spin",
-            "--output-format=json",
-            "--replay",
-            "afap",
-            "--iodepth=1",
-            "--trace",
-        ])
-        .arg(&rec1)
-        .output()
-        .expect("storlab sim");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = command::stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .args([
+                "sim",
+                "--device",
+                "moneta-spin",
+                "--output-format=json",
+                "--replay",
+                "afap",
+                "--iodepth=1",
+                "--trace",
+            ])
+            .arg(&rec1),
     );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let j: serde_json::Value = serde_json::from_slice(&out).expect("JSON");
     let job = &j["jobs"][0];
     let count = |op: &str| first.iter().filter(|(o, _, _)| o == op).count() as u64;
     let bytes = |op: &str| {

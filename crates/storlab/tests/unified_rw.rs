@@ -1,44 +1,41 @@
 //! fio's `unified_rw_reporting`: the same report layout as fio 3.33 for
 //! none, mixed and both, and a `mixed` direction that sums the others.
 
+#[path = "../../../testsupport/command.rs"]
+mod command;
+
 use std::process::Command;
 
 use serde_json::Value;
 
 fn storlab(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
-        .args([
-            "sim",
-            "--device=fusion-io",
-            "--name=u",
-            "--rw=randrw",
-            "--size=4m",
-        ])
-        .args(args)
-        .output()
-        .expect("run storlab");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = command::stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .args([
+                "sim",
+                "--device=fusion-io",
+                "--name=u",
+                "--rw=randrw",
+                "--size=4m",
+            ])
+            .args(args),
     );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(out).unwrap()
 }
 
 fn fio_json(args: &[&str]) -> Value {
-    let out = Command::new("fio")
-        .args([
-            "--ioengine=null",
-            "--output-format=json",
-            "--name=u",
-            "--rw=randrw",
-            "--size=4m",
-        ])
-        .args(args)
-        .output()
-        .expect("fio is installed (apt-get install fio)");
-    assert!(out.status.success());
-    serde_json::from_slice(&out.stdout).unwrap()
+    let out = command::stdout_of(
+        Command::new("fio")
+            .args([
+                "--ioengine=null",
+                "--output-format=json",
+                "--name=u",
+                "--rw=randrw",
+                "--size=4m",
+            ])
+            .args(args),
+    );
+    serde_json::from_slice(&out).unwrap()
 }
 
 /// The job object's keys up to `job_runtime`: the directions and their order.
@@ -125,12 +122,11 @@ fn the_terminal_report_shows_mixed_as_fio_does() {
 
 #[test]
 fn an_unknown_mode_is_refused_by_name() {
-    let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
-        .args(["sim", "--name=u", "--unified_rw_reporting=3"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = command::stderr_of_failure(Command::new(env!("CARGO_BIN_EXE_storlab")).args([
+        "sim",
+        "--name=u",
+        "--unified_rw_reporting=3",
+    ]));
     assert!(
         err.contains("unified_rw_reporting") && err.contains("mixed"),
         "{err}"

@@ -7,7 +7,9 @@
 //! against nbdkit, the mean latency minus the floor against the model's
 //! latency, and the server's own lateness percentiles, after the host's
 //! own stalls (`hoststall`: the lateness even a perfect server would show
-//! here). Before a write job
+//! here). nbdkit's delay filter (whole milliseconds only) runs at the
+//! latencies it can give, its error taken against its own floor (`nbdkit
+//! memory`) the same way. Before a write job
 //! each server's export is written once (`--no-precondition` to skip).
 //!
 //! ```text
@@ -77,6 +79,10 @@ struct Args {
     /// latency is the mean the server's report gives.
     #[arg(long)]
     preset: Vec<String>,
+    /// Latencies to run nbdkit's delay filter at, ns (whole milliseconds:
+    /// the filter takes nothing finer; empty to skip).
+    #[arg(long, value_delimiter = ',', default_value = "1000000,10000000")]
+    nbdkit_delays: Vec<u64>,
 }
 
 enum Target {
@@ -206,6 +212,9 @@ fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
 #[derive(Clone, Debug, serde::Serialize)]
 struct Row {
     job: String,
+    /// "nbdkit" or "storlab": each server's errors are taken against its
+    /// own zero-latency floor.
+    server: &'static str,
     target: String,
     model_ns: Option<u64>,
     iops: f64,
@@ -362,17 +371,22 @@ fn fio(uri: &str, job: &Job, a: &Args, out: &Path) -> (f64, f64, f64, f64) {
     )
 }
 
-fn nbdkit(dir: &Path, size_mib: u64) -> (Child, PathBuf) {
+/// `nbdkit memory`, behind the delay filter when `delay_ns` is not 0.
+fn nbdkit(dir: &Path, size_mib: u64, delay_ns: u64) -> (Child, PathBuf) {
     let sock = dir.join("nbdkit.sock");
     // A killed nbdkit leaves its socket file behind.
     let _ = std::fs::remove_file(&sock);
-    let child = Command::new("nbdkit")
-        .args(["-f", "-U"])
-        .arg(&sock)
-        .args(["memory", &format!("{size_mib}M")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
+    let mut cmd = Command::new("nbdkit");
+    cmd.args(["-f", "-U"]).arg(&sock);
+    if delay_ns > 0 {
+        cmd.arg("--filter=delay");
+    }
+    cmd.args(["memory", &format!("{size_mib}M")]);
+    if delay_ns > 0 {
+        let ms = delay_ns / 1_000_000;
+        cmd.args([format!("rdelay={ms}ms"), format!("wdelay={ms}ms")]);
+    }
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn();
     let Ok(child) = child else {
         eprintln!("error: cannot start nbdkit (Debian package nbdkit)");
         std::process::exit(2);
@@ -404,6 +418,14 @@ fn main() {
             });
         }
     }
+    let mut nbdkit_lats = vec![0u64];
+    for &d in &a.nbdkit_delays {
+        if d == 0 || d % 1_000_000 != 0 {
+            eprintln!("error: --nbdkit-delays: {d} ns is not a whole number of milliseconds above 0 (nbdkit's delay filter takes milliseconds)");
+            std::process::exit(2);
+        }
+        nbdkit_lats.push(d);
+    }
     let stalls = (a.stall_seconds > 0).then(|| {
         wait_quiet(Duration::from_secs(a.quiet_wait));
         let p = hoststall::probe(Duration::from_secs(a.stall_seconds), true);
@@ -423,23 +445,29 @@ fn main() {
         drop(t.device(size));
     }
     for (job, _rep) in jobs.iter().flat_map(|j| (0..a.reps).map(move |r| (j, r))) {
-        let (mut child, sock) = nbdkit(dir.path(), a.size_mib);
-        let uri = format!("nbd+unix:///?socket={}", sock.display());
-        precondition(&uri, job, &a);
-        let (iops, lat, p50, p99) = fio(&uri, job, &a, &out);
-        let _ = child.kill();
-        let _ = child.wait();
-        rows.push(Row {
-            job: job.name(),
-            target: "nbdkit memory".into(),
-            model_ns: None,
-            iops,
-            lat_mean_us: lat,
-            clat_p50_us: p50,
-            clat_p99_us: p99,
-            late_p50_us: None,
-            late_p99_us: None,
-        });
+        for &delay in &nbdkit_lats {
+            let (mut child, sock) = nbdkit(dir.path(), a.size_mib, delay);
+            let uri = format!("nbd+unix:///?socket={}", sock.display());
+            precondition(&uri, job, &a);
+            let (iops, lat, p50, p99) = fio(&uri, job, &a, &out);
+            let _ = child.kill();
+            let _ = child.wait();
+            rows.push(Row {
+                job: job.name(),
+                server: "nbdkit",
+                target: match delay {
+                    0 => "nbdkit memory".into(),
+                    d => format!("nbdkit delay {}ms", d / 1_000_000),
+                },
+                model_ns: Some(delay),
+                iops,
+                lat_mean_us: lat,
+                clat_p50_us: p50,
+                clat_p99_us: p99,
+                late_p50_us: None,
+                late_p99_us: None,
+            });
+        }
         for target in &targets {
             let sock = dir.path().join("storlab.sock");
             let opts = ServeOptions {
@@ -475,6 +503,7 @@ fn main() {
             };
             rows.push(Row {
                 job: job.name(),
+                server: "storlab",
                 target: target.name(),
                 model_ns: Some(model_ns),
                 iops,
@@ -506,15 +535,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// One row per (job, target): the median of each column over repetitions.
 fn median_rows(rows: Vec<Row>) -> Vec<Row> {
-    let mut keys: Vec<(String, String)> = Vec::new();
+    let mut keys: Vec<(String, &'static str, String)> = Vec::new();
     for r in &rows {
-        let k = (r.job.clone(), r.target.clone());
+        let k = (r.job.clone(), r.server, r.target.clone());
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
     keys.into_iter()
-        .map(|(job, target)| {
+        .map(|(job, server, target)| {
             let g: Vec<&Row> = rows
                 .iter()
                 .filter(|r| r.job == job && r.target == target)
@@ -530,6 +559,7 @@ fn median_rows(rows: Vec<Row>) -> Vec<Row> {
             };
             Row {
                 job,
+                server,
                 target,
                 model_ns: mo(&|r| r.model_ns.map(|x| x as f64)).map(|x| x as u64),
                 iops: m(&|r| r.iops),
@@ -573,13 +603,16 @@ fn print_table(rows: &[Row]) {
         (got - l) / l * 100.0
     };
     for r in rows {
-        let base = rows.iter().find(|b| b.job == r.job && b.model_ns.is_none());
+        let zero = |b: &&Row, job: &str| b.job == job && b.model_ns == Some(0);
+        let base = rows
+            .iter()
+            .find(|b| zero(b, &r.job) && b.server == "nbdkit");
         let floor = rows
             .iter()
-            .find(|b| b.job == r.job && b.model_ns == Some(0));
+            .find(|b| zero(b, &r.job) && b.server == r.server);
         let floor1 = rows
             .iter()
-            .find(|b| b.job == at_qd1(&r.job) && b.model_ns == Some(0));
+            .find(|b| zero(b, &at_qd1(&r.job)) && b.server == r.server);
         let ratio = base.map(|b| r.iops / b.iops).unwrap_or(f64::NAN);
         let p50r = base
             .map(|b| r.clat_p50_us / b.clat_p50_us)
@@ -620,5 +653,5 @@ fn print_table(rows: &[Row]) {
             opt(r.late_p99_us)
         );
     }
-    println!("(latencies in µs; lat-floor = mean fio latency minus the zero-latency floor's at the same depth; err% against the model latency; err1% = mean minus the queue-depth-1 floor (the per-request transport cost) against the model, `hidden` where the model latency is below the zero-latency run's own queueing at that depth; late = server's reply time minus deadline)");
+    println!("(latencies in µs; lat-floor = mean fio latency minus the same server's zero-latency floor at the same depth; err% against the model latency; err1% = mean minus the queue-depth-1 floor (the per-request transport cost) against the model, `hidden` where the model latency is below the zero-latency run's own queueing at that depth; late = server's reply time minus deadline)");
 }

@@ -80,9 +80,18 @@ struct Args {
     #[arg(long)]
     preset: Vec<String>,
     /// Latencies to run nbdkit's delay filter at, ns (whole milliseconds:
-    /// the filter takes nothing finer; empty to skip).
-    #[arg(long, value_delimiter = ',', default_value = "1000000,10000000")]
+    /// the filter takes nothing finer; the option alone, with no value,
+    /// skips them).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 0..,
+        default_value = "1000000,10000000"
+    )]
     nbdkit_delays: Vec<u64>,
+    /// Run nothing: print the fio table again from a file `--json` wrote.
+    #[arg(long, value_name = "FILE")]
+    from_json: Option<PathBuf>,
 }
 
 enum Target {
@@ -209,12 +218,12 @@ fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
     }
 }
 
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Row {
     job: String,
     /// "nbdkit" or "storlab": each server's errors are taken against its
     /// own zero-latency floor.
-    server: &'static str,
+    server: String,
     target: String,
     model_ns: Option<u64>,
     iops: f64,
@@ -397,6 +406,10 @@ fn nbdkit(dir: &Path, size_mib: u64, delay_ns: u64) -> (Child, PathBuf) {
 
 fn main() {
     let a = Args::parse();
+    if let Some(p) = &a.from_json {
+        print_table(&saved_rows(p));
+        return;
+    }
     need("fio", "fio");
     need("nbdkit", "nbdkit");
     let dir = tempfile::tempdir().unwrap_or_else(|e| {
@@ -454,7 +467,7 @@ fn main() {
             let _ = child.wait();
             rows.push(Row {
                 job: job.name(),
-                server: "nbdkit",
+                server: "nbdkit".into(),
                 target: match delay {
                     0 => "nbdkit memory".into(),
                     d => format!("nbdkit delay {}ms", d / 1_000_000),
@@ -503,7 +516,7 @@ fn main() {
             };
             rows.push(Row {
                 job: job.name(),
-                server: "storlab",
+                server: "storlab".into(),
                 target: target.name(),
                 model_ns: Some(model_ns),
                 iops,
@@ -528,6 +541,29 @@ fn main() {
     }
 }
 
+/// The rows of a file `--json` wrote; a clear message and exit 1 if it
+/// cannot be read or is not such a file.
+fn saved_rows(p: &Path) -> Vec<Row> {
+    #[derive(serde::Deserialize)]
+    struct Saved {
+        rows: Vec<Row>,
+    }
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| {
+        eprintln!("error: {}: {e}", p.display());
+        std::process::exit(1)
+    });
+    match serde_json::from_str::<Saved>(&text) {
+        Ok(s) => s.rows,
+        Err(e) => {
+            eprintln!(
+                "error: {}: not a file nbd_bench --json wrote: {e}",
+                p.display()
+            );
+            std::process::exit(1)
+        }
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
@@ -535,9 +571,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// One row per (job, target): the median of each column over repetitions.
 fn median_rows(rows: Vec<Row>) -> Vec<Row> {
-    let mut keys: Vec<(String, &'static str, String)> = Vec::new();
+    let mut keys: Vec<(String, String, String)> = Vec::new();
     for r in &rows {
-        let k = (r.job.clone(), r.server, r.target.clone());
+        let k = (r.job.clone(), r.server.clone(), r.target.clone());
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -573,17 +609,22 @@ fn median_rows(rows: Vec<Row>) -> Vec<Row> {
         .collect()
 }
 
-/// The same job at queue depth 1: `randread qd32 nj2` -> `randread qd1 nj2`.
-fn at_qd1(job: &str) -> String {
+/// The same operation at queue depth 1 with one job: `randread qd32 nj2`
+/// -> `randread qd1 nj1`.
+fn single(job: &str) -> String {
     job.split(' ')
-        .map(|w| if w.starts_with("qd") { "qd1" } else { w })
+        .map(|w| match w {
+            w if w.starts_with("qd") => "qd1",
+            w if w.starts_with("nj") => "nj1",
+            w => w,
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<18} {:<22} {:>9} {:>7} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8}",
+        "{:<18} {:<22} {:>9} {:>7} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>10} {:>8} {:>8}",
         "job",
         "target",
         "IOPS",
@@ -610,9 +651,14 @@ fn print_table(rows: &[Row]) {
         let floor = rows
             .iter()
             .find(|b| zero(b, &r.job) && b.server == r.server);
+        // The per-request transport cost: one request at a time from one
+        // client, so it waits for no other request and no CPU. (With two
+        // jobs at queue depth 1 the zero-latency run is CPU-bound, three
+        // busy threads on two CPUs here, and its mean measures that
+        // contention, which a device with latency relieves.)
         let floor1 = rows
             .iter()
-            .find(|b| zero(b, &at_qd1(&r.job)) && b.server == r.server);
+            .find(|b| zero(b, &single(&r.job)) && b.server == r.server);
         let ratio = base.map(|b| r.iops / b.iops).unwrap_or(f64::NAN);
         let p50r = base
             .map(|b| r.clat_p50_us / b.clat_p50_us)
@@ -620,14 +666,19 @@ fn print_table(rows: &[Row]) {
         let (minus, e, e1) = match (r.model_ns, floor) {
             (Some(l), Some(f)) if l >= 1000 && r.model_ns != f.model_ns => {
                 let m = r.lat_mean_us - f.lat_mean_us;
-                // Against the per-request floor (queue depth 1); `hidden`
-                // when the device's latency is below the transport's own
-                // queueing at this depth (closed loop: the zero-latency
-                // run's latency is outstanding requests / its IOPS), so
-                // fio's queue, not the device, sets the latency.
-                let deep = at_qd1(&r.job) != r.job;
+                // Against the per-request floor; `hidden` when the
+                // device's latency is below the transport's own queueing
+                // at this depth (closed loop: the zero-latency run's
+                // latency is outstanding requests / its IOPS), so fio's
+                // queue, not the device, should set the latency: then
+                // fio's mean against that run's, which shows what the
+                // emulator's waiting costs clients short of CPU.
+                let deep = !r.job.split(' ').any(|w| w == "qd1");
                 let e1 = match floor1 {
-                    Some(_) if deep && (l as f64 / 1000.0) < f.lat_mean_us => "hidden".to_string(),
+                    Some(_) if deep && (l as f64 / 1000.0) < f.lat_mean_us => {
+                        let q = (r.lat_mean_us - f.lat_mean_us) / f.lat_mean_us * 100.0;
+                        format!("hidden{:+}", q.round() as i64)
+                    }
                     Some(f1) => format!("{:+.1}", err(r.lat_mean_us - f1.lat_mean_us, l)),
                     None => "-".into(),
                 };
@@ -637,7 +688,7 @@ fn print_table(rows: &[Row]) {
         };
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
         println!(
-            "{:<18} {:<22} {:>9.0} {:>7.2} {:>9.1} {:>8.1} {:>8.1} {:>9.2} {:>9} {:>7} {:>8} {:>8} {:>8}",
+            "{:<18} {:<22} {:>9.0} {:>7.2} {:>9.1} {:>8.1} {:>8.1} {:>9.2} {:>9} {:>7} {:>10} {:>8} {:>8}",
             r.job,
             r.target,
             r.iops,
@@ -653,5 +704,5 @@ fn print_table(rows: &[Row]) {
             opt(r.late_p99_us)
         );
     }
-    println!("(latencies in µs; lat-floor = mean fio latency minus the same server's zero-latency floor at the same depth; err% against the model latency; err1% = mean minus the queue-depth-1 floor (the per-request transport cost) against the model, `hidden` where the model latency is below the zero-latency run's own queueing at that depth; late = server's reply time minus deadline)");
+    println!("(latencies in µs; lat-floor = mean fio latency minus the same server's zero-latency floor at the same depth; err% against the model latency; err1% = mean minus the per-request transport cost (the zero-latency floor at queue depth 1 with one job) against the model, `hidden` where the model latency is below the zero-latency run's own queueing at that depth, with fio's mean against that run's in %; late = server's reply time minus deadline)");
 }

@@ -109,6 +109,8 @@ pub struct Resolved {
 pub struct PresetStore {
     builtin: &'static [(&'static str, &'static str)],
     dir: Option<PathBuf>,
+    /// Presets given as text (`with_text`), by name.
+    texts: BTreeMap<String, String>,
 }
 
 impl Default for PresetStore {
@@ -116,6 +118,7 @@ impl Default for PresetStore {
         Self {
             builtin: crate::presets::BUILTIN,
             dir: None,
+            texts: BTreeMap::new(),
         }
     }
 }
@@ -127,11 +130,22 @@ impl PresetStore {
         self
     }
 
+    /// A preset given as TOML text (a program's own, or a fuzzer's): it
+    /// overrides a preset of the same name in the directory or built in,
+    /// and its errors are placed in `<name>.toml`.
+    pub fn with_text(mut self, name: &str, text: impl Into<String>) -> Self {
+        self.texts.insert(name.to_string(), text.into());
+        self
+    }
+
     /// Names and descriptions of all presets, sorted by name.
     pub fn list(&self) -> Vec<(String, String)> {
         let mut names: BTreeMap<String, String> = BTreeMap::new();
         for (name, _) in self.builtin {
             names.insert(name.to_string(), String::new());
+        }
+        for name in self.texts.keys() {
+            names.insert(name.clone(), String::new());
         }
         if let Some(dir) = &self.dir {
             if let Ok(rd) = std::fs::read_dir(dir) {
@@ -170,6 +184,9 @@ impl PresetStore {
                 source,
             })?;
             return Ok((name.to_string(), text));
+        }
+        if let Some(text) = self.texts.get(name) {
+            return Ok((format!("{name}.toml"), text.clone()));
         }
         if let Some(dir) = &self.dir {
             let p = dir.join(format!("{name}.toml"));

@@ -5,11 +5,8 @@ use proptest::prelude::*;
 use storlab_model::config::PresetStore;
 use storlab_model::SystemConfig;
 
-fn store_with(text: &str) -> (tempfile::TempDir, PresetStore) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("x.toml"), text).expect("write");
-    let store = PresetStore::default().with_dir(dir.path());
-    (dir, store)
+fn store_with(text: &str) -> PresetStore {
+    PresetStore::default().with_text("x", text)
 }
 
 proptest! {
@@ -17,7 +14,7 @@ proptest! {
 
     #[test]
     fn arbitrary_preset_text_never_panics(text in ".{0,400}") {
-        let (_d, store) = store_with(&text);
+        let store = store_with(&text);
         let _ = SystemConfig::load(&store, "x", &[]);
     }
 
@@ -37,7 +34,7 @@ proptest! {
         let cut = cut.min(text.len());
         let cut = (0..=cut).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
         let mutated = format!("{}{}{}", &text[..cut], junk, &text[cut..]);
-        let (_d, store) = store_with(&mutated);
+        let store = store_with(&mutated);
         if let Ok((_, cfg)) = SystemConfig::load(&store, "x", &[]) {
             let _ = cfg.build_device();
         }
@@ -46,7 +43,7 @@ proptest! {
 
 #[test]
 fn errors_name_the_key_and_file() {
-    let (_d, store) = store_with("extends = \"moneta-spin\"\n[pcie]\ncontrolers = 4\n");
+    let store = store_with("extends = \"moneta-spin\"\n[pcie]\ncontrolers = 4\n");
     let e = SystemConfig::load(&store, "x", &[])
         .expect_err("unknown key refused")
         .to_string();
@@ -62,9 +59,38 @@ fn errors_name_the_key_and_file() {
     .expect_err("bad type")
     .to_string();
     assert!(e.contains("controllers") || e.contains("integer"), "{e}");
-    let (_d, store) = store_with("extends = \"x\"\n");
+    let store = store_with("extends = \"x\"\n");
     assert!(
         SystemConfig::load(&store, "x", &[]).is_err(),
         "a cycle is an error"
     );
+}
+
+#[test]
+fn presets_come_from_text_then_the_directory_then_built_in() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("null.toml"),
+        "extends = \"moneta-spin\"\n[pcie]\ncontrolers = 4\n",
+    )
+    .expect("write");
+    let from_dir = PresetStore::default().with_dir(dir.path());
+    // the directory's file overrides the built-in preset, and its errors
+    // name that file
+    let e = SystemConfig::load(&from_dir, "null", &[])
+        .expect_err("the directory's null.toml has an unknown key")
+        .to_string();
+    assert!(e.contains("null.toml") && e.contains("controlers"), "{e}");
+    // text overrides both, and lists beside the built-in presets
+    let from_text = from_dir.with_text("null", "extends = \"moneta-spin\"\n");
+    let (resolved, _) = SystemConfig::load(&from_text, "null", &[])
+        .expect("the text preset, not the directory's bad file, loads");
+    assert_eq!(resolved.chain[..2], ["null", "moneta-spin"]);
+    let names: Vec<String> = from_text
+        .with_text("mine", "extends = \"null\"\n")
+        .list()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert!(names.iter().any(|n| n == "mine") && names.iter().any(|n| n == "moneta-spin"));
 }

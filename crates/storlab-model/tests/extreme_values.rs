@@ -9,7 +9,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use storlab_model::config::PresetStore;
-use storlab_model::{DevRequest, Op, SystemConfig};
+use storlab_model::SystemConfig;
 
 mod common;
 
@@ -59,39 +59,6 @@ const SMALL_SSD: &[&str] = &[
 /// Most device events one workload may take before it counts as a hang.
 const MAX_EVENTS: usize = 2_000_000;
 
-/// A small mixed workload: reads and writes of several sizes spread over
-/// the device (its last block included), a trim and flushes.
-fn workload(capacity: u64) -> Vec<(u64, DevRequest)> {
-    let last = capacity.saturating_sub(4096) / 4096 * 4096;
-    let mut v = Vec::new();
-    let mut id = 0;
-    let mut push = |t: u64, op, offset: u64, len| {
-        v.push((
-            t,
-            DevRequest {
-                id,
-                op,
-                offset: offset.min(last),
-                len,
-                fua: id % 5 == 4,
-            },
-        ));
-        id += 1;
-    };
-    for i in 0..24u64 {
-        let off = (i * 7_919 * 4096) % capacity.max(4096) / 4096 * 4096;
-        let len = [4096, 512 * 1024, 8192][(i % 3) as usize].min(capacity - off.min(last));
-        let op = if i % 2 == 0 { Op::Read } else { Op::Write };
-        push(i * 1_000, op, off, len.max(512));
-    }
-    push(30_000, Op::Write, last, 4096);
-    push(30_000, Op::Read, last, 4096);
-    push(31_000, Op::Trim, 0, 65_536.min(capacity));
-    push(32_000, Op::Flush, 0, 0);
-    push(33_000, Op::Read, 0, 4096);
-    v
-}
-
 /// Load `preset` with `key=value`; if it loads, build and drive it.
 /// `Ok(true)` when it loaded, `Ok(false)` when refused (with a message
 /// naming the key).
@@ -126,7 +93,7 @@ fn try_one(
             Ok(d) => d,
             Err(_) => return Ok(false),
         };
-        let reqs = workload(d.capacity());
+        let reqs = common::workload(d.capacity());
         let done = common::drive(d.as_mut(), &reqs, MAX_EVENTS)?;
         let _ = d.report(done.values().map(|c| c.at).max().unwrap_or(0));
         Ok(true)

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use storlab_model::{Completion, Cx, DevRequest, Device};
+use storlab_model::{Completion, Cx, DevRequest, Device, Op};
 
 /// Submit `reqs` at their times and run the device until no event is left
 /// (at most `max_events`). Fails, naming what went wrong, on a wake-up or
@@ -74,4 +74,40 @@ pub fn drive(
         ));
     }
     Ok(done)
+}
+
+/// A small mixed workload: reads and writes of several sizes spread over
+/// the device (its last block included), a trim and flushes.
+// Not every test that includes this module uses it (extreme_values.rs
+// and the preset fuzz target do).
+#[allow(dead_code)]
+pub fn workload(capacity: u64) -> Vec<(u64, DevRequest)> {
+    let last = capacity.saturating_sub(4096) / 4096 * 4096;
+    let mut v = Vec::new();
+    let mut id = 0;
+    let mut push = |t: u64, op, offset: u64, len| {
+        v.push((
+            t,
+            DevRequest {
+                id,
+                op,
+                offset: offset.min(last),
+                len,
+                fua: id % 5 == 4,
+            },
+        ));
+        id += 1;
+    };
+    for i in 0..24u64 {
+        let off = (i * 7_919 * 4096) % capacity.max(4096) / 4096 * 4096;
+        let len = [4096, 512 * 1024, 8192][(i % 3) as usize].min(capacity - off.min(last));
+        let op = if i % 2 == 0 { Op::Read } else { Op::Write };
+        push(i * 1_000, op, off, len.max(512));
+    }
+    push(30_000, Op::Write, last, 4096);
+    push(30_000, Op::Read, last, 4096);
+    push(31_000, Op::Trim, 0, 65_536.min(capacity));
+    push(32_000, Op::Flush, 0, 0);
+    push(33_000, Op::Read, 0, 4096);
+    v
 }

@@ -248,9 +248,7 @@ impl PresetStore {
         let mut leaves = BTreeMap::new();
         for layer in layers.into_iter().rev() {
             for (k, v) in layer {
-                // a table value set in a child replaces the parent's subtree
-                leaves.retain(|p: &String, _| !p.starts_with(&format!("{k}.")));
-                leaves.insert(k, v);
+                put_leaf(&mut leaves, k, v);
             }
         }
         let mut r = Resolved { leaves, chain };
@@ -366,6 +364,23 @@ fn comment_text(s: &str) -> Option<String> {
     }
 }
 
+/// Set the leaf at `path`, replacing what it overlaps: the leaves under it
+/// (a value set over a table replaces the table) and a leaf above it (a
+/// table set over a value replaces the value). So no leaf is ever a prefix
+/// of another, and the leaves always make one nested table (`to_toml`);
+/// the typed parse then says what is wrong with a value of the wrong kind,
+/// naming its key.
+fn put_leaf(leaves: &mut BTreeMap<String, Leaf>, path: String, leaf: Leaf) {
+    let under = format!("{path}.");
+    leaves.retain(|p, _| !p.starts_with(&under));
+    let mut above = path.as_str();
+    while let Some((parent, _)) = above.rsplit_once('.') {
+        leaves.remove(parent);
+        above = parent;
+    }
+    leaves.insert(path, leaf);
+}
+
 impl Resolved {
     /// Apply one `key.path=value` override.
     pub fn set(&mut self, arg: &str) -> Result<(), ConfigError> {
@@ -387,8 +402,8 @@ impl Resolved {
             Ok(val) => val,
             Err(_) => Value::from(v),
         };
-        self.leaves.retain(|p, _| !p.starts_with(&format!("{k}.")));
-        self.leaves.insert(
+        put_leaf(
+            &mut self.leaves,
             k,
             Leaf {
                 value,

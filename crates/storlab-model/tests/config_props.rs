@@ -94,3 +94,30 @@ fn presets_come_from_text_then_the_directory_then_built_in() {
         .collect();
     assert!(names.iter().any(|n| n == "mine") && names.iter().any(|n| n == "moneta-spin"));
 }
+
+#[test]
+fn a_table_over_a_value_is_a_type_error_naming_the_key() {
+    // found by the preset fuzz target: these used to panic
+    for (store, overrides) in [
+        (PresetStore::default(), vec!["pcie.tags.x=1".to_string()]),
+        (
+            store_with("extends = \"moneta-spin\"\n[pcie.tags]\nx = 1\n"),
+            vec![],
+        ),
+    ] {
+        let name = if overrides.is_empty() {
+            "x"
+        } else {
+            "moneta-spin"
+        };
+        let e = SystemConfig::load(&store, name, &overrides)
+            .expect_err("a table where a number belongs")
+            .to_string();
+        assert!(e.contains("pcie.tags") && e.contains("u32"), "{e}");
+    }
+    // and a value over a table replaces the table
+    let e = SystemConfig::load(&PresetStore::default(), "moneta-spin", &["pcie=3".into()])
+        .expect_err("a number where a table belongs")
+        .to_string();
+    assert!(e.contains("pcie"), "{e}");
+}

@@ -622,6 +622,50 @@ fn single(job: &str) -> String {
         .join(" ")
 }
 
+/// The columns `lat-floor`, `err%` and `err1%` of row `r` ("-" where they
+/// do not apply).
+fn errors(rows: &[Row], r: &Row) -> (String, String, String) {
+    let err = |got: f64, l: u64| {
+        let l = l as f64 / 1000.0;
+        (got - l) / l * 100.0
+    };
+    let zero = |b: &&Row, job: &str| b.job == job && b.model_ns == Some(0);
+    let floor = rows
+        .iter()
+        .find(|b| zero(b, &r.job) && b.server == r.server);
+    // The per-request transport cost: one request at a time from one
+    // client, so it waits for no other request and no CPU. (With two
+    // jobs at queue depth 1 the zero-latency run is CPU-bound, three
+    // busy threads on two CPUs here, and its mean measures that
+    // contention, which a device with latency relieves.)
+    let floor1 = rows
+        .iter()
+        .find(|b| zero(b, &single(&r.job)) && b.server == r.server);
+    match (r.model_ns, floor) {
+        (Some(l), Some(f)) if l >= 1000 && r.model_ns != f.model_ns => {
+            let m = r.lat_mean_us - f.lat_mean_us;
+            // Against the per-request floor; `hidden` when the
+            // device's latency is below the transport's own queueing
+            // at this depth (closed loop: the zero-latency run's
+            // latency is outstanding requests / its IOPS), so fio's
+            // queue, not the device, should set the latency: then
+            // fio's mean against that run's, which shows what the
+            // emulator's waiting costs clients short of CPU.
+            let deep = !r.job.split(' ').any(|w| w == "qd1");
+            let e1 = match floor1 {
+                Some(_) if deep && (l as f64 / 1000.0) < f.lat_mean_us => {
+                    let q = (r.lat_mean_us - f.lat_mean_us) / f.lat_mean_us * 100.0;
+                    format!("hidden{:+}", q.round() as i64)
+                }
+                Some(f1) => format!("{:+.1}", err(r.lat_mean_us - f1.lat_mean_us, l)),
+                None => "-".into(),
+            };
+            (format!("{m:.1}"), format!("{:+.1}", err(m, l)), e1)
+        }
+        _ => ("-".into(), "-".into(), "-".into()),
+    }
+}
+
 fn print_table(rows: &[Row]) {
     println!(
         "{:<18} {:<22} {:>9} {:>7} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>10} {:>8} {:>8}",
@@ -639,53 +683,15 @@ fn print_table(rows: &[Row]) {
         "late50",
         "late99"
     );
-    let err = |got: f64, l: u64| {
-        let l = l as f64 / 1000.0;
-        (got - l) / l * 100.0
-    };
     for r in rows {
-        let zero = |b: &&Row, job: &str| b.job == job && b.model_ns == Some(0);
         let base = rows
             .iter()
-            .find(|b| zero(b, &r.job) && b.server == "nbdkit");
-        let floor = rows
-            .iter()
-            .find(|b| zero(b, &r.job) && b.server == r.server);
-        // The per-request transport cost: one request at a time from one
-        // client, so it waits for no other request and no CPU. (With two
-        // jobs at queue depth 1 the zero-latency run is CPU-bound, three
-        // busy threads on two CPUs here, and its mean measures that
-        // contention, which a device with latency relieves.)
-        let floor1 = rows
-            .iter()
-            .find(|b| zero(b, &single(&r.job)) && b.server == r.server);
+            .find(|b| b.job == r.job && b.model_ns == Some(0) && b.server == "nbdkit");
         let ratio = base.map(|b| r.iops / b.iops).unwrap_or(f64::NAN);
         let p50r = base
             .map(|b| r.clat_p50_us / b.clat_p50_us)
             .unwrap_or(f64::NAN);
-        let (minus, e, e1) = match (r.model_ns, floor) {
-            (Some(l), Some(f)) if l >= 1000 && r.model_ns != f.model_ns => {
-                let m = r.lat_mean_us - f.lat_mean_us;
-                // Against the per-request floor; `hidden` when the
-                // device's latency is below the transport's own queueing
-                // at this depth (closed loop: the zero-latency run's
-                // latency is outstanding requests / its IOPS), so fio's
-                // queue, not the device, should set the latency: then
-                // fio's mean against that run's, which shows what the
-                // emulator's waiting costs clients short of CPU.
-                let deep = !r.job.split(' ').any(|w| w == "qd1");
-                let e1 = match floor1 {
-                    Some(_) if deep && (l as f64 / 1000.0) < f.lat_mean_us => {
-                        let q = (r.lat_mean_us - f.lat_mean_us) / f.lat_mean_us * 100.0;
-                        format!("hidden{:+}", q.round() as i64)
-                    }
-                    Some(f1) => format!("{:+.1}", err(r.lat_mean_us - f1.lat_mean_us, l)),
-                    None => "-".into(),
-                };
-                (format!("{m:.1}"), format!("{:+.1}", err(m, l)), e1)
-            }
-            _ => ("-".into(), "-".into(), "-".into()),
-        };
+        let (minus, e, e1) = errors(rows, r);
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
         println!(
             "{:<18} {:<22} {:>9.0} {:>7.2} {:>9.1} {:>8.1} {:>8.1} {:>9.2} {:>9} {:>7} {:>10} {:>8} {:>8}",
@@ -705,4 +711,56 @@ fn print_table(rows: &[Row]) {
         );
     }
     println!("(latencies in µs; lat-floor = mean fio latency minus the same server's zero-latency floor at the same depth; err% against the model latency; err1% = mean minus the per-request transport cost (the zero-latency floor at queue depth 1 with one job) against the model, `hidden` where the model latency is below the zero-latency run's own queueing at that depth, with fio's mean against that run's in %; late = server's reply time minus deadline)");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(job: &str, model_ns: u64, lat_mean_us: f64) -> Row {
+        Row {
+            job: job.into(),
+            server: "storlab".into(),
+            target: format!("storlab {}us", model_ns / 1000),
+            model_ns: Some(model_ns),
+            iops: 1.0,
+            lat_mean_us,
+            clat_p50_us: lat_mean_us,
+            clat_p99_us: lat_mean_us,
+            late_p50_us: None,
+            late_p99_us: None,
+        }
+    }
+
+    #[test]
+    fn errors_take_one_clients_floor_and_show_hidden_queueing() {
+        let rows = [
+            row("randread qd1 nj1", 0, 10.0),
+            row("randread qd1 nj2", 0, 25.0),
+            row("randread qd32 nj2", 0, 300.0),
+            row("randread qd1 nj1", 20_000, 32.0),
+            row("randread qd1 nj2", 20_000, 34.0),
+            row("randread qd32 nj2", 20_000, 450.0),
+            row("randread qd32 nj2", 1_000_000, 1030.0),
+        ];
+        let e = |i: usize| errors(&rows, &rows[i]);
+        // one client: its own floor, err% and err1% agree
+        assert_eq!(e(3), ("22.0".into(), "+10.0".into(), "+10.0".into()));
+        // two clients at QD1: err% against their CPU-bound floor, err1%
+        // against one client's
+        assert_eq!(e(4), ("9.0".into(), "-55.0".into(), "+20.0".into()));
+        // 20 µs is below the 300 µs of queueing at QD64: fio's mean
+        // against the zero-latency run's
+        assert_eq!(e(5).2, "hidden+50");
+        // 1 ms is not: against one client's floor
+        assert_eq!(e(6).2, "+2.0");
+        // floors themselves have no errors
+        assert_eq!(e(0), ("-".into(), "-".into(), "-".into()));
+    }
+
+    #[test]
+    fn single_is_queue_depth_one_with_one_job() {
+        assert_eq!(single("randwrite qd32 nj2"), "randwrite qd1 nj1");
+        assert_eq!(single("randread qd1 nj1"), "randread qd1 nj1");
+    }
 }

@@ -227,7 +227,7 @@ impl PresetStore {
                         message: e.to_string(),
                     })?;
             let mut flat = BTreeMap::new();
-            flatten_table(doc.as_table(), "", &origin, &mut flat);
+            flatten_table(doc.as_table(), "", &origin, &mut flat)?;
             for (path, leaf) in flat.iter_mut() {
                 leaf.line = find_line(&text, path);
             }
@@ -259,13 +259,30 @@ impl PresetStore {
     }
 }
 
+/// Flatten `t` into `table.key` leaves. A quoted key holding a dot
+/// (`"a.b" = 1`) would flatten to the same path as the nested key `a.b` and
+/// silently shadow or drop its neighbours, so it is refused, naming it.
 fn flatten_table(
     t: &toml_edit::Table,
     prefix: &str,
     origin: &str,
     out: &mut BTreeMap<String, Leaf>,
-) {
+) -> Result<(), ConfigError> {
+    let dotted = |k: &str| ConfigError::Schema {
+        file: origin.to_string(),
+        message: format!(
+            "key \"{k}\"{} holds a dot; write nested keys as `a.b = ...` or a [table]",
+            if prefix.is_empty() {
+                String::new()
+            } else {
+                format!(" in [{prefix}]")
+            }
+        ),
+    };
     for (k, item) in t.iter() {
+        if k.contains('.') {
+            return Err(dotted(k));
+        }
         let path = if prefix.is_empty() {
             k.to_string()
         } else {
@@ -280,7 +297,7 @@ fn flatten_table(
             })
             .unwrap_or_default();
         match item {
-            Item::Table(sub) => flatten_table(sub, &path, origin, out),
+            Item::Table(sub) => flatten_table(sub, &path, origin, out)?,
             Item::Value(v) => {
                 let trailing = v
                     .decor()
@@ -293,6 +310,9 @@ fn flatten_table(
                     .unwrap_or_default();
                 if let Value::InlineTable(it) = v {
                     for (ik, iv) in it.iter() {
+                        if ik.contains('.') {
+                            return Err(dotted(ik));
+                        }
                         let mut iv = iv.clone();
                         iv.decor_mut().clear();
                         out.insert(
@@ -322,6 +342,7 @@ fn flatten_table(
             Item::ArrayOfTables(_) | Item::None => {}
         }
     }
+    Ok(())
 }
 
 /// The line where `path` (`table.key` or `table.key.inner` for an inline

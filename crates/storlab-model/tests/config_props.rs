@@ -121,3 +121,29 @@ fn a_table_over_a_value_is_a_type_error_naming_the_key() {
         .to_string();
     assert!(e.contains("pcie"), "{e}");
 }
+
+#[test]
+fn a_quoted_key_with_a_dot_is_refused_not_merged() {
+    // `"pcie.tags" = 1` would flatten onto the nested key pcie.tags and
+    // silently drop the other pcie keys
+    for text in [
+        "extends = \"moneta-spin\"\n\"pcie.tags\" = 1\n",
+        "extends = \"moneta-spin\"\n[pcie]\n\"tags.x\" = 1\n",
+        "extends = \"moneta-spin\"\npcie = { \"a.b\" = 1 }\n",
+    ] {
+        let e = SystemConfig::load(&store_with(text), "x", &[])
+            .expect_err("a dotted quoted key")
+            .to_string();
+        assert!(
+            e.contains("x.toml") && e.contains("holds a dot"),
+            "{text}: {e}"
+        );
+    }
+    // dotted (unquoted) keys are nested keys and still load
+    SystemConfig::load(
+        &store_with("extends = \"moneta-spin\"\npcie.tags = 16\n"),
+        "x",
+        &[],
+    )
+    .expect("a dotted key is a nested key");
+}

@@ -544,24 +544,22 @@ fn main() {
 /// The rows of a file `--json` wrote; a clear message and exit 1 if it
 /// cannot be read or is not such a file.
 fn saved_rows(p: &Path) -> Vec<Row> {
+    load_saved(p).unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(1)
+    })
+}
+
+/// The rows of a file `--json` wrote.
+fn load_saved(p: &Path) -> Result<Vec<Row>, String> {
     #[derive(serde::Deserialize)]
     struct Saved {
         rows: Vec<Row>,
     }
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| {
-        eprintln!("error: {}: {e}", p.display());
-        std::process::exit(1)
-    });
-    match serde_json::from_str::<Saved>(&text) {
-        Ok(s) => s.rows,
-        Err(e) => {
-            eprintln!(
-                "error: {}: not a file nbd_bench --json wrote: {e}",
-                p.display()
-            );
-            std::process::exit(1)
-        }
-    }
+    let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    serde_json::from_str::<Saved>(&text)
+        .map(|s| s.rows)
+        .map_err(|e| format!("{}: not a file nbd_bench --json wrote: {e}", p.display()))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -756,6 +754,36 @@ mod tests {
         assert_eq!(e(6).2, "+2.0");
         // floors themselves have no errors
         assert_eq!(e(0), ("-".into(), "-".into(), "-".into()));
+    }
+
+    #[test]
+    fn the_saved_runs_the_readme_quotes_load_with_every_baseline() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).expect("results/") {
+            let p = entry.expect("entry").path();
+            let rows = load_saved(&p).unwrap_or_else(|e| panic!("{e}"));
+            files += 1;
+            // every job has its nbdkit baseline and its zero-latency floor,
+            // and every storlab row with a model latency gets an error
+            for r in &rows {
+                let has = |server: &str| {
+                    rows.iter()
+                        .any(|b| b.job == r.job && b.server == server && b.model_ns == Some(0))
+                };
+                assert!(
+                    has("nbdkit") && has("storlab"),
+                    "{}: {}",
+                    p.display(),
+                    r.job
+                );
+                if r.server == "storlab" && r.model_ns.is_some_and(|m| m > 0) {
+                    assert_ne!(errors(&rows, r).2, "-", "{}: {}", p.display(), r.target);
+                }
+            }
+        }
+        assert!(files >= 1, "no saved runs in {}", dir.display());
+        assert!(load_saved(&dir).is_err(), "a directory is not a saved run");
     }
 
     #[test]

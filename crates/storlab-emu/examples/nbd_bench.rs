@@ -405,6 +405,13 @@ fn nbdkit(dir: &Path, size_mib: u64, delay_ns: u64) -> (Child, PathBuf) {
 }
 
 fn main() {
+    // End quietly when the reader of the tables goes away (`| head`), as
+    // `storlab` does; the servers it starts send with MSG_NOSIGNAL.
+    // SAFETY: resetting a signal's disposition at startup, before any
+    // thread exists, has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let a = Args::parse();
     if let Some(p) = &a.from_json {
         print_table(&saved_rows(p));

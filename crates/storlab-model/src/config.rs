@@ -227,7 +227,7 @@ impl PresetStore {
                         message: e.to_string(),
                     })?;
             let mut flat = BTreeMap::new();
-            flatten_table(doc.as_table(), "", &origin, &mut flat)?;
+            flatten_table(doc.as_table(), "", (&origin, &text), &mut flat)?;
             for (path, leaf) in flat.iter_mut() {
                 leaf.line = find_line(&text, path);
             }
@@ -261,15 +261,23 @@ impl PresetStore {
 
 /// Flatten `t` into `table.key` leaves. A quoted key holding a dot
 /// (`"a.b" = 1`) would flatten to the same path as the nested key `a.b` and
-/// silently shadow or drop its neighbours, so it is refused, naming it.
+/// silently shadow or drop its neighbours, so it is refused, naming it and
+/// its line in `text` (the file `origin`).
 fn flatten_table(
     t: &toml_edit::Table,
     prefix: &str,
-    origin: &str,
+    (origin, text): (&str, &str),
     out: &mut BTreeMap<String, Leaf>,
 ) -> Result<(), ConfigError> {
     let dotted = |k: &str| ConfigError::Schema {
-        file: origin.to_string(),
+        // the first line holding the key quoted either way
+        file: match text
+            .lines()
+            .position(|l| l.contains(&format!("\"{k}\"")) || l.contains(&format!("'{k}'")))
+        {
+            Some(i) => format!("{origin}:{}", i + 1),
+            None => origin.to_string(),
+        },
         message: format!(
             "key \"{k}\"{} holds a dot; write nested keys as `a.b = ...` or a [table]",
             if prefix.is_empty() {
@@ -297,7 +305,7 @@ fn flatten_table(
             })
             .unwrap_or_default();
         match item {
-            Item::Table(sub) => flatten_table(sub, &path, origin, out)?,
+            Item::Table(sub) => flatten_table(sub, &path, (origin, text), out)?,
             Item::Value(v) => {
                 let trailing = v
                     .decor()

@@ -666,6 +666,47 @@ impl ServerControl {
     pub fn shutdown(&self) {
         self.shutdown.trigger();
     }
+
+    /// Answer one control-socket connection: read one line (at most 256
+    /// bytes, within one second in all), run it, write the reply.
+    fn answer(&self, s: UnixStream) {
+        const LIMIT: Duration = Duration::from_secs(1);
+        let start = Instant::now();
+        let _ = s.set_nonblocking(false);
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        while line.len() < 256 {
+            let Some(left) = LIMIT.checked_sub(start.elapsed()).filter(|d| !d.is_zero()) else {
+                break;
+            };
+            let _ = s.set_read_timeout(Some(left));
+            match (&s).read(&mut byte) {
+                Ok(1) if byte[0] != b'\n' => line.push(byte[0]),
+                _ => break,
+            }
+        }
+        let reply = match String::from_utf8_lossy(&line).trim() {
+            "powercut" => match self.power_cut() {
+                Ok(()) => "ok\n".to_string(),
+                Err(e) => format!("error: {e}\n"),
+            },
+            "stats" => serde_json::to_string(&self.report())
+                .map(|j| j + "\n")
+                .unwrap_or_default(),
+            "reset-stats" => {
+                self.reset_stats();
+                "ok\n".to_string()
+            }
+            "shutdown" => {
+                self.shutdown();
+                "ok\n".to_string()
+            }
+            other => format!(
+                "error: unknown command {other:?} (powercut, stats, reset-stats, shutdown)\n"
+            ),
+        };
+        let _ = (&s).write_all(reply.as_bytes());
+    }
 }
 
 /// A bound server, ready to [`Server::run`].
@@ -934,8 +975,14 @@ impl Server {
                 }
                 if let Some((l, _)) = &self.control {
                     if fds[self.listeners.len()].revents != 0 {
+                        // Each command on its own thread: a control client
+                        // that is slow to send its line must not hold up
+                        // accepting NBD connections or stopping.
                         while let Ok((s, _)) = l.accept() {
-                            self.control_command(s);
+                            let ctl = self.control();
+                            let _ = thread::Builder::new()
+                                .name("nbd-control".into())
+                                .spawn(move || ctl.answer(s));
                         }
                     }
                 }
@@ -982,40 +1029,6 @@ impl Server {
         let mut report = shared.report();
         report.record = record;
         Ok(report)
-    }
-
-    fn control_command(&self, s: UnixStream) {
-        let _ = s.set_nonblocking(false);
-        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
-        let mut line = Vec::new();
-        let mut byte = [0u8; 1];
-        while line.len() < 256 {
-            match (&s).read(&mut byte) {
-                Ok(1) if byte[0] != b'\n' => line.push(byte[0]),
-                _ => break,
-            }
-        }
-        let reply = match String::from_utf8_lossy(&line).trim() {
-            "powercut" => match self.shared.power_cut() {
-                Ok(()) => "ok\n".to_string(),
-                Err(e) => format!("error: {e}\n"),
-            },
-            "stats" => serde_json::to_string(&self.shared.report())
-                .map(|j| j + "\n")
-                .unwrap_or_default(),
-            "reset-stats" => {
-                self.shared.stats.reset_requests();
-                "ok\n".to_string()
-            }
-            "shutdown" => {
-                self.shutdown.trigger();
-                "ok\n".to_string()
-            }
-            other => format!(
-                "error: unknown command {other:?} (powercut, stats, reset-stats, shutdown)\n"
-            ),
-        };
-        let _ = (&s).write_all(reply.as_bytes());
     }
 }
 

@@ -376,7 +376,21 @@ fn control_socket_commands() {
         u.read_to_string(&mut out).expect("read");
         out
     };
+    // A control client that says nothing holds up no one: the next
+    // command is answered while it is still waiting, and it is answered
+    // (an error, its line being empty) once its second is up.
+    let mut idle = UnixStream::connect(&ctl).expect("control");
     assert_eq!(cmd("powercut\n"), "ok\n");
+    idle.set_nonblocking(true).expect("nonblocking");
+    let pending = idle.read(&mut [0u8; 64]);
+    assert!(
+        matches!(&pending, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the silent client was answered first: {pending:?}"
+    );
+    idle.set_nonblocking(false).expect("blocking");
+    let mut out = String::new();
+    idle.read_to_string(&mut out).expect("read");
+    assert!(out.starts_with("error: unknown command"), "{out}");
     assert!(c.read(2, 0, 512).data.iter().all(|&x| x == 0));
     let stats: serde_json::Value = serde_json::from_str(&cmd("stats\n")).expect("json");
     assert_eq!(stats["durability"]["power_cuts"], 1);

@@ -705,15 +705,26 @@ impl ServerControl {
                 "error: unknown command {other:?} (powercut, stats, reset-stats, shutdown)\n"
             ),
         };
+        // A client that never reads gets the rest of its second, no more.
+        let left = LIMIT
+            .saturating_sub(start.elapsed())
+            .max(Duration::from_millis(100));
+        let _ = s.set_write_timeout(Some(left));
         let _ = (&s).write_all(reply.as_bytes());
     }
 }
+
+/// Control-socket commands answered at once; further connections wait
+/// in the listener's backlog until one is done.
+const MAX_CONTROL: usize = 8;
 
 /// A bound server, ready to [`Server::run`].
 pub struct Server {
     shared: Arc<Shared>,
     listeners: Vec<Listener>,
     control: Option<(UnixListener, PathBuf)>,
+    /// Control commands being answered now (at most [`MAX_CONTROL`]).
+    control_busy: Arc<AtomicUsize>,
     /// The signal handlers, from `bind` on (a SIGTERM while binding or
     /// probing stops the server cleanly once it runs).
     signals: Option<SignalGuard>,
@@ -856,6 +867,7 @@ impl Server {
             shared,
             listeners,
             control,
+            control_busy: Arc::new(AtomicUsize::new(0)),
             signals,
             max_connections: opts.max_connections,
             shutdown,
@@ -942,6 +954,13 @@ impl Server {
             if sigs & SIG_STOP != 0 || self.shutdown.is_triggered() {
                 break;
             }
+            // The control listener is left out of the poll while all its
+            // threads are busy (a negative fd is ignored), so clients past
+            // the limit wait their turn instead of spinning this loop.
+            if let Some((l, _)) = &self.control {
+                let full = self.control_busy.load(Ordering::SeqCst) >= MAX_CONTROL;
+                fds[self.listeners.len()].fd = if full { -1 } else { l.as_raw_fd() };
+            }
             // SAFETY: `fds` is a valid array of pollfd of the given length.
             let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 20) };
             if n > 0 {
@@ -978,11 +997,22 @@ impl Server {
                         // Each command on its own thread: a control client
                         // that is slow to send its line must not hold up
                         // accepting NBD connections or stopping.
-                        while let Ok((s, _)) = l.accept() {
+                        // At most MAX_CONTROL at once; later clients wait
+                        // in the listener's backlog (see above).
+                        while self.control_busy.load(Ordering::SeqCst) < MAX_CONTROL {
+                            let Ok((s, _)) = l.accept() else { break };
+                            let busy = self.control_busy.clone();
+                            busy.fetch_add(1, Ordering::SeqCst);
                             let ctl = self.control();
-                            let _ = thread::Builder::new()
-                                .name("nbd-control".into())
-                                .spawn(move || ctl.answer(s));
+                            let spawned = thread::Builder::new().name("nbd-control".into()).spawn(
+                                move || {
+                                    ctl.answer(s);
+                                    busy.fetch_sub(1, Ordering::SeqCst);
+                                },
+                            );
+                            if spawned.is_err() {
+                                self.control_busy.fetch_sub(1, Ordering::SeqCst);
+                            }
                         }
                     }
                 }

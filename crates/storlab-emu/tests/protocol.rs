@@ -412,6 +412,57 @@ fn control_socket_commands() {
 }
 
 #[test]
+fn control_socket_answers_eight_at_once_and_queues_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctl = dir.path().join("ctl.sock");
+    let srv = TestServer::start(
+        ServeOptions {
+            size: MIB,
+            control: Some(ctl.clone()),
+            ..Default::default()
+        },
+        Box::new(FixedLatency::new(0, MIB)),
+    );
+    let cmd = |s: &str| {
+        let mut u = UnixStream::connect(&ctl).expect("control");
+        u.write_all(s.as_bytes()).expect("write");
+        let mut out = String::new();
+        u.read_to_string(&mut out).expect("read");
+        out
+    };
+    // Eight silent clients take every control thread for their second;
+    // NBD clients are served meanwhile.
+    let t0 = std::time::Instant::now();
+    let mut silent: Vec<UnixStream> = (0..8)
+        .map(|_| UnixStream::connect(&ctl).expect("control"))
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut c = RawClient::connect(&srv.socket, false);
+    c.write(1, 0, &[7; 512], 0);
+    assert!(c.read(2, 0, 512).data.iter().all(|&x| x == 7));
+    c.disconnect();
+    assert!(
+        t0.elapsed().as_millis() < 900,
+        "NBD waited for the control socket"
+    );
+    // A ninth command waits for a free thread, then is answered.
+    let stats: serde_json::Value = serde_json::from_str(&cmd("stats\n")).expect("json");
+    assert!(
+        t0.elapsed().as_millis() >= 900,
+        "answered while eight were busy: {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(stats["ops"][1]["requests"], 1, "one write");
+    for s in &mut silent {
+        let mut out = String::new();
+        s.read_to_string(&mut out).expect("read");
+        assert!(out.starts_with("error: unknown command"), "{out}");
+    }
+    assert_eq!(cmd("reset-stats\n"), "ok\n", "free again");
+    srv.stop();
+}
+
+#[test]
 fn file_store_keeps_data_across_restarts() {
     let dir = tempfile::tempdir().expect("tempdir");
     let img = dir.path().join("disk.img");

@@ -355,8 +355,10 @@ fn requests_in_flight_at_a_power_cut_fail_with_eio() {
     );
 }
 
-#[test]
-fn control_socket_commands() {
+/// A 1 MiB server with a control socket (in the returned directory).
+fn with_control(
+    dev: Box<dyn storlab_model::Device>,
+) -> (tempfile::TempDir, std::path::PathBuf, TestServer) {
     let dir = tempfile::tempdir().expect("tempdir");
     let ctl = dir.path().join("ctl.sock");
     let srv = TestServer::start(
@@ -365,17 +367,26 @@ fn control_socket_commands() {
             control: Some(ctl.clone()),
             ..Default::default()
         },
-        Box::new(Volatile(FixedLatency::new(0, MIB))),
+        dev,
     );
+    (dir, ctl, srv)
+}
+
+/// Send one control command and read the whole reply.
+fn control_command(ctl: &std::path::Path, line: &str) -> String {
+    let mut u = UnixStream::connect(ctl).expect("control");
+    u.write_all(line.as_bytes()).expect("write");
+    let mut out = String::new();
+    u.read_to_string(&mut out).expect("read");
+    out
+}
+
+#[test]
+fn control_socket_commands() {
+    let (_dir, ctl, srv) = with_control(Box::new(Volatile(FixedLatency::new(0, MIB))));
     let mut c = RawClient::connect(&srv.socket, false);
     c.write(1, 0, &[1; 512], 0);
-    let cmd = |s: &str| {
-        let mut u = UnixStream::connect(&ctl).expect("control");
-        u.write_all(s.as_bytes()).expect("write");
-        let mut out = String::new();
-        u.read_to_string(&mut out).expect("read");
-        out
-    };
+    let cmd = |s: &str| control_command(&ctl, s);
     // A control client that says nothing holds up no one: the next
     // command is answered while it is still waiting, and it is answered
     // (an error, its line being empty) once its second is up.
@@ -413,30 +424,15 @@ fn control_socket_commands() {
 
 #[test]
 fn control_socket_answers_eight_at_once_and_queues_the_rest() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let ctl = dir.path().join("ctl.sock");
-    let srv = TestServer::start(
-        ServeOptions {
-            size: MIB,
-            control: Some(ctl.clone()),
-            ..Default::default()
-        },
-        Box::new(FixedLatency::new(0, MIB)),
-    );
-    let cmd = |s: &str| {
-        let mut u = UnixStream::connect(&ctl).expect("control");
-        u.write_all(s.as_bytes()).expect("write");
-        let mut out = String::new();
-        u.read_to_string(&mut out).expect("read");
-        out
-    };
+    let (_dir, ctl, srv) = with_control(Box::new(FixedLatency::new(0, MIB)));
+    let cmd = |s: &str| control_command(&ctl, s);
     // Eight silent clients take every control thread for their second;
     // NBD clients are served meanwhile.
-    let t0 = std::time::Instant::now();
+    let t0 = Instant::now();
     let mut silent: Vec<UnixStream> = (0..8)
         .map(|_| UnixStream::connect(&ctl).expect("control"))
         .collect();
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    std::thread::sleep(Duration::from_millis(100));
     let mut c = RawClient::connect(&srv.socket, false);
     c.write(1, 0, &[7; 512], 0);
     assert!(c.read(2, 0, 512).data.iter().all(|&x| x == 7));

@@ -705,7 +705,8 @@ impl ServerControl {
                 "error: unknown command {other:?} (powercut, stats, reset-stats, shutdown)\n"
             ),
         };
-        // A client that never reads gets the rest of its second, no more.
+        // A client that never reads gets the rest of its second (at least
+        // 0.1 s, for a reply computed late in it), no more.
         let left = LIMIT
             .saturating_sub(start.elapsed())
             .max(Duration::from_millis(100));

@@ -62,17 +62,10 @@ struct Args {
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last() {
-        Some('K' | 'k') => (&s[..s.len() - 1], 1u64 << 10),
-        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
-        Some('T' | 't') => (&s[..s.len() - 1], 1 << 40),
-        _ => (s, 1),
-    };
-    let n: u64 = num.parse().map_err(|e| format!("bad size {s:?}: {e}"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("size {s:?} overflows"))
+    parse_size::Config::new()
+        .with_binary()
+        .parse_size(s.trim())
+        .map_err(|e| format!("bad size {s:?}: {e}"))
 }
 
 fn main() {

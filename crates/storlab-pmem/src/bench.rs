@@ -191,28 +191,16 @@ impl Default for MsyncBenchOptions {
     }
 }
 
-/// Parse a size: digits with an optional `k`, `m` or `g` (powers of 1024),
-/// optionally followed by `b` or `ib`, any case.
+/// Parse a size: a number with an optional `k`, `m`, `g` or `t` (powers of
+/// 1024), optionally followed by `b` or `ib`, any case; more than zero.
 pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let t = t
-        .strip_suffix("ib")
-        .or_else(|| t.strip_suffix('b'))
-        .unwrap_or(&t);
-    let (digits, mult) = match t.chars().last() {
-        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('m') => (&t[..t.len() - 1], 1 << 20),
-        Some('g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| "expected a number with an optional k, m or g suffix".to_string())?;
-    let v = n.checked_mul(mult).ok_or_else(|| "too large".to_string())?;
-    if v == 0 {
-        return Err("must be > 0".into());
+    match parse_size::Config::new().with_binary().parse_size(s.trim()) {
+        Ok(0) => Err("must be > 0".into()),
+        Ok(v) => Ok(v),
+        Err(e) => Err(format!(
+            "{e} (expected a number with an optional k, m, g or t suffix)"
+        )),
     }
-    Ok(v)
 }
 
 fn list(flag: &str, value: &str) -> Result<Vec<String>, PmemError> {

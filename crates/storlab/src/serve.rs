@@ -72,26 +72,18 @@ pub struct ServeArgs {
     pub floor_probe: u32,
 }
 
-/// `8G`, `512m`, `4096`: binary units.
+/// `8G`, `512m`, `1.5GiB`, `4096`: binary units (K = 1024), more than
+/// zero (an empty export is never what a user asking for a device meant).
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mul) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        None => (t, 1u64),
-        Some((i, _)) => {
-            let unit = t[i..].to_ascii_lowercase();
-            let m = match unit.trim_end_matches("ib").trim_end_matches('b') {
-                "" => 1,
-                "k" => 1 << 10,
-                "m" => 1 << 20,
-                "g" => 1 << 30,
-                "t" => 1 << 40,
-                _ => return Err(format!("{s}: unknown unit (use K, M, G or T)")),
-            };
-            (&t[..i], m)
-        }
-    };
-    let n: u64 = num.parse().map_err(|_| format!("{s}: not a size"))?;
-    n.checked_mul(mul).ok_or_else(|| format!("{s}: too large"))
+    match parse_size::Config::new().with_binary().parse_size(s.trim()) {
+        Ok(0) => Err(format!(
+            "{s}: an export needs at least one byte (leave --size out for the device's capacity)"
+        )),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!(
+            "{s}: {e} (a size is a number with an optional K, M, G or T)"
+        )),
+    }
 }
 
 /// Run `storlab serve`.

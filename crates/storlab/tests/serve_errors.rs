@@ -23,7 +23,7 @@ fn bad_serve_options_name_what_is_wrong() {
     let dir = tempfile::tempdir().expect("tempdir");
     let sock = dir.path().join("s.sock");
     let sock = sock.to_str().expect("utf-8 path");
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["--floor-probe", "20000000", "--socket", sock],
             "20000000 is not in 0..=10000000",
@@ -32,7 +32,11 @@ fn bad_serve_options_name_what_is_wrong() {
             &["--device", "nosuch", "--socket", sock],
             "unknown device 'nosuch'",
         ),
-        (&["--size", "12Q", "--socket", sock], "12Q: unknown unit"),
+        (&["--size", "12Q", "--socket", sock], "12Q: invalid digit"),
+        (
+            &["--size", "0", "--socket", sock],
+            "0: an export needs at least one byte",
+        ),
         (
             &["--listen", "10.0.0.1:10809"],
             "non-loopback address 10.0.0.1:10809",

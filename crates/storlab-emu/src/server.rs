@@ -550,13 +550,16 @@ fn bind_unix(path: &Path) -> Result<UnixListener, EmuError> {
 }
 
 fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
+    const GIB: f64 = (1u64 << 30) as f64;
     let size = if opts.size == 0 { capacity } else { opts.size };
     if size == 0 {
         return Err(EmuError::Config("export size is zero".into()));
     }
     if size > capacity {
         return Err(EmuError::Config(format!(
-            "size {size} exceeds the device's capacity {capacity}"
+            "size {size} B ({:.1} GiB) exceeds the device's capacity, {capacity} B ({:.1} GiB)",
+            size as f64 / GIB,
+            capacity as f64 / GIB
         )));
     }
     let b = opts.block;

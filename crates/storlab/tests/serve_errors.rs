@@ -23,7 +23,7 @@ fn bad_serve_options_name_what_is_wrong() {
     let dir = tempfile::tempdir().expect("tempdir");
     let sock = dir.path().join("s.sock");
     let sock = sock.to_str().expect("utf-8 path");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["--floor-probe", "20000000", "--socket", sock],
             "20000000 is not in 0..=10000000",
@@ -33,6 +33,10 @@ fn bad_serve_options_name_what_is_wrong() {
             "unknown device 'nosuch'",
         ),
         (&["--size", "12Q", "--socket", sock], "12Q: invalid digit"),
+        (
+            &["--device", "fusion-io", "--size", "1T", "--socket", sock],
+            "size 1099511627776 B (1024.0 GiB) exceeds the device's capacity, 80000000000 B (74.5 GiB)",
+        ),
         (
             &["--size", "0", "--socket", sock],
             "0: an export needs at least one byte",

@@ -89,7 +89,7 @@ struct Args {
         default_value = "1000000,10000000"
     )]
     nbdkit_delays: Vec<u64>,
-    /// Run nothing: print the fio table again from a file `--json` wrote.
+    /// Run nothing: print the tables again from a file `--json` wrote.
     #[arg(long, value_name = "FILE")]
     from_json: Option<PathBuf>,
 }
@@ -129,7 +129,26 @@ impl Target {
     }
 }
 
-fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
+/// The busy-polling client's table: its settings and one row per model
+/// latency (medians over the repetitions), the floor (0) first.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Spin {
+    seconds: u64,
+    reps: usize,
+    rows: Vec<SpinRow>,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct SpinRow {
+    model_ns: u64,
+    mean_us: f64,
+    clat_p50_us: f64,
+    clat_p99_us: f64,
+    late_p50_us: f64,
+    late_p99_us: f64,
+}
+
+fn spin_runs(a: &Args, dir: &Path, lats: &[u64]) -> Spin {
     let size = a.size_mib << 20;
     // Per latency, per repetition: (mean, p50, p99, late50, late99) in ns.
     let mut runs: Vec<Vec<[f64; 5]>> = vec![Vec::new(); lats.len()];
@@ -176,45 +195,81 @@ fn spin_table(a: &Args, dir: &Path, lats: &[u64]) {
             runs[i].push([mean, p50, p99, l50, l99]);
         }
     }
-    println!();
-    println!(
-        "busy-polling client, QD1 4 KiB randread ({} s per run, median of {}): the server's latency without client wake-ups",
-        a.spin_seconds, a.reps
-    );
-    println!(
-        "{:<15} {:>9} {:>9} {:>9} {:>10} {:>7} {:>9} {:>8} {:>8}",
-        "model", "mean", "p50", "p99", "mean-floor", "err%", "p50-floor", "late50", "late99"
-    );
-    let col = |i: usize, k: usize| median(runs[i].iter().map(|r| r[k]).collect());
-    let us = |ns: f64| ns / 1000.0;
-    for (i, &l) in lats.iter().enumerate() {
-        let (mean, p50) = (col(i, 0), col(i, 1));
-        let (minus, err, p50minus) = if l > 0 && lats[0] == 0 {
-            let (fm, fp) = (col(0, 0), col(0, 1));
-            (
-                format!("{:.2}", us(mean - fm)),
-                format!("{:+.2}", (mean - fm - l as f64) / l as f64 * 100.0),
-                format!("{:.2}", us(p50 - fp)),
-            )
-        } else {
-            ("-".into(), "-".into(), "-".into())
+    let rows = lats
+        .iter()
+        .enumerate()
+        .map(|(i, &model_ns)| {
+            let col = |k: usize| median(runs[i].iter().map(|r| r[k]).collect()) / 1000.0;
+            SpinRow {
+                model_ns,
+                mean_us: col(0),
+                clat_p50_us: col(1),
+                clat_p99_us: col(2),
+                late_p50_us: col(3),
+                late_p99_us: col(4),
+            }
+        })
+        .collect();
+    Spin {
+        seconds: a.spin_seconds,
+        reps: a.reps,
+        rows,
+    }
+}
+
+/// The busy-polling table's lines: each latency's mean and p50 minus the
+/// floor's, and the mean's error against the model.
+fn spin_lines(spin: &Spin) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "busy-polling client, QD1 4 KiB randread ({} s per run, median of {}): the server's latency without client wake-ups",
+            spin.seconds, spin.reps
+        ),
+        format!(
+            "{:<15} {:>9} {:>9} {:>9} {:>10} {:>7} {:>9} {:>8} {:>8}",
+            "model", "mean", "p50", "p99", "mean-floor", "err%", "p50-floor", "late50", "late99"
+        ),
+    ];
+    let floor = spin.rows.iter().find(|r| r.model_ns == 0);
+    for r in &spin.rows {
+        let (minus, err, p50minus) = match floor {
+            Some(f) if r.model_ns > 0 => {
+                let model_us = r.model_ns as f64 / 1000.0;
+                (
+                    format!("{:.2}", r.mean_us - f.mean_us),
+                    format!(
+                        "{:+.2}",
+                        (r.mean_us - f.mean_us - model_us) / model_us * 100.0
+                    ),
+                    format!("{:.2}", r.clat_p50_us - f.clat_p50_us),
+                )
+            }
+            _ => ("-".into(), "-".into(), "-".into()),
         };
-        println!(
+        out.push(format!(
             "{:<15} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>7} {:>9} {:>8.2} {:>8.2}",
-            if l == 0 {
+            if r.model_ns == 0 {
                 "floor (0 us)".to_string()
             } else {
-                format!("{} us", l / 1000)
+                format!("{} us", r.model_ns / 1000)
             },
-            us(mean),
-            us(p50),
-            us(col(i, 2)),
+            r.mean_us,
+            r.clat_p50_us,
+            r.clat_p99_us,
             minus,
             err,
             p50minus,
-            us(col(i, 3)),
-            us(col(i, 4))
-        );
+            r.late_p50_us,
+            r.late_p99_us
+        ));
+    }
+    out
+}
+
+fn print_spin(spin: &Spin) {
+    println!();
+    for line in spin_lines(spin) {
+        println!("{line}");
     }
 }
 
@@ -414,8 +469,28 @@ fn main() {
     }
     let a = Args::parse();
     if let Some(p) = &a.from_json {
-        print_table(&saved_rows(p));
+        let saved = saved_run(p);
+        if let Some(stalls) = &saved.host_stalls {
+            println!("{}", stalls.summary());
+        }
+        if !saved.rows.is_empty() {
+            print_table(&saved.rows);
+        }
+        if let Some(spin) = &saved.busy_poll {
+            print_spin(spin);
+        }
         return;
+    }
+    // A --json path that cannot be written fails now, not after the run.
+    if let Some(p) = &a.json {
+        let open = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(p);
+        if let Err(e) = open {
+            eprintln!("error: --json {}: {e}", p.display());
+            std::process::exit(1);
+        }
     }
     need("fio", "fio");
     need("nbdkit", "nbdkit");
@@ -539,33 +614,49 @@ fn main() {
     if !rows.is_empty() {
         print_table(&rows);
     }
-    if a.spin_seconds > 0 {
-        spin_table(&a, dir.path(), &lats);
+    let busy_poll = (a.spin_seconds > 0).then(|| spin_runs(&a, dir.path(), &lats));
+    if let Some(spin) = &busy_poll {
+        print_spin(spin);
     }
     if let Some(p) = &a.json {
-        let doc = serde_json::json!({ "host_stalls": stalls, "rows": rows });
-        let _ = std::fs::write(p, serde_json::to_string_pretty(&doc).unwrap_or_default());
+        let saved = Saved {
+            host_stalls: stalls,
+            rows,
+            busy_poll,
+        };
+        let written = serde_json::to_string_pretty(&saved)
+            .map_err(|e| e.to_string())
+            .and_then(|text| std::fs::write(p, text).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            eprintln!("error: --json {}: {e}", p.display());
+            std::process::exit(1);
+        }
     }
 }
 
-/// The rows of a file `--json` wrote; a clear message and exit 1 if it
-/// cannot be read or is not such a file.
-fn saved_rows(p: &Path) -> Vec<Row> {
+/// What `--json` writes and `--from-json` reads. Files written before the
+/// busy-polling table was kept have no `busy_poll`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Saved {
+    host_stalls: Option<hoststall::StallProbe>,
+    rows: Vec<Row>,
+    #[serde(default)]
+    busy_poll: Option<Spin>,
+}
+
+/// A file `--json` wrote; a clear message and exit 1 if it cannot be read
+/// or is not such a file.
+fn saved_run(p: &Path) -> Saved {
     load_saved(p).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(1)
     })
 }
 
-/// The rows of a file `--json` wrote.
-fn load_saved(p: &Path) -> Result<Vec<Row>, String> {
-    #[derive(serde::Deserialize)]
-    struct Saved {
-        rows: Vec<Row>,
-    }
+/// A file `--json` wrote.
+fn load_saved(p: &Path) -> Result<Saved, String> {
     let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
     serde_json::from_str::<Saved>(&text)
-        .map(|s| s.rows)
         .map_err(|e| format!("{}: not a file nbd_bench --json wrote: {e}", p.display()))
 }
 
@@ -769,7 +860,7 @@ mod tests {
         let mut files = 0;
         for entry in std::fs::read_dir(&dir).expect("results/") {
             let p = entry.expect("entry").path();
-            let rows = load_saved(&p).unwrap_or_else(|e| panic!("{e}"));
+            let rows = load_saved(&p).unwrap_or_else(|e| panic!("{e}")).rows;
             files += 1;
             // every job has its nbdkit baseline and its zero-latency floor,
             // and every storlab row with a model latency gets an error
@@ -791,6 +882,47 @@ mod tests {
         }
         assert!(files >= 1, "no saved runs in {}", dir.display());
         assert!(load_saved(&dir).is_err(), "a directory is not a saved run");
+    }
+
+    #[test]
+    fn the_busy_polling_table_is_kept_and_measured_from_its_floor() {
+        let spin_row = |model_ns: u64, mean_us: f64| SpinRow {
+            model_ns,
+            mean_us,
+            clat_p50_us: mean_us - 1.0,
+            clat_p99_us: mean_us * 2.0,
+            late_p50_us: 0.25,
+            late_p99_us: 1.5,
+        };
+        let saved = Saved {
+            host_stalls: None,
+            rows: vec![row("randread qd1 nj1", 0, 10.0)],
+            busy_poll: Some(Spin {
+                seconds: 3,
+                reps: 5,
+                rows: vec![spin_row(0, 8.0), spin_row(20_000, 28.5)],
+            }),
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("run.json");
+        std::fs::write(&p, serde_json::to_string(&saved).expect("json")).expect("write");
+        let back = load_saved(&p).expect("a file --json wrote loads");
+        assert_eq!(back.busy_poll, saved.busy_poll);
+        let lines = spin_lines(back.busy_poll.as_ref().expect("kept"));
+        assert!(
+            lines[0].contains("3 s per run, median of 5"),
+            "{}",
+            lines[0]
+        );
+        // 28.5 - 8.0 = 20.5 µs against 20 µs: +2.50 %
+        let l20: Vec<&str> = lines[3].split_whitespace().collect();
+        assert_eq!(l20[..2], ["20", "us"]);
+        assert_eq!(l20[5..8], ["20.50", "+2.50", "20.50"]);
+        assert!(lines[2].starts_with("floor (0 us)") && lines[2].contains(" - "));
+        // a file saved before the table was kept still loads, without it
+        let old = r#"{"host_stalls": null, "rows": []}"#;
+        std::fs::write(&p, old).expect("write");
+        assert_eq!(load_saved(&p).expect("old file").busy_poll, None);
     }
 
     #[test]

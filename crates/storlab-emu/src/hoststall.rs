@@ -24,7 +24,7 @@ const SLICE_NS: u64 = 50_000_000;
 const REST: Duration = Duration::from_millis(10);
 
 /// Stalls seen by a thread spinning on the clock.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StallProbe {
     /// Time spent spinning (ns), stalls included.
     pub span_ns: u64,

@@ -481,8 +481,11 @@ fn main() {
         }
         return;
     }
-    // A --json path that cannot be written fails now, not after the run.
+    // A --json path that cannot be written fails now, not after the run;
+    // a file made only to check is removed again, so a run stopped early
+    // leaves no empty "saved run" behind.
     if let Some(p) = &a.json {
+        let existed = p.exists();
         let open = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
@@ -490,6 +493,9 @@ fn main() {
         if let Err(e) = open {
             eprintln!("error: --json {}: {e}", p.display());
             std::process::exit(1);
+        }
+        if !existed {
+            let _ = std::fs::remove_file(p);
         }
     }
     need("fio", "fio");

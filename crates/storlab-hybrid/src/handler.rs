@@ -200,7 +200,9 @@ impl Handler {
             self.ebuf == self.zero
         };
         if same {
-            self.stats().stats.clean_evictions += 1;
+            let mut sh = self.stats();
+            sh.stats.clean_evictions += 1;
+            sh.stats.zero_evictions += u64::from(!on_device);
         } else {
             // the store must hold it before the page is dropped: on a
             // failure keep the page resident rather than lose it

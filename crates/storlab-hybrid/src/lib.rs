@@ -95,6 +95,11 @@ pub struct HybridStats {
     pub device_writes: u64,
     /// Evicted pages unchanged since they were read (no write).
     pub clean_evictions: u64,
+    /// Of those, pages evicted while still zero-filled and never written
+    /// to the device (a thread faulted one in, then lost the CPU before
+    /// writing to it): the next touch fills zeros again, so `zero_fills`
+    /// counts each distinct page once plus each of these.
+    pub zero_evictions: u64,
     /// Most pages resident at once.
     pub resident_peak: u64,
     /// The DRAM bound, in pages.

@@ -64,7 +64,15 @@ fn data_survives_eviction_from_several_threads() {
     }
     let s = m.stats();
     assert!(s.resident_peak <= 64 && s.resident_peak >= 60, "{s:?}");
-    assert_eq!(s.zero_fills, 2048, "every page touched first once: {s:?}");
+    // every page is zero-filled at its first touch, and again after each
+    // eviction that caught it before its writer wrote to it (the threads
+    // race the handler, so how often is up to the scheduler)
+    assert_eq!(
+        s.zero_fills,
+        2048 + s.zero_evictions,
+        "every page touched first once: {s:?}"
+    );
+    assert!(s.zero_evictions <= s.clean_evictions, "{s:?}");
     assert!(
         s.device_reads >= 2048,
         "the second pass and the check read pages back: {s:?}"

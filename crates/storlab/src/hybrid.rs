@@ -111,8 +111,8 @@ pub fn run(cmd: &HybridCmd) -> anyhow::Result<()> {
             );
         }
         println!(
-            "  faults {} (zero fills {}, device reads {}); evictions written {}, clean {}; resident peak {} of {} pages",
-            s.faults, s.zero_fills, s.device_reads, s.device_writes, s.clean_evictions, s.resident_peak, s.dram_pages
+            "  faults {} (zero fills {}, device reads {}); evictions written {}, clean {} ({} still zero); resident peak {} of {} pages",
+            s.faults, s.zero_fills, s.device_reads, s.device_writes, s.clean_evictions, s.zero_evictions, s.resident_peak, s.dram_pages
         );
         println!(
             "  fault service {:.1} µs mean, p50 {:.1}, p99 {:.1}; the model's read {:.1} µs mean",

@@ -87,7 +87,8 @@ pub struct HybridStats {
     /// Missing-page faults resolved (a page faulted by several threads at
     /// once counts once).
     pub faults: u64,
-    /// First touches: pages never written to the device, filled with zeros.
+    /// Pages never written to the device, filled with zeros: each page's
+    /// first touch, and a touch after one of `zero_evictions`.
     pub zero_fills: u64,
     /// Pages read from the device.
     pub device_reads: u64,

@@ -14,4 +14,4 @@ pub mod sweep;
 
 pub use error::{LabError, Result};
 pub use measure::{Plan, Run, RunId, Spec};
-pub use report::{Prepared, Reproduction, Row};
+pub use report::{Prepared, Reproduction, Row, Summary, Verdict};

@@ -10,6 +10,23 @@ use crate::error::{LabError, Result};
 use crate::figure::Figure;
 use crate::measure::{Plan, Results};
 
+/// How a row came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Within the published tolerance (or the published ordering holds),
+    /// and the published value is not one of the model's inputs.
+    Ok,
+    /// The published value is an input of the model (a preset value set
+    /// from it, or a parameter calibrated against it): the row holds by
+    /// construction and says nothing of the model's power to predict.
+    Input,
+    /// Outside the tolerance. With a reason, the miss is known and
+    /// explained (a mechanism not modelled yet, a figure the study's own
+    /// numbers contradict); without one it is a regression.
+    Miss,
+}
+
 /// One published result and the model's.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
@@ -21,8 +38,20 @@ pub struct Row {
     pub model: String,
     /// The model's figure as a number, when it is one.
     pub value: Option<f64>,
+    /// The published figure as a number, when it is one (a range's
+    /// geometric middle for a range).
+    pub target: Option<f64>,
+    /// Relative error against the published figure: `|model / target - 1|`
+    /// for a figure, the distance outside the range relative to its
+    /// nearer bound for a range (0 inside); `None` for an ordering.
+    pub error: Option<f64>,
     /// Within the tolerance (or the published ordering holds).
     pub pass: bool,
+    /// The published value is a model input (see [`Verdict::Input`]):
+    /// which input, in words.
+    pub input: Option<String>,
+    /// Why the row misses, when it is a known miss.
+    pub reason: Option<String>,
 }
 
 impl Row {
@@ -34,7 +63,37 @@ impl Row {
             published: format!("{} ±{}%", with_unit(target, unit), (rel * 100.0).round()),
             model: with_unit(value, unit),
             value: Some(value),
+            target: Some(target),
+            error: Some(rel_error(value, target)),
             pass: value.is_finite() && value >= lo && value <= hi,
+            input: None,
+            reason: None,
+        }
+    }
+
+    /// The model's `value` against a published range `lo`..=`hi` (the
+    /// stated bounds of an "about" or "up to").
+    pub fn between(what: impl Into<String>, value: f64, lo: f64, hi: f64, unit: &str) -> Row {
+        let error = if !value.is_finite() {
+            f64::INFINITY
+        } else if value < lo {
+            rel_error(value, lo)
+        } else if value > hi {
+            rel_error(value, hi)
+        } else {
+            0.0
+        };
+        let (l, h) = (with_unit(lo, ""), with_unit(hi, unit));
+        Row {
+            what: what.into(),
+            published: format!("{l}-{h}"),
+            model: with_unit(value, unit),
+            value: Some(value),
+            target: Some((lo * hi).sqrt()),
+            error: Some(error),
+            pass: value.is_finite() && value >= lo && value <= hi,
+            input: None,
+            reason: None,
         }
     }
 
@@ -46,8 +105,130 @@ impl Row {
             published: published.to_string(),
             model,
             value: None,
+            target: None,
+            error: None,
             pass,
+            input: None,
+            reason: None,
         }
+    }
+
+    /// Mark the published value as a model input: `which` names the preset
+    /// value or the calibration that takes it.
+    pub fn input(mut self, which: impl Into<String>) -> Row {
+        self.input = Some(which.into());
+        self
+    }
+
+    /// Say why this row misses, if it does (shown beside a miss; a row
+    /// that holds keeps no reason).
+    pub fn miss_because(mut self, reason: impl Into<String>) -> Row {
+        if !self.pass {
+            self.reason = Some(reason.into());
+        }
+        self
+    }
+
+    /// The verdict.
+    pub fn verdict(&self) -> Verdict {
+        if !self.pass {
+            Verdict::Miss
+        } else if self.input.is_some() {
+            Verdict::Input
+        } else {
+            Verdict::Ok
+        }
+    }
+
+    /// The verdict as the tables show it.
+    pub fn verdict_text(&self) -> String {
+        match (self.verdict(), &self.reason) {
+            (Verdict::Ok, _) => "ok".into(),
+            (Verdict::Input, _) => "input".into(),
+            (Verdict::Miss, None) => "MISS".into(),
+            (Verdict::Miss, Some(r)) => format!("MISS (known: {r})"),
+        }
+    }
+}
+
+/// `|value / target - 1|`, infinite for a value that is not a number.
+pub fn rel_error(value: f64, target: f64) -> f64 {
+    if !value.is_finite() || target == 0.0 {
+        f64::INFINITY
+    } else {
+        (value / target - 1.0).abs()
+    }
+}
+
+/// How the model does over many rows: the figures the project's bar is
+/// set in (median absolute error over the rows that are not inputs, and
+/// how many are off by more than 2x).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// All rows.
+    pub rows: usize,
+    /// Rows whose published value is a model input.
+    pub inputs: usize,
+    /// Rows that hold and are not inputs.
+    pub ok: usize,
+    /// Missed rows with a known reason.
+    pub known_misses: usize,
+    /// Missed rows without one.
+    pub misses: usize,
+    /// Numeric rows that are not inputs (the ones the error is taken over).
+    pub scored: usize,
+    /// Median relative error over the scored rows.
+    pub median_error: f64,
+    /// Scored rows whose model figure is more than twice, or less than
+    /// half, the published one.
+    pub beyond_2x: usize,
+}
+
+impl Summary {
+    /// Over every row of `reps`.
+    pub fn of<'a>(reps: impl IntoIterator<Item = &'a Reproduction>) -> Summary {
+        let mut s = Summary::default();
+        let mut errors = Vec::new();
+        for r in reps.into_iter().flat_map(|r| r.rows.iter()) {
+            s.rows += 1;
+            match (r.verdict(), &r.reason) {
+                (Verdict::Input, _) => s.inputs += 1,
+                (Verdict::Ok, _) => s.ok += 1,
+                (Verdict::Miss, Some(_)) => s.known_misses += 1,
+                (Verdict::Miss, None) => s.misses += 1,
+            }
+            if let (Some(e), Some(v), Some(t), None) = (r.error, r.value, r.target, &r.input) {
+                errors.push(e);
+                let ratio = v / t;
+                if !(0.5..=2.0).contains(&ratio) {
+                    s.beyond_2x += 1;
+                }
+            }
+        }
+        s.scored = errors.len();
+        errors.sort_by(f64::total_cmp);
+        s.median_error = match errors.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => errors[n / 2],
+            n => (errors[n / 2 - 1] + errors[n / 2]) / 2.0,
+        };
+        s
+    }
+
+    /// One paragraph for the terminal.
+    pub fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            w,
+            "all studies: {} rows: {} ok, {} inputs (hold by construction), {} known misses, {} unexplained misses",
+            self.rows, self.ok, self.inputs, self.known_misses, self.misses
+        )?;
+        writeln!(
+            w,
+            "  over the {} numeric rows that are not inputs: median error {:.1}%, {} beyond 2x",
+            self.scored,
+            self.median_error * 100.0,
+            self.beyond_2x
+        )
     }
 }
 
@@ -84,8 +265,17 @@ pub struct Reproduction {
 }
 
 impl Reproduction {
-    /// The rows outside their tolerance.
+    /// The rows outside their tolerance with no known reason: what makes
+    /// `storlab lab reproduce` fail.
     pub fn failures(&self) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| !r.pass && r.reason.is_none())
+            .collect()
+    }
+
+    /// Every row outside its tolerance, explained or not.
+    pub fn misses(&self) -> Vec<&Row> {
         self.rows.iter().filter(|r| !r.pass).collect()
     }
 
@@ -126,19 +316,30 @@ impl Reproduction {
                 pad(&r.what, ww),
                 pad(&r.published, wp),
                 pad(&r.model, wm),
-                if r.pass { "ok" } else { "MISS" }
+                r.verdict_text()
             )?;
         }
-        let miss = self.failures().len();
+        let miss = self.misses().len();
+        let known = miss - self.failures().len();
+        let inputs = self
+            .rows
+            .iter()
+            .filter(|r| r.verdict() == Verdict::Input)
+            .count();
         writeln!(
             w,
-            "  {} of {} within the published tolerance{}",
+            "  {} of {} within the published tolerance{}{}",
             self.rows.len() - miss,
             self.rows.len(),
-            if miss > 0 {
-                format!(" ({miss} missed)")
+            if inputs > 0 {
+                format!(", {inputs} of them model inputs")
             } else {
                 String::new()
+            },
+            match (miss, known) {
+                (0, _) => String::new(),
+                (m, 0) => format!(" ({m} missed)"),
+                (m, k) => format!(" ({m} missed, {k} of them known)"),
             }
         )
     }
@@ -153,7 +354,10 @@ impl Reproduction {
                 r.what.replace('|', "\\|"),
                 r.published.replace('|', "\\|"),
                 r.model.replace('|', "\\|"),
-                if r.pass { "ok" } else { "**miss**" }
+                match r.verdict() {
+                    Verdict::Miss => format!("**{}**", r.verdict_text().replace('|', "\\|")),
+                    _ => r.verdict_text(),
+                }
             ));
         }
         for f in &self.figures {
@@ -257,6 +461,69 @@ mod tests {
         );
         assert!(rep
             .to_markdown()
-            .contains("| bad | ordering | reversed | **miss** |"));
+            .contains("| bad | ordering | reversed | **MISS** |"));
+    }
+
+    #[test]
+    fn inputs_and_known_misses_are_labelled_and_kept_apart() {
+        let rep = Reproduction {
+            study: "s".into(),
+            title: "t".into(),
+            setting: "w".into(),
+            rows: vec![
+                Row::within("given", 3.0, 3.0, 0.2, "µs").input("host.syscall_entry_ns"),
+                Row::within("predicted", 11.0, 10.0, 0.2, "µs"),
+                Row::within("far", 25.0, 10.0, 0.2, "µs").miss_because("no swap path yet"),
+                Row::within("near", 8.5, 10.0, 0.1, "µs"),
+                Row::between("range", 90.0, 100.0, 200.0, "x").miss_because("held"),
+                Row::holds("order", "a > b", "a 2, b 1".into(), true),
+            ],
+            figures: vec![],
+        };
+        let verdicts: Vec<String> = rep.rows.iter().map(Row::verdict_text).collect();
+        assert_eq!(
+            verdicts,
+            [
+                "input",
+                "ok",
+                "MISS (known: no swap path yet)",
+                "MISS",
+                "MISS (known: held)",
+                "ok"
+            ]
+        );
+        // only the unexplained miss fails the reproduction
+        assert_eq!(rep.failures().len(), 1);
+        assert_eq!(rep.misses().len(), 3);
+        let s = Summary::of([&rep]);
+        assert_eq!(
+            (s.rows, s.inputs, s.ok, s.known_misses, s.misses, s.scored),
+            (6, 1, 2, 2, 1, 4)
+        );
+        // errors 0.1, 1.5, 0.15, 0.1 (90 against the range's lower bound 100)
+        assert!((s.median_error - 0.125).abs() < 1e-9, "{s:?}");
+        assert_eq!(s.beyond_2x, 1, "25 against 10");
+        let mut text = Vec::new();
+        rep.write_text(&mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.contains("3 of 6 within the published tolerance, 1 of them model inputs (3 missed, 2 of them known)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_range_holds_between_its_bounds_and_measures_error_outside() {
+        let r = Row::between("x", 150.0, 100.0, 200.0, "x");
+        assert!(r.pass && r.error == Some(0.0));
+        assert_eq!(r.published, "100-200x");
+        let r = Row::between("x", 300.0, 100.0, 200.0, "x");
+        assert!(!r.pass && (r.error.unwrap() - 0.5).abs() < 1e-12);
+        assert!(!Row::between("x", f64::NAN, 1.0, 2.0, "").pass);
+        // a reason on a row that holds is dropped
+        assert!(Row::between("x", 150.0, 100.0, 200.0, "")
+            .miss_because("r")
+            .reason
+            .is_none());
     }
 }

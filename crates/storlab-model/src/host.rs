@@ -45,14 +45,25 @@ pub enum CompletionMode {
     Cpu,
 }
 
-/// File system in the path.
+/// File system in the path. Anything but `None` puts the file-system
+/// layer (`crate::fs`) between the workload and this host stack; its
+/// per-request CPU on the issuing core is `xfs_ns`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FileSystem {
     /// Raw block device.
     None,
-    /// XFS (adds `xfs_ns`).
+    /// XFS: extents, per-inode IO lock (shared for direct IO that neither
+    /// extends nor is unaligned), allocation transactions, a log.
     Xfs,
+    /// ext3: indirect blocks, writes serialised by `i_mutex`, JBD journal.
+    Ext3,
+    /// ext4: extents, writes serialised by `i_mutex`, JBD2 journal.
+    Ext4,
+    /// tmpfs: the page cache is the store; no block IO.
+    Tmpfs,
+    /// PMFS: direct access to persistent memory; no page cache.
+    Pmfs,
 }
 
 /// Host software stack configuration. Per-direction costs are `{read, write}`.
@@ -67,7 +78,9 @@ pub struct HostConfig {
     pub syscall_exit_ns: Rw,
     /// File system in the path.
     pub file_system: FileSystem,
-    /// Extra cost of XFS per request.
+    /// The file system's CPU per request on the issuing core, ns (measured
+    /// for XFS: pcie-arrays.md's "extra when a file system (XFS) is in the
+    /// path"; used for every file system in the path).
     pub xfs_ns: Rw,
     /// Block queue and IO scheduler, excluding the scheduler hand-off.
     pub block_queue_ns: Rw,
@@ -261,7 +274,7 @@ impl StageCost {
         let needs = match stage {
             Stage::Issue => {
                 push(Component::Syscall, c.syscall_entry_ns.get(op), 0);
-                if c.file_system == FileSystem::Xfs && op != Op::Flush {
+                if c.file_system != FileSystem::None && op != Op::Flush {
                     push(Component::FileSystem, c.xfs_ns.get(op), 0);
                 }
                 push(Component::BlockLayer, c.block_queue_ns.get(op), 0);

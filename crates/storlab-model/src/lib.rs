@@ -14,6 +14,7 @@ pub mod disk;
 pub mod fixed;
 pub mod flash;
 pub mod ftl;
+pub mod fs;
 pub mod host;
 pub mod media;
 pub mod nvmm;

@@ -75,6 +75,9 @@ pub struct SystemConfig {
     pub raid: Option<crate::raid::RaidConfig>,
     /// Block-cache parameters.
     pub tier: Option<crate::tier::TierConfig>,
+    /// File-system and page-cache parameters (`crate::fs`; defaults when
+    /// absent).
+    pub fs: Option<crate::fs::FsConfig>,
 }
 
 /// Devices built from other presets (RAID members, a tier's two devices)
@@ -139,6 +142,9 @@ impl SystemConfig {
     /// Check ranges and that the class's tables are present.
     pub fn validate(&self) -> Result<(), ConfigError> {
         crate::host::validate(&self.host)?;
+        if let Some(fs) = &self.fs {
+            crate::fs::validate(fs)?;
+        }
         crate::config::check_range(
             "device.capacity_bytes",
             self.device.capacity_bytes,

@@ -10,6 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use storlab_model::fs::{FileLayer, FileOp, FileReq, FS_TOKEN};
 use storlab_model::host::{Host, HostCx, HostIo};
 use storlab_model::{Nanos, Op};
 
@@ -89,6 +90,24 @@ pub struct ThreadPlan {
     /// fio's `max_latency`: the first request slower than this ends the
     /// thread with [`crate::stats::ETIMEDOUT`] in its statistics.
     pub max_latency_ns: Option<u64>,
+    /// With a file system in the path: the files the thread's offsets fall
+    /// in; `None` addresses the raw device.
+    pub files: Option<FileTarget>,
+}
+
+/// Where a thread's requests go through the file system: its offsets run
+/// over `nfiles` files of `file_size` bytes each, one after another
+/// (`first_file`, `first_file + 1`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileTarget {
+    /// The first file (as the file layer numbers them).
+    pub first_file: u32,
+    /// Files.
+    pub nfiles: u32,
+    /// Bytes per file.
+    pub file_size: u64,
+    /// O_DIRECT (fio's `direct=1`).
+    pub direct: bool,
 }
 
 impl ThreadPlan {
@@ -111,6 +130,7 @@ impl ThreadPlan {
             observer: None,
             poll: false,
             max_latency_ns: None,
+            files: None,
         }
     }
 }
@@ -224,6 +244,8 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, Nanos);
 /// The simulator: a host+device model and the event queue.
 pub struct Engine {
     host: Host,
+    /// The file-system layer in front of the host, if any.
+    fs: Option<FileLayer>,
     heap: BinaryHeap<Reverse<Ev>>,
     seq: u64,
     now: Nanos,
@@ -241,6 +263,7 @@ impl Engine {
     pub fn new(host: Host) -> Self {
         Self {
             host,
+            fs: None,
             heap: BinaryHeap::new(),
             seq: 0,
             now: 0,
@@ -251,6 +274,18 @@ impl Engine {
             events: 0,
             to_pump: Vec::new(),
         }
+    }
+
+    /// An engine with a file-system layer in front of the host stack.
+    pub fn with_fs(host: Host, fs: FileLayer) -> Self {
+        let mut e = Engine::new(host);
+        e.fs = Some(fs);
+        e
+    }
+
+    /// The file-system layer, if any.
+    pub fn fs(&self) -> Option<&FileLayer> {
+        self.fs.as_ref()
     }
 
     /// Current simulated time.
@@ -422,16 +457,39 @@ impl Engine {
             if let Some(o) = &mut th.plan.observer {
                 o.issued(now - th.start, &io);
             }
-            let hio = HostIo {
-                id,
-                thread,
-                op: io.op,
-                offset: io.offset,
-                len: io.len,
-                fua: io.fua,
-                poll: th.plan.poll,
-            };
-            self.host.submit(now, hio, &mut self.hcx);
+            match (&mut self.fs, th.plan.files) {
+                (Some(fs), Some(ft)) => {
+                    let k = (io.offset / ft.file_size).min(ft.nfiles as u64 - 1);
+                    let req = FileReq {
+                        id,
+                        thread,
+                        op: match io.op {
+                            Op::Read => FileOp::Read,
+                            Op::Flush => FileOp::Fsync,
+                            _ => FileOp::Write,
+                        },
+                        file: ft.first_file + k as u32,
+                        offset: io.offset - k * ft.file_size,
+                        len: io.len,
+                        direct: ft.direct,
+                        fua: io.fua,
+                        poll: th.plan.poll,
+                    };
+                    fs.submit(now, req, &mut self.host, &mut self.hcx);
+                }
+                _ => {
+                    let hio = HostIo {
+                        id,
+                        thread,
+                        op: io.op,
+                        offset: io.offset,
+                        len: io.len,
+                        fua: io.fua,
+                        poll: th.plan.poll,
+                    };
+                    self.host.submit(now, hio, &mut self.hcx);
+                }
+            }
             // queue the wake-ups; requests that completed at once stay in
             // `hcx.done` for `drain_done` (this thread's count must not drop
             // while its issue loop runs)
@@ -492,6 +550,14 @@ impl Engine {
                 let thread = (ev.tok & !THREAD_BIT) as u32;
                 let ti = (thread - first_thread) as usize;
                 self.pump_thread(&mut threads, ti, first_thread);
+            } else if let Some(fs) = &mut self.fs {
+                if ev.tok & FS_TOKEN == FS_TOKEN {
+                    fs.on_event(self.now, ev.tok, &mut self.host, &mut self.hcx);
+                } else {
+                    self.host.on_event(self.now, ev.tok, &mut self.hcx);
+                    fs.absorb(self.now, &mut self.host, &mut self.hcx);
+                }
+                self.queue_wakeups();
             } else {
                 self.host.on_event(self.now, ev.tok, &mut self.hcx);
                 self.queue_wakeups();

@@ -14,7 +14,9 @@ use std::rc::Rc;
 
 use storlab_trace::ReadOptions;
 
-use crate::engine::{Engine, EngineError, IoReq, IoSource, Progress, ThreadPlan};
+use crate::engine::{Engine, EngineError, FileTarget, IoReq, IoSource, Progress, ThreadPlan};
+use storlab_model::fs::FileLayer;
+use storlab_model::host::FileSystem;
 use crate::replay::{ReplayMode, ReplayTally, TraceSource, DEFAULT_ALIGN};
 use crate::stats::JobStats;
 
@@ -33,6 +35,14 @@ pub enum RunError {
     /// A log file (`write_lat_log`, ...) could not be written.
     #[error(transparent)]
     Log(#[from] crate::logs::LogError),
+    /// A job cannot run through the file system (`--fs`).
+    #[error("job `{job}`: {message}")]
+    Fs {
+        /// The job.
+        job: String,
+        /// Why.
+        message: String,
+    },
     /// A `read_iolog` trace could not be replayed.
     #[error("job `{job}`, read_iolog")]
     Replay {
@@ -131,8 +141,22 @@ pub fn simulate(
     let device = cfg.build_device()?;
     let capacity = device.capacity();
     let threads: u32 = jobs.jobs.iter().map(|j| j.numjobs.max(1)).sum();
-    let host = Host::new(cfg.host.clone(), device, threads);
-    let mut engine = Engine::new(host);
+    let fs_kind = cfg.host.file_system;
+    // with a file system, one more host thread issues its own IOs (log,
+    // writeback, metadata)
+    let mut layer = (fs_kind != FileSystem::None).then(|| {
+        FileLayer::new(fs_kind, cfg.fs.clone().unwrap_or_default(), capacity, threads)
+    });
+    let mut targets = Vec::new();
+    if let Some(layer) = &mut layer {
+        targets = lay_out_files(layer, jobs, capacity)?;
+    }
+    let host = Host::new(cfg.host.clone(), device, threads + layer.is_some() as u32);
+    let mut engine = match layer {
+        Some(layer) => Engine::with_fs(host, layer),
+        None => Engine::new(host),
+    };
+    let mut targets = targets.into_iter();
     // phases: a stonewall job starts a new one
     let mut phases: Vec<Vec<&storlab_workload::fio::JobSpec>> = Vec::new();
     for j in &jobs.jobs {
@@ -150,9 +174,11 @@ pub fn simulate(
         let first = next_thread;
         for j in phase {
             for t in 0..j.numjobs.max(1) {
+                let files: Option<(FileTarget, u64)> = targets.next().flatten();
+                let space = files.map_or(capacity, |(_, span)| span);
                 let source: Box<dyn IoSource> = match &j.read_iolog {
                     None => Box::new(FioSource {
-                        gen: JobThread::new(j, t, capacity, seed)?,
+                        gen: JobThread::new(j, t, space, seed)?,
                         sync_writes: j.sync_writes,
                     }),
                     Some(path) => {
@@ -181,6 +207,7 @@ pub fn simulate(
                     observer: logs.observer(j, next_thread + 1)?,
                     poll: j.hipri,
                     max_latency_ns: j.max_latency_ns,
+                    files: files.map(|(f, _)| f),
                 });
                 next_thread += 1;
             }
@@ -215,6 +242,93 @@ pub fn simulate(
     })
 }
 
+/// Create the files every job thread works in (fio's semantics: a job's
+/// `filename` is one file its threads share, and any job naming it too;
+/// otherwise each thread has `nrfiles` files of its own splitting the
+/// job's `size`), in job and thread order. A file a job reads, or writes
+/// with `overwrite=1` or preallocation (`fallocate`, fio's default
+/// `native`), is laid out before the run; one only written with
+/// `fallocate=none` starts empty and its writes allocate. Returns, per
+/// thread, the files and the byte span its offsets run over.
+fn lay_out_files(
+    layer: &mut FileLayer,
+    jobs: &JobFile,
+    capacity: u64,
+) -> Result<Vec<Option<(FileTarget, u64)>>, RunError> {
+    let mut named: std::collections::BTreeMap<String, (u32, u64)> = Default::default();
+    let mut out = Vec::new();
+    for j in &jobs.jobs {
+        let fail = |message: String| RunError::Fs {
+            job: j.name.clone(),
+            message,
+        };
+        if j.read_iolog.is_some() {
+            return Err(fail(
+                "read_iolog replays a block trace: it cannot go through a file system (drop --fs)"
+                    .into(),
+            ));
+        }
+        let dirs = j.rw.directions();
+        if dirs[2] {
+            return Err(fail(
+                "rw: trims are not modelled through a file system (drop --fs)".into(),
+            ));
+        }
+        if j.size.is_none() {
+            return Err(fail(
+                "size: a job on a file system needs size= (how large its files are)".into(),
+            ));
+        }
+        let mut span = 0;
+        for t in 0..j.numjobs.max(1) {
+            let (start, len) = j.region(capacity, t).map_err(|m| fail(format!("size: {m}")))?;
+            span = span.max(start + len);
+        }
+        let laid_out = dirs[0] || j.overwrite || j.fallocate;
+        let no_space = |e: storlab_model::fs::FsError| fail(format!("size: {e}"));
+        for _ in 0..j.numjobs.max(1) {
+            let target = match &j.filename {
+                Some(name) => {
+                    let (first, size) = match named.get(name) {
+                        Some(&f) => f,
+                        None => {
+                            let f = layer.create_file(span, laid_out).map_err(no_space)?;
+                            let size = layer.file_size(f);
+                            named.insert(name.clone(), (f, size));
+                            (f, size)
+                        }
+                    };
+                    FileTarget {
+                        first_file: first,
+                        nfiles: 1,
+                        file_size: size,
+                        direct: j.direct,
+                    }
+                }
+                None => {
+                    let n = j.nrfiles.max(1);
+                    let each = span.div_ceil(n as u64);
+                    let mut first = None;
+                    let mut size = 0;
+                    for _ in 0..n {
+                        let f = layer.create_file(each, laid_out).map_err(no_space)?;
+                        first.get_or_insert(f);
+                        size = layer.file_size(f);
+                    }
+                    FileTarget {
+                        first_file: first.expect("at least one file"),
+                        nfiles: n,
+                        file_size: size,
+                        direct: j.direct,
+                    }
+                }
+            };
+            out.push(Some((target, span)));
+        }
+    }
+    Ok(out)
+}
+
 /// What every job's `storlab` object shares: the resolved device
 /// configuration and the system's report at the end of the run, worked out
 /// once per run rather than once per job.
@@ -222,6 +336,7 @@ pub struct RunSummary {
     device: Value,
     report: storlab_model::report::DeviceReport,
     utilisation: Value,
+    fs: Option<Value>,
     now: Nanos,
 }
 
@@ -239,7 +354,15 @@ impl RunSummary {
                 json!({"resource": "host.cores", "busy": core_busy.min(1.0)}),
             );
         }
+        let fs = engine.fs().map(|l| {
+            let mut v = serde_json::to_value(l.counters()).unwrap_or(Value::Null);
+            if let Value::Object(m) = &mut v {
+                m.insert("file_system".into(), json!(cfg.host.file_system));
+            }
+            v
+        });
         RunSummary {
+            fs,
             device: config_json(resolved),
             report,
             utilisation,
@@ -281,6 +404,9 @@ impl RunSummary {
                 .collect::<Vec<_>>()
                 .into(),
         );
+        if let Some(fs) = &self.fs {
+            m.insert("fs".into(), fs.clone());
+        }
         m.insert("simulated_ns".into(), json!(self.now));
         m
     }

@@ -69,7 +69,9 @@ pub struct SimArgs {
     /// PCIe lanes.
     #[arg(long = "link-lanes")]
     pub link_lanes: Option<u32>,
-    /// File system in the path: none or xfs.
+    /// File system in the path: none (the raw device), xfs, ext3, ext4,
+    /// tmpfs or pmfs; with one, fio's `filename`, `nrfiles`, `size`,
+    /// `direct`, `fallocate` and `overwrite` define the files.
     #[arg(long)]
     pub fs: Option<String>,
     /// File-system overhead per request, ns (read,write).

@@ -490,14 +490,28 @@ pub struct JobSpec {
     pub rate_iops: [Option<u64>; 3],
     /// `rate_process=`.
     pub rate_process: RateProcess,
-    /// `direct=` (or not `buffered=`). Recorded; no effect in a simulation.
+    /// `direct=` (or not `buffered=`): with a file system in the path
+    /// (`storlab sim --fs`), O_DIRECT bypasses the page cache; on the raw
+    /// device no effect.
     pub direct: bool,
     /// `ioengine=` as written (fio's default is [`DEFAULT_ENGINE`]). Only
     /// its [`EngineKind`] matters to a simulation: a synchronous engine
     /// caps the queue depth at 1, as in fio.
     pub ioengine: Option<String>,
-    /// `filename=`. Recorded; no effect in a simulation.
+    /// `filename=`: with a file system, the file every thread of the job
+    /// (and of any job naming the same file) works in; without one, each
+    /// thread has its own `nrfiles` files (fio's `jobname.N.M`). On the
+    /// raw device no effect.
     pub filename: Option<String>,
+    /// `nrfiles=` (default 1): files per thread when no `filename` is
+    /// given; the job's `size` is split between them.
+    pub nrfiles: u32,
+    /// `overwrite=`: the files are laid out (written) before the job, so
+    /// its writes allocate nothing.
+    pub overwrite: bool,
+    /// `fallocate=` not `none` (fio's default is `native`): files are
+    /// preallocated, so writes allocate nothing.
+    pub fallocate: bool,
     /// `thread`. Recorded.
     pub thread: bool,
     /// `kb_base=` used for this job's values.
@@ -660,6 +674,9 @@ impl JobSpec {
             direct: false,
             ioengine: None,
             filename: None,
+            nrfiles: 1,
+            overwrite: false,
+            fallocate: true,
             thread: false,
             kb_base: 1024,
             percentile_list: None,

@@ -118,9 +118,10 @@ static OPTIONS: &[OptDef] = &[
     sim("group_reporting", &[], Kind::Flag),
     sim("kb_base", &[], Kind::Int),
     sim("percentile_list", &[], Kind::Str),
-    rec("direct", &[], Kind::Bool),
-    rec("buffered", &[], Kind::Bool),
-    rec("filename", &[], Kind::Str),
+    sim("direct", &[], Kind::Bool),
+    sim("buffered", &[], Kind::Bool),
+    sim("filename", &[], Kind::Str),
+    sim("nrfiles", &["nr_files"], Kind::Int),
     rec("ioengine", &[], Kind::Str),
     rec("thread", &[], Kind::Flag),
     rec("invalidate", &[], Kind::Bool),
@@ -143,12 +144,12 @@ static OPTIONS: &[OptDef] = &[
     rec("buffer_compress_percentage", &[], Kind::Int),
     rec("buffer_compress_chunk", &[], Kind::Int),
     rec("dedupe_percentage", &[], Kind::Int),
-    rec("overwrite", &[], Kind::Bool),
+    sim("overwrite", &[], Kind::Bool),
     rec("create_on_open", &[], Kind::Bool),
     rec("unlink", &[], Kind::Bool),
     rec("allow_file_create", &[], Kind::Bool),
     rec("allow_mounted_write", &[], Kind::Bool),
-    rec("fallocate", &[], Kind::Str),
+    sim("fallocate", &[], Kind::Str),
     rec("fadvise_hint", &[], Kind::Str),
     sim("clat_percentiles", &[], Kind::Bool),
     sim("lat_percentiles", &[], Kind::Bool),
@@ -575,6 +576,23 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
         "direct" => job.direct = parse_bool(v).map_err(err)?,
         "buffered" => job.direct = !parse_bool(v).map_err(err)?,
         "filename" => job.filename = Some(nonempty(e)?.to_string()),
+        "nrfiles" => {
+            job.nrfiles = parse_int_in(v, kb, 1, 1 << 20)
+                .map(|n| n as u32)
+                .map_err(err)?
+        }
+        "overwrite" => job.overwrite = parse_bool(v).map_err(err)?,
+        "fallocate" => {
+            job.fallocate = match v.trim() {
+                "none" | "0" => false,
+                "native" | "posix" | "keep" | "truncate" | "1" => true,
+                _ => {
+                    return Err(e.invalid(
+                        "fio's fallocate modes are none, native, posix, keep and truncate",
+                    ))
+                }
+            }
+        }
         "ioengine" => {
             let name = nonempty(e)?;
             if super::engine_kind(name).is_none() {

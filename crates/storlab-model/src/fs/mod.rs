@@ -1,0 +1,1224 @@
+//! File systems as mechanisms between a workload and the host stack: files
+//! laid out on the device, the per-inode lock, block allocation and its
+//! journal (log) writes, indirect-block metadata reads, and a page cache
+//! (buffered reads with read-ahead, dirty pages written back by a flusher
+//! under a dirty limit; `direct` requests bypass it).
+//!
+//! The layer sits in front of a [`Host`]: a file request becomes zero or
+//! more host requests (its data, metadata reads, log writes, writeback),
+//! and a finished file request is an [`IoDone`] in the same [`HostCx`]
+//! the host reports into, so a driver treats the pair like a host. It is
+//! the file-level interface application models call too: per-thread
+//! reads, writes and fsyncs at file offsets ([`FileReq`]), files created
+//! and deleted with [`FileLayer::create_file`] and
+//! [`FileLayer::delete_file`].
+//!
+//! Sources for the mechanisms (Linux 2.6.2x-3.x, the kernels of the
+//! studies):
+//! - XFS direct IO (`xfs_file_aio_write`, fs/xfs/linux-2.6/xfs_lrw.c,
+//!   later xfs_file.c): the IO lock (`XFS_IOLOCK`) is taken shared for
+//!   reads and for direct writes inside the file's size with no cached
+//!   pages; a write that extends the file or is not block aligned takes it
+//!   exclusive. Writes into holes allocate in `xfs_iomap_write_direct`
+//!   under the inode lock (`XFS_ILOCK_EXCL`) in a transaction, and the
+//!   unwritten extent is converted in a second transaction at IO
+//!   completion: both are CPU under the inode lock, modelled as one
+//!   serialised section of `alloc_ns` per allocating request. Transactions
+//!   go to the in-core log; a log buffer (`logbsize`, 32 KiB by default,
+//!   Documentation/filesystems/xfs.txt) is written when it fills or on
+//!   fsync, as its own IO.
+//! - ext3/ext4 (`generic_file_aio_write`, mm/filemap.c): every write holds
+//!   `i_mutex` for its whole duration, direct IO included, so writers to
+//!   one file are serialised; reads take no lock. ext3 maps blocks through
+//!   indirect blocks (one 4 KiB block of 1024 pointers maps 4 MiB), read
+//!   from the device when not cached; its journal (JBD, ordered mode) takes
+//!   the allocation's metadata blocks.
+//! - Page cache (mm/readahead.c, mm/page-writeback.c): a sequential miss
+//!   starts a read-ahead window of 4x the request, doubling up to
+//!   `readahead_max_bytes` (128 KiB by default, `VM_MAX_READAHEAD`); a
+//!   random miss reads only the request ("standalone, small random
+//!   read"). Writes dirty pages; above `dirty_background_ratio` the flusher
+//!   writes back (up to `MAX_WRITEBACK_PAGES`, 4 MiB, contiguous per IO);
+//!   above `dirty_ratio` the writer waits (`balance_dirty_pages`).
+//!
+//! Simplifications (each says what it leaves out): the file system's CPU
+//! outside the host's issue stage (allocation sections, page-cache copies
+//! on hits) delays the request but holds no host core; metadata and log
+//! IOs go through the host stack like a request of their own, on one
+//! extra kernel thread; a partial write of an uncached page does not read
+//! it first; freed space is not reused.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::breakdown::{Breakdown, Component};
+use crate::config::{check_range, ConfigError};
+use crate::host::{FileSystem, Host, HostCx, HostIo, IoDone};
+use crate::{Nanos, Op};
+
+/// Page and file-system block size, bytes.
+pub const PAGE: u64 = 4096;
+
+/// The `[fs]` table: file-system and page-cache parameters. Every key is
+/// optional (`storlab devices show` lists the defaults' sources in
+/// [`FsConfig::default`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FsConfig {
+    /// CPU of one allocation under the inode lock (XFS: the allocation
+    /// transaction plus the unwritten-extent conversion at completion;
+    /// ext3/ext4: the journal handle and block allocation), ns.
+    pub alloc_ns: u64,
+    /// Log (journal) bytes one allocation adds: the metadata it logs.
+    pub log_bytes_per_alloc: u64,
+    /// In-core log buffer: written to the device when full, bytes.
+    pub log_buffer_bytes: u64,
+    /// Size of the on-disk log (journal) region, bytes.
+    pub log_region_bytes: u64,
+    /// Page-cache size, bytes.
+    pub page_cache_bytes: u64,
+    /// Dirty pages, in percent of the page cache, above which writers wait
+    /// (`vm.dirty_ratio`).
+    pub dirty_ratio_pct: u32,
+    /// Dirty pages, in percent of the page cache, above which the flusher
+    /// writes back (`vm.dirty_background_ratio`).
+    pub dirty_background_ratio_pct: u32,
+    /// Largest read-ahead window, bytes.
+    pub readahead_max_bytes: u64,
+    /// Largest writeback IO, bytes.
+    pub writeback_max_bytes: u64,
+    /// Writeback IOs the flusher keeps in flight.
+    pub writeback_depth: u32,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            // CALIBRATED: the CPU of an XFS allocation (allocation plus
+            // unwritten-conversion transactions under XFS_ILOCK_EXCL),
+            // against the HASTE study's 4 KB random-write bandwidth through
+            // XFS (210 MB/s = 51,300 allocating writes a second, one at a
+            // time: 19.5 µs each). The DDR, SSD-RAID and disk-RAID figures
+            // are predictions.
+            alloc_ns: 19_500,
+            // ESTIMATE: an XFS allocation logs the inode core (~176 B),
+            // one bmap btree record and two free-space btree updates with
+            // their log headers: ~512 B.
+            log_bytes_per_alloc: 512,
+            // Documentation/filesystems/xfs.txt: logbsize defaults to 32k.
+            log_buffer_bytes: 32 << 10,
+            // ESTIMATE: mkfs.xfs's internal log for a 64 GB file system is
+            // a few tens of MB; 64 MiB.
+            log_region_bytes: 64 << 20,
+            // ESTIMATE: the study hosts' page cache: a few GB free of 8-16
+            // GB DRAM; 4 GiB.
+            page_cache_bytes: 4 << 30,
+            // Documentation/sysctl/vm.txt (2.6.3x defaults): dirty_ratio 20.
+            dirty_ratio_pct: 20,
+            // Documentation/sysctl/vm.txt: dirty_background_ratio 10.
+            dirty_background_ratio_pct: 10,
+            // mm/readahead.c, VM_MAX_READAHEAD: 128 KiB.
+            readahead_max_bytes: 128 << 10,
+            // fs/fs-writeback.c, MAX_WRITEBACK_PAGES: 1024 pages.
+            writeback_max_bytes: 4 << 20,
+            // ESTIMATE: the flusher submits asynchronously; 8 IOs cover a
+            // block queue's plug.
+            writeback_depth: 8,
+        }
+    }
+}
+
+/// Validate an `[fs]` table.
+pub fn validate(c: &FsConfig) -> Result<(), ConfigError> {
+    check_range("fs.log_buffer_bytes", c.log_buffer_bytes, 512, 1 << 30)?;
+    check_range(
+        "fs.log_region_bytes",
+        c.log_region_bytes,
+        c.log_buffer_bytes,
+        1 << 40,
+    )?;
+    check_range("fs.log_bytes_per_alloc", c.log_bytes_per_alloc, 0, 1 << 20)?;
+    check_range("fs.page_cache_bytes", c.page_cache_bytes, PAGE * 64, 1 << 50)?;
+    check_range("fs.dirty_ratio_pct", c.dirty_ratio_pct, 1, 90)?;
+    check_range(
+        "fs.dirty_background_ratio_pct",
+        c.dirty_background_ratio_pct,
+        1,
+        c.dirty_ratio_pct,
+    )?;
+    check_range("fs.readahead_max_bytes", c.readahead_max_bytes, 0, 1 << 30)?;
+    check_range(
+        "fs.writeback_max_bytes",
+        c.writeback_max_bytes,
+        PAGE,
+        1 << 30,
+    )?;
+    check_range("fs.writeback_depth", c.writeback_depth, 1, 1024)?;
+    Ok(())
+}
+
+/// How a file system behaves, by kind (the mechanisms of the module
+/// documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Behaviour {
+    /// Requests reach a block device (not tmpfs).
+    pub block_device: bool,
+    /// Every write holds the inode lock exclusive for its duration
+    /// (ext3/ext4 `i_mutex`).
+    pub writes_exclusive: bool,
+    /// Buffered and direct reads take the inode lock shared (XFS iolock).
+    pub reads_shared: bool,
+    /// Indirect-block mapping: bytes of file mapped by one metadata block
+    /// (ext3: 1024 pointers x 4 KiB), read from the device when uncached.
+    pub map_bytes_per_meta_block: Option<u64>,
+    /// The page cache is used (not PMFS, whose accesses are direct).
+    pub page_cache: bool,
+    /// Dirty pages are never written back (tmpfs: memory is the store).
+    pub memory_store: bool,
+}
+
+impl Behaviour {
+    /// The behaviour of `fs`.
+    pub fn of(fs: FileSystem) -> Behaviour {
+        let base = Behaviour {
+            block_device: true,
+            writes_exclusive: false,
+            reads_shared: true,
+            map_bytes_per_meta_block: None,
+            page_cache: true,
+            memory_store: false,
+        };
+        match fs {
+            FileSystem::None | FileSystem::Xfs => base,
+            FileSystem::Ext3 => Behaviour {
+                writes_exclusive: true,
+                reads_shared: false,
+                map_bytes_per_meta_block: Some(1024 * PAGE),
+                ..base
+            },
+            FileSystem::Ext4 => Behaviour {
+                writes_exclusive: true,
+                reads_shared: false,
+                ..base
+            },
+            FileSystem::Tmpfs => Behaviour {
+                block_device: false,
+                writes_exclusive: true,
+                reads_shared: false,
+                memory_store: true,
+                ..base
+            },
+            FileSystem::Pmfs => Behaviour {
+                writes_exclusive: true,
+                reads_shared: false,
+                page_cache: false,
+                ..base
+            },
+        }
+    }
+}
+
+/// An operation on a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    /// Read `len` bytes at `offset`.
+    Read,
+    /// Write `len` bytes at `offset`.
+    Write,
+    /// fsync: write back the file's dirty pages, force the log, flush the
+    /// device's volatile cache.
+    Fsync,
+}
+
+/// A request on a file from an application thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileReq {
+    /// Caller's id, echoed in the [`IoDone`].
+    pub id: u64,
+    /// Issuing thread (a host thread index).
+    pub thread: u32,
+    /// Operation.
+    pub op: FileOp,
+    /// File, as returned by [`FileLayer::create_file`].
+    pub file: u32,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Bytes.
+    pub len: u64,
+    /// O_DIRECT: bypass the page cache.
+    pub direct: bool,
+    /// Force unit access on the data (O_SYNC/O_DSYNC writes).
+    pub fua: bool,
+    /// Poll for the device's completion (fio's `hipri`).
+    pub poll: bool,
+}
+
+/// Why a file could not be created.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FsError {
+    /// The files and the log do not fit on the device.
+    #[error("the files need {need} bytes with the file system's log but the device has {capacity}")]
+    NoSpace {
+        /// Bytes needed.
+        need: u64,
+        /// Device capacity.
+        capacity: u64,
+    },
+}
+
+/// What the layer counted (the `fs` object of a run's report).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FsCounters {
+    /// Log (journal) writes issued.
+    pub journal_writes: u64,
+    /// Bytes of them.
+    pub journal_bytes: u64,
+    /// Indirect-block (mapping metadata) reads.
+    pub metadata_reads: u64,
+    /// Allocations (each an allocation section under the inode lock).
+    pub allocations: u64,
+    /// Requests that found the inode lock taken.
+    pub inode_lock_waits: u64,
+    /// Time they waited for it (inode lock and allocation section), ns.
+    pub inode_lock_wait_ns: u64,
+    /// Buffered reads served whole from the page cache.
+    pub page_cache_hits: u64,
+    /// Buffered reads that went to the device.
+    pub page_cache_misses: u64,
+    /// Bytes read ahead beyond what the requests asked.
+    pub readahead_bytes: u64,
+    /// Writeback IOs.
+    pub writeback_writes: u64,
+    /// Bytes written back.
+    pub writeback_bytes: u64,
+    /// Writes that waited under the dirty limit.
+    pub dirty_throttled: u64,
+    /// Pages evicted from the page cache.
+    pub evictions: u64,
+}
+
+const P_ABSENT: u8 = 0;
+const P_CLEAN: u8 = 1;
+const P_DIRTY: u8 = 2;
+const P_WRITEBACK: u8 = 3;
+
+/// An inode's read/write lock: FIFO-fair (a waiting writer blocks later
+/// readers), as Linux's rw_semaphore and mutex.
+#[derive(Debug, Default)]
+struct RwLock {
+    readers: u32,
+    writer: bool,
+    waiters: VecDeque<(u32, bool)>,
+}
+
+impl RwLock {
+    fn free_for(&self, excl: bool) -> bool {
+        if excl {
+            self.readers == 0 && !self.writer
+        } else {
+            !self.writer
+        }
+    }
+    /// Take the lock now, or queue `who`. True when taken.
+    fn acquire(&mut self, who: u32, excl: bool) -> bool {
+        if self.waiters.is_empty() && self.free_for(excl) {
+            self.take(excl);
+            true
+        } else {
+            self.waiters.push_back((who, excl));
+            false
+        }
+    }
+    fn take(&mut self, excl: bool) {
+        if excl {
+            self.writer = true;
+        } else {
+            self.readers += 1;
+        }
+    }
+    /// Release; the waiters granted the lock are pushed to `granted`.
+    fn release(&mut self, excl: bool, granted: &mut Vec<u32>) {
+        if excl {
+            self.writer = false;
+        } else {
+            self.readers -= 1;
+        }
+        while let Some(&(w, x)) = self.waiters.front() {
+            if !self.free_for(x) {
+                break;
+            }
+            self.waiters.pop_front();
+            self.take(x);
+            granted.push(w);
+            if x {
+                break;
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+struct File {
+    live: bool,
+    /// Device offset of byte 0.
+    base: u64,
+    size: u64,
+    /// Allocated blocks (bit per block).
+    alloc: Vec<u64>,
+    /// Largest byte written + 1 (the file's size as writes extend it).
+    eof: u64,
+    lock: RwLock,
+    /// The inode's allocation section is busy until then.
+    alloc_free_at: Nanos,
+    /// Page states (allocated on the first buffered access).
+    pages: Vec<u8>,
+    dirty: u64,
+    /// Mapping metadata blocks read (ext3), bit per block.
+    meta: Vec<u64>,
+    /// Read-ahead: where a sequential reader goes next, and the window.
+    ra_next: u64,
+    ra_win: u64,
+    /// Writeback cursor (page index).
+    wb_cursor: u64,
+}
+
+fn bit(v: &[u64], i: u64) -> bool {
+    v[(i / 64) as usize] >> (i % 64) & 1 == 1
+}
+fn set_bit(v: &mut [u64], i: u64) {
+    v[(i / 64) as usize] |= 1 << (i % 64);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Lock,
+    Meta,
+    Alloc,
+    Data,
+    /// Copying to or from the page cache (a hit, or after the fill).
+    Copy,
+    /// Waiting under the dirty limit.
+    Throttle,
+    /// fsync: writeback of the file's pages, then the log, then a flush.
+    SyncWb,
+    SyncLog,
+    SyncFlush,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Parent {
+    req: FileReq,
+    stage: Stage,
+    submitted: Nanos,
+    /// Lock held: 0 none, 1 shared, 2 exclusive.
+    held: u8,
+    lock_since: Nanos,
+    lock_wait: u64,
+    /// Child latency (slat) of the data request, for the report.
+    slat: u64,
+    /// Outstanding children in the current stage.
+    pending: u32,
+    /// The write allocated.
+    allocates: bool,
+    /// Pages a buffered read's fill brings in.
+    fill: (u64, u64),
+    bd: Breakdown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChildKind {
+    /// Part of a parent's path (data, metadata, fill, flush, forced log).
+    Fore,
+    /// A log buffer written in the background.
+    Log,
+    /// Writeback of pages `first..first+n` of `file`.
+    Writeback { file: u32, first: u64, n: u64 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Child {
+    parent: u32,
+    kind: ChildKind,
+}
+
+const NONE: u32 = u32::MAX;
+/// Tokens of the layer's own wake-ups: the top two bits set (host tokens
+/// use the top bit alone, device tokens neither; see `host.rs`).
+pub const FS_TOKEN: u64 = 3 << 62;
+
+/// The file-system layer in front of a host.
+pub struct FileLayer {
+    kind: FileSystem,
+    be: Behaviour,
+    cfg: FsConfig,
+    /// Host thread for the layer's own IOs (log, writeback, metadata).
+    kthread: u32,
+    capacity: u64,
+    files: Vec<File>,
+    next_base: u64,
+    meta_base: u64,
+    log_base: u64,
+    log_head: u64,
+    log_pending: u64,
+    parents: Vec<Parent>,
+    free_parents: Vec<u32>,
+    children: Vec<Child>,
+    free_children: Vec<u32>,
+    /// Resident pages in insertion order, for eviction (second chance
+    /// for dirty pages).
+    resident: VecDeque<(u32, u64)>,
+    resident_pages: u64,
+    cache_pages: u64,
+    dirty_pages: u64,
+    wb_inflight: u32,
+    wb_file: u32,
+    throttled: VecDeque<u32>,
+    syncers: Vec<u32>,
+    counters: FsCounters,
+    scratch: Vec<IoDone>,
+    out: Vec<IoDone>,
+    granted: Vec<u32>,
+}
+
+impl FileLayer {
+    /// A layer for file system `kind` on a device of `capacity` bytes; its
+    /// own IOs are issued as host thread `kthread`.
+    pub fn new(kind: FileSystem, cfg: FsConfig, capacity: u64, kthread: u32) -> Self {
+        let log_base = capacity.saturating_sub(cfg.log_region_bytes) / PAGE * PAGE;
+        FileLayer {
+            kind,
+            be: Behaviour::of(kind),
+            cache_pages: cfg.page_cache_bytes / PAGE,
+            cfg,
+            kthread,
+            capacity,
+            files: Vec::new(),
+            next_base: 0,
+            meta_base: log_base,
+            log_base,
+            log_head: 0,
+            log_pending: 0,
+            parents: Vec::new(),
+            free_parents: Vec::new(),
+            children: Vec::new(),
+            free_children: Vec::new(),
+            resident: VecDeque::new(),
+            resident_pages: 0,
+            dirty_pages: 0,
+            wb_inflight: 0,
+            wb_file: 0,
+            throttled: VecDeque::new(),
+            syncers: Vec::new(),
+            counters: FsCounters::default(),
+            scratch: Vec::new(),
+            out: Vec::new(),
+            granted: Vec::new(),
+        }
+    }
+
+    /// The file system.
+    pub fn kind(&self) -> FileSystem {
+        self.kind
+    }
+
+    /// What the layer counted so far.
+    pub fn counters(&self) -> FsCounters {
+        self.counters
+    }
+
+    /// Pages dirty now.
+    pub fn dirty_pages(&self) -> u64 {
+        self.dirty_pages
+    }
+
+    /// Create a file of `size` bytes. `laid_out`: its blocks are already
+    /// allocated (written by an earlier pass, or preallocated); otherwise
+    /// it is empty (size 0) and writes allocate as they go. Files are
+    /// placed one after another from the start of the device; ext3's
+    /// mapping blocks and the log sit at its end.
+    pub fn create_file(&mut self, size: u64, laid_out: bool) -> Result<u32, FsError> {
+        let size = size.max(PAGE).div_ceil(PAGE) * PAGE;
+        let blocks = size / PAGE;
+        let meta_blocks = self
+            .be
+            .map_bytes_per_meta_block
+            .map_or(0, |m| size.div_ceil(m));
+        let base = self.next_base;
+        let need = base + size + (self.meta_blocks_used() + meta_blocks) * PAGE;
+        if self.be.block_device && need > self.log_base {
+            return Err(FsError::NoSpace {
+                need: need + self.cfg.log_region_bytes,
+                capacity: self.capacity,
+            });
+        }
+        let words = blocks.div_ceil(64) as usize;
+        let fill = if laid_out { u64::MAX } else { 0 };
+        self.files.push(File {
+            live: true,
+            base,
+            size,
+            alloc: vec![fill; words],
+            eof: if laid_out { size } else { 0 },
+            lock: RwLock::default(),
+            alloc_free_at: 0,
+            pages: Vec::new(),
+            dirty: 0,
+            meta: vec![if laid_out { 0 } else { u64::MAX }; (meta_blocks.div_ceil(64)) as usize],
+            ra_next: u64::MAX,
+            ra_win: 0,
+            wb_cursor: 0,
+        });
+        self.next_base = (base + size).div_ceil(1 << 20) << 20;
+        self.meta_base = self.log_base - (self.meta_blocks_used()) * PAGE;
+        Ok((self.files.len() - 1) as u32)
+    }
+
+    fn meta_blocks_used(&self) -> u64 {
+        self.be.map_bytes_per_meta_block.map_or(0, |m| {
+            self.files.iter().map(|f| f.size.div_ceil(m)).sum()
+        })
+    }
+
+    /// Delete a file: its cached pages are dropped (dirty ones without
+    /// writeback); its space is not reused.
+    pub fn delete_file(&mut self, file: u32) {
+        let f = &mut self.files[file as usize];
+        f.live = false;
+        self.dirty_pages -= f.dirty;
+        f.dirty = 0;
+        for p in f.pages.iter_mut() {
+            if *p == P_DIRTY {
+                *p = P_CLEAN;
+            }
+        }
+    }
+
+    /// Size of `file`, bytes.
+    pub fn file_size(&self, file: u32) -> u64 {
+        self.files[file as usize].size
+    }
+
+    /// A thread submits a file request at `now`.
+    pub fn submit(&mut self, now: Nanos, req: FileReq, host: &mut Host, cx: &mut HostCx) {
+        debug_assert!(self.files[req.file as usize].live, "request on a deleted file");
+        let p = Parent {
+            req,
+            stage: Stage::Lock,
+            submitted: now,
+            held: 0,
+            lock_since: now,
+            lock_wait: 0,
+            slat: 0,
+            pending: 0,
+            allocates: false,
+            fill: (0, 0),
+            bd: Breakdown::default(),
+        };
+        let i = crate::units::slab_insert(&mut self.parents, &mut self.free_parents, p) as u32;
+        match req.op {
+            FileOp::Fsync => self.start_fsync(now, i, host, cx),
+            FileOp::Read | FileOp::Write => {
+                let excl = self.wants_exclusive(&req);
+                let shared = req.op == FileOp::Read && self.be.reads_shared
+                    || req.op == FileOp::Write && !excl;
+                if excl || shared {
+                    self.parents[i as usize].held = if excl { 2 } else { 1 };
+                    let f = &mut self.files[req.file as usize];
+                    if !f.lock.acquire(i, excl) {
+                        self.counters.inode_lock_waits += 1;
+                        self.absorb(now, host, cx);
+                        return;
+                    }
+                }
+                self.locked(now, i, host, cx);
+            }
+        }
+        self.absorb(now, host, cx);
+    }
+
+    /// Whether a read or write takes the inode lock exclusive.
+    fn wants_exclusive(&self, req: &FileReq) -> bool {
+        if req.op != FileOp::Write {
+            return false;
+        }
+        let buffered = !req.direct || !self.be.page_cache;
+        if self.be.writes_exclusive || buffered && self.be.page_cache {
+            return true;
+        }
+        // XFS direct IO: exclusive when extending or unaligned
+        let f = &self.files[req.file as usize];
+        req.offset + req.len > f.eof || req.offset % PAGE != 0 || req.len % PAGE != 0
+    }
+
+    /// Whether `[offset, offset+len)` of `file` has a block not allocated.
+    fn needs_alloc(&self, file: u32, offset: u64, len: u64) -> bool {
+        let f = &self.files[file as usize];
+        let (a, b) = (offset / PAGE, (offset + len).div_ceil(PAGE).min(f.size / PAGE));
+        (a..b).any(|blk| !bit(&f.alloc, blk))
+    }
+
+    fn mark_alloc(&mut self, file: u32, offset: u64, len: u64) {
+        let f = &mut self.files[file as usize];
+        let (a, b) = (offset / PAGE, (offset + len).div_ceil(PAGE).min(f.size / PAGE));
+        for blk in a..b {
+            set_bit(&mut f.alloc, blk);
+        }
+        f.eof = f.eof.max((offset + len).min(f.size));
+    }
+
+    /// Parent `i` holds what lock it needs.
+    fn locked(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = &mut self.parents[i as usize];
+        let waited = now - p.lock_since;
+        if waited > 0 {
+            p.lock_wait += waited;
+            p.bd.add(Component::LockWait, waited);
+            self.counters.inode_lock_wait_ns += waited;
+        }
+        let req = p.req;
+        let direct = req.direct && self.be.page_cache || !self.be.page_cache;
+        if !self.be.block_device || !direct {
+            self.buffered(now, i, host, cx);
+            return;
+        }
+        // mapping metadata (ext3 indirect blocks) not yet read
+        if let Some(m) = self.be.map_bytes_per_meta_block {
+            let (a, b) = (req.offset / m, (req.offset + req.len).div_ceil(m));
+            let first_meta = self.meta_index(req.file);
+            let mut n = 0;
+            for mb in a..b {
+                if !bit(&self.files[req.file as usize].meta, mb) {
+                    set_bit(&mut self.files[req.file as usize].meta, mb);
+                    let off = self.meta_base + (first_meta + mb) * PAGE;
+                    self.counters.metadata_reads += 1;
+                    self.child(now, i, ChildKind::Fore, Op::Read, off, PAGE, false, host, cx);
+                    n += 1;
+                }
+            }
+            if n > 0 {
+                let p = &mut self.parents[i as usize];
+                p.stage = Stage::Meta;
+                p.pending += n;
+                return;
+            }
+        }
+        self.after_meta(now, i, host, cx);
+    }
+
+    fn meta_index(&self, file: u32) -> u64 {
+        let m = self.be.map_bytes_per_meta_block.unwrap_or(u64::MAX);
+        self.files[..file as usize]
+            .iter()
+            .map(|f| f.size.div_ceil(m))
+            .sum()
+    }
+
+    fn after_meta(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let req = self.parents[i as usize].req;
+        if req.op == FileOp::Write && self.needs_alloc(req.file, req.offset, req.len) {
+            self.mark_alloc(req.file, req.offset, req.len);
+            self.allocate(now, i, req.file, cx);
+            return;
+        }
+        if req.op == FileOp::Write {
+            self.mark_alloc(req.file, req.offset, req.len);
+        }
+        self.data(now, i, host, cx);
+    }
+
+    /// The allocation section under the inode lock: FCFS per inode.
+    fn allocate(&mut self, now: Nanos, i: u32, file: u32, cx: &mut HostCx) {
+        self.counters.allocations += 1;
+        self.log_pending += self.cfg.log_bytes_per_alloc;
+        let f = &mut self.files[file as usize];
+        let start = f.alloc_free_at.max(now);
+        let end = start + self.cfg.alloc_ns;
+        f.alloc_free_at = end;
+        let p = &mut self.parents[i as usize];
+        if start > now {
+            self.counters.inode_lock_waits += 1;
+            self.counters.inode_lock_wait_ns += start - now;
+            p.lock_wait += start - now;
+            p.bd.add(Component::LockWait, start - now);
+        }
+        p.bd.add(Component::FileSystem, self.cfg.alloc_ns);
+        p.allocates = true;
+        p.stage = Stage::Alloc;
+        cx.dev.wakeups.push((end, FS_TOKEN | i as u64));
+    }
+
+    /// Issue parent `i`'s data request to the device.
+    fn data(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::Data;
+        p.pending += 1;
+        let req = p.req;
+        let f = &self.files[req.file as usize];
+        let op = if req.op == FileOp::Read { Op::Read } else { Op::Write };
+        let off = f.base + req.offset;
+        self.child(now, i, ChildKind::Fore, op, off, req.len, req.fua, host, cx);
+        // a full log buffer goes out beside the data
+        self.flush_log_buffers(now, host, cx);
+    }
+
+    fn flush_log_buffers(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        while self.be.block_device && self.log_pending >= self.cfg.log_buffer_bytes {
+            self.log_pending -= self.cfg.log_buffer_bytes;
+            let n = self.cfg.log_buffer_bytes;
+            self.log_write(now, NONE, ChildKind::Log, n, host, cx);
+        }
+    }
+
+    fn log_write(
+        &mut self,
+        now: Nanos,
+        parent: u32,
+        kind: ChildKind,
+        bytes: u64,
+        host: &mut Host,
+        cx: &mut HostCx,
+    ) {
+        let bytes = bytes.div_ceil(512) * 512;
+        let region = self.capacity - self.log_base;
+        if self.log_head + bytes > region {
+            self.log_head = 0;
+        }
+        let off = self.log_base + self.log_head;
+        self.log_head += bytes;
+        self.counters.journal_writes += 1;
+        self.counters.journal_bytes += bytes;
+        self.child(now, parent, kind, Op::Write, off, bytes, false, host, cx);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn child(
+        &mut self,
+        now: Nanos,
+        parent: u32,
+        kind: ChildKind,
+        op: Op,
+        offset: u64,
+        len: u64,
+        fua: bool,
+        host: &mut Host,
+        cx: &mut HostCx,
+    ) {
+        let c = crate::units::slab_insert(
+            &mut self.children,
+            &mut self.free_children,
+            Child { parent, kind },
+        );
+        let (thread, poll) = if parent == NONE || kind != ChildKind::Fore {
+            (self.kthread, false)
+        } else {
+            let r = self.parents[parent as usize].req;
+            // the application thread issues its own data; metadata it
+            // needs is read on its behalf, as the thread would sleep on it
+            (r.thread, r.poll)
+        };
+        host.submit(
+            now,
+            HostIo {
+                id: c as u64,
+                thread,
+                op,
+                offset: offset.min(self.capacity.saturating_sub(len.max(1))),
+                len,
+                fua,
+                poll,
+            },
+            cx,
+        );
+    }
+
+    /// The host reported completions (in `cx.done`) or issued nothing:
+    /// turn finished children into progress, and finished file requests
+    /// into `cx.done`. Call after every host call the layer did not make.
+    pub fn absorb(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        while !cx.done.is_empty() {
+            let mut done = std::mem::take(&mut self.scratch);
+            std::mem::swap(&mut done, &mut cx.done);
+            for d in done.drain(..) {
+                self.child_done(now, d, host, cx);
+            }
+            self.scratch = done;
+        }
+        cx.done.append(&mut self.out);
+    }
+
+    /// One of the layer's wake-ups (a token with [`FS_TOKEN`] set).
+    pub fn on_event(&mut self, now: Nanos, token: u64, host: &mut Host, cx: &mut HostCx) {
+        let i = (token & !FS_TOKEN) as u32;
+        match self.parents[i as usize].stage {
+            Stage::Alloc => self.data(now, i, host, cx),
+            Stage::Copy => self.finish(now, i, host, cx),
+            _ => debug_assert!(false, "no wake-up expected"),
+        }
+        self.absorb(now, host, cx);
+    }
+
+    fn child_done(&mut self, now: Nanos, d: IoDone, host: &mut Host, cx: &mut HostCx) {
+        let c = self.children[d.id as usize];
+        self.free_children.push(d.id as u32);
+        match c.kind {
+            ChildKind::Log => {}
+            ChildKind::Writeback { file, first, n } => {
+                self.wb_inflight -= 1;
+                let f = &mut self.files[file as usize];
+                for pg in first..first + n {
+                    if f.pages[pg as usize] == P_WRITEBACK {
+                        f.pages[pg as usize] = P_CLEAN;
+                    }
+                }
+                self.wake_throttled(now, host, cx);
+                self.flusher(now, host, cx);
+                self.check_syncers(now, host, cx);
+            }
+            ChildKind::Fore => {
+                let i = c.parent;
+                let p = &mut self.parents[i as usize];
+                p.pending -= 1;
+                match p.stage {
+                    Stage::Meta => {
+                        // metadata reads ran one beside another: count the
+                        // time to the last of them as the file system's
+                        if p.pending == 0 {
+                            self.after_meta(now, i, host, cx);
+                        }
+                    }
+                    Stage::Data => {
+                        p.slat = (d.at - p.submitted).saturating_sub(d.clat_ns);
+                        p.bd.merge(&d.breakdown);
+                        let req = p.req;
+                        let buffered_fill = req.op == FileOp::Read
+                            && self.be.page_cache
+                            && !req.direct;
+                        if buffered_fill {
+                            self.fill_done(now, i, host, cx);
+                        } else {
+                            self.finish(now, i, host, cx);
+                        }
+                    }
+                    Stage::SyncLog => {
+                        if p.pending == 0 {
+                            self.sync_flush(now, i, host, cx);
+                        }
+                    }
+                    Stage::SyncFlush => {
+                        p.bd.merge(&d.breakdown);
+                        self.finish(now, i, host, cx);
+                    }
+                    _ => debug_assert!(false, "unexpected child completion"),
+                }
+            }
+        }
+    }
+
+    /// Parent `i` is done at `now`: release its lock, report it.
+    fn finish(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = self.parents[i as usize];
+        if p.held > 0 {
+            let mut granted = std::mem::take(&mut self.granted);
+            self.files[p.req.file as usize]
+                .lock
+                .release(p.held == 2, &mut granted);
+            for g in granted.drain(..) {
+                self.locked(now, g, host, cx);
+            }
+            self.granted = granted;
+        }
+        let total = now - p.submitted;
+        let mut bd = p.bd;
+        let rest = total.saturating_sub(bd.total());
+        // time not in a child's breakdown: waits for writeback or the log
+        bd.add(Component::Background, rest);
+        debug_assert_eq!(bd.total(), total, "a file request's breakdown covers it");
+        let slat = p.slat.min(total);
+        self.out.push(IoDone {
+            id: p.req.id,
+            thread: p.req.thread,
+            op: match p.req.op {
+                FileOp::Read => Op::Read,
+                FileOp::Write => Op::Write,
+                FileOp::Fsync => Op::Flush,
+            },
+            len: p.req.len,
+            slat_ns: slat,
+            clat_ns: total - slat,
+            at: now,
+            breakdown: bd,
+        });
+        self.free_parents.push(i);
+    }
+
+    // ----- page cache -----
+
+    fn ensure_pages(&mut self, file: u32) {
+        let f = &mut self.files[file as usize];
+        if f.pages.is_empty() {
+            f.pages = vec![P_ABSENT; (f.size / PAGE) as usize];
+        }
+    }
+
+    /// The CPU of a request served by the page cache: system call, the
+    /// file system's per-request cost, the copy.
+    fn cache_cpu(&self, host: &Host, op: Op, len: u64, bd: &mut Breakdown) -> u64 {
+        let c = host.config();
+        let sys = c.syscall_entry_ns.get(op) + c.syscall_exit_ns.get(op);
+        let fs = c.xfs_ns.get(op);
+        let copy = (c.copy_ns_per_kib.get(op) * len).div_ceil(1024);
+        bd.add(Component::Syscall, sys);
+        bd.add(Component::FileSystem, fs);
+        bd.add(Component::Copy, copy);
+        sys + fs + copy
+    }
+
+    fn buffered(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let req = self.parents[i as usize].req;
+        self.ensure_pages(req.file);
+        let (a, b) = self.page_range(&req);
+        if req.op == FileOp::Write {
+            if self.be.memory_store {
+                self.insert_pages(req.file, a, b, P_CLEAN);
+            } else {
+                if self.dirty_pages + (b - a) > self.dirty_limit() && self.dirty_pages > 0 {
+                    self.counters.dirty_throttled += 1;
+                    self.parents[i as usize].stage = Stage::Throttle;
+                    self.throttled.push_back(i);
+                    self.flusher(now, host, cx);
+                    return;
+                }
+                self.write_pages(req.file, a, b);
+                self.flusher(now, host, cx);
+            }
+            self.copy(now, i, host, cx);
+            return;
+        }
+        let f = &self.files[req.file as usize];
+        let hit = self.be.memory_store || (a..b).all(|pg| f.pages[pg as usize] != P_ABSENT);
+        if hit {
+            self.counters.page_cache_hits += 1;
+            self.copy(now, i, host, cx);
+            return;
+        }
+        self.counters.page_cache_misses += 1;
+        // read-ahead (mm/readahead.c, ondemand_readahead)
+        let f = &mut self.files[req.file as usize];
+        let max = self.cfg.readahead_max_bytes;
+        let want = if req.offset == f.ra_next {
+            f.ra_win = if f.ra_win == 0 {
+                (4 * req.len).min(max)
+            } else {
+                (2 * f.ra_win).min(max)
+            };
+            f.ra_win.max(req.len)
+        } else {
+            f.ra_win = 0;
+            req.len
+        };
+        f.ra_next = req.offset + req.len;
+        let start = a * PAGE;
+        let end = (req.offset + want).min(f.size).div_ceil(PAGE) * PAGE;
+        let end = end.max(b * PAGE);
+        self.counters.readahead_bytes += (end - start).saturating_sub(req.len);
+        let base = f.base;
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::Data;
+        p.pending += 1;
+        p.fill = (start / PAGE, end / PAGE);
+        self.child(now, i, ChildKind::Fore, Op::Read, base + start, end - start, false, host, cx);
+    }
+
+    /// The fill of parent `i`'s read came back: its pages are resident;
+    /// the copy to the caller follows.
+    fn fill_done(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = self.parents[i as usize];
+        let (a, b) = p.fill;
+        self.insert_pages(p.req.file, a, b, P_CLEAN);
+        self.copy(now, i, host, cx);
+    }
+
+    fn copy(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = self.parents[i as usize];
+        let op = if p.req.op == FileOp::Read { Op::Read } else { Op::Write };
+        let mut bd = p.bd;
+        let dur = self.cache_cpu(host, op, p.req.len, &mut bd);
+        let p = &mut self.parents[i as usize];
+        p.bd = bd;
+        p.stage = Stage::Copy;
+        cx.dev.wakeups.push((now + dur, FS_TOKEN | i as u64));
+    }
+
+    fn page_range(&self, req: &FileReq) -> (u64, u64) {
+        let f = &self.files[req.file as usize];
+        let a = req.offset / PAGE;
+        let b = (req.offset + req.len.max(1)).div_ceil(PAGE).min(f.size / PAGE).max(a + 1);
+        (a, b.min(f.size / PAGE))
+    }
+
+    fn dirty_limit(&self) -> u64 {
+        self.cache_pages * self.cfg.dirty_ratio_pct as u64 / 100
+    }
+
+    fn background_limit(&self) -> u64 {
+        self.cache_pages * self.cfg.dirty_background_ratio_pct as u64 / 100
+    }
+
+    fn write_pages(&mut self, file: u32, a: u64, b: u64) {
+        self.insert_pages(file, a, b, P_DIRTY);
+    }
+
+    /// Pages `a..b` of `file` become resident in `state` (clean or dirty),
+    /// evicting clean pages beyond the cache's size.
+    fn insert_pages(&mut self, file: u32, a: u64, b: u64, state: u8) {
+        for pg in a..b {
+            let f = &mut self.files[file as usize];
+            let old = f.pages[pg as usize];
+            if old == P_ABSENT {
+                self.resident.push_back((file, pg));
+                self.resident_pages += 1;
+            }
+            if state == P_DIRTY && old != P_DIRTY {
+                f.dirty += 1;
+                self.dirty_pages += 1;
+                f.pages[pg as usize] = P_DIRTY;
+            } else if old == P_ABSENT {
+                f.pages[pg as usize] = state;
+            }
+        }
+        self.evict();
+    }
+
+    fn evict(&mut self) {
+        let mut tries = self.resident.len();
+        while self.resident_pages > self.cache_pages && tries > 0 {
+            tries -= 1;
+            let Some((file, pg)) = self.resident.pop_front() else {
+                break;
+            };
+            let f = &mut self.files[file as usize];
+            if f.pages[pg as usize] == P_CLEAN {
+                f.pages[pg as usize] = P_ABSENT;
+                self.resident_pages -= 1;
+                self.counters.evictions += 1;
+            } else {
+                self.resident.push_back((file, pg));
+            }
+        }
+    }
+
+    /// The flusher: while dirty pages are above the background limit (or
+    /// an fsync waits), write back runs of dirty pages.
+    fn flusher(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        let max_pages = self.cfg.writeback_max_bytes / PAGE;
+        let mut scanned_files = 0;
+        while self.wb_inflight < self.cfg.writeback_depth
+            && (self.dirty_pages > self.background_limit() || !self.syncers.is_empty())
+            && self.dirty_pages > 0
+            && scanned_files <= self.files.len()
+        {
+            let fi = self.wb_file as usize % self.files.len();
+            let f = &mut self.files[fi];
+            if f.dirty == 0 {
+                self.wb_file = (fi as u32 + 1) % self.files.len() as u32;
+                scanned_files += 1;
+                continue;
+            }
+            let npages = f.pages.len() as u64;
+            // find the next dirty page from the cursor (wrapping)
+            let mut pg = f.wb_cursor % npages;
+            let mut seen = 0;
+            while f.pages[pg as usize] != P_DIRTY && seen < npages {
+                pg = (pg + 1) % npages;
+                seen += 1;
+            }
+            let first = pg;
+            let mut n = 0;
+            while pg < npages && n < max_pages && f.pages[pg as usize] == P_DIRTY {
+                f.pages[pg as usize] = P_WRITEBACK;
+                pg += 1;
+                n += 1;
+            }
+            f.wb_cursor = pg;
+            f.dirty -= n;
+            self.dirty_pages -= n;
+            let base = f.base;
+            let needs = (first..first + n).any(|b| !bit(&f.alloc, b));
+            if needs {
+                // delayed allocation happens at writeback
+                self.mark_alloc(fi as u32, first * PAGE, n * PAGE);
+                self.counters.allocations += 1;
+                self.log_pending += self.cfg.log_bytes_per_alloc;
+            }
+            self.wb_inflight += 1;
+            self.counters.writeback_writes += 1;
+            self.counters.writeback_bytes += n * PAGE;
+            let kind = ChildKind::Writeback {
+                file: fi as u32,
+                first,
+                n,
+            };
+            self.child(now, NONE, kind, Op::Write, base + first * PAGE, n * PAGE, false, host, cx);
+        }
+        self.flush_log_buffers(now, host, cx);
+    }
+
+    fn wake_throttled(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        while let Some(&i) = self.throttled.front() {
+            let req = self.parents[i as usize].req;
+            let (a, b) = self.page_range(&req);
+            if self.dirty_pages + (b - a) > self.dirty_limit() && self.dirty_pages > 0 {
+                break;
+            }
+            self.throttled.pop_front();
+            self.write_pages(req.file, a, b);
+            self.copy(now, i, host, cx);
+        }
+    }
+
+    // ----- fsync -----
+
+    fn start_fsync(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::SyncWb;
+        self.syncers.push(i);
+        self.flusher(now, host, cx);
+        self.check_syncers(now, host, cx);
+    }
+
+    fn check_syncers(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        if self.syncers.is_empty() || self.dirty_pages > 0 || self.wb_inflight > 0 {
+            return;
+        }
+        let syncers = std::mem::take(&mut self.syncers);
+        for &i in &syncers {
+            if self.be.block_device && self.log_pending > 0 {
+                let n = self.log_pending;
+                self.log_pending = 0;
+                let p = &mut self.parents[i as usize];
+                p.stage = Stage::SyncLog;
+                p.pending += 1;
+                self.log_write(now, i, ChildKind::Fore, n, host, cx);
+            } else {
+                self.sync_flush(now, i, host, cx);
+            }
+        }
+    }
+
+    fn sync_flush(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        if !self.be.block_device {
+            self.finish(now, i, host, cx);
+            return;
+        }
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::SyncFlush;
+        p.pending += 1;
+        p.bd = Breakdown::default();
+        // the flush's own breakdown is merged at completion; the time
+        // before it is writeback and log
+        let waited = now - p.submitted;
+        p.bd.add(Component::Background, waited);
+        self.child(now, i, ChildKind::Fore, Op::Flush, 0, 0, false, host, cx);
+    }
+}

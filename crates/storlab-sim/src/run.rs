@@ -15,7 +15,7 @@ use std::rc::Rc;
 use storlab_trace::ReadOptions;
 
 use crate::engine::{Engine, EngineError, FileTarget, IoReq, IoSource, Progress, ThreadPlan};
-use storlab_model::fs::FileLayer;
+use storlab_model::fs::{FileLayer, Layout};
 use storlab_model::host::FileSystem;
 use crate::replay::{ReplayMode, ReplayTally, TraceSource, DEFAULT_ALIGN};
 use crate::stats::JobStats;
@@ -248,7 +248,8 @@ pub fn simulate(
 /// job's `size`), in job and thread order. A file a job reads, or writes
 /// with `overwrite=1` or preallocation (`fallocate`, fio's default
 /// `native`), is laid out before the run; one only written with
-/// `fallocate=none` starts empty and its writes allocate. Returns, per
+/// `fallocate=none` is sparse (fio sets its size with ftruncate) and its
+/// writes allocate. Returns, per
 /// thread, the files and the byte span its offsets run over.
 fn lay_out_files(
     layer: &mut FileLayer,
@@ -284,7 +285,11 @@ fn lay_out_files(
             let (start, len) = j.region(capacity, t).map_err(|m| fail(format!("size: {m}")))?;
             span = span.max(start + len);
         }
-        let laid_out = dirs[0] || j.overwrite || j.fallocate;
+        let layout = if dirs[0] || j.overwrite || j.fallocate {
+            Layout::Allocated
+        } else {
+            Layout::Sparse
+        };
         let no_space = |e: storlab_model::fs::FsError| fail(format!("size: {e}"));
         for _ in 0..j.numjobs.max(1) {
             let target = match &j.filename {
@@ -292,7 +297,7 @@ fn lay_out_files(
                     let (first, size) = match named.get(name) {
                         Some(&f) => f,
                         None => {
-                            let f = layer.create_file(span, laid_out).map_err(no_space)?;
+                            let f = layer.create_file(span, layout).map_err(no_space)?;
                             let size = layer.file_size(f);
                             named.insert(name.clone(), (f, size));
                             (f, size)
@@ -311,7 +316,7 @@ fn lay_out_files(
                     let mut first = None;
                     let mut size = 0;
                     for _ in 0..n {
-                        let f = layer.create_file(each, laid_out).map_err(no_space)?;
+                        let f = layer.create_file(each, layout).map_err(no_space)?;
                         first.get_or_insert(f);
                         size = layer.file_size(f);
                     }

@@ -75,7 +75,8 @@ pub fn prepare() -> Prepared {
     for rw in ["randread", "randwrite"] {
         xfs_runs.push((
             lat(&mut p, "moneta-base", &[], rw),
-            lat(&mut p, "moneta-base", &xfs, rw),
+            // the study's file-system runs used direct IO (XDD)
+            p.add(Spec::qd1("moneta-base", &xfs, rw, "4k", 1000).with_fio(&["--direct=1"])),
         ));
         nosched_runs.push((
             lat(&mut p, "moneta-base", &[], rw),

@@ -219,6 +219,19 @@ impl Behaviour {
     }
 }
 
+/// How a new file starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Every block allocated (written by an earlier pass, or preallocated
+    /// with fallocate): writes allocate nothing.
+    Allocated,
+    /// Its size set (ftruncate, as fio does with `fallocate=none`) but no
+    /// block allocated: writes allocate, none extends the file.
+    Sparse,
+    /// Size 0: writes allocate and extend it (an application's new file).
+    Empty,
+}
+
 /// An operation on a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileOp {
@@ -457,7 +470,6 @@ pub struct FileLayer {
     capacity: u64,
     files: Vec<File>,
     next_base: u64,
-    meta_base: u64,
     log_base: u64,
     log_head: u64,
     log_pending: u64,
@@ -485,7 +497,10 @@ impl FileLayer {
     /// A layer for file system `kind` on a device of `capacity` bytes; its
     /// own IOs are issued as host thread `kthread`.
     pub fn new(kind: FileSystem, cfg: FsConfig, capacity: u64, kthread: u32) -> Self {
-        let log_base = capacity.saturating_sub(cfg.log_region_bytes) / PAGE * PAGE;
+        // mkfs.xfs puts the internal log in the middle allocation group
+        // (xfs_mkfs.c: logagno = agcount / 2); ext3's journal inode sits
+        // in a middle block group too
+        let log_base = (capacity / 2).min(capacity.saturating_sub(cfg.log_region_bytes)) / PAGE * PAGE;
         FileLayer {
             kind,
             be: Behaviour::of(kind),
@@ -495,7 +510,6 @@ impl FileLayer {
             capacity,
             files: Vec::new(),
             next_base: 0,
-            meta_base: log_base,
             log_base,
             log_head: 0,
             log_pending: 0,
@@ -532,23 +546,27 @@ impl FileLayer {
         self.dirty_pages
     }
 
-    /// Create a file of `size` bytes. `laid_out`: its blocks are already
-    /// allocated (written by an earlier pass, or preallocated); otherwise
-    /// it is empty (size 0) and writes allocate as they go. Files are
-    /// placed one after another from the start of the device; ext3's
-    /// mapping blocks and the log sit at its end.
-    pub fn create_file(&mut self, size: u64, laid_out: bool) -> Result<u32, FsError> {
+    /// Create a file with room for `size` bytes, laid out as `layout`
+    /// says. Files are placed one after another from the start of the
+    /// device (each followed by its ext3 mapping blocks), around the log
+    /// in the middle of the device.
+    pub fn create_file(&mut self, size: u64, layout: Layout) -> Result<u32, FsError> {
+        let laid_out = layout == Layout::Allocated;
         let size = size.max(PAGE).div_ceil(PAGE) * PAGE;
         let blocks = size / PAGE;
         let meta_blocks = self
             .be
             .map_bytes_per_meta_block
             .map_or(0, |m| size.div_ceil(m));
-        let base = self.next_base;
-        let need = base + size + (self.meta_blocks_used() + meta_blocks) * PAGE;
-        if self.be.block_device && need > self.log_base {
+        // skip the log region if the file would overlap it
+        let mut base = self.next_base;
+        let end = |b: u64| b + size + meta_blocks * PAGE;
+        if self.be.block_device && base < self.log_end() && end(base) > self.log_base {
+            base = self.log_end();
+        }
+        if self.be.block_device && end(base) > self.capacity {
             return Err(FsError::NoSpace {
-                need: need + self.cfg.log_region_bytes,
+                need: end(base),
                 capacity: self.capacity,
             });
         }
@@ -559,7 +577,7 @@ impl FileLayer {
             base,
             size,
             alloc: vec![fill; words],
-            eof: if laid_out { size } else { 0 },
+            eof: if layout == Layout::Empty { 0 } else { size },
             lock: RwLock::default(),
             alloc_free_at: 0,
             pages: Vec::new(),
@@ -569,15 +587,12 @@ impl FileLayer {
             ra_win: 0,
             wb_cursor: 0,
         });
-        self.next_base = (base + size).div_ceil(1 << 20) << 20;
-        self.meta_base = self.log_base - (self.meta_blocks_used()) * PAGE;
+        self.next_base = end(base).div_ceil(1 << 20) << 20;
         Ok((self.files.len() - 1) as u32)
     }
 
-    fn meta_blocks_used(&self) -> u64 {
-        self.be.map_bytes_per_meta_block.map_or(0, |m| {
-            self.files.iter().map(|f| f.size.div_ceil(m)).sum()
-        })
+    fn log_end(&self) -> u64 {
+        self.log_base + self.cfg.log_region_bytes
     }
 
     /// Delete a file: its cached pages are dropped (dirty ones without
@@ -685,12 +700,15 @@ impl FileLayer {
         // mapping metadata (ext3 indirect blocks) not yet read
         if let Some(m) = self.be.map_bytes_per_meta_block {
             let (a, b) = (req.offset / m, (req.offset + req.len).div_ceil(m));
-            let first_meta = self.meta_index(req.file);
+            let f = &self.files[req.file as usize];
+            // the mapping blocks sit right after the file's data (ext3
+            // keeps them in the data's block group)
+            let meta_at = f.base + f.size;
             let mut n = 0;
             for mb in a..b {
                 if !bit(&self.files[req.file as usize].meta, mb) {
                     set_bit(&mut self.files[req.file as usize].meta, mb);
-                    let off = self.meta_base + (first_meta + mb) * PAGE;
+                    let off = meta_at + mb * PAGE;
                     self.counters.metadata_reads += 1;
                     self.child(now, i, ChildKind::Fore, Op::Read, off, PAGE, false, host, cx);
                     n += 1;
@@ -704,14 +722,6 @@ impl FileLayer {
             }
         }
         self.after_meta(now, i, host, cx);
-    }
-
-    fn meta_index(&self, file: u32) -> u64 {
-        let m = self.be.map_bytes_per_meta_block.unwrap_or(u64::MAX);
-        self.files[..file as usize]
-            .iter()
-            .map(|f| f.size.div_ceil(m))
-            .sum()
     }
 
     fn after_meta(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
@@ -780,7 +790,7 @@ impl FileLayer {
         cx: &mut HostCx,
     ) {
         let bytes = bytes.div_ceil(512) * 512;
-        let region = self.capacity - self.log_base;
+        let region = self.cfg.log_region_bytes;
         if self.log_head + bytes > region {
             self.log_head = 0;
         }
@@ -1030,13 +1040,14 @@ impl FileLayer {
         self.child(now, i, ChildKind::Fore, Op::Read, base + start, end - start, false, host, cx);
     }
 
-    /// The fill of parent `i`'s read came back: its pages are resident;
-    /// the copy to the caller follows.
+    /// The fill of parent `i`'s read came back: its pages are resident.
+    /// The fill went through the host stack on the reader's own thread
+    /// (entry, file system, copy out, return), so the read is done.
     fn fill_done(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
         let p = self.parents[i as usize];
         let (a, b) = p.fill;
         self.insert_pages(p.req.file, a, b, P_CLEAN);
-        self.copy(now, i, host, cx);
+        self.finish(now, i, host, cx);
     }
 
     fn copy(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {

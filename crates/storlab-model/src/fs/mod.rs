@@ -1005,8 +1005,13 @@ impl FileLayer {
             self.copy(now, i, host, cx);
             return;
         }
-        let f = &self.files[req.file as usize];
+        let f = &mut self.files[req.file as usize];
         let hit = self.be.memory_store || (a..b).all(|pg| f.pages[pg as usize] != P_ABSENT);
+        // sequential: this read starts where the last one ended
+        // (a first read at the file's start counts as sequential)
+        let sequential =
+            req.offset == f.ra_next || req.offset == 0 && f.ra_next == u64::MAX;
+        f.ra_next = req.offset + req.len;
         if hit {
             self.counters.page_cache_hits += 1;
             self.copy(now, i, host, cx);
@@ -1016,7 +1021,7 @@ impl FileLayer {
         // read-ahead (mm/readahead.c, ondemand_readahead)
         let f = &mut self.files[req.file as usize];
         let max = self.cfg.readahead_max_bytes;
-        let want = if req.offset == f.ra_next {
+        let want = if sequential {
             f.ra_win = if f.ra_win == 0 {
                 (4 * req.len).min(max)
             } else {
@@ -1027,7 +1032,6 @@ impl FileLayer {
             f.ra_win = 0;
             req.len
         };
-        f.ra_next = req.offset + req.len;
         let start = a * PAGE;
         let end = (req.offset + want).min(f.size).div_ceil(PAGE) * PAGE;
         let end = end.max(b * PAGE);

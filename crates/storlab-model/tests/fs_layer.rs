@@ -1,0 +1,332 @@
+//! The file-system layer (`storlab_model::fs`) alone, in front of a host
+//! with no software cost and a fixed-latency device, driven by a small
+//! event loop: lock semantics per file system, allocation sections, the
+//! log, the page cache (hits, misses, read-ahead, the flusher under the
+//! dirty limit), direct IO bypassing it, fsync, determinism.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use storlab_model::config::PresetStore;
+use storlab_model::fixed::FixedLatency;
+use storlab_model::fs::{FileLayer, FileOp, FileReq, FsConfig, Layout, FS_TOKEN};
+use storlab_model::host::{FileSystem, Host, HostCx, IoDone};
+use storlab_model::{Nanos, SystemConfig};
+
+const DEV_NS: u64 = 10_000;
+const FS_NS: u64 = 1_000;
+
+struct Rig {
+    fs: FileLayer,
+    host: Host,
+    cx: HostCx,
+    heap: BinaryHeap<Reverse<(Nanos, u64, u64)>>,
+    seq: u64,
+    done: Vec<IoDone>,
+}
+
+impl Rig {
+    fn new(kind: FileSystem, cfg: FsConfig) -> Rig {
+        let (_, sys) =
+            SystemConfig::load(&PresetStore::default(), "null", &[]).expect("null preset");
+        let mut hc = sys.host;
+        hc.file_system = kind;
+        hc.xfs_ns = storlab_model::units::Rw {
+            read: FS_NS,
+            write: FS_NS,
+        };
+        let cap = 64 << 30;
+        let threads = 8;
+        let host = Host::new(hc, Box::new(FixedLatency::new(DEV_NS, cap)), threads + 1);
+        Rig {
+            fs: FileLayer::new(kind, cfg, cap, threads),
+            host,
+            cx: HostCx::default(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            done: Vec::new(),
+        }
+    }
+
+    fn queue(&mut self) {
+        for &(t, tok) in &self.cx.dev.wakeups {
+            self.seq += 1;
+            self.heap.push(Reverse((t, self.seq, tok)));
+        }
+        self.cx.dev.wakeups.clear();
+        self.done.append(&mut self.cx.done);
+    }
+
+    fn submit(&mut self, now: Nanos, req: FileReq) {
+        self.fs.submit(now, req, &mut self.host, &mut self.cx);
+        self.queue();
+    }
+
+    /// Run until nothing is pending; returns the completions so far.
+    fn run(&mut self) -> Vec<IoDone> {
+        self.run_until(Nanos::MAX)
+    }
+
+    /// Run the events before `end`; returns the completions so far.
+    fn run_until(&mut self, end: Nanos) -> Vec<IoDone> {
+        while let Some(&Reverse((t, _, tok))) = self.heap.peek() {
+            if t >= end {
+                break;
+            }
+            self.heap.pop();
+            if tok & FS_TOKEN == FS_TOKEN {
+                self.fs.on_event(t, tok, &mut self.host, &mut self.cx);
+            } else {
+                self.host.on_event(t, tok, &mut self.cx);
+                self.fs.absorb(t, &mut self.host, &mut self.cx);
+            }
+            self.queue();
+        }
+        std::mem::take(&mut self.done)
+    }
+
+    fn at(&self, done: &[IoDone], id: u64) -> Nanos {
+        done.iter().find(|d| d.id == id).expect("completed").at
+    }
+}
+
+fn req(id: u64, thread: u32, op: FileOp, offset: u64, direct: bool) -> FileReq {
+    FileReq {
+        id,
+        thread,
+        op,
+        file: 0,
+        offset,
+        len: 4096,
+        direct,
+        fua: false,
+        poll: false,
+    }
+}
+
+fn cfg() -> FsConfig {
+    FsConfig {
+        alloc_ns: 5_000,
+        ..FsConfig::default()
+    }
+}
+
+#[test]
+fn xfs_direct_reads_run_side_by_side() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    for t in 0..4 {
+        r.submit(0, req(t as u64, t, FileOp::Read, t as u64 * 8192, true));
+    }
+    let done = r.run();
+    assert_eq!(done.len(), 4);
+    for d in &done {
+        assert_eq!(d.at, DEV_NS + FS_NS, "no read waits for another");
+    }
+    assert_eq!(r.fs.counters().inode_lock_waits, 0);
+}
+
+#[test]
+fn xfs_allocating_writes_serialise_only_their_allocation() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Sparse).unwrap();
+    for t in 0..3 {
+        r.submit(0, req(t as u64, t, FileOp::Write, t as u64 * 8192, true));
+    }
+    let done = r.run();
+    let c = r.fs.counters();
+    assert_eq!(c.allocations, 3);
+    assert_eq!(c.inode_lock_waits, 2, "the 2nd and 3rd wait for the allocation section");
+    // the sections run one after another; the device IOs overlap
+    for t in 0..3u64 {
+        assert_eq!(r.at(&done, t), (t + 1) * 5_000 + DEV_NS + FS_NS);
+    }
+    // and overwriting the same blocks allocates nothing
+    for t in 0..3 {
+        r.submit(100_000, req(10 + t as u64, t, FileOp::Write, t as u64 * 8192, true));
+    }
+    let done = r.run();
+    assert!(done.iter().all(|d| d.at == 100_000 + DEV_NS + FS_NS));
+    assert_eq!(r.fs.counters().allocations, 3);
+}
+
+#[test]
+fn xfs_extending_write_takes_the_lock_exclusive() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Empty).unwrap();
+    // the write extends the empty file: exclusive, held across its IO; the
+    // read behind it waits for all of it
+    r.submit(0, req(1, 0, FileOp::Write, 0, true));
+    r.submit(0, req(2, 1, FileOp::Read, 1 << 20, true));
+    let done = r.run();
+    let w = r.at(&done, 1);
+    assert_eq!(w, 5_000 + DEV_NS + FS_NS);
+    assert_eq!(r.at(&done, 2), w + DEV_NS + FS_NS);
+    let rd = done.iter().find(|d| d.id == 2).unwrap();
+    assert_eq!(
+        rd.breakdown.get(storlab_model::Component::LockWait),
+        w,
+        "the wait is the inode lock's"
+    );
+}
+
+#[test]
+fn ext3_serialises_writers_for_the_whole_io() {
+    let mut r = Rig::new(FileSystem::Ext3, cfg());
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    for t in 0..3 {
+        r.submit(0, req(t as u64, t, FileOp::Write, t as u64 * 8192, true));
+    }
+    let done = r.run();
+    let mut at: Vec<_> = done.iter().map(|d| d.at).collect();
+    at.sort();
+    // the first reads the file's indirect block before its write
+    let first = 2 * (DEV_NS + FS_NS);
+    assert_eq!(at, vec![first, first + DEV_NS + FS_NS, first + 2 * (DEV_NS + FS_NS)]);
+    assert_eq!(r.fs.counters().metadata_reads, 1, "one mapping block covers 4 MiB");
+}
+
+#[test]
+fn buffered_reads_miss_then_hit_and_direct_reads_bypass_the_cache() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    r.submit(0, req(1, 0, FileOp::Read, 1 << 20, false));
+    let miss = r.run()[0].at;
+    r.submit(miss, req(2, 0, FileOp::Read, 1 << 20, false));
+    let hit = r.run()[0].at - miss;
+    assert!(miss >= DEV_NS, "a miss reads the device");
+    assert!(hit < DEV_NS, "a hit does not ({hit} ns)");
+    let c = r.fs.counters();
+    assert_eq!((c.page_cache_misses, c.page_cache_hits), (1, 1));
+    // a direct read of the same page goes to the device, counted nowhere
+    r.submit(2 * miss, req(3, 0, FileOp::Read, 1 << 20, true));
+    let direct = r.run()[0].at - 2 * miss;
+    assert_eq!(direct, DEV_NS + FS_NS);
+    let c2 = r.fs.counters();
+    assert_eq!((c2.page_cache_misses, c2.page_cache_hits), (1, 1));
+}
+
+#[test]
+fn sequential_buffered_reads_read_ahead() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    let mut now = 0;
+    for k in 0..64u64 {
+        r.submit(now, req(k, 0, FileOp::Read, k * 4096, false));
+        now = r.run()[0].at;
+    }
+    let c = r.fs.counters();
+    // windows of 16, 32, 64, 128, 128 KiB: five misses
+    assert_eq!(c.page_cache_misses, 5, "{c:?}");
+    assert!(c.readahead_bytes > 0);
+    // random reads read only what they ask
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    for k in 1..17u64 {
+        r.submit(now, req(k, 0, FileOp::Read, (k * 7919 % 1000) * (1 << 20), false));
+        now = r.run()[0].at;
+    }
+    assert_eq!(r.fs.counters().readahead_bytes, 0);
+}
+
+#[test]
+fn the_flusher_writes_back_under_the_dirty_limit() {
+    let pages = 1024u64;
+    // one page per writeback IO, one at a time: the writer (1 µs a page)
+    // outruns the flusher (10 µs a page)
+    let cfg = FsConfig {
+        page_cache_bytes: pages * 4096,
+        writeback_max_bytes: 4096,
+        writeback_depth: 1,
+        ..cfg()
+    };
+    let limit = pages * cfg.dirty_ratio_pct as u64 / 100;
+    let mut r = Rig::new(FileSystem::Xfs, cfg);
+    r.fs.create_file(1 << 30, Layout::Sparse).unwrap();
+    // eight writers, each writing its next page as soon as the last
+    // returned
+    let mut max_dirty = 0;
+    let mut next = [0u64; 8];
+    for t in 0..8u32 {
+        r.submit(0, req(t as u64, t, FileOp::Write, t as u64 * 4096, false));
+    }
+    let mut issued = 8u64;
+    let mut now = 0;
+    while issued < 2000 {
+        let Some(&Reverse((t, _, _))) = r.heap.peek() else { break };
+        now = t;
+        for d in r.run_until(t + 1) {
+            let th = d.thread as usize;
+            next[th] += 1;
+            let page = issued;
+            issued += 1;
+            r.submit(d.at, req(page, d.thread, FileOp::Write, page * 4096, false));
+        }
+        max_dirty = max_dirty.max(r.fs.dirty_pages());
+    }
+    r.run();
+    let c = r.fs.counters();
+    assert!(c.writeback_writes > 0, "{c:?}");
+    assert!(c.dirty_throttled > 0, "the writer outran writeback: {c:?}");
+    assert!(max_dirty <= limit, "dirty pages {max_dirty} over the limit {limit}");
+    // writeback allocated (delayed allocation) and logged
+    assert!(c.allocations > 0);
+    // fsync writes everything back, forces the log and flushes
+    r.submit(now, FileReq {
+        op: FileOp::Fsync,
+        len: 0,
+        ..req(9999, 0, FileOp::Fsync, 0, false)
+    });
+    let d = r.run();
+    assert_eq!(d.len(), 1);
+    assert_eq!(r.fs.dirty_pages(), 0);
+}
+
+#[test]
+fn fsync_forces_the_log_with_its_own_write() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Sparse).unwrap();
+    r.submit(0, req(1, 0, FileOp::Write, 0, true));
+    let t = r.run()[0].at;
+    assert_eq!(r.fs.counters().journal_writes, 0, "one allocation fills no log buffer");
+    r.submit(t, FileReq {
+        len: 0,
+        ..req(2, 0, FileOp::Fsync, 0, true)
+    });
+    let d = r.run();
+    let c = r.fs.counters();
+    assert_eq!(c.journal_writes, 1);
+    // the log write, then the flush
+    assert_eq!(d[0].at - t, 2 * DEV_NS + FS_NS);
+}
+
+#[test]
+fn tmpfs_never_touches_the_device() {
+    let mut r = Rig::new(FileSystem::Tmpfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Sparse).unwrap();
+    r.submit(0, req(1, 0, FileOp::Write, 0, true));
+    r.submit(0, req(2, 1, FileOp::Read, 1 << 20, false));
+    let d = r.run();
+    assert!(d.iter().all(|d| d.at < DEV_NS));
+    assert_eq!(r.fs.counters().writeback_writes, 0);
+}
+
+#[test]
+fn the_layer_is_deterministic() {
+    let go = || {
+        let mut r = Rig::new(FileSystem::Xfs, cfg());
+        r.fs.create_file(256 << 20, Layout::Sparse).unwrap();
+        let mut x = 12345u64;
+        for k in 0..300u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let op = if x >> 63 == 0 { FileOp::Read } else { FileOp::Write };
+            let off = (x >> 20) % (256 << 8) * 4096;
+            r.submit(k * 3000, req(k, (k % 8) as u32, op, off, x & 4 == 0));
+        }
+        r.run()
+            .iter()
+            .map(|d| (d.id, d.at, d.breakdown.total()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(go(), go());
+}

@@ -330,3 +330,23 @@ fn the_layer_is_deterministic() {
     };
     assert_eq!(go(), go());
 }
+
+#[test]
+fn ext3_direct_writes_into_holes_fall_back_to_the_page_cache() {
+    for (kind, fallbacks) in [(FileSystem::Ext3, 1), (FileSystem::Xfs, 0)] {
+        let mut r = Rig::new(kind, cfg());
+        r.fs.create_file(1 << 30, Layout::Sparse).unwrap();
+        r.submit(0, FileReq {
+            len: 8 << 20,
+            ..req(1, 0, FileOp::Write, 0, true)
+        });
+        let d = r.run();
+        assert_eq!(d.len(), 1);
+        let c = r.fs.counters();
+        assert_eq!(c.fallback_writes, fallbacks, "{kind:?}: {c:?}");
+        if fallbacks > 0 {
+            // written back in writeback-sized pieces (4 MiB), side by side
+            assert_eq!(c.writeback_writes, 2);
+        }
+    }
+}

@@ -176,7 +176,8 @@ pub fn prepare() -> Prepared {
                 50.0,
                 0.25,
                 "MB/s",
-            ));
+            )
+            .miss_because("XFS's costs in the model are per request (5 µs of CPU; one allocation per 4 MB written), under 1 MB/s at 4 MB on a device-bound array; the published 2.5% needs a per-byte or per-extent effect (the direct IO split at extent boundaries of a file 16 writers laid out side by side, its placement on the array) not modelled"));
         }
         rows.push(Row::within(
             "haste-dram, 4 KB random writes, raw device",
@@ -232,34 +233,56 @@ pub fn prepare() -> Prepared {
                 "µs",
             ));
         }
-        rows.push(Row::within(
-            "ddr-pcm, XFS adds per 4 KB access",
-            adds_pct("ddr-pcm"),
-            93.0,
-            0.25,
-            "%",
-        ));
-        rows.push(Row::within(
-            "haste-pcm, XFS adds per 4 KB access",
-            adds_pct("haste-pcm"),
-            50.0,
-            0.25,
-            "%",
-        ));
-        rows.push(Row::within(
-            "raid-disk, XFS adds per 4 KB access",
-            adds("raid-disk"),
-            580.0,
-            0.25,
-            "µs",
-        ));
-        rows.push(Row::within(
-            "raid-disk, XFS adds per 4 KB access",
-            adds_pct("raid-disk"),
-            8.0,
-            0.25,
-            "%",
-        ));
+        let raw = |name: &str| lat(name, false);
+        rows.push(
+            Row::within(
+                "ddr-pcm, XFS adds per 4 KB access",
+                adds_pct("ddr-pcm"),
+                93.0,
+                0.25,
+                "%",
+            )
+            .miss_because(format!(
+                "XFS adds its per-request CPU here, {:.1} µs, as the ddr-dram and haste-dram rows (+6 µs) published; the percentage then rests on the raw ddr-pcm latency of the haste-ddr model ({:.1} µs), where +93% of about 6 µs implies the study's was about 6.5 µs",
+                adds("ddr-pcm"),
+                raw("ddr-pcm")
+            )),
+        );
+        rows.push(
+            Row::within(
+                "haste-pcm, XFS adds per 4 KB access",
+                adds_pct("haste-pcm"),
+                50.0,
+                0.25,
+                "%",
+            )
+            .miss_because(format!(
+                "XFS adds {:.1} µs, as on haste-dram; the raw haste-pcm latency of the haste-ddr model is {:.1} µs (the 15-16 µs target there), where +50% of about 6 µs implies about 12 µs",
+                adds("haste-pcm"),
+                raw("haste-pcm")
+            )),
+        );
+        let disk_why = "no mechanism in the model adds half a millisecond per access on disks: XFS costs its per-request CPU (about 5 µs) and the file lies where the raw test's region did; the published 580 µs needs a placement or metadata effect with its own seeks (file extents spread over the platters, inode or time-stamp updates) not modelled";
+        rows.push(
+            Row::within(
+                "raid-disk, XFS adds per 4 KB access",
+                adds("raid-disk"),
+                580.0,
+                0.25,
+                "µs",
+            )
+            .miss_because(disk_why),
+        );
+        rows.push(
+            Row::within(
+                "raid-disk, XFS adds per 4 KB access",
+                adds_pct("raid-disk"),
+                8.0,
+                0.25,
+                "%",
+            )
+            .miss_because(disk_why),
+        );
         let (worst, which) = (0..2)
             .flat_map(|random| (0..3).map(move |a| (random == 1, a)))
             .map(|(random, a)| {
@@ -273,28 +296,45 @@ pub fn prepare() -> Prepared {
             "never more than 10%",
             format!("at most {worst:.1}% ({which})"),
             worst <= 10.0,
-        ));
-        rows.push(Row::within(
-            "raid-ssd, sequential bandwidth through XFS",
-            -change("raid-ssd", 1, false),
-            5.0,
-            0.25,
-            "% lost",
-        ));
-        rows.push(Row::within(
-            "raid-ssd, random bandwidth through XFS",
-            -change("raid-ssd", 1, true),
-            10.0,
-            0.25,
-            "% lost",
-        ));
-        rows.push(Row::within(
-            "raid-ssd, XFS adds to 4 KB latency",
-            adds_pct("raid-ssd"),
-            4.0,
-            0.25,
-            "%",
-        ));
+        )
+        .miss_because("random writes into the new file: each allocation logs about 512 B, and every 32 KiB log buffer is its own write, a seek to the log in the middle of the 4 TB array and back to the file at its start; the study's file may have lain nearer its log"));
+        rows.push(
+            Row::within(
+                "raid-ssd, sequential bandwidth through XFS",
+                -change("raid-ssd", 1, false),
+                5.0,
+                0.25,
+                "% lost",
+            )
+            .miss_because("the SSD RAID is device-bound at 4 MB and XFS's costs in the model are per request (CPU, one allocation per 4 MB written): nothing takes 5% of its bandwidth; as for haste-dram's 4 MB rows, a per-extent effect would be needed"),
+        );
+        let ssd_w = loss("raid-ssd", 1, true, 1);
+        rows.push(
+            Row::within(
+                "raid-ssd, random bandwidth through XFS",
+                -change("raid-ssd", 1, true),
+                10.0,
+                0.25,
+                "% lost",
+            )
+            .miss_because(format!(
+                "reads and 50/50 lose about 1%, but random writes into the new file lose {ssd_w:.0}%: the allocation section (calibrated on haste-dram) caps them at about 210 MB/s, below the SSD RAID's 390 MB/s; the study's SSD RAID writes were either slower raw or did not allocate"
+            )),
+        );
+        rows.push(
+            Row::within(
+                "raid-ssd, XFS adds to 4 KB latency",
+                adds_pct("raid-ssd"),
+                4.0,
+                0.25,
+                "%",
+            )
+            .miss_because(format!(
+                "XFS adds {:.1} µs, as on the other devices; the raw raid-ssd QD1 latency in the model is {:.0} µs, where +4% implies either about 150 µs raw or about 2.5 µs of XFS",
+                adds("raid-ssd"),
+                raw("raid-ssd")
+            )),
+        );
         let ext3_vs_xfs = |random: bool| {
             let x: f64 = (0..3).map(|a| bw("raid-disk", 1, random, a)).sum();
             let e: f64 = (0..3).map(|a| bw("raid-disk", 2, random, a)).sum();
@@ -306,7 +346,8 @@ pub fn prepare() -> Prepared {
             "about the same",
             format!("sequential {s:+.1}%, random {rnd:+.1}%"),
             s.abs() <= 10.0 && rnd.abs() <= 10.0,
-        ));
+        )
+        .miss_because("ext3 holds i_mutex across every write, direct IO included (generic_file_aio_write), so the 16 writers to the one file take turns; on the disk RAID, whose cache takes a write in about 65 µs, that costs writes and 50/50 their concurrency, which the study did not see (its disk-bound runs may have hidden it)"));
         // the fast devices: the HASTE array and the DDR RAM disk
         let fast = |fs: usize| (change("haste-dram", fs, false) + change("ddr-dram", fs, false)) / 2.0;
         rows.push(Row::within(
@@ -315,14 +356,16 @@ pub fn prepare() -> Prepared {
             74.0,
             0.25,
             "% lost",
-        ));
+        )
+        .miss_because("the model's ext3 differs from XFS by i_mutex around writes, its fall-back to the page cache for direct writes into holes, and mapping-block reads; reads keep their bandwidth, so the mean over reads, writes and 50/50 loses less than the published 74%, which needs a cost on reads too (per-block mapping under i_mutex, taken by 2.6-era direct reads until submission) not modelled"));
         rows.push(Row::within(
             "fast devices (haste-dram, ddr-dram), sequential bandwidth through XFS",
             fast(1),
             2.0,
             0.25,
             "% gained",
-        ));
+        )
+        .miss_because("nothing in the model makes a file system faster than the raw device; XFS's per-request costs are negligible at 4 MB, so the model shows no change where the study measured +2%"));
         Reproduction {
             study: "filesystems".into(),
             title: "Caulfield et al., Understanding the Impact of Emerging Non-Volatile Memories, SC 2010: file systems (V-A)".into(),

@@ -176,6 +176,13 @@ pub struct Behaviour {
     pub page_cache: bool,
     /// Dirty pages are never written back (tmpfs: memory is the store).
     pub memory_store: bool,
+    /// A direct write into a hole inside the file's size falls back to a
+    /// buffered write and a synchronous writeback of its range (ext3:
+    /// `get_more_blocks` in fs/direct-io.c maps without creating for
+    /// `DIO_LOCKING` file systems inside `i_size`, and
+    /// `__generic_file_aio_write` writes the rest through the page cache,
+    /// then `filemap_write_and_wait_range` and invalidates it).
+    pub dio_hole_fallback: bool,
 }
 
 impl Behaviour {
@@ -188,11 +195,13 @@ impl Behaviour {
             map_bytes_per_meta_block: None,
             page_cache: true,
             memory_store: false,
+            dio_hole_fallback: false,
         };
         match fs {
             FileSystem::None | FileSystem::Xfs => base,
             FileSystem::Ext3 => Behaviour {
                 writes_exclusive: true,
+                dio_hole_fallback: true,
                 reads_shared: false,
                 map_bytes_per_meta_block: Some(1024 * PAGE),
                 ..base
@@ -309,6 +318,8 @@ pub struct FsCounters {
     pub dirty_throttled: u64,
     /// Pages evicted from the page cache.
     pub evictions: u64,
+    /// Direct writes into holes that fell back to the page cache (ext3).
+    pub fallback_writes: u64,
 }
 
 const P_ABSENT: u8 = 0;
@@ -411,6 +422,8 @@ enum Stage {
     Data,
     /// Copying to or from the page cache (a hit, or after the fill).
     Copy,
+    /// A direct write fallen back to the page cache: the copy in.
+    FallbackCopy,
     /// Waiting under the dirty limit.
     Throttle,
     /// fsync: writeback of the file's pages, then the log, then a flush.
@@ -772,6 +785,27 @@ impl FileLayer {
         self.flush_log_buffers(now, host, cx);
     }
 
+    /// A fallen-back direct write: its range written back from the page
+    /// cache in writeback-sized pieces, by the writer itself.
+    fn fallback_writeback(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let req = self.parents[i as usize].req;
+        let base = self.files[req.file as usize].base;
+        let chunk = self.cfg.writeback_max_bytes;
+        let n = req.len.div_ceil(chunk).max(1);
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::Data;
+        p.pending += n as u32;
+        self.counters.fallback_writes += 1;
+        for k in 0..n {
+            let off = req.offset + k * chunk;
+            let len = chunk.min(req.offset + req.len - off);
+            self.counters.writeback_writes += 1;
+            self.counters.writeback_bytes += len;
+            self.child(now, i, ChildKind::Fore, Op::Write, base + off, len, req.fua, host, cx);
+        }
+        self.flush_log_buffers(now, host, cx);
+    }
+
     fn flush_log_buffers(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
         while self.be.block_device && self.log_pending >= self.cfg.log_buffer_bytes {
             self.log_pending -= self.cfg.log_buffer_bytes;
@@ -861,7 +895,21 @@ impl FileLayer {
     pub fn on_event(&mut self, now: Nanos, token: u64, host: &mut Host, cx: &mut HostCx) {
         let i = (token & !FS_TOKEN) as u32;
         match self.parents[i as usize].stage {
-            Stage::Alloc => self.data(now, i, host, cx),
+            Stage::Alloc => {
+                let p = self.parents[i as usize];
+                if p.req.direct && self.be.dio_hole_fallback {
+                    // copy into the page cache, then write the range back
+                    let c = host.config();
+                    let copy = (c.copy_ns_per_kib.write * p.req.len).div_ceil(1024);
+                    let p = &mut self.parents[i as usize];
+                    p.bd.add(Component::Copy, copy);
+                    p.stage = Stage::FallbackCopy;
+                    cx.dev.wakeups.push((now + copy, FS_TOKEN | i as u64));
+                } else {
+                    self.data(now, i, host, cx);
+                }
+            }
+            Stage::FallbackCopy => self.fallback_writeback(now, i, host, cx),
             Stage::Copy => self.finish(now, i, host, cx),
             _ => debug_assert!(false, "no wake-up expected"),
         }
@@ -898,6 +946,11 @@ impl FileLayer {
                         }
                     }
                     Stage::Data => {
+                        if p.pending > 0 {
+                            // a fallen-back write waits for all its pieces;
+                            // the last one's breakdown is merged
+                            return;
+                        }
                         p.slat = (d.at - p.submitted).saturating_sub(d.clat_ns);
                         p.bd.merge(&d.breakdown);
                         let req = p.req;

@@ -136,14 +136,20 @@ fn xfs_allocating_writes_serialise_only_their_allocation() {
     let done = r.run();
     let c = r.fs.counters();
     assert_eq!(c.allocations, 3);
-    assert_eq!(c.inode_lock_waits, 2, "the 2nd and 3rd wait for the allocation section");
+    assert_eq!(
+        c.inode_lock_waits, 2,
+        "the 2nd and 3rd wait for the allocation section"
+    );
     // the sections run one after another; the device IOs overlap
     for t in 0..3u64 {
         assert_eq!(r.at(&done, t), (t + 1) * 5_000 + DEV_NS + FS_NS);
     }
     // and overwriting the same blocks allocates nothing
     for t in 0..3 {
-        r.submit(100_000, req(10 + t as u64, t, FileOp::Write, t as u64 * 8192, true));
+        r.submit(
+            100_000,
+            req(10 + t as u64, t, FileOp::Write, t as u64 * 8192, true),
+        );
     }
     let done = r.run();
     assert!(done.iter().all(|d| d.at == 100_000 + DEV_NS + FS_NS));
@@ -182,8 +188,15 @@ fn ext3_serialises_writers_for_the_whole_io() {
     at.sort();
     // the first reads the file's indirect block before its write
     let first = 2 * (DEV_NS + FS_NS);
-    assert_eq!(at, vec![first, first + DEV_NS + FS_NS, first + 2 * (DEV_NS + FS_NS)]);
-    assert_eq!(r.fs.counters().metadata_reads, 1, "one mapping block covers 4 MiB");
+    assert_eq!(
+        at,
+        vec![first, first + DEV_NS + FS_NS, first + 2 * (DEV_NS + FS_NS)]
+    );
+    assert_eq!(
+        r.fs.counters().metadata_reads,
+        1,
+        "one mapping block covers 4 MiB"
+    );
 }
 
 #[test]
@@ -223,7 +236,10 @@ fn sequential_buffered_reads_read_ahead() {
     let mut r = Rig::new(FileSystem::Xfs, cfg());
     r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
     for k in 1..17u64 {
-        r.submit(now, req(k, 0, FileOp::Read, (k * 7919 % 1000) * (1 << 20), false));
+        r.submit(
+            now,
+            req(k, 0, FileOp::Read, (k * 7919 % 1000) * (1 << 20), false),
+        );
         now = r.run()[0].at;
     }
     assert_eq!(r.fs.counters().readahead_bytes, 0);
@@ -253,7 +269,9 @@ fn the_flusher_writes_back_under_the_dirty_limit() {
     let mut issued = 8u64;
     let mut now = 0;
     while issued < 2000 {
-        let Some(&Reverse((t, _, _))) = r.heap.peek() else { break };
+        let Some(&Reverse((t, _, _))) = r.heap.peek() else {
+            break;
+        };
         now = t;
         for d in r.run_until(t + 1) {
             let th = d.thread as usize;
@@ -268,15 +286,21 @@ fn the_flusher_writes_back_under_the_dirty_limit() {
     let c = r.fs.counters();
     assert!(c.writeback_writes > 0, "{c:?}");
     assert!(c.dirty_throttled > 0, "the writer outran writeback: {c:?}");
-    assert!(max_dirty <= limit, "dirty pages {max_dirty} over the limit {limit}");
+    assert!(
+        max_dirty <= limit,
+        "dirty pages {max_dirty} over the limit {limit}"
+    );
     // writeback allocated (delayed allocation) and logged
     assert!(c.allocations > 0);
     // fsync writes everything back, forces the log and flushes
-    r.submit(now, FileReq {
-        op: FileOp::Fsync,
-        len: 0,
-        ..req(9999, 0, FileOp::Fsync, 0, false)
-    });
+    r.submit(
+        now,
+        FileReq {
+            op: FileOp::Fsync,
+            len: 0,
+            ..req(9999, 0, FileOp::Fsync, 0, false)
+        },
+    );
     let d = r.run();
     assert_eq!(d.len(), 1);
     assert_eq!(r.fs.dirty_pages(), 0);
@@ -288,11 +312,18 @@ fn fsync_forces_the_log_with_its_own_write() {
     r.fs.create_file(1 << 30, Layout::Sparse).unwrap();
     r.submit(0, req(1, 0, FileOp::Write, 0, true));
     let t = r.run()[0].at;
-    assert_eq!(r.fs.counters().journal_writes, 0, "one allocation fills no log buffer");
-    r.submit(t, FileReq {
-        len: 0,
-        ..req(2, 0, FileOp::Fsync, 0, true)
-    });
+    assert_eq!(
+        r.fs.counters().journal_writes,
+        0,
+        "one allocation fills no log buffer"
+    );
+    r.submit(
+        t,
+        FileReq {
+            len: 0,
+            ..req(2, 0, FileOp::Fsync, 0, true)
+        },
+    );
     let d = r.run();
     let c = r.fs.counters();
     assert_eq!(c.journal_writes, 1);
@@ -318,8 +349,14 @@ fn the_layer_is_deterministic() {
         r.fs.create_file(256 << 20, Layout::Sparse).unwrap();
         let mut x = 12345u64;
         for k in 0..300u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let op = if x >> 63 == 0 { FileOp::Read } else { FileOp::Write };
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let op = if x >> 63 == 0 {
+                FileOp::Read
+            } else {
+                FileOp::Write
+            };
             let off = (x >> 20) % (256 << 8) * 4096;
             r.submit(k * 3000, req(k, (k % 8) as u32, op, off, x & 4 == 0));
         }
@@ -336,10 +373,13 @@ fn ext3_direct_writes_into_holes_fall_back_to_the_page_cache() {
     for (kind, fallbacks) in [(FileSystem::Ext3, 1), (FileSystem::Xfs, 0)] {
         let mut r = Rig::new(kind, cfg());
         r.fs.create_file(1 << 30, Layout::Sparse).unwrap();
-        r.submit(0, FileReq {
-            len: 8 << 20,
-            ..req(1, 0, FileOp::Write, 0, true)
-        });
+        r.submit(
+            0,
+            FileReq {
+                len: 8 << 20,
+                ..req(1, 0, FileOp::Write, 0, true)
+            },
+        );
         let d = r.run();
         assert_eq!(d.len(), 1);
         let c = r.fs.counters();

@@ -15,10 +15,10 @@ use std::rc::Rc;
 use storlab_trace::ReadOptions;
 
 use crate::engine::{Engine, EngineError, FileTarget, IoReq, IoSource, Progress, ThreadPlan};
-use storlab_model::fs::{FileLayer, Layout};
-use storlab_model::host::FileSystem;
 use crate::replay::{ReplayMode, ReplayTally, TraceSource, DEFAULT_ALIGN};
 use crate::stats::JobStats;
+use storlab_model::fs::{FileLayer, Layout};
+use storlab_model::host::FileSystem;
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -145,7 +145,12 @@ pub fn simulate(
     // with a file system, one more host thread issues its own IOs (log,
     // writeback, metadata)
     let mut layer = (fs_kind != FileSystem::None).then(|| {
-        FileLayer::new(fs_kind, cfg.fs.clone().unwrap_or_default(), capacity, threads)
+        FileLayer::new(
+            fs_kind,
+            cfg.fs.clone().unwrap_or_default(),
+            capacity,
+            threads,
+        )
     });
     let mut targets = Vec::new();
     if let Some(layer) = &mut layer {
@@ -282,7 +287,9 @@ fn lay_out_files(
         }
         let mut span = 0;
         for t in 0..j.numjobs.max(1) {
-            let (start, len) = j.region(capacity, t).map_err(|m| fail(format!("size: {m}")))?;
+            let (start, len) = j
+                .region(capacity, t)
+                .map_err(|m| fail(format!("size: {m}")))?;
             span = span.max(start + len);
         }
         let layout = if dirs[0] || j.overwrite || j.fallocate {

@@ -53,7 +53,10 @@ fn bad_file_option_values_name_the_option_and_line() {
     let m = err("[j]\nrw=read\nnrfiles=0\n");
     assert!(m.contains("jobs/fs.fio:3") && m.contains("nrfiles"), "{m}");
     let m = err("[j]\nrw=read\n\nfallocate=sometimes\n");
-    assert!(m.contains("jobs/fs.fio:4") && m.contains("fallocate"), "{m}");
+    assert!(
+        m.contains("jobs/fs.fio:4") && m.contains("fallocate"),
+        "{m}"
+    );
     let m = err("[j]\ndirect=maybe\n");
     assert!(m.contains("jobs/fs.fio:2") && m.contains("direct"), "{m}");
     let m = err("[j]\nfilename=\n");

@@ -136,7 +136,14 @@ fn plan_device(p: &mut Plan, dev: &str, lat_ios: u32) -> DevRuns {
 /// Prepare the study.
 pub fn prepare() -> Prepared {
     let mut p = Plan::new();
-    let devs = ["haste-dram", "ddr-dram", "haste-pcm", "ddr-pcm", "raid-ssd", "raid-disk"];
+    let devs = [
+        "haste-dram",
+        "ddr-dram",
+        "haste-pcm",
+        "ddr-pcm",
+        "raid-ssd",
+        "raid-disk",
+    ];
     let runs: Vec<DevRuns> = devs
         .iter()
         .map(|d| plan_device(&mut p, d, if d.starts_with("raid") { 60 } else { 300 }))
@@ -290,7 +297,10 @@ pub fn prepare() -> Prepared {
                 let what = ["reads", "writes", "50/50"][a];
                 (loss("raid-disk", 1, random, a), format!("{kind} {what}"))
             })
-            .fold((f64::MIN, String::new()), |w, x| if x.0 > w.0 { x } else { w });
+            .fold(
+                (f64::MIN, String::new()),
+                |w, x| if x.0 > w.0 { x } else { w },
+            );
         rows.push(Row::holds(
             "raid-disk, bandwidth lost to XFS",
             "never more than 10%",
@@ -349,7 +359,8 @@ pub fn prepare() -> Prepared {
         )
         .miss_because("ext3 holds i_mutex across every write, direct IO included (generic_file_aio_write), so the 16 writers to the one file take turns; on the disk RAID, whose cache takes a write in about 65 µs, that costs writes and 50/50 their concurrency, which the study did not see (its disk-bound runs may have hidden it)"));
         // the fast devices: the HASTE array and the DDR RAM disk
-        let fast = |fs: usize| (change("haste-dram", fs, false) + change("ddr-dram", fs, false)) / 2.0;
+        let fast =
+            |fs: usize| (change("haste-dram", fs, false) + change("ddr-dram", fs, false)) / 2.0;
         rows.push(Row::within(
             "fast devices (haste-dram, ddr-dram), sequential bandwidth through ext3",
             -fast(2),
@@ -369,7 +380,7 @@ pub fn prepare() -> Prepared {
         Reproduction {
             study: "filesystems".into(),
             title: "Caulfield et al., Understanding the Impact of Emerging Non-Volatile Memories, SC 2010: file systems (V-A)".into(),
-            setting: format!("XDD through XFS and ext3 against the raw device: 16 threads, QD1 each, direct IO, one file (the study's 55 GB on the RAIDs, 4 GB on the memory devices); 4 MB sequential and 4 KB random; latency one thread, 4 KB random. Write tests write a fresh file; read, mixed and latency tests a laid-out one."),
+            setting: "XDD through XFS and ext3 against the raw device: 16 threads, QD1 each, direct IO, one file (the study's 55 GB on the RAIDs, 4 GB on the memory devices); 4 MB sequential and 4 KB random; latency one thread, 4 KB random. Write tests write a fresh file; read, mixed and latency tests a laid-out one.".into(),
             rows,
             figures: Vec::new(),
         }

@@ -139,7 +139,12 @@ pub fn validate(c: &FsConfig) -> Result<(), ConfigError> {
         1 << 40,
     )?;
     check_range("fs.log_bytes_per_alloc", c.log_bytes_per_alloc, 0, 1 << 20)?;
-    check_range("fs.page_cache_bytes", c.page_cache_bytes, PAGE * 64, 1 << 50)?;
+    check_range(
+        "fs.page_cache_bytes",
+        c.page_cache_bytes,
+        PAGE * 64,
+        1 << 50,
+    )?;
     check_range("fs.dirty_ratio_pct", c.dirty_ratio_pct, 1, 90)?;
     check_range(
         "fs.dirty_background_ratio_pct",
@@ -280,7 +285,9 @@ pub struct FileReq {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FsError {
     /// The files and the log do not fit on the device.
-    #[error("the files need {need} bytes with the file system's log but the device has {capacity}")]
+    #[error(
+        "the files need {need} bytes with the file system's log but the device has {capacity}"
+    )]
     NoSpace {
         /// Bytes needed.
         need: u64,
@@ -513,7 +520,8 @@ impl FileLayer {
         // mkfs.xfs puts the internal log in the middle allocation group
         // (xfs_mkfs.c: logagno = agcount / 2); ext3's journal inode sits
         // in a middle block group too
-        let log_base = (capacity / 2).min(capacity.saturating_sub(cfg.log_region_bytes)) / PAGE * PAGE;
+        let log_base =
+            (capacity / 2).min(capacity.saturating_sub(cfg.log_region_bytes)) / PAGE * PAGE;
         FileLayer {
             kind,
             be: Behaviour::of(kind),
@@ -629,7 +637,10 @@ impl FileLayer {
 
     /// A thread submits a file request at `now`.
     pub fn submit(&mut self, now: Nanos, req: FileReq, host: &mut Host, cx: &mut HostCx) {
-        debug_assert!(self.files[req.file as usize].live, "request on a deleted file");
+        debug_assert!(
+            self.files[req.file as usize].live,
+            "request on a deleted file"
+        );
         let p = Parent {
             req,
             stage: Stage::Lock,
@@ -643,7 +654,7 @@ impl FileLayer {
             fill: (0, 0),
             bd: Breakdown::default(),
         };
-        let i = crate::units::slab_insert(&mut self.parents, &mut self.free_parents, p) as u32;
+        let i = crate::units::slab_insert(&mut self.parents, &mut self.free_parents, p);
         match req.op {
             FileOp::Fsync => self.start_fsync(now, i, host, cx),
             FileOp::Read | FileOp::Write => {
@@ -676,19 +687,27 @@ impl FileLayer {
         }
         // XFS direct IO: exclusive when extending or unaligned
         let f = &self.files[req.file as usize];
-        req.offset + req.len > f.eof || req.offset % PAGE != 0 || req.len % PAGE != 0
+        req.offset + req.len > f.eof
+            || !req.offset.is_multiple_of(PAGE)
+            || !req.len.is_multiple_of(PAGE)
     }
 
     /// Whether `[offset, offset+len)` of `file` has a block not allocated.
     fn needs_alloc(&self, file: u32, offset: u64, len: u64) -> bool {
         let f = &self.files[file as usize];
-        let (a, b) = (offset / PAGE, (offset + len).div_ceil(PAGE).min(f.size / PAGE));
+        let (a, b) = (
+            offset / PAGE,
+            (offset + len).div_ceil(PAGE).min(f.size / PAGE),
+        );
         (a..b).any(|blk| !bit(&f.alloc, blk))
     }
 
     fn mark_alloc(&mut self, file: u32, offset: u64, len: u64) {
         let f = &mut self.files[file as usize];
-        let (a, b) = (offset / PAGE, (offset + len).div_ceil(PAGE).min(f.size / PAGE));
+        let (a, b) = (
+            offset / PAGE,
+            (offset + len).div_ceil(PAGE).min(f.size / PAGE),
+        );
         for blk in a..b {
             set_bit(&mut f.alloc, blk);
         }
@@ -705,7 +724,7 @@ impl FileLayer {
             self.counters.inode_lock_wait_ns += waited;
         }
         let req = p.req;
-        let direct = req.direct && self.be.page_cache || !self.be.page_cache;
+        let direct = req.direct || !self.be.page_cache;
         if !self.be.block_device || !direct {
             self.buffered(now, i, host, cx);
             return;
@@ -723,7 +742,17 @@ impl FileLayer {
                     set_bit(&mut self.files[req.file as usize].meta, mb);
                     let off = meta_at + mb * PAGE;
                     self.counters.metadata_reads += 1;
-                    self.child(now, i, ChildKind::Fore, Op::Read, off, PAGE, false, host, cx);
+                    self.child(
+                        now,
+                        i,
+                        ChildKind::Fore,
+                        Op::Read,
+                        off,
+                        PAGE,
+                        false,
+                        host,
+                        cx,
+                    );
                     n += 1;
                 }
             }
@@ -778,7 +807,11 @@ impl FileLayer {
         p.pending += 1;
         let req = p.req;
         let f = &self.files[req.file as usize];
-        let op = if req.op == FileOp::Read { Op::Read } else { Op::Write };
+        let op = if req.op == FileOp::Read {
+            Op::Read
+        } else {
+            Op::Write
+        };
         let off = f.base + req.offset;
         self.child(now, i, ChildKind::Fore, op, off, req.len, req.fua, host, cx);
         // a full log buffer goes out beside the data
@@ -801,7 +834,17 @@ impl FileLayer {
             let len = chunk.min(req.offset + req.len - off);
             self.counters.writeback_writes += 1;
             self.counters.writeback_bytes += len;
-            self.child(now, i, ChildKind::Fore, Op::Write, base + off, len, req.fua, host, cx);
+            self.child(
+                now,
+                i,
+                ChildKind::Fore,
+                Op::Write,
+                base + off,
+                len,
+                req.fua,
+                host,
+                cx,
+            );
         }
         self.flush_log_buffers(now, host, cx);
     }
@@ -954,9 +997,8 @@ impl FileLayer {
                         p.slat = (d.at - p.submitted).saturating_sub(d.clat_ns);
                         p.bd.merge(&d.breakdown);
                         let req = p.req;
-                        let buffered_fill = req.op == FileOp::Read
-                            && self.be.page_cache
-                            && !req.direct;
+                        let buffered_fill =
+                            req.op == FileOp::Read && self.be.page_cache && !req.direct;
                         if buffered_fill {
                             self.fill_done(now, i, host, cx);
                         } else {
@@ -1062,8 +1104,7 @@ impl FileLayer {
         let hit = self.be.memory_store || (a..b).all(|pg| f.pages[pg as usize] != P_ABSENT);
         // sequential: this read starts where the last one ended
         // (a first read at the file's start counts as sequential)
-        let sequential =
-            req.offset == f.ra_next || req.offset == 0 && f.ra_next == u64::MAX;
+        let sequential = req.offset == f.ra_next || req.offset == 0 && f.ra_next == u64::MAX;
         f.ra_next = req.offset + req.len;
         if hit {
             self.counters.page_cache_hits += 1;
@@ -1094,7 +1135,17 @@ impl FileLayer {
         p.stage = Stage::Data;
         p.pending += 1;
         p.fill = (start / PAGE, end / PAGE);
-        self.child(now, i, ChildKind::Fore, Op::Read, base + start, end - start, false, host, cx);
+        self.child(
+            now,
+            i,
+            ChildKind::Fore,
+            Op::Read,
+            base + start,
+            end - start,
+            false,
+            host,
+            cx,
+        );
     }
 
     /// The fill of parent `i`'s read came back: its pages are resident.
@@ -1109,7 +1160,11 @@ impl FileLayer {
 
     fn copy(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
         let p = self.parents[i as usize];
-        let op = if p.req.op == FileOp::Read { Op::Read } else { Op::Write };
+        let op = if p.req.op == FileOp::Read {
+            Op::Read
+        } else {
+            Op::Write
+        };
         let mut bd = p.bd;
         let dur = self.cache_cpu(host, op, p.req.len, &mut bd);
         let p = &mut self.parents[i as usize];
@@ -1121,7 +1176,10 @@ impl FileLayer {
     fn page_range(&self, req: &FileReq) -> (u64, u64) {
         let f = &self.files[req.file as usize];
         let a = req.offset / PAGE;
-        let b = (req.offset + req.len.max(1)).div_ceil(PAGE).min(f.size / PAGE).max(a + 1);
+        let b = (req.offset + req.len.max(1))
+            .div_ceil(PAGE)
+            .min(f.size / PAGE)
+            .max(a + 1);
         (a, b.min(f.size / PAGE))
     }
 
@@ -1227,7 +1285,17 @@ impl FileLayer {
                 first,
                 n,
             };
-            self.child(now, NONE, kind, Op::Write, base + first * PAGE, n * PAGE, false, host, cx);
+            self.child(
+                now,
+                NONE,
+                kind,
+                Op::Write,
+                base + first * PAGE,
+                n * PAGE,
+                false,
+                host,
+                cx,
+            );
         }
         self.flush_log_buffers(now, host, cx);
     }

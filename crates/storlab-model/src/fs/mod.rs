@@ -731,8 +731,11 @@ impl FileLayer {
         }
         // mapping metadata (ext3 indirect blocks) not yet read
         if let Some(m) = self.be.map_bytes_per_meta_block {
-            let (a, b) = (req.offset / m, (req.offset + req.len).div_ceil(m));
             let f = &self.files[req.file as usize];
+            let (a, b) = (
+                req.offset / m,
+                (req.offset + req.len).div_ceil(m).min(f.size.div_ceil(m)),
+            );
             // the mapping blocks sit right after the file's data (ext3
             // keeps them in the data's block group)
             let meta_at = f.base + f.size;

@@ -390,3 +390,31 @@ fn ext3_direct_writes_into_holes_fall_back_to_the_page_cache() {
         }
     }
 }
+
+#[test]
+fn bad_fs_values_are_refused_naming_the_key() {
+    for (set, key) in [
+        ("fs.dirty_ratio_pct=0", "fs.dirty_ratio_pct"),
+        (
+            "fs.dirty_background_ratio_pct=50",
+            "fs.dirty_background_ratio_pct",
+        ),
+        ("fs.log_buffer_bytes=10", "fs.log_buffer_bytes"),
+        ("fs.writeback_depth=0", "fs.writeback_depth"),
+        ("fs.page_cache_bytes=4096", "fs.page_cache_bytes"),
+        ("fs.no_such_key=1", "no_such_key"),
+    ] {
+        let e = SystemConfig::load(&PresetStore::default(), "moneta-base", &[set.to_string()])
+            .err()
+            .unwrap_or_else(|| panic!("{set} accepted"));
+        assert!(e.to_string().contains(key), "{set}: {e}");
+    }
+    // and a good value is taken
+    let (_, c) = SystemConfig::load(
+        &PresetStore::default(),
+        "moneta-base",
+        &["fs.alloc_ns=1000".to_string()],
+    )
+    .expect("accepted");
+    assert_eq!(c.fs.expect("an [fs] table").alloc_ns, 1000);
+}

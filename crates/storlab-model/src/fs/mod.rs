@@ -452,8 +452,6 @@ struct Parent {
     slat: u64,
     /// Outstanding children in the current stage.
     pending: u32,
-    /// The write allocated.
-    allocates: bool,
     /// Pages a buffered read's fill brings in.
     fill: (u64, u64),
     bd: Breakdown,
@@ -650,7 +648,6 @@ impl FileLayer {
             lock_wait: 0,
             slat: 0,
             pending: 0,
-            allocates: false,
             fill: (0, 0),
             bd: Breakdown::default(),
         };
@@ -798,7 +795,6 @@ impl FileLayer {
             p.bd.add(Component::LockWait, start - now);
         }
         p.bd.add(Component::FileSystem, self.cfg.alloc_ns);
-        p.allocates = true;
         p.stage = Stage::Alloc;
         cx.dev.wakeups.push((end, FS_TOKEN | i as u64));
     }

@@ -46,7 +46,10 @@
 //! on hits) delays the request but holds no host core; metadata and log
 //! IOs go through the host stack like a request of their own, on one
 //! extra kernel thread; a partial write of an uncached page does not read
-//! it first; freed space is not reused.
+//! it first; freed space is not reused; ext3, ext4 and PMFS take the same
+//! `[fs]` values as XFS (allocation CPU, log bytes per allocation) unless
+//! set (ESTIMATE: no published figure for them), and ext3's buffered
+//! writes allocate at writeback as XFS's delayed allocation does.
 
 use std::collections::VecDeque;
 

@@ -5,6 +5,7 @@
 //! and the PSD's depth for a 50/50 mix, the Moneta power figure, and the
 //! spread of QD1 latencies that the NAND and PCM program variations give.
 
+use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Run, Spec};
 use crate::report::{Prepared, Reproduction, Row};
 use crate::studies::psd::{at_depth, peer, qd1, with};
@@ -371,7 +372,27 @@ pub fn prepare() -> Prepared {
             title: "Device figures: flash placement table 1, PSD and SATA SSD findings, Moneta power, latency spread".into(),
             setting: "fio with libaio, 4 KB QD1 latencies and 1 MB depth-16 bandwidths; flash written before reads; moneta-balance power under 16 XDD threads.".into(),
             rows,
-            figures: Vec::new(),
+            figures: vec![Figure {
+                id: "devices-psd-mix".into(),
+                title: "micron-psd, 4 KB random 50/50 mix: bandwidth against queue depth (the study: 99 % of peak only at 64)".into(),
+                x_label: "iodepth".into(),
+                y_label: "MB/s (reads + writes)".into(),
+                x_log: true,
+                x_bytes: false,
+                y_log: false,
+                panels: vec![Panel {
+                    title: "50/50".into(),
+                    series: vec![Series {
+                        label: "micron-psd".into(),
+                        kind: SeriesKind::Model,
+                        points: MIX_DEPTHS
+                            .iter()
+                            .zip(&bw)
+                            .map(|(&q, &b)| (q as f64, b))
+                            .collect(),
+                    }],
+                }],
+            }],
         }
     };
     Prepared {

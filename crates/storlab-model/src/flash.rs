@@ -24,6 +24,13 @@
 //! Page types: SLC and PCM have one; MLC alternates LSB/MSB pages, TLC
 //! LSB/CSB/MSB, so the slow pages are every second or third.
 //!
+//! Spread (physical variation, drawn from a `rand_pcg` generator seeded
+//! from `ssd.ftl.seed`, so a run is the same for a seed): a page read
+//! fails its ECC decode with `read_retry_probability` and is read again
+//! (array read and channel transfer) up to `read_retry_max` times; a
+//! program takes `program_ns` spread uniformly by `program_spread` (the
+//! ISPP loop count). Both default to 0, which draws nothing.
+//!
 //! Chips in lock-step (a controller that drives several chips as one, such
 //! as the Fusion-io FPGA) are expressed through the parameters: one channel
 //! whose bus is as wide as the ganged chips together and pages as large as

@@ -35,7 +35,7 @@ impl Drv {
             self.seq += 1;
             self.heap.push(Reverse((t, self.seq, tok)));
         }
-        self.done.extend(self.cx.completions.drain(..));
+        self.done.append(&mut self.cx.completions);
     }
     fn run_until(&mut self, t: Nanos) {
         while let Some(&Reverse((at, _, tok))) = self.heap.peek() {
@@ -67,7 +67,11 @@ impl Drv {
         loop {
             if let Some(i) = self.done.iter().position(|c| c.id == id) {
                 let c = self.done.swap_remove(i);
-                assert_eq!(c.breakdown.total(), c.at - t, "breakdown covers the latency");
+                assert_eq!(
+                    c.breakdown.total(),
+                    c.at - t,
+                    "breakdown covers the latency"
+                );
                 self.run_until(c.at);
                 self.now = c.at;
                 return c.at - t;
@@ -139,7 +143,10 @@ fn read_retries_add_whole_reads_at_the_configured_rate() {
         (0.15..0.25).contains(&slow),
         "{slow} of reads retried, configured 0.2"
     );
-    assert!(on.iter().all(|&l| l >= base), "a retry never shortens a read");
+    assert!(
+        on.iter().all(|&l| l >= base),
+        "a retry never shortens a read"
+    );
     // a retry costs at least one more array read (50 us)
     let min_slow = on.iter().copied().filter(|&l| l > base).min().unwrap();
     assert!(min_slow >= base + 50_000, "{min_slow} against {base}");

@@ -85,7 +85,7 @@ fn reproduce_refuses_an_unknown_study_before_running_any() {
         &out,
         &[
             "unknown study 'monetta'",
-            "moneta, haste-ddr, psd, nvmm, flash-placement",
+            "moneta, haste-ddr, psd, nvmm, flash-placement, haste-bus",
         ],
     );
     assert!(

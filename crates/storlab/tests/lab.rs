@@ -50,7 +50,8 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
         );
         let md = std::fs::read_to_string(dir.path().join("r").join(format!("{study}.md")))
             .expect("markdown report");
-        assert_eq!(md.matches("| ok |").count(), rows, "{study}: {md}");
+        let held = md.matches("| ok |").count() + md.matches("| input |").count();
+        assert_eq!(held, rows, "{study}: {md}");
         let json: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(dir.path().join("r").join(format!("{study}.json")))
                 .expect("json report"),
@@ -71,7 +72,7 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
         assert!(dir.path().join("r").join(format!("{fig}.csv")).exists());
     }
     let list = ok(&storlab(&["lab", "list"], dir.path()));
-    assert_eq!(list.lines().count(), 5, "{list}");
+    assert_eq!(list.lines().count(), 6, "{list}");
 }
 
 #[test]

@@ -105,6 +105,8 @@ pub struct DdrRamDisk {
     bus: Timeline,
     /// Sustained bus bandwidth, bytes per second.
     bus_rate: u64,
+    /// 1 / `core_mlp`.
+    inv_mlp: f64,
     line_div: FixedDiv,
     lines: u64,
     bus_bytes: u64,
@@ -117,6 +119,7 @@ impl DdrRamDisk {
         Self {
             line_div: FixedDiv::new(cfg.line_bytes),
             bus_rate,
+            inv_mlp: 1.0 / cfg.core_mlp,
             cfg,
             media,
             capacity,
@@ -131,12 +134,17 @@ impl DdrRamDisk {
     /// `media_ns` is the part of `copy_ns` spent waiting on the media and
     /// `bus_bytes` the traffic it puts on the memory bus.
     pub fn copy_cost(&self, op: Op, offset: u64, len: u64) -> (u64, u64, u64) {
+        self.cost(op, self.line_div.spanned(offset, len), len)
+    }
+
+    /// [`Self::copy_cost`] of a request spanning `disk_lines` lines.
+    #[inline]
+    fn cost(&self, op: Op, disk_lines: u64, len: u64) -> (u64, u64, u64) {
         let media = if op == Op::Write {
             self.media.write_ns
         } else {
             self.media.read_ns
         };
-        let disk_lines = self.line_div.spanned(offset, len);
         let user_misses = len > self.cfg.cache_bytes;
         let user_lines = if user_misses {
             len.div_ceil(self.cfg.line_bytes)
@@ -154,7 +162,7 @@ impl DdrRamDisk {
         };
         // (a float to integer cast saturates; MAX_STEP_NS keeps sums of
         // steps from overflowing the clock: such a run ends at the horizon)
-        let copy = ((occupancy / self.cfg.core_mlp).ceil() as u64)
+        let copy = ((occupancy * self.inv_mlp).ceil() as u64)
             .max(first)
             .min(MAX_STEP_NS);
         // the media's share of the lines' latencies
@@ -182,9 +190,18 @@ impl DdrRamDisk {
     }
 
     /// Time the bus is busy moving `traffic` bytes.
+    #[inline]
     fn bus_ns(&self, traffic: u64) -> u64 {
-        let ns = (traffic as u128 * 1_000_000_000).div_ceil(self.bus_rate as u128);
-        ns.min(MAX_STEP_NS as u128) as u64
+        // 64-bit arithmetic below 18 GB (a 128-bit division is a library
+        // call, several times slower)
+        let ns = match traffic.checked_mul(1_000_000_000) {
+            Some(p) => p.div_ceil(self.bus_rate),
+            None => {
+                let wide = (traffic as u128 * 1_000_000_000).div_ceil(self.bus_rate as u128);
+                wide.min(MAX_STEP_NS as u128) as u64
+            }
+        };
+        ns.min(MAX_STEP_NS)
     }
 }
 
@@ -196,14 +213,15 @@ impl Device for DdrRamDisk {
             return;
         }
         let len = req.len.max(1);
-        let (copy, media, traffic) = self.copy_cost(req.op, req.offset, len);
+        let lines = self.line_div.spanned(req.offset, len);
+        let (copy, media, traffic) = self.cost(req.op, lines, len);
         // the bus is shared: this copy's traffic occupies it, in order
         let occupancy = self.bus_ns(traffic);
         let start = now.max(self.bus.free_at);
         self.bus.free_at = start.saturating_add(occupancy);
         self.bus.busy_ns = self.bus.busy_ns.saturating_add(occupancy);
         let at = now.saturating_add(copy).max(self.bus.free_at);
-        self.lines += self.line_div.spanned(req.offset, len);
+        self.lines = self.lines.saturating_add(lines);
         self.bus_bytes = self.bus_bytes.saturating_add(traffic);
         bd.add(Component::Media, media);
         bd.add(Component::Link, copy - media);

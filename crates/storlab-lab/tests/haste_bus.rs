@@ -53,3 +53,38 @@ fn crossover_of_straight_lines() {
     let c = haste_bus::crossover(&xs, &ddr, &haste).expect("they cross");
     assert!((c - (25.0 + 13.0 / 0.017)).abs() < 1e-6, "{c}");
 }
+
+fn reads_4m(overrides: &[&str], threads: u32) -> f64 {
+    storlab_lab::measure::Spec::new(
+        "ddr-dram",
+        overrides,
+        &[
+            "--name=x",
+            "--rw=read",
+            "--bs=4m",
+            &format!("--numjobs={threads}"),
+            "--ioengine=psync",
+            "--direct=1",
+            "--size=1g",
+            "--number_ios=4",
+        ],
+    )
+    .run()
+    .expect("runs")
+    .gbps(0)
+}
+
+#[test]
+fn cores_then_the_bus_bound_the_copies() {
+    // each thread copies on its own core up to the 8 cores; 16 threads
+    // share them
+    let (b4, b8, b16) = (reads_4m(&[], 4), reads_4m(&[], 8), reads_4m(&[], 16));
+    assert!((b8 / b4 - 2.0).abs() < 0.05, "{b4} {b8}");
+    assert!((b16 / b8 - 1.0).abs() < 0.05, "{b8} {b16}");
+    // with many more lines in flight per core the shared bus binds: a 4 MB
+    // read moves each byte three times (read, fetch for ownership of the
+    // uncached user buffer, write back) at 70% of 63 GB/s
+    let bus = reads_4m(&["ddr.core_mlp=100"], 16);
+    let want = 63.0 * 0.7 / 3.0;
+    assert!((bus / want - 1.0).abs() < 0.05, "{bus} GB/s vs {want}");
+}

@@ -11,7 +11,13 @@
 //! RAM disk's side of the copy misses (the disk is far larger than the
 //! caches and accessed at random) and pays `line_path_ns` plus the media's
 //! latency: the media latency is paid per missed line on the critical
-//! path, `core_mlp` lines at a time, not once per row. The user buffer's
+//! path, `core_mlp` lines at a time, not once per row. A written line
+//! waits for the write latency, not for the read that fetches it for
+//! ownership: the study's driver injects each medium's delay per access in
+//! the access's direction (ddr-nvm.md), and an NVM row is closed (written)
+//! when its access completes (media.md), so the write is what each line of
+//! a write waits for; this is why writes suffer more than reads on slow
+//! media at queue depth 1 (targets.md). The user buffer's
 //! side misses too when the buffer is larger than the thread's share of
 //! the last-level cache (`cache_bytes`; fio reuses one buffer per job, so
 //! a smaller one stays cached between requests), at `line_path_ns +

@@ -132,4 +132,25 @@ mod tests {
         assert_eq!(last, 1_000_000 + 51);
         assert!(cx.completions.iter().all(|c| c.breakdown.total() == c.at));
     }
+
+    #[test]
+    fn a_bandwidth_is_validated_and_only_for_fixed_devices() {
+        use crate::config::PresetStore;
+        use crate::SystemConfig;
+        let load = |dev: &str, set: &str| {
+            SystemConfig::load(&PresetStore::default(), dev, &[set.to_string()])
+                .and_then(|(_, c)| c.build_device().map(|_| ()))
+        };
+        let e = load("dram-mem", "device.bandwidth_bytes_per_s=0").unwrap_err();
+        assert!(
+            e.to_string().contains("device.bandwidth_bytes_per_s"),
+            "{e}"
+        );
+        let e = load("ddr-dram", "device.bandwidth_bytes_per_s=1000").unwrap_err();
+        assert!(
+            e.to_string().contains("device.bandwidth_bytes_per_s"),
+            "{e}"
+        );
+        assert!(load("null", "device.bandwidth_bytes_per_s=1000").is_ok());
+    }
 }

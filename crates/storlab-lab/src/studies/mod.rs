@@ -3,6 +3,7 @@
 //! and figures off them.
 
 pub mod devices;
+pub mod haste_bus;
 pub mod haste_ddr;
 pub mod moneta;
 pub mod nvmm;
@@ -13,7 +14,7 @@ use crate::error::{LabError, Result};
 use crate::report::Prepared;
 
 /// The studies by name, with one line each.
-pub const STUDIES: [(&str, &str); 6] = [
+pub const STUDIES: [(&str, &str); 7] = [
     (
         "moneta",
         "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",
@@ -38,6 +39,10 @@ pub const STUDIES: [(&str, &str); 6] = [
         "devices",
         "Device figures: flash placement table 1, PSD and SATA SSD findings, Moneta power, latency spread",
     ),
+    (
+        "haste-bus",
+        "NVM on the memory bus: the copying CPU, media crossover, HASTE breakdown (SC 2010)",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -49,6 +54,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "nvmm" => nvmm::prepare(),
         "flash-placement" => placement::prepare(),
         "devices" => devices::prepare(),
+        "haste-bus" => haste_bus::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

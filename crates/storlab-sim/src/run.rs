@@ -222,6 +222,7 @@ pub struct RunSummary {
     device: Value,
     report: storlab_model::report::DeviceReport,
     utilisation: Value,
+    software: Value,
     now: Nanos,
 }
 
@@ -239,17 +240,28 @@ impl RunSummary {
                 json!({"resource": "host.cores", "busy": core_busy.min(1.0)}),
             );
         }
+        let host = engine.host();
+        let per_dir = |f: &dyn Fn(Op) -> Option<f64>| json!({"read": f(Op::Read), "write": f(Op::Write)});
+        let software = json!({
+            "cpu_ns_per_io": per_dir(&|op| host.cpu_ns_per_io(op)),
+            "instructions_per_io": per_dir(&|op| host.instructions_per_io(op)),
+            "ghz": cfg.host.ghz,
+            "cpi": cfg.host.cpi,
+        });
         RunSummary {
             device: config_json(resolved),
             report,
             utilisation,
+            software,
             now,
         }
     }
 
     /// The `storlab` object of a job's report: the resolved device
     /// configuration with sources, the job's mean latency breakdown, the
-    /// utilisation of every resource (host cores first), power and energy
+    /// utilisation of every resource (host cores first), the host
+    /// software's core time and instructions per request by direction
+    /// (over the whole run, `host_software`), power and energy
     /// per byte, wear, the device's counters and the simulated time. Shared
     /// by fio runs and trace replays.
     pub fn job_object(&self, job: &JobStats) -> serde_json::Map<String, Value> {
@@ -265,6 +277,7 @@ impl RunSummary {
         m.insert("device".into(), self.device.clone());
         m.insert("breakdown_ns".into(), job.breakdown_ns());
         m.insert("utilisation".into(), self.utilisation.clone());
+        m.insert("host_software".into(), self.software.clone());
         m.insert("power".into(), json!(report.power));
         m.insert("total_power_w".into(), json!(report.total_power_w()));
         m.insert(

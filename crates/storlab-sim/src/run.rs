@@ -298,3 +298,42 @@ impl RunSummary {
         m
     }
 }
+
+/// Reads a run's flash devices answered from their mapping tables without
+/// touching the media (never-written pages: a fresh drive), summed over
+/// every device of the system (`unmapped_reads`, `member0.unmapped_reads`,
+/// ...), from a job's `storlab` object.
+pub fn unmapped_reads(storlab: &Value) -> u64 {
+    storlab["counters"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|c| {
+                    c["name"].as_str().is_some_and(|n| {
+                        n == "unmapped_reads" || n.ends_with(".unmapped_reads")
+                    })
+                })
+                .filter_map(|c| c["value"].as_f64())
+                .sum::<f64>() as u64
+        })
+        .unwrap_or(0)
+}
+
+/// The notice `storlab sim` prints on standard error when reads of a run
+/// measured no media (see [`unmapped_reads`]); `None` when every read
+/// reached it.
+pub fn unmapped_note(jobs: &[JobStats]) -> Option<String> {
+    let n = jobs.first().map(|j| unmapped_reads(&j.storlab))?;
+    if n == 0 {
+        return None;
+    }
+    let reads: u64 = jobs.iter().map(|j| j.dirs[0].ios()).sum();
+    Some(format!(
+        "storlab: note: {n} of {reads} reads were answered from the flash mapping table without \
+         touching the media (never-written pages of a fresh drive), so they measure no flash; \
+         write the region first (a preceding job, e.g. --name=fill --rw=write --bs=1m, then \
+         --stonewall before the measured job) or precondition the drive \
+         (--set ssd.ftl.precondition='\"full\"', or '\"aged\"' for the garbage-collection \
+         steady state; in an array, through raid.member_set)"
+    ))
+}

@@ -876,3 +876,210 @@ impl Host {
         self.drain_device(now, cx);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixed::FixedLatency;
+    use std::collections::BinaryHeap;
+
+    /// The standard stack of the peer presets (pcie-arrays.md table), no
+    /// driver lock, interrupts.
+    fn cfg() -> HostConfig {
+        HostConfig {
+            cores: 8,
+            syscall_entry_ns: Rw {
+                read: 1950,
+                write: 1980,
+            },
+            syscall_exit_ns: Rw {
+                read: 1950,
+                write: 1980,
+            },
+            file_system: FileSystem::None,
+            xfs_ns: Rw { read: 0, write: 0 },
+            block_queue_ns: Rw {
+                read: 1740,
+                write: 510,
+            },
+            scheduler: Scheduler::Bypass,
+            scheduler_handoff_ns: 0,
+            driver_tag_ns: Rw {
+                read: 510,
+                write: 440,
+            },
+            driver_lock: false,
+            pio_word_ns: 385,
+            issue_pio_words: 1,
+            completion_pio_words: 2,
+            copy_ns_per_kib: Rw { read: 0, write: 0 },
+            completion: CompletionMode::Interrupt,
+            spin_max_bytes: 0,
+            interrupt_ns: 310,
+            sleep_ns: 2000,
+            wakeup_ns: 4000,
+            ghz: None,
+            cpi: None,
+            driver_instructions: None,
+        }
+    }
+
+    /// Run `ios` (thread, submit time) of 4 KB reads on a device of fixed
+    /// `latency`; a thread's requests are all submitted at their times
+    /// (an asynchronous engine). Returns the finished requests and the host.
+    fn run(
+        c: HostConfig,
+        threads: u32,
+        ios: &[(u32, Nanos)],
+        latency: Nanos,
+    ) -> (Vec<IoDone>, Host) {
+        let dev = Box::new(FixedLatency::new(latency, 1 << 30));
+        let mut host = Host::new(c, dev, threads);
+        let mut cx = HostCx::default();
+        let mut q = BinaryHeap::new();
+        let mut seq = 0u64;
+        let mut subs: Vec<(Nanos, usize)> =
+            ios.iter().enumerate().map(|(i, &(_, t))| (t, i)).collect();
+        subs.sort();
+        let mut done = Vec::new();
+        let mut next = 0;
+        loop {
+            let t_ev = q.peek().map(|&std::cmp::Reverse((t, _, _))| t);
+            let t_sub = subs.get(next).map(|&(t, _)| t);
+            match (t_sub, t_ev) {
+                (Some(ts), te) if te.is_none_or(|te| ts <= te) => {
+                    let (_, i) = subs[next];
+                    next += 1;
+                    let io = HostIo {
+                        id: i as u64,
+                        thread: ios[i].0,
+                        op: Op::Read,
+                        offset: 4096 * i as u64,
+                        len: 4096,
+                        fua: false,
+                        poll: false,
+                    };
+                    host.submit(ts, io, &mut cx);
+                }
+                (_, Some(_)) => {
+                    let std::cmp::Reverse((t, _, tok)) = q.pop().expect("an event");
+                    host.on_event(t, tok, &mut cx);
+                }
+                (None, None) => break,
+                _ => unreachable!(),
+            }
+            for (t, tok) in cx.dev.wakeups.drain(..) {
+                seq += 1;
+                q.push(std::cmp::Reverse((t, seq, tok)));
+            }
+            done.append(&mut cx.done);
+        }
+        assert_eq!(done.len(), ios.len(), "every request finished");
+        (done, host)
+    }
+
+    fn sum(done: &[IoDone], c: Component) -> u64 {
+        done.iter().map(|d| d.breakdown.get(c)).sum()
+    }
+
+    #[test]
+    fn one_async_thread_reaps_ready_completions_without_a_context_switch_each() {
+        // 16 requests from one thread at once, a fast device: completions
+        // are ready while the thread is still submitting, so it reaps them
+        // all after its last submission without ever sleeping
+        let ios: Vec<_> = (0..16).map(|_| (0u32, 0)).collect();
+        let (done, _) = run(cfg(), 1, &ios, 1_000);
+        let wakeups = sum(&done, Component::Wakeup) / 4000;
+        assert_eq!(wakeups, 0, "one thread, 16 requests");
+        // a slow device: completions come as far apart as the submissions
+        // were (4.6 us), and reaping one takes 1.95 us (no wake-up) or 5.95
+        // us (with one): the thread sleeps between every other pair
+        let (done, _) = run(cfg(), 1, &ios, 200_000);
+        let wakeups = sum(&done, Component::Wakeup) / 4000;
+        assert!(
+            (1..=8).contains(&wakeups),
+            "{wakeups} wake-ups for 16 requests of one thread"
+        );
+        // the time waiting for the busy thread is named so
+        assert!(sum(&done, Component::ThreadWait) > 0);
+        assert_eq!(sum(&done, Component::LockWait), 0, "no driver lock");
+        assert_eq!(sum(&done, Component::SchedulerWait), 0, "no scheduler");
+    }
+
+    #[test]
+    fn synchronous_threads_pay_a_wakeup_per_request() {
+        // 16 threads with one request each: every one sleeps and is woken
+        let ios: Vec<_> = (0..16).map(|t| (t, 0)).collect();
+        let (done, _) = run(cfg(), 16, &ios, 200_000);
+        assert!(done
+            .iter()
+            .all(|d| d.breakdown.get(Component::Wakeup) == 4000));
+        assert_eq!(sum(&done, Component::ThreadWait), 0);
+    }
+
+    #[test]
+    fn waits_for_the_scheduler_and_the_lock_are_told_apart() {
+        let ios: Vec<_> = (0..8).map(|t| (t, 0)).collect();
+        let mut c = cfg();
+        c.scheduler = Scheduler::SingleQueue;
+        c.scheduler_handoff_ns = 2000;
+        let (done, _) = run(c, 8, &ios, 10_000);
+        assert!(sum(&done, Component::SchedulerWait) > 0);
+        assert_eq!(sum(&done, Component::LockWait), 0);
+        let mut c = cfg();
+        c.driver_lock = true;
+        let (done, _) = run(c, 8, &ios, 10_000);
+        assert!(sum(&done, Component::LockWait) > 0);
+        assert_eq!(sum(&done, Component::SchedulerWait), 0);
+    }
+
+    #[test]
+    fn instructions_are_core_time_at_the_clock_and_cpi() {
+        let mut c = cfg();
+        c.ghz = Some(2.0);
+        c.cpi = Some(1.0);
+        let (done, host) = run(c.clone(), 1, &[(0, 0)], 50_000);
+        let base = host.cpu_ns_per_io(Op::Read).expect("a read finished");
+        // entry, block, tag, PIO, switch-out, interrupt (+2 PIO), wake, exit
+        let expect = 1950 + 1740 + 510 + 385 + 2000 + 310 + 770 + 4000 + 1950;
+        assert_eq!(base, expect as f64);
+        assert_eq!(host.instructions_per_io(Op::Read), Some(2.0 * base));
+        assert_eq!(host.cpu_ns_per_io(Op::Write), None);
+        assert_eq!(done[0].breakdown.get(Component::Driver), 510);
+        // a driver's own 3,000 instructions take 1,500 ns at 2 per ns
+        c.driver_instructions = Some(Rw {
+            read: 3000,
+            write: 0,
+        });
+        let (done, host) = run(c, 1, &[(0, 0)], 50_000);
+        assert_eq!(done[0].breakdown.get(Component::Driver), 510 + 1500);
+        assert_eq!(
+            host.instructions_per_io(Op::Read),
+            Some(2.0 * base + 3000.0)
+        );
+    }
+
+    #[test]
+    fn no_clock_no_instructions() {
+        let (_, host) = run(cfg(), 1, &[(0, 0)], 50_000);
+        assert!(host.cpu_ns_per_io(Op::Read).is_some());
+        assert_eq!(host.instructions_per_io(Op::Read), None);
+    }
+
+    #[test]
+    fn driver_instructions_need_a_clock_and_a_cpi() {
+        let mut c = cfg();
+        c.driver_instructions = Some(Rw {
+            read: 1000,
+            write: 1000,
+        });
+        let e = validate(&c).expect_err("refused").to_string();
+        assert!(e.contains("host.driver_instructions"), "{e}");
+        c.ghz = Some(2.26);
+        c.cpi = Some(1.67);
+        validate(&c).expect("accepted");
+        c.cpi = Some(0.0);
+        let e = validate(&c).expect_err("refused").to_string();
+        assert!(e.contains("host.cpi"), "{e}");
+    }
+}

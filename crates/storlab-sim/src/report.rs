@@ -1026,7 +1026,9 @@ fn show_software(out: &mut String, v: &serde_json::Value) {
         let ns = sw["cpu_ns_per_io"][dir].as_f64();
         let ins = sw["instructions_per_io"][dir].as_f64();
         match (ns, ins) {
-            (Some(ns), Some(i)) => parts.push(format!("{dir}={i:.0} instructions/{:.2}us", ns / 1000.0)),
+            (Some(ns), Some(i)) => {
+                parts.push(format!("{dir}={i:.0} instructions/{:.2}us", ns / 1000.0))
+            }
             (Some(ns), None) => parts.push(format!("{dir}={:.2}us", ns / 1000.0)),
             _ => {}
         }

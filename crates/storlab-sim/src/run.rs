@@ -241,7 +241,8 @@ impl RunSummary {
             );
         }
         let host = engine.host();
-        let per_dir = |f: &dyn Fn(Op) -> Option<f64>| json!({"read": f(Op::Read), "write": f(Op::Write)});
+        let per_dir =
+            |f: &dyn Fn(Op) -> Option<f64>| json!({"read": f(Op::Read), "write": f(Op::Write)});
         let software = json!({
             "cpu_ns_per_io": per_dir(&|op| host.cpu_ns_per_io(op)),
             "instructions_per_io": per_dir(&|op| host.instructions_per_io(op)),
@@ -309,9 +310,9 @@ pub fn unmapped_reads(storlab: &Value) -> u64 {
         .map(|a| {
             a.iter()
                 .filter(|c| {
-                    c["name"].as_str().is_some_and(|n| {
-                        n == "unmapped_reads" || n.ends_with(".unmapped_reads")
-                    })
+                    c["name"]
+                        .as_str()
+                        .is_some_and(|n| n == "unmapped_reads" || n.ends_with(".unmapped_reads"))
                 })
                 .filter_map(|c| c["value"].as_f64())
                 .sum::<f64>() as u64

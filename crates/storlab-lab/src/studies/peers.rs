@@ -156,7 +156,13 @@ pub fn prepare() -> Prepared {
         ],
         [
             p.add(xdd_4k("raid-ssd", &raid_ssd("full"), "randread", 400, None)),
-            p.add(xdd_4k("raid-ssd", &raid_ssd("aged"), "randwrite", 800, None)),
+            p.add(xdd_4k(
+                "raid-ssd",
+                &raid_ssd("aged"),
+                "randwrite",
+                800,
+                None,
+            )),
         ],
         [
             p.add(xdd_4k("fusion-io", &fusion("full"), "randread", 400, None)),

@@ -285,8 +285,8 @@ pub fn prepare() -> Prepared {
                 "MB/s",
             )
             .miss_because(
-                "the same shortfall as Table III's FusionIO reads: the model's ioDrive is bound by \
-                 its four NAND banks, not by a host resource that would hold it near 280 MB/s",
+                "as with Table III's FusionIO reads, the model's ioDrive is bound only by its four \
+                 NAND banks; no host resource holds it near 280 MB/s as the real one was held",
             ),
         );
         rows.push(

@@ -7,6 +7,7 @@ pub mod haste_bus;
 pub mod haste_ddr;
 pub mod moneta;
 pub mod nvmm;
+pub mod peers;
 pub mod placement;
 pub mod psd;
 
@@ -14,7 +15,7 @@ use crate::error::{LabError, Result};
 use crate::report::Prepared;
 
 /// The studies by name, with one line each.
-pub const STUDIES: [(&str, &str); 7] = [
+pub const STUDIES: [(&str, &str); 8] = [
     (
         "moneta",
         "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",
@@ -43,6 +44,10 @@ pub const STUDIES: [(&str, &str); 7] = [
         "haste-bus",
         "NVM on the memory bus: the copying CPU, media crossover, HASTE breakdown (SC 2010)",
     ),
+    (
+        "peers",
+        "The peer devices as the studies measured them: Moneta Table III, HASTE Fig. 4",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -55,6 +60,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "flash-placement" => placement::prepare(),
         "devices" => devices::prepare(),
         "haste-bus" => haste_bus::prepare(),
+        "peers" => peers::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

@@ -15,7 +15,7 @@ use crate::error::{LabError, Result};
 use crate::report::Prepared;
 
 /// The studies by name, with one line each.
-pub const STUDIES: [(&str, &str); 8] = [
+pub const STUDIES: &[(&str, &str)] = &[
     (
         "moneta",
         "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",

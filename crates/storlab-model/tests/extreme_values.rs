@@ -34,6 +34,7 @@ const FLOATS: &[&str] = &["0.0", "1e-12", "-1.0", "1e12", "1e300", "nan", "inf"]
 const PRESETS: &[(&str, &[&str])] = &[
     ("null", &[]),
     ("ddr-pcm", &[]),
+    ("dram-mem", &[]),
     ("nvmm-opt", &[]),
     ("pm-lat", &[]),
     ("moneta-spin", &[]),
@@ -44,6 +45,13 @@ const PRESETS: &[(&str, &[&str])] = &[
     ("micron-psd", SMALL_SSD),
     ("x25e", SMALL_SSD),
     ("fusion-io", SMALL_SSD),
+    (
+        "sata-ssd",
+        &[
+            "ssd.nand.blocks_per_plane=8",
+            "device.capacity_bytes=134217728",
+        ],
+    ),
     ("flash-cache-wb", SMALL_TIER),
 ];
 /// The write-back flash cache over a small ioDrive.

@@ -2,10 +2,13 @@
 //! (spec/targets.md): `prepare` gives the runs and how to read the rows
 //! and figures off them.
 
+pub mod devices;
 pub mod filesystems;
+pub mod haste_bus;
 pub mod haste_ddr;
 pub mod moneta;
 pub mod nvmm;
+pub mod peers;
 pub mod placement;
 pub mod psd;
 
@@ -13,7 +16,7 @@ use crate::error::{LabError, Result};
 use crate::report::Prepared;
 
 /// The studies by name, with one line each.
-pub const STUDIES: [(&str, &str); 6] = [
+pub const STUDIES: &[(&str, &str)] = &[
     (
         "moneta",
         "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",
@@ -35,6 +38,18 @@ pub const STUDIES: [(&str, &str); 6] = [
         "Flash as a disk cache or as hybrid memory; paging with thrash",
     ),
     (
+        "devices",
+        "Device figures: flash placement table 1, PSD and SATA SSD findings, Moneta power, latency spread",
+    ),
+    (
+        "haste-bus",
+        "NVM on the memory bus: the copying CPU, media crossover, HASTE breakdown (SC 2010)",
+    ),
+    (
+        "peers",
+        "The peer devices as the studies measured them: Moneta Table III, HASTE Fig. 4",
+    ),
+    (
         "filesystems",
         "XFS and ext3 as mechanisms against the raw device (SC 2010, V-A)",
     ),
@@ -48,6 +63,9 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "psd" => psd::prepare(),
         "nvmm" => nvmm::prepare(),
         "flash-placement" => placement::prepare(),
+        "devices" => devices::prepare(),
+        "haste-bus" => haste_bus::prepare(),
+        "peers" => peers::prepare(),
         "filesystems" => filesystems::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {

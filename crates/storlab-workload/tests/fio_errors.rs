@@ -51,9 +51,9 @@ fn unknown_option_suggests_the_close_one() {
 
 #[test]
 fn unknown_option_in_global_is_reported_there() {
-    let msg = err("[global]\nnrfiles=4\n[job]\n").to_string();
+    let msg = err("[global]\nverify=md5\n[job]\n").to_string();
     assert!(msg.contains("jobs/bad.fio:2"), "{msg}");
-    assert!(msg.contains("nrfiles"), "{msg}");
+    assert!(msg.contains("verify"), "{msg}");
 }
 
 #[test]

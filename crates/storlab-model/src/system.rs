@@ -75,6 +75,9 @@ pub struct SystemConfig {
     pub raid: Option<crate::raid::RaidConfig>,
     /// Block-cache parameters.
     pub tier: Option<crate::tier::TierConfig>,
+    /// Linux's swap path with this preset as the DRAM (`[swap]`, read by
+    /// the swap model, `swap::run`).
+    pub swap: Option<crate::swap::SwapConfig>,
 }
 
 /// Devices built from other presets (RAID members, a tier's two devices)
@@ -139,6 +142,9 @@ impl SystemConfig {
     /// Check ranges and that the class's tables are present.
     pub fn validate(&self) -> Result<(), ConfigError> {
         crate::host::validate(&self.host)?;
+        if let Some(s) = &self.swap {
+            crate::swap::validate(s)?;
+        }
         crate::config::check_range(
             "device.capacity_bytes",
             self.device.capacity_bytes,

@@ -5,6 +5,7 @@
 pub mod haste_ddr;
 pub mod moneta;
 pub mod nvmm;
+pub mod paging;
 pub mod placement;
 pub mod psd;
 
@@ -12,7 +13,7 @@ use crate::error::{LabError, Result};
 use crate::report::Prepared;
 
 /// The studies by name, with one line each.
-pub const STUDIES: [(&str, &str); 5] = [
+pub const STUDIES: [(&str, &str); 6] = [
     (
         "moneta",
         "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",
@@ -33,6 +34,10 @@ pub const STUDIES: [(&str, &str); 5] = [
         "flash-placement",
         "Flash as a disk cache or as hybrid memory; paging with thrash",
     ),
+    (
+        "paging",
+        "thrash through Linux's swap path on each device (HASTE study, Fig. 9)",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -43,6 +48,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "psd" => psd::prepare(),
         "nvmm" => nvmm::prepare(),
         "flash-placement" => placement::prepare(),
+        "paging" => paging::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

@@ -189,7 +189,8 @@ fn an_unknown_study_is_refused_with_the_known_names() {
     let e = studies::prepare("monetta").err().expect("refused");
     let msg = e.to_string();
     assert!(
-        msg.contains("monetta") && msg.contains("moneta, haste-ddr, psd, nvmm, flash-placement, paging"),
+        msg.contains("monetta")
+            && msg.contains("moneta, haste-ddr, psd, nvmm, flash-placement, paging"),
         "{msg}"
     );
 }

@@ -42,7 +42,11 @@
 //! - **Direct reclaim**: an allocation that finds free pages at or below
 //!   the min watermark reclaims a batch itself on the faulting thread's
 //!   time, issues the writes and then waits until pages are free above
-//!   min (`congestion_wait`: woken when writeback frees pages).
+//!   min (`congestion_wait`: woken when writeback frees pages). While the
+//!   swap device's queue is congested (`nr_requests`) a direct reclaimer
+//!   may not write (`may_write_to_queue`; kswapd may, `PF_SWAPWRITE`):
+//!   thrash's pages are all dirty, so it frees nothing and only waits
+//!   (its fruitless scan is not simulated).
 //! - **Swap slots** (`scan_swap_map`): allocated sequentially within a
 //!   cluster of 256 free slots (`SWAPFILE_CLUSTER`); when no free cluster
 //!   is left, the next free slot after the cursor. So swap-out is mostly
@@ -132,14 +136,24 @@ pub struct SwapConfig {
     pub tlb_shootdown_ns: u64,
     /// Allocating one swap slot and adding the page to the swap cache, ns.
     pub swap_alloc_ns: u64,
+    /// The swap device's request queue depth (`nr_requests`); the queue is
+    /// congested for writes from `nr_requests - nr_requests/8 + 1` write
+    /// requests in flight (`blk_queue_congestion_threshold`).
+    pub nr_requests: u32,
 }
 
 /// Validate `[swap]` (the device is checked when built).
 pub fn validate(c: &SwapConfig) -> Result<(), ConfigError> {
-    check_range("swap.swap_bytes", c.swap_bytes, PAGE, (NONE as u64 - 1) * PAGE)?;
+    check_range(
+        "swap.swap_bytes",
+        c.swap_bytes,
+        PAGE,
+        (NONE as u64 - 1) * PAGE,
+    )?;
     check_range("swap.page_cluster", c.page_cluster, 0, 10)?;
     check_range("swap.min_free_kbytes", c.min_free_kbytes, 0, 1 << 30)?;
     check_range("swap.kswapd_threads", c.kswapd_threads, 1, 64)?;
+    check_range("swap.nr_requests", c.nr_requests, 4, 1 << 20)?;
     Ok(())
 }
 
@@ -173,8 +187,8 @@ pub enum SwapError {
     /// The workload does not fit.
     #[error("workload: {0}")]
     Workload(String),
-    /// Nothing can make progress (every frame pinned).
-    #[error("swap run stuck at {0} ns: threads wait for memory and no IO is in flight")]
+    /// Nothing can make progress (no page reclaimable, no IO in flight).
+    #[error("swap run stuck at {0} ns: threads wait for memory, nothing is reclaimable (swap area full?) and no IO is in flight")]
     Stuck(u64),
 }
 
@@ -291,6 +305,8 @@ struct Machine<'a> {
     frame_waiters: VecDeque<u32>,
     writeback: usize,
     inflight: usize,
+    writes_inflight: usize,
+    congested_at: usize,
     reqs: Vec<Req>,
     reqs_free: Vec<u32>,
     host: Host,
@@ -304,6 +320,7 @@ struct Machine<'a> {
     random_done: u32,
     t0: u64,
     anon_lock: Timeline,
+    stuck: Option<u64>,
 }
 
 /// Run `w` on the system `sys` (a preset with a `[swap]` table), looking
@@ -419,6 +436,8 @@ pub fn run(
         frame_waiters: VecDeque::new(),
         writeback: 0,
         inflight: 0,
+        writes_inflight: 0,
+        congested_at: (cfg.nr_requests - cfg.nr_requests / 8 + 1) as usize,
         reqs: Vec::new(),
         reqs_free: Vec::new(),
         host,
@@ -432,6 +451,7 @@ pub fn run(
         random_done: 0,
         t0: 0,
         anon_lock: Timeline::default(),
+        stuck: None,
     };
     for t in 0..w.threads {
         m.next_access(0, t);
@@ -448,6 +468,9 @@ impl Machine<'_> {
 
     fn run_loop(&mut self) -> Result<(), SwapError> {
         while self.random_done < self.w.threads {
+            if let Some(at) = self.stuck {
+                return Err(SwapError::Stuck(at));
+            }
             let Some(Reverse((now, _, token))) = self.heap.pop() else {
                 return Err(SwapError::Stuck(self.t0));
             };
@@ -502,6 +525,7 @@ impl Machine<'_> {
         };
         self.inflight += 1;
         if write {
+            self.writes_inflight += 1;
             self.rep.swap_writes += 1;
             self.rep.pages_written += n as u64;
         } else {
@@ -525,6 +549,9 @@ impl Machine<'_> {
         let r = self.reqs[i as usize];
         self.reqs_free.push(i);
         self.inflight -= 1;
+        if r.write {
+            self.writes_inflight -= 1;
+        }
         for s in r.start..r.start + r.n {
             let p = self.slot_owner[s as usize];
             let f = self.page_frame[p as usize];
@@ -624,7 +651,10 @@ impl Machine<'_> {
     fn alloc_slot(&mut self, page: u32) -> u32 {
         let n = self.slot_owner.len() as u32;
         let mut s = NONE;
-        if self.cluster_left > 0 && self.slot_cursor < n && self.slot_owner[self.slot_cursor as usize] == NONE {
+        if self.cluster_left > 0
+            && self.slot_cursor < n
+            && self.slot_owner[self.slot_cursor as usize] == NONE
+        {
             s = self.slot_cursor;
             self.cluster_left -= 1;
         } else {
@@ -643,7 +673,10 @@ impl Machine<'_> {
                 }
             }
         }
-        debug_assert!(s != NONE, "swap area full (checked at start)");
+        if s == NONE {
+            // the swap area is full: add_to_swap fails, the page stays
+            return NONE;
+        }
         self.slot_cursor = s + 1;
         self.slot_owner[s as usize] = page;
         self.cluster_used[(s / SWAPFILE_CLUSTER) as usize] += 1;
@@ -794,7 +827,11 @@ impl Machine<'_> {
             }
             if (!need || s == hi) && run_start != NONE {
                 let end = if need { s + 1 } else { s };
-                let waiter = if (run_start..end).contains(&slot) { t } else { NONE };
+                let waiter = if (run_start..end).contains(&slot) {
+                    t
+                } else {
+                    NONE
+                };
                 self.submit(now, t, false, run_start, end - run_start, waiter);
                 run_start = NONE;
             }
@@ -855,7 +892,8 @@ impl Machine<'_> {
         }
         self.wake_kswapd(now);
         let th = &self.threads[t as usize];
-        if th.reclaimed {
+        if th.reclaimed || self.writes_inflight >= self.congested_at {
+            self.threads[t as usize].reclaimed = true;
             // congestion_wait: until writeback frees pages
             self.frame_waiters.push_back(t);
             self.wake_frame_waiters(now);
@@ -864,6 +902,10 @@ impl Machine<'_> {
         // direct reclaim on this thread's time
         let mut b = std::mem::take(&mut self.threads[t as usize].batch);
         let (cost, n) = self.reclaim(now, &mut b);
+        if n == 0 && self.inflight == 0 && b.is_empty() {
+            // nothing reclaimable, nothing in flight to free a page
+            self.stuck = Some(now);
+        }
         self.threads[t as usize].batch = b;
         self.rep.direct_reclaims += 1;
         self.rep.direct_reclaimed += n;
@@ -950,6 +992,19 @@ impl Machine<'_> {
                 t = self.anon_lock.reserve(t, hold) + hold;
                 continue;
             }
+            // add_to_swap comes before try_to_unmap
+            let s = if fr.slot == NONE && fr.dirty {
+                t += c.swap_alloc_ns;
+                let s = self.alloc_slot(fr.page);
+                if s == NONE {
+                    t = self.anon_lock.reserve(t, hold) + hold;
+                    continue;
+                }
+                self.page_slot[fr.page as usize] = s;
+                s
+            } else {
+                fr.slot
+            };
             if fr.mapped {
                 hold += c.unmap_ns + c.tlb_shootdown_ns;
                 self.rep.shootdowns += 1;
@@ -957,15 +1012,7 @@ impl Machine<'_> {
             }
             t = self.anon_lock.reserve(t, hold) + hold;
             got += 1;
-            if fr.dirty || fr.slot == NONE {
-                let s = if fr.slot == NONE {
-                    t += c.swap_alloc_ns;
-                    let s = self.alloc_slot(fr.page);
-                    self.page_slot[fr.page as usize] = s;
-                    s
-                } else {
-                    fr.slot
-                };
+            if fr.dirty {
                 let m = &mut self.frames[f];
                 m.slot = s;
                 m.dirty = false;
@@ -1030,19 +1077,86 @@ mod tests {
         }
     }
 
+    const MIB: u64 = 1 << 20;
+
+    /// Scaled down: 4 MiB of DRAM (1,024 frames) is enough for every
+    /// mechanism (watermarks at 64/80/96 pages, 32-page batches).
+    fn go(device: &str, ratio: u64, extra: &[&str]) -> MemReport {
+        let dram = 4 * MIB;
+        let s = sys(dram, device, 16 * dram, extra);
+        let w = thrash(ratio * dram / PAGE / 16 / 2, 400);
+        run(&s, &PresetStore::default(), &w).expect("runs")
+    }
+
     #[test]
-    #[ignore]
-    fn probe() {
-        let dram = 16u64 << 20;
-        for dev in ["haste-pcm", "ddr-pcm", "fusion-io", "raid-ssd", "raid-disk"] {
-            for r in [0.5f64, 2.0, 7.5] {
-                let pages = (r * dram as f64) as u64 / PAGE / 16;
-                let s = sys(dram, dev, 8 * dram, &[]);
-                let rep = run(&s, &PresetStore::default(), &thrash(pages, 1000)).unwrap();
-                eprintln!("{dev} {r}: {:.0}/s maj {} min {} fault {:.1}us rd {} pr {} wr {} ppw {:.1} ks {} dr {}",
-                    rep.accesses_per_s, rep.major_faults, rep.minor_faults, rep.major_fault_ns/1e3,
-                    rep.swap_reads, rep.pages_read, rep.swap_writes, rep.pages_per_write, rep.kswapd_reclaimed, rep.direct_reclaimed);
-            }
-        }
+    fn with_enough_dram_nothing_pages_and_each_update_costs_access_plus_cpu() {
+        let r = go("haste-pcm", 1, &[]);
+        assert_eq!(r.major_faults + r.minor_faults + r.pages_written, 0);
+        // 16 threads, 150 ns access + 100 ns computation each
+        let want = 16.0 / 250e-9;
+        assert!((r.accesses_per_s / want - 1.0).abs() < 1e-3, "{r:?}");
+    }
+
+    #[test]
+    fn an_array_beyond_dram_faults_reads_ahead_and_writes_out_in_clusters() {
+        let r = go("haste-pcm", 4, &[]);
+        assert!(r.major_faults > 1000, "{r:?}");
+        assert!(r.kswapd_reclaimed > 0 && r.pages_written > 0, "{r:?}");
+        assert!(r.shootdowns > 0, "{r:?}");
+        // read-ahead: more pages than requests
+        assert!(r.pages_read > r.swap_reads, "{r:?}");
+        // swap-out in clusters: several pages per write request
+        assert!(r.pages_per_write > 2.0, "{r:?}");
+        assert!(r.accesses_per_s < 16.0 / 250e-9 / 10.0, "{r:?}");
+    }
+
+    #[test]
+    fn page_cluster_zero_reads_only_the_faulting_page() {
+        let r = go("haste-pcm", 4, &["swap.page_cluster=0"]);
+        assert_eq!(r.pages_read, r.swap_reads, "{r:?}");
+        assert_eq!(r.readahead_hits, 0);
+    }
+
+    #[test]
+    fn without_kswapd_headroom_threads_reclaim_directly() {
+        // a high min watermark and one kswapd: faulting threads reclaim too
+        let r = go("ddr-pcm", 4, &["swap.min_free_kbytes=1024"]);
+        assert!(r.direct_reclaims > 0 && r.direct_reclaimed > 0, "{r:?}");
+    }
+
+    #[test]
+    fn a_slower_swap_device_pages_slower() {
+        let fast = go("ddr-pcm", 4, &[]);
+        let slow = go("raid-ssd", 4, &[]);
+        assert!(
+            fast.accesses_per_s > 2.0 * slow.accesses_per_s,
+            "{fast:?} {slow:?}"
+        );
+        assert!(slow.major_fault_ns > fast.major_fault_ns);
+    }
+
+    #[test]
+    fn runs_are_deterministic() {
+        let a = serde_json::to_string(&go("fusion-io", 3, &[])).expect("json");
+        let b = serde_json::to_string(&go("fusion-io", 3, &[])).expect("json");
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn bad_configurations_are_refused_by_name() {
+        let s = sys(4 * MIB, "haste-pcm", 1 << 40, &[]);
+        let e = run(&s, &PresetStore::default(), &thrash(64, 1)).expect_err("too big");
+        assert!(e.to_string().contains("swap.swap_bytes"), "{e}");
+        let e = SystemConfig::load(
+            &PresetStore::default(),
+            "swap-linux",
+            &["swap.page_cluster=11".to_string()],
+        )
+        .expect_err("refused");
+        assert!(e.to_string().contains("swap.page_cluster"), "{e}");
+        // more pages than frames and slots
+        let s = sys(4 * MIB, "haste-pcm", 4 * MIB, &[]);
+        let e = run(&s, &PresetStore::default(), &thrash(4096, 1)).expect_err("does not fit");
+        assert!(e.to_string().contains("do not fit"), "{e}");
     }
 }

@@ -71,7 +71,7 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
         assert!(dir.path().join("r").join(format!("{fig}.csv")).exists());
     }
     let list = ok(&storlab(&["lab", "list"], dir.path()));
-    assert_eq!(list.lines().count(), 5, "{list}");
+    assert_eq!(list.lines().count(), 6, "{list}");
 }
 
 #[test]

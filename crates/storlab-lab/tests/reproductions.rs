@@ -188,9 +188,12 @@ fn flash_placement_findings_and_paging_curves() {
 fn an_unknown_study_is_refused_with_the_known_names() {
     let e = studies::prepare("monetta").err().expect("refused");
     let msg = e.to_string();
+    let known: Vec<&str> = studies::STUDIES.iter().map(|s| s.0).collect();
     assert!(
-        msg.contains("monetta")
-            && msg.contains("moneta, haste-ddr, psd, nvmm, flash-placement, paging"),
+        known.len() >= 5 && known[..5] == ["moneta", "haste-ddr", "psd", "nvmm", "flash-placement"]
+    );
+    assert!(
+        msg.contains("monetta") && msg.contains(&known.join(", ")),
         "{msg}"
     );
 }

@@ -24,6 +24,13 @@
 //! Page types: SLC and PCM have one; MLC alternates LSB/MSB pages, TLC
 //! LSB/CSB/MSB, so the slow pages are every second or third.
 //!
+//! Spread (physical variation, drawn from a `rand_pcg` generator seeded
+//! from `ssd.ftl.seed`, so a run is the same for a seed): a page read
+//! fails its ECC decode with `read_retry_probability` and is read again
+//! (array read and channel transfer) up to `read_retry_max` times; a
+//! program takes `program_ns` spread uniformly by `program_spread` (the
+//! ISPP loop count). Both default to 0, which draws nothing.
+//!
 //! Chips in lock-step (a controller that drives several chips as one, such
 //! as the Fusion-io FPGA) are expressed through the parameters: one channel
 //! whose bus is as wide as the ganged chips together and pages as large as
@@ -35,6 +42,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use crate::breakdown::{Breakdown, Component};
@@ -103,6 +111,24 @@ pub struct NandConfig {
     /// Erases a block endures (programs per block for PCM), for the
     /// lifetime estimate.
     pub endurance: u64,
+    /// Probability (0..=1) that a page read fails its ECC decode and is
+    /// read again with shifted read references (read retry): each retry
+    /// is one more array read and channel transfer, and fails again with
+    /// the same probability, up to `read_retry_max` retries. 0 (the
+    /// default): every read succeeds at once and no number is drawn.
+    #[serde(default)]
+    pub read_retry_probability: f64,
+    /// Most read retries of one page read (the retry table's length);
+    /// 0 to 64.
+    #[serde(default)]
+    pub read_retry_max: u32,
+    /// Spread of the program time (incremental step pulse programming:
+    /// the loop count varies from page to page with its slowest cells), as
+    /// the half-width relative to `program_ns`: each program takes
+    /// `program_ns * (1 + program_spread * u)`, `u` uniform in -1..1, so
+    /// the mean stays `program_ns`. 0 (the default): no spread; 0 to 1.
+    #[serde(default)]
+    pub program_spread: f64,
 }
 
 /// `[ssd]`: the drive's front end, with its array and FTL.
@@ -161,6 +187,14 @@ pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
         1 << 20,
     )?;
     check_range("ssd.ftl.fullness", cfg.ftl.fullness, 0.0, 1.0)?;
+    check_range(
+        "ssd.nand.read_retry_probability",
+        n.read_retry_probability,
+        0.0,
+        1.0,
+    )?;
+    check_range("ssd.nand.read_retry_max", n.read_retry_max, 0, 64)?;
+    check_range("ssd.nand.program_spread", n.program_spread, 0.0, 1.0)?;
     check_range(
         "ssd.ftl.gc_threshold_blocks",
         cfg.ftl.gc_threshold_blocks,
@@ -330,6 +364,56 @@ struct Stats {
     prefetch_hits: u64,
     buffer_waits: u64,
     host_read_units: u64,
+    read_retries: u64,
+}
+
+/// The NAND array's physical variations (read retries, program time),
+/// drawn from a generator seeded from `ssd.ftl.seed`, so a run is the same
+/// for a seed. Off (both zero) it draws nothing.
+struct Spread {
+    rng: rand_pcg::Pcg64Mcg,
+    retry_p: f64,
+    retry_max: u32,
+    program: f64,
+}
+
+impl Spread {
+    fn new(n: &NandConfig, seed: u64) -> Self {
+        Spread {
+            // a sub-seed of its own, so the FTL's draws stay as they were
+            rng: rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0x6e61_6e64_5f73_7072),
+            retry_p: if n.read_retry_max == 0 {
+                0.0
+            } else {
+                n.read_retry_probability
+            },
+            retry_max: n.read_retry_max,
+            program: n.program_spread,
+        }
+    }
+
+    /// Retries of one page read (geometric, capped).
+    #[inline]
+    fn retries(&mut self) -> u32 {
+        if self.retry_p <= 0.0 {
+            return 0;
+        }
+        let mut k = 0;
+        while k < self.retry_max && self.rng.gen::<f64>() < self.retry_p {
+            k += 1;
+        }
+        k
+    }
+
+    /// One program's time, `typ` spread by the ISPP variation.
+    #[inline]
+    fn program(&mut self, typ: u64) -> u64 {
+        if self.program <= 0.0 {
+            return typ;
+        }
+        let u: f64 = self.rng.gen_range(-1.0..=1.0);
+        (typ as f64 * (1.0 + self.program * u)).round() as u64
+    }
 }
 
 /// A solid-state drive.
@@ -364,6 +448,7 @@ pub struct Ssd {
     pf_end: u32,
     pf_waiters: Vec<(u32, u32)>,
     stats: Stats,
+    spread: Spread,
 }
 
 impl Ssd {
@@ -419,6 +504,7 @@ impl Ssd {
             pf_end: 0,
             pf_waiters: Vec::new(),
             stats: Stats::default(),
+            spread: Spread::new(&cfg.nand, cfg.ftl.seed),
             cfg,
         })
     }
@@ -841,11 +927,23 @@ impl Ssd {
         let kind = self.ops[cur[0] as usize].kind;
         let end = match kind {
             NandKind::Read => {
-                let tr = cur
-                    .iter()
-                    .map(|&oi| n.read_ns[(self.ops[oi as usize].page % types) as usize])
-                    .max()
-                    .unwrap_or(0);
+                // the planes read together; a page that needs retries
+                // re-reads (array read and transfer to the controller's
+                // ECC) before its data can leave
+                let mut tr = 0;
+                for &oi in &cur {
+                    let o = &self.ops[oi as usize];
+                    let one = n.read_ns[(o.page % types) as usize];
+                    let k = self.spread.retries() as u64;
+                    let t = if k == 0 {
+                        one
+                    } else {
+                        self.stats.read_retries += k;
+                        let bytes = o.units as u64 * self.unit;
+                        one + k * (one + xfer_ns(bytes, n.bus_bytes_per_s))
+                    };
+                    tr = tr.max(t);
+                }
                 let t_r = t0 + tr;
                 let mut end = t_r;
                 for &oi in &cur {
@@ -861,11 +959,11 @@ impl Ssd {
                 end
             }
             NandKind::Program => {
-                let tp = cur
-                    .iter()
-                    .map(|&oi| n.program_ns[(self.ops[oi as usize].page % types) as usize])
-                    .max()
-                    .unwrap_or(0);
+                let mut tp = 0;
+                for &oi in &cur {
+                    let typ = n.program_ns[(self.ops[oi as usize].page % types) as usize];
+                    tp = tp.max(self.spread.program(typ));
+                }
                 let mut t = t0;
                 for &oi in &cur {
                     let dur = xfer_ns(n.page_bytes, n.bus_bytes_per_s);
@@ -1151,6 +1249,9 @@ impl Device for Ssd {
             ("prefetch_hits".to_string(), s.prefetch_hits as f64),
             ("buffer_full_waits".to_string(), s.buffer_waits as f64),
         ];
+        if self.spread.retry_p > 0.0 {
+            counters.push(("read_retries".to_string(), s.read_retries as f64));
+        }
         let free_min = (0..self.ftl.geometry().planes)
             .map(|p| self.ftl.free_blocks(p))
             .min()

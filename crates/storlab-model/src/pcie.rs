@@ -108,11 +108,13 @@ pub struct PowerConfig {
     pub row_buffer_write_pj_per_bit: f64,
     /// Row-buffer read energy per bit transferred.
     pub row_buffer_read_pj_per_bit: f64,
-    /// Background power per die with its clock off (idle).
+    /// Background power per die with its clock off (idle), W; every die
+    /// draws it all the time.
     pub background_idle_w_per_die: f64,
-    /// Background power per bit of open row while active.
+    /// Background power per bit of a row while the array accesses it (the
+    /// media read or write latency of each row opened or written back), W.
     pub background_active_w_per_bit: f64,
-    /// Dies per controller (modules × chips per module).
+    /// PCM dies per controller (data capacity over die density).
     pub dies_per_controller: u32,
 }
 
@@ -952,8 +954,12 @@ impl Device for PcieArray {
             + (self.bytes_read * 8) as f64 * p.row_buffer_read_pj_per_bit)
             * 1e-12;
         let dies = (p.dies_per_controller as f64) * n_ctrl;
-        let bg_w = dies * p.background_idle_w_per_die * (1.0 - u_ctrl)
-            + n_ctrl * u_ctrl * row_bits * p.background_active_w_per_bit;
+        // the dies idle with their clock off, and a row's bits draw the
+        // active background while the array reads or writes them back
+        let access_ns = self.rows_read as f64 * self.media.read_ns as f64
+            + self.rows_written as f64 * self.media.write_ns as f64;
+        let bg_w = dies * p.background_idle_w_per_die
+            + access_ns / el * row_bits * p.background_active_w_per_bit;
         let power = vec![
             comp("scheduler_and_dma", p.scheduler_w, u_sched, 1.0),
             comp("ring", p.ring_w, u_ring, 1.0),

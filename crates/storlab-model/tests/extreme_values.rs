@@ -44,6 +44,13 @@ const PRESETS: &[(&str, &[&str])] = &[
     ("micron-psd", SMALL_SSD),
     ("x25e", SMALL_SSD),
     ("fusion-io", SMALL_SSD),
+    (
+        "sata-ssd",
+        &[
+            "ssd.nand.blocks_per_plane=8",
+            "device.capacity_bytes=134217728",
+        ],
+    ),
     ("flash-cache-wb", SMALL_TIER),
 ];
 /// The write-back flash cache over a small ioDrive.

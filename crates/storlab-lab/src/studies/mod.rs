@@ -2,6 +2,7 @@
 //! (spec/targets.md): `prepare` gives the runs and how to read the rows
 //! and figures off them.
 
+pub mod devices;
 pub mod haste_ddr;
 pub mod moneta;
 pub mod nvmm;
@@ -13,7 +14,7 @@ use crate::error::{LabError, Result};
 use crate::report::Prepared;
 
 /// The studies by name, with one line each.
-pub const STUDIES: [(&str, &str); 6] = [
+pub const STUDIES: [(&str, &str); 7] = [
     (
         "moneta",
         "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",
@@ -35,6 +36,10 @@ pub const STUDIES: [(&str, &str); 6] = [
         "Flash as a disk cache or as hybrid memory; paging with thrash",
     ),
     (
+        "devices",
+        "Device figures: flash placement table 1, PSD and SATA SSD findings, Moneta power, latency spread",
+    ),
+    (
         "paging",
         "thrash through Linux's swap path on each device (HASTE study, Fig. 9)",
     ),
@@ -48,6 +53,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "psd" => psd::prepare(),
         "nvmm" => nvmm::prepare(),
         "flash-placement" => placement::prepare(),
+        "devices" => devices::prepare(),
         "paging" => paging::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {

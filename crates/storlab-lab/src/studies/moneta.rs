@@ -125,34 +125,42 @@ pub fn prepare() -> Prepared {
                 21.0,
                 0.10,
                 "µs",
-            ),
+            )
+            .input("the IO-stack table's host costs (host.*_ns) and the controller pipeline calibrated to its 4 KB access row"),
             Row::within(
                 "moneta-base, software share of that latency",
                 r[base_read].software_share(0) * 100.0,
                 62.0,
                 0.10,
                 "%",
-            ),
+            )
+            .input("the IO-stack table's software rows (host.*_ns)"),
         ];
         for (d, (rw, published)) in [("read", 4.2), ("write", 5.8)].iter().enumerate() {
             let (raw, x) = xfs_runs[d];
-            rows.push(Row::within(
-                format!("XFS in the path adds, 4 KB {rw}"),
-                r[x].lat_us(d) - r[raw].lat_us(d),
-                *published,
-                0.25,
-                "µs",
-            ));
+            rows.push(
+                Row::within(
+                    format!("XFS in the path adds, 4 KB {rw}"),
+                    r[x].lat_us(d) - r[raw].lat_us(d),
+                    *published,
+                    0.25,
+                    "µs",
+                )
+                .input("host.xfs_ns, the IO-stack table's XFS row"),
+            );
         }
         for (d, rw) in ["read", "write"].iter().enumerate() {
             let (b, n) = nosched_runs[d];
-            rows.push(Row::within(
-                format!("+NoSched saves, 4 KB {rw} latency"),
-                r[b].lat_us(d) - r[n].lat_us(d),
-                2.0,
-                0.30,
-                "µs",
-            ));
+            rows.push(
+                Row::within(
+                    format!("+NoSched saves, 4 KB {rw} latency"),
+                    r[b].lat_us(d) - r[n].lat_us(d),
+                    2.0,
+                    0.30,
+                    "µs",
+                )
+                .input("host.scheduler_handoff_ns = 2 µs"),
+            );
         }
         for (d, rw) in ["read", "write"].iter().enumerate() {
             rows.push(Row::within(
@@ -177,13 +185,16 @@ pub fn prepare() -> Prepared {
             0.30,
             "MB/s",
         ));
-        rows.push(Row::within(
-            "+Spin saves, 512 B write latency",
-            r[spin.0].lat_us(1) - r[spin.1].lat_us(1),
-            6.0,
-            0.30,
-            "µs",
-        ));
+        rows.push(
+            Row::within(
+                "+Spin saves, 512 B write latency",
+                r[spin.0].lat_us(1) - r[spin.1].lat_us(1),
+                6.0,
+                0.30,
+                "µs",
+            )
+            .input("host.sleep_ns + host.wakeup_ns = the 6 µs context switch"),
+        );
         let best = sizes()
             .into_iter()
             .filter(|&bs| bs <= 4096)

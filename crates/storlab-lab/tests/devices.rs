@@ -1,0 +1,65 @@
+//! The `devices` study: flash placement table 1, the PSD and SATA SSD
+//! findings, the Moneta power figure and the latency-spread rows, each
+//! published number a row; and the PSD's 50/50 depth curve.
+
+use storlab_lab::studies::{self, devices};
+
+#[test]
+fn devices_rows_and_psd_mix_curve() {
+    let r = studies::prepare("devices")
+        .expect("a known study")
+        .run(&|| {})
+        .expect("the study runs");
+    let mut table = Vec::new();
+    r.write_text(&mut table).expect("text report");
+    let table = String::from_utf8(table).expect("utf-8");
+    eprintln!("{table}");
+    assert!(r.failures().is_empty(), "unexplained misses:\n{table}");
+    assert_eq!(r.rows.len(), 16, "every published number of the sections");
+    // inputs are only the card's rated bandwidths and the calibrated idle
+    // memory power
+    let inputs: Vec<&str> = r
+        .rows
+        .iter()
+        .filter(|x| x.input.is_some())
+        .map(|x| x.what.as_str())
+        .collect();
+    assert_eq!(inputs.len(), 3, "{inputs:?}");
+    // the spread rows hold: a QD1 latency is no longer one number
+    for row in r.rows.iter().filter(|x| x.what.contains("p99 / p50")) {
+        assert!(row.pass, "{}: {}", row.what, row.model);
+    }
+    // the 50/50 curve: one point per depth, rising to a plateau (more
+    // depth never costs more than queueing noise)
+    let f = &r.figures[0];
+    let s = f.series("50/50", "micron-psd").expect("the curve");
+    let xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+    let want: Vec<f64> = devices::MIX_DEPTHS.iter().map(|&q| q as f64).collect();
+    assert_eq!(xs, want);
+    for w in s.points.windows(2) {
+        assert!(w[1].1 >= w[0].1 * 0.98, "{:?}", s.points);
+    }
+    assert!(
+        s.points[7].1 > 2.0 * s.points[0].1,
+        "depth helps: {:?}",
+        s.points
+    );
+}
+
+#[test]
+fn moneta_power_components_add_up() {
+    use storlab_lab::measure::{Plan, Spec};
+    let mut p = Plan::new();
+    let id = p.add(Spec::xdd("moneta-balance", &[], "randwrite", "8k", 200));
+    let r = p.run(&|| {}).expect("runs");
+    let run = &r[id];
+    let total = devices::power_w(run, "");
+    let parts = ["scheduler", "ring", "memory_controller", "pcie", "media"]
+        .iter()
+        .map(|c| devices::power_w(run, c))
+        .sum::<f64>();
+    assert!((total - parts).abs() < 1e-9, "{total} vs {parts}");
+    // the memory share is the PCM's: array, row buffers, background
+    let mem = devices::power_w(run, "media");
+    assert!(mem > 0.0 && mem < total / 2.0, "{mem} of {total}");
+}

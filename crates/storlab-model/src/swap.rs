@@ -28,7 +28,9 @@
 //!   `page_referenced` rotates it to the active list). A victim mapped by
 //!   the process is unmapped (`try_to_unmap`: `unmap_ns`, and one TLB
 //!   shootdown IPI round per page, `tlb_shootdown_ns`, 2.6 kernels flush per
-//!   page); a dirty page (or one with no slot) gets a swap slot
+//!   page, and `tlb_ipi_ns` on every thread then computing: an idle CPU
+//!   leaves the process's TLB mask at its first IPI, lazy TLB mode); a
+//!   dirty page (or one with no slot) gets a swap slot
 //!   (`get_swap_page`, `swap_alloc_ns`) and is written out
 //!   (`swap_writepage`) without waiting; a clean page with a valid slot is
 //!   freed at once. Up to `SWAP_CLUSTER_MAX` (32) pages per batch; the
@@ -60,8 +62,9 @@
 //! issued by the fault handler, not by a system call); its cores, driver
 //! lock, scheduler thread, spinning or sleeping all apply.
 //!
-//! Not modelled: contention on `zone->lru_lock` and `swap_lock`, the
-//! IPI's cost on the interrupted CPUs, NUMA nodes (one pool of frames),
+//! Not modelled: contention on `zone->lru_lock` and `swap_lock`, NUMA
+//! nodes (one pool of frames), one bio per page for drivers without a
+//! request queue (contiguous slots are always one request),
 //! the active/inactive list split beyond the clock's second chance.
 //!
 //! The workload is a [`MemWorkload`]: threads that each touch their own
@@ -136,6 +139,10 @@ pub struct SwapConfig {
     pub tlb_shootdown_ns: u64,
     /// Allocating one swap slot and adding the page to the swap cache, ns.
     pub swap_alloc_ns: u64,
+    /// A shootdown's cost on each interrupted CPU (interrupt entry, the
+    /// flush, acknowledgement, return), ns: paid by every thread that is
+    /// computing when another CPU unmaps a page.
+    pub tlb_ipi_ns: u64,
     /// The swap device's request queue depth (`nr_requests`); the queue is
     /// congested for writes from `nr_requests - nr_requests/8 + 1` write
     /// requests in flight (`blk_queue_congestion_threshold`).
@@ -228,6 +235,8 @@ pub struct MemReport {
     pub direct_reclaims: u64,
     /// TLB shootdowns.
     pub shootdowns: u64,
+    /// Time threads lost to other CPUs' shootdown IPIs, ns (summed).
+    pub ipi_ns: u64,
     /// Mean pages per write request.
     pub pages_per_write: f64,
 }
@@ -263,6 +272,11 @@ struct Thread {
     /// Direct reclaim done for the current fault.
     reclaimed: bool,
     fault_start: u64,
+    /// The thread's pending event ends a stretch of computation (it is on
+    /// a CPU and receives shootdown IPIs), not a wait.
+    on_cpu: bool,
+    /// Shootdowns counted up to the start of the computation.
+    ipi_seen: u64,
     /// Slots of this thread's direct-reclaim batch, written on resume.
     batch: Vec<u32>,
 }
@@ -321,6 +335,8 @@ struct Machine<'a> {
     t0: u64,
     anon_lock: Timeline,
     stuck: Option<u64>,
+    /// Shootdowns since the start (not reset with the report).
+    shootdowns_total: u64,
 }
 
 /// Run `w` on the system `sys` (a preset with a `[swap]` table), looking
@@ -399,6 +415,8 @@ pub fn run(
             entered: false,
             reclaimed: false,
             fault_start: 0,
+            on_cpu: false,
+            ipi_seen: 0,
             batch: Vec::with_capacity(SWAP_CLUSTER_MAX),
         })
         .collect();
@@ -452,6 +470,7 @@ pub fn run(
         t0: 0,
         anon_lock: Timeline::default(),
         stuck: None,
+        shootdowns_total: 0,
     };
     for t in 0..w.threads {
         m.next_access(0, t);
@@ -479,7 +498,7 @@ impl Machine<'_> {
                 if idx & KSWAPD_BIT != 0 {
                     self.kswapd_step(now, (idx & !KSWAPD_BIT) as usize);
                 } else {
-                    self.access(now, idx as u32);
+                    self.thread_event(now, idx as u32);
                 }
             } else {
                 self.host.on_event(now, token, &mut self.cx);
@@ -726,7 +745,36 @@ impl Machine<'_> {
         self.access(now, t);
     }
 
+    /// The thread computes until its next event.
+    fn compute(&mut self, t: u32) {
+        let th = &mut self.threads[t as usize];
+        if !th.on_cpu {
+            th.on_cpu = true;
+            th.ipi_seen = self.shootdowns_total;
+        }
+    }
+
+    /// A thread's event: after computing, first the IPIs it took meanwhile.
+    fn thread_event(&mut self, now: u64, t: u32) {
+        let total = self.shootdowns_total;
+        let ipi = self.cfg.tlb_ipi_ns;
+        let th = &mut self.threads[t as usize];
+        if th.on_cpu {
+            let d = total - th.ipi_seen;
+            th.ipi_seen = total;
+            if d > 0 && ipi > 0 {
+                let lost = d.saturating_mul(ipi);
+                self.rep.ipi_ns = self.rep.ipi_ns.saturating_add(lost);
+                self.push(now.saturating_add(lost), MY_BIT | t as u64);
+                return;
+            }
+        }
+        th.on_cpu = false;
+        self.access(now, t);
+    }
+
     fn finish_access(&mut self, at: u64, t: u32) {
+        self.compute(t);
         let th = &mut self.threads[t as usize];
         th.n += 1;
         if th.phase == Phase::Random {
@@ -841,6 +889,7 @@ impl Machine<'_> {
 
     /// Fault entry; a page on swap is also looked up in the swap cache.
     fn enter(&mut self, now: u64, t: u32) {
+        self.compute(t);
         let th = &mut self.threads[t as usize];
         th.entered = true;
         th.fault_start = now;
@@ -910,6 +959,7 @@ impl Machine<'_> {
         self.rep.direct_reclaims += 1;
         self.rep.direct_reclaimed += n;
         self.threads[t as usize].reclaimed = true;
+        self.compute(t);
         self.push(now + cost.max(1), MY_BIT | t as u64);
         None
     }
@@ -1008,6 +1058,7 @@ impl Machine<'_> {
             if fr.mapped {
                 hold += c.unmap_ns + c.tlb_shootdown_ns;
                 self.rep.shootdowns += 1;
+                self.shootdowns_total += 1;
                 self.frames[f].mapped = false;
             }
             t = self.anon_lock.reserve(t, hold) + hold;
@@ -1133,6 +1184,18 @@ mod tests {
             "{fast:?} {slow:?}"
         );
         assert!(slow.major_fault_ns > fast.major_fault_ns);
+    }
+
+    #[test]
+    fn shootdown_ipis_cost_the_computing_threads() {
+        let none = go("ddr-pcm", 4, &["swap.tlb_ipi_ns=0"]);
+        let some = go("ddr-pcm", 4, &["swap.tlb_ipi_ns=5000"]);
+        assert_eq!(none.ipi_ns, 0);
+        assert!(some.ipi_ns > 0 && some.shootdowns > 0, "{some:?}");
+        assert!(
+            some.accesses_per_s < none.accesses_per_s,
+            "{none:?} {some:?}"
+        );
     }
 
     #[test]

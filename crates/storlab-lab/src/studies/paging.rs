@@ -194,7 +194,7 @@ pub fn prepare() -> Prepared {
                 .miss_because(format!(
                     "the RAM disk copies a fault's {r:.1} pages in microseconds; the model's limit is reclaim: every evicted page holds the array's one \
                      anon_vma lock for its scan, unmap and TLB shootdown (ESTIMATEs: 3.8 µs in all), and faulting threads wait in direct reclaim ({f:.0} µs a fault). \
-                     Not modelled, and all would slow it: the shootdown IPIs' cost on the other CPUs, lru_lock and swap_lock contention"
+                     Not modelled, and both would slow it: lru_lock and swap_lock contention, one request per page (the RAM disk has no request queue to merge in)"
                 )),
             );
         }

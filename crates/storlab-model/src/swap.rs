@@ -310,6 +310,8 @@ struct Machine<'a> {
     page_slot: Vec<u32>,
     slot_owner: Vec<u32>,
     cluster_used: Vec<u16>,
+    /// Whole clusters with no slot in use (skips the search when none).
+    free_clusters: usize,
     slot_cursor: u32,
     cluster_left: u32,
     threads: Vec<Thread>,
@@ -441,6 +443,7 @@ pub fn run(
         page_slot: vec![NONE; pages as usize],
         slot_owner: vec![NONE; nslots as usize],
         cluster_used: vec![0; nslots.div_ceil(SWAPFILE_CLUSTER as u64) as usize],
+        free_clusters: (nslots / SWAPFILE_CLUSTER as u64) as usize,
         slot_cursor: 0,
         cluster_left: 0,
         threads,
@@ -662,7 +665,16 @@ impl Machine<'_> {
 
     fn free_slot(&mut self, s: u32) {
         self.slot_owner[s as usize] = NONE;
-        self.cluster_used[(s / SWAPFILE_CLUSTER) as usize] -= 1;
+        let c = (s / SWAPFILE_CLUSTER) as usize;
+        self.cluster_used[c] -= 1;
+        if self.cluster_used[c] == 0 && self.whole_cluster(c) {
+            self.free_clusters += 1;
+        }
+    }
+
+    /// Cluster `c` has all its SWAPFILE_CLUSTER slots (the last may not).
+    fn whole_cluster(&self, c: usize) -> bool {
+        (c as u64 + 1) * SWAPFILE_CLUSTER as u64 <= self.slot_owner.len() as u64
     }
 
     /// `scan_swap_map`: the next slot of the current cluster, a new free
@@ -678,7 +690,12 @@ impl Machine<'_> {
             self.cluster_left -= 1;
         } else {
             let full = n / SWAPFILE_CLUSTER;
-            if let Some(c) = (0..full as usize).find(|&c| self.cluster_used[c] == 0) {
+            let found = if self.free_clusters > 0 {
+                (0..full as usize).find(|&c| self.cluster_used[c] == 0)
+            } else {
+                None
+            };
+            if let Some(c) = found {
                 s = c as u32 * SWAPFILE_CLUSTER;
                 self.cluster_left = SWAPFILE_CLUSTER - 1;
             } else {
@@ -698,7 +715,11 @@ impl Machine<'_> {
         }
         self.slot_cursor = s + 1;
         self.slot_owner[s as usize] = page;
-        self.cluster_used[(s / SWAPFILE_CLUSTER) as usize] += 1;
+        let c = (s / SWAPFILE_CLUSTER) as usize;
+        if self.cluster_used[c] == 0 && self.whole_cluster(c) {
+            self.free_clusters -= 1;
+        }
+        self.cluster_used[c] += 1;
         s
     }
 

@@ -68,8 +68,10 @@
 //! the active/inactive list split beyond the clock's second chance.
 //!
 //! The workload is a [`MemWorkload`]: threads that each touch their own
-//! part of an array and then access it at random, with CPU time between
-//! accesses. [`run`] runs it in virtual time: deterministic, no clock, no
+//! part of an array and then access it by a [`Pattern`] (uniform, a
+//! sequential sweep, a hot set), storing with a given probability, with
+//! CPU time between accesses: thrash, and the access streams of programs
+//! such as the NPB kernels or DGEMM. [`run`] runs it in virtual time: deterministic, no clock, no
 //! IO. Every event is O(1) apart from reclaim's scan, whose cost is also
 //! simulated time.
 
@@ -164,21 +166,42 @@ pub fn validate(c: &SwapConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Which page of its part a thread accesses next (after the touch).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pattern {
+    /// Any page of the part, uniformly at random (thrash).
+    Uniform,
+    /// The part's pages in order, over and over (a sweep, as a stencil or
+    /// a blocked matrix product streams its arrays).
+    Sequential,
+    /// A hot set: `accesses` of the accesses go to the first `pages` of
+    /// the part (fractions, 0 < x <= 1), uniformly; the rest to the others.
+    Hot {
+        /// Fraction of the part's pages that are hot.
+        pages: f64,
+        /// Fraction of the accesses that go to them.
+        accesses: f64,
+    },
+}
+
 /// A memory-access workload: `threads` threads, each with its own part of
 /// an array of `pages_per_thread` pages; each first touches (writes) every
 /// page of its part in order, then, after all have, makes `accesses`
-/// accesses to random pages of its part (uniform; `write` says whether
-/// they store). `cpu_ns` of computation follow each access.
+/// accesses to pages of its part chosen by `pattern`, each a store with
+/// probability `write_fraction`. `cpu_ns` of computation follow each
+/// access.
 #[derive(Clone, Debug)]
 pub struct MemWorkload {
     /// Threads.
     pub threads: u32,
     /// Pages of each thread's part.
     pub pages_per_thread: u64,
-    /// Random accesses per thread after the touch.
+    /// Accesses per thread after the touch.
     pub accesses: u64,
-    /// The accesses store (dirty the page).
-    pub write: bool,
+    /// Which pages they access.
+    pub pattern: Pattern,
+    /// Fraction of the accesses that store (dirty the page), 0 to 1.
+    pub write_fraction: f64,
     /// Computation after each access, ns.
     pub cpu_ns: u64,
     /// Seed of the access pattern.
@@ -277,6 +300,8 @@ struct Thread {
     on_cpu: bool,
     /// Shootdowns counted up to the start of the computation.
     ipi_seen: u64,
+    /// The current access stores.
+    write: bool,
     /// Slots of this thread's direct-reclaim batch, written on resume.
     batch: Vec<u32>,
 }
@@ -377,6 +402,20 @@ pub fn run(
     if w.threads == 0 || w.pages_per_thread == 0 {
         return Err(SwapError::Workload("no threads or no pages".into()));
     }
+    let frac = |x: f64| x.is_finite() && (0.0..=1.0).contains(&x);
+    if !frac(w.write_fraction) {
+        return Err(SwapError::Workload(format!(
+            "write_fraction {} is not between 0 and 1",
+            w.write_fraction
+        )));
+    }
+    if let Pattern::Hot { pages, accesses } = w.pattern {
+        if !frac(pages) || pages == 0.0 || !frac(accesses) {
+            return Err(SwapError::Workload(format!(
+                "hot set: pages {pages} must be in (0, 1] and accesses {accesses} in [0, 1]"
+            )));
+        }
+    }
     let pages = w.threads as u64 * w.pages_per_thread;
     let nframes = sys.device.capacity_bytes / PAGE;
     let nslots = cfg.swap_bytes / PAGE;
@@ -419,6 +458,7 @@ pub fn run(
             fault_start: 0,
             on_cpu: false,
             ipi_seen: 0,
+            write: true,
             batch: Vec::with_capacity(SWAP_CLUSTER_MAX),
         })
         .collect();
@@ -642,7 +682,7 @@ impl Machine<'_> {
     }
 
     fn map(&mut self, f: u32, t: u32) {
-        let write = self.w.write || self.threads[t as usize].phase == Phase::Touch;
+        let write = self.threads[t as usize].write;
         let fr = &mut self.frames[f as usize];
         fr.mapped = true;
         fr.referenced = true;
@@ -758,10 +798,22 @@ impl Machine<'_> {
         if th.phase == Phase::Done {
             return;
         }
-        let i = match th.phase {
-            Phase::Touch => th.n,
-            _ => th.rng.gen_range(0..w.pages_per_thread),
+        let n = w.pages_per_thread;
+        let i = match (th.phase, w.pattern) {
+            (Phase::Touch, _) | (_, Pattern::Sequential) => th.n % n,
+            (_, Pattern::Uniform) => th.rng.gen_range(0..n),
+            (_, Pattern::Hot { pages, accesses }) => {
+                let hot = ((pages * n as f64) as u64).clamp(1, n);
+                if hot == n || th.rng.gen::<f64>() < accesses {
+                    th.rng.gen_range(0..hot)
+                } else {
+                    th.rng.gen_range(hot..n)
+                }
+            }
         };
+        th.write = th.phase == Phase::Touch
+            || w.write_fraction >= 1.0
+            || (w.write_fraction > 0.0 && th.rng.gen::<f64>() < w.write_fraction);
         th.page = (t as u64 * w.pages_per_thread + i) as u32;
         self.access(now, t);
     }
@@ -1143,7 +1195,8 @@ mod tests {
             threads: 16,
             pages_per_thread,
             accesses,
-            write: true,
+            pattern: Pattern::Uniform,
+            write_fraction: 1.0,
             cpu_ns: 100,
             seed: 1,
         }
@@ -1217,6 +1270,56 @@ mod tests {
             some.accesses_per_s < none.accesses_per_s,
             "{none:?} {some:?}"
         );
+    }
+
+    #[test]
+    fn read_ahead_serves_a_sweep_and_clean_pages_are_not_written_again() {
+        // one thread sweeping 4x DRAM, loads only: its pages went out in
+        // order, so each fault's read-ahead brings the next pages
+        let dram = 4 * MIB;
+        let s = sys(dram, "haste-pcm", 16 * dram, &[]);
+        let w = MemWorkload {
+            threads: 1,
+            pages_per_thread: 4 * dram / PAGE,
+            accesses: 8192,
+            pattern: Pattern::Sequential,
+            write_fraction: 0.0,
+            cpu_ns: 100,
+            seed: 1,
+        };
+        let r = run(&s, &PresetStore::default(), &w).expect("runs");
+        assert!(r.major_faults > 100, "{r:?}");
+        assert!(r.readahead_hits > 4 * r.major_faults, "{r:?}");
+        // loads leave the swap copies valid: only the pages still dirty
+        // from the touch are written in this phase
+        assert!(r.pages_written <= dram / PAGE, "{r:?}");
+    }
+
+    #[test]
+    fn a_hot_set_that_fits_in_dram_pages_little() {
+        let dram = 4 * MIB;
+        let s = sys(dram, "raid-ssd", 16 * dram, &[]);
+        let mut w = thrash(4 * dram / PAGE / 16, 400);
+        let uniform = run(&s, &PresetStore::default(), &w).expect("runs");
+        w.pattern = Pattern::Hot {
+            pages: 0.1,
+            accesses: 0.95,
+        };
+        let hot = run(&s, &PresetStore::default(), &w).expect("runs");
+        assert!(
+            hot.accesses_per_s > 3.0 * uniform.accesses_per_s,
+            "{hot:?} {uniform:?}"
+        );
+        w.pattern = Pattern::Hot {
+            pages: 0.0,
+            accesses: 0.5,
+        };
+        let e = run(&s, &PresetStore::default(), &w).expect_err("refused");
+        assert!(e.to_string().contains("hot set"), "{e}");
+        w.pattern = Pattern::Uniform;
+        w.write_fraction = 1.5;
+        let e = run(&s, &PresetStore::default(), &w).expect_err("refused");
+        assert!(e.to_string().contains("write_fraction"), "{e}");
     }
 
     #[test]

@@ -95,7 +95,8 @@ pub fn thrash(ratio: f64) -> MemWorkload {
         threads: THREADS,
         pages_per_thread: (ratio * DRAM_BYTES as f64) as u64 / PAGE / THREADS as u64,
         accesses: UPDATES,
-        write: true,
+        pattern: swap::Pattern::Uniform,
+        write_fraction: 1.0,
         cpu_ns: UPDATE_CPU_NS,
         seed: 1,
     }

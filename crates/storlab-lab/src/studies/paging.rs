@@ -171,7 +171,8 @@ pub fn prepare() -> Prepared {
         .miss_because(format!(
             "each fault reads {dr:.1} pages (the 2^3-slot read-ahead) with a seek and a rotation behind 16 threads' queue on 4 disks: {df:.0} µs a fault; \
              with the swap area nearly full no free 256-slot cluster is left, so swap-out scatters ({dw:.1} pages per write) and writes seek too. \
-             Not modelled: the elevator sorting swap IO, the disks' read-ahead buffers at full size (scaled by 1/{SCALE} here)"
+             The swap area is 8x DRAM on every device (HASTE's 64 GB over 8 GB; the study does not give the RAID's). \
+             Not modelled: the elevator sorting swap IO, the disks' buffers at full size (scaled by 1/{SCALE} here)"
         ))];
         for name in ["raid-ssd", "fusion-io"] {
             rows.push(Row::between(

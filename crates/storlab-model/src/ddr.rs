@@ -1,11 +1,34 @@
 //! NVM on the DDR memory bus as a RAM disk with injected delay (ddr-nvm.md).
 //!
 //! No link, DMA, interrupt or lock: the requesting CPU copies the data with
-//! loads or stores (the host runs this device in `CompletionMode::Cpu`, so
-//! the thread keeps its core). The copy streams at one core's copy rate,
-//! shares the memory channels' total bandwidth with other threads, and pays
-//! the media latency on the critical path once per row it opens as it walks
-//! the request (no parallel controllers to hide it).
+//! loads and stores through its caches (the host runs this device in
+//! `CompletionMode::Cpu`, so the thread keeps its core while it copies, and
+//! the host's core pool is what shares the cores between threads).
+//!
+//! The copy is the CPU's: a core keeps at most `core_mlp` cache-line misses
+//! in flight (its line-fill buffers), so by Little's law it moves one line
+//! per (sum of its lines' miss latencies) / `core_mlp`. Every line of the
+//! RAM disk's side of the copy misses (the disk is far larger than the
+//! caches and accessed at random) and pays `line_path_ns` plus the media's
+//! latency: the media latency is paid per missed line on the critical
+//! path, `core_mlp` lines at a time, not once per row. A written line
+//! waits for the write latency, not for the read that fetches it for
+//! ownership: the study's driver injects each medium's delay per access in
+//! the access's direction (ddr-nvm.md), and an NVM row is closed (written)
+//! when its access completes (media.md), so the write is what each line of
+//! a write waits for; this is why writes suffer more than reads on slow
+//! media at queue depth 1 (targets.md). The user buffer's
+//! side misses too when the buffer is larger than the thread's share of
+//! the last-level cache (`cache_bytes`; fio reuses one buffer per job, so
+//! a smaller one stays cached between requests), at `line_path_ns +
+//! dram_ns`.
+//!
+//! The memory controllers are shared by every core: each copy reserves
+//! the bus (one FCFS [`Timeline`] at `bus_bytes_per_s * bus_efficiency`)
+//! for the bytes it moves over it, which is more than the bytes copied:
+//! reading into a missed user line fetches it for ownership and later
+//! writes it back, and so does writing a RAM-disk line. A copy ends when
+//! both its core and its share of the bus are done.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,20 +36,42 @@ use crate::breakdown::{Breakdown, Component};
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::pcie::MediaConfig;
 use crate::report::{DeviceReport, Utilisation};
-use crate::units::{xfer_ns, FixedDiv, Timeline};
+use crate::units::{FixedDiv, Timeline};
+
+/// Longest step one copy may take: sums of a few thousand such steps stay
+/// within the u64 clock, and a run that reaches them ends at the engine's
+/// horizon (2^62 ns) with an error.
+const MAX_STEP_NS: u64 = 1 << 50;
 
 /// Configuration of a DDR-attached RAM disk.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DdrConfig {
-    /// Memory channels.
+    /// Memory channels (reported; the bus is modelled as their sum).
     pub channels: u32,
-    /// Total bandwidth of all channels.
+    /// Peak bandwidth of all channels together, bytes per second.
     pub bus_bytes_per_s: u64,
-    /// One core's copy rate over the bus.
-    pub copy_bytes_per_s: u64,
-    /// Row (page) size: media latency is paid per row opened.
-    pub row_bytes: u64,
+    /// Fraction of the peak the channels sustain under a copy's mixed
+    /// read and write stream (refresh, bank conflicts, read-write
+    /// turnarounds), 0 < x <= 1.
+    pub bus_efficiency: f64,
+    /// Cache-line size, bytes: the unit of a miss and of bus traffic.
+    pub line_bytes: u64,
+    /// Cache-line misses one core keeps in flight during the copy (its
+    /// memory-level parallelism), lines; may be fractional (an average).
+    pub core_mlp: f64,
+    /// Latency of a missed line outside the memory array, ns: cache
+    /// lookups, on-chip and socket interconnect, memory-controller queue,
+    /// the burst. The array adds `media.read_ns`/`write_ns` (RAM-disk
+    /// side) or `dram_ns` (user side).
+    pub line_path_ns: u64,
+    /// Array latency of the host's own DRAM (where the user buffer is),
+    /// ns.
+    pub dram_ns: u64,
+    /// A thread's share of the last-level cache, bytes: a user buffer no
+    /// larger stays cached between requests and its side of the copy does
+    /// not miss.
+    pub cache_bytes: u64,
 }
 
 /// Validate.
@@ -34,8 +79,27 @@ pub fn validate(cfg: &DdrConfig) -> Result<(), crate::config::ConfigError> {
     use crate::config::check_range;
     check_range("ddr.channels", cfg.channels, 1, 64)?;
     check_range("ddr.bus_bytes_per_s", cfg.bus_bytes_per_s, 1, u64::MAX)?;
-    check_range("ddr.copy_bytes_per_s", cfg.copy_bytes_per_s, 1, u64::MAX)?;
-    check_range("ddr.row_bytes", cfg.row_bytes, 64, 1 << 20)?;
+    if !(cfg.bus_efficiency > 0.0 && cfg.bus_efficiency <= 1.0) {
+        return Err(crate::config::ConfigError::Invalid {
+            field: "ddr.bus_efficiency".into(),
+            message: format!("{} is outside (0, 1]", cfg.bus_efficiency),
+        });
+    }
+    check_range("ddr.line_bytes", cfg.line_bytes, 8, 4096)?;
+    if !cfg.line_bytes.is_power_of_two() {
+        return Err(crate::config::ConfigError::Invalid {
+            field: "ddr.line_bytes".into(),
+            message: format!("{} is not a power of two", cfg.line_bytes),
+        });
+    }
+    check_range("ddr.core_mlp", cfg.core_mlp, 1.0, 1024.0)?;
+    // the sustained bus must still move at least one byte per second
+    if (cfg.bus_bytes_per_s as f64 * cfg.bus_efficiency) < 1.0 {
+        return Err(crate::config::ConfigError::Invalid {
+            field: "ddr.bus_efficiency".into(),
+            message: "bus_bytes_per_s * bus_efficiency is below 1 byte per second".into(),
+        });
+    }
     Ok(())
 }
 
@@ -45,47 +109,129 @@ pub struct DdrRamDisk {
     media: MediaConfig,
     capacity: u64,
     bus: Timeline,
-    rows: u64,
-    row_div: FixedDiv,
+    /// Sustained bus bandwidth, bytes per second.
+    bus_rate: u64,
+    /// 1 / `core_mlp`.
+    inv_mlp: f64,
+    line_div: FixedDiv,
+    lines: u64,
+    bus_bytes: u64,
 }
 
 impl DdrRamDisk {
     /// Build from a validated configuration.
     pub fn new(cfg: DdrConfig, media: MediaConfig, capacity: u64) -> Self {
+        let bus_rate = ((cfg.bus_bytes_per_s as f64 * cfg.bus_efficiency) as u64).max(1);
         Self {
-            row_div: FixedDiv::new(cfg.row_bytes),
+            line_div: FixedDiv::new(cfg.line_bytes),
+            bus_rate,
+            inv_mlp: 1.0 / cfg.core_mlp,
             cfg,
             media,
             capacity,
             bus: Timeline::default(),
-            rows: 0,
+            lines: 0,
+            bus_bytes: 0,
         }
+    }
+
+    /// The copy of `len` bytes at `offset` in direction `op` (read or
+    /// write) as the core does it: `(copy_ns, media_ns, bus_bytes)`, where
+    /// `media_ns` is the part of `copy_ns` spent waiting on the media and
+    /// `bus_bytes` the traffic it puts on the memory bus.
+    pub fn copy_cost(&self, op: Op, offset: u64, len: u64) -> (u64, u64, u64) {
+        self.cost(op, self.line_div.spanned(offset, len), len)
+    }
+
+    /// [`Self::copy_cost`] of a request spanning `disk_lines` lines.
+    #[inline]
+    fn cost(&self, op: Op, disk_lines: u64, len: u64) -> (u64, u64, u64) {
+        let media = if op == Op::Write {
+            self.media.write_ns
+        } else {
+            self.media.read_ns
+        };
+        let user_misses = len > self.cfg.cache_bytes;
+        let user_lines = if user_misses {
+            len.div_ceil(self.cfg.line_bytes)
+        } else {
+            0
+        };
+        let l_disk = self.cfg.line_path_ns.saturating_add(media);
+        let l_user = self.cfg.line_path_ns.saturating_add(self.cfg.dram_ns);
+        // Little's law: line-latencies in flight at once = core_mlp
+        let occupancy = disk_lines as f64 * l_disk as f64 + user_lines as f64 * l_user as f64;
+        let first = if user_misses {
+            l_disk.max(l_user)
+        } else {
+            l_disk
+        };
+        // (a float to integer cast saturates; MAX_STEP_NS keeps sums of
+        // steps from overflowing the clock: such a run ends at the horizon)
+        let copy = ((occupancy * self.inv_mlp).ceil() as u64)
+            .max(first)
+            .min(MAX_STEP_NS);
+        // the media's share of the lines' latencies
+        let media_ns = if occupancy > 0.0 {
+            let share = disk_lines as f64 * media as f64 / occupancy;
+            ((copy as f64 * share) as u64).min(copy)
+        } else {
+            0
+        };
+        // bus bytes per line: a read fetches the disk line, and a missed
+        // user line is fetched for ownership and written back; a write
+        // fetches the disk line for ownership and writes it back, and
+        // reads a missed user line
+        let line = self.cfg.line_bytes;
+        let traffic = match op {
+            Op::Write => disk_lines
+                .saturating_mul(2)
+                .saturating_add(user_lines)
+                .saturating_mul(line),
+            _ => disk_lines
+                .saturating_add(user_lines.saturating_mul(2))
+                .saturating_mul(line),
+        };
+        (copy, media_ns, traffic)
+    }
+
+    /// Time the bus is busy moving `traffic` bytes.
+    #[inline]
+    fn bus_ns(&self, traffic: u64) -> u64 {
+        // 64-bit arithmetic below 18 GB (a 128-bit division is a library
+        // call, several times slower)
+        let ns = match traffic.checked_mul(1_000_000_000) {
+            Some(p) => p.div_ceil(self.bus_rate),
+            None => {
+                let wide = (traffic as u128 * 1_000_000_000).div_ceil(self.bus_rate as u128);
+                wide.min(MAX_STEP_NS as u128) as u64
+            }
+        };
+        ns.min(MAX_STEP_NS)
     }
 }
 
 impl Device for DdrRamDisk {
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
         let mut bd = Breakdown::default();
-        let (lat, write) = match req.op {
-            Op::Read => (self.media.read_ns, false),
-            Op::Write => (self.media.write_ns, true),
-            Op::Trim | Op::Flush => {
-                cx.done(req.id, now, bd);
-                return;
-            }
-        };
-        let _ = write;
+        if !matches!(req.op, Op::Read | Op::Write) {
+            cx.done(req.id, now, bd);
+            return;
+        }
         let len = req.len.max(1);
-        // the bus is shared: its occupancy is this copy's share of the total
-        let occupancy = xfer_ns(len, self.cfg.bus_bytes_per_s);
-        let start = self.bus.reserve(now, occupancy);
-        let copy = xfer_ns(len, self.cfg.copy_bytes_per_s);
-        let rows = self.row_div.spanned(req.offset, len);
-        self.rows += rows;
-        bd.add(Component::DeviceQueue, start - now);
-        bd.add(Component::Link, copy);
-        bd.add(Component::Media, rows * lat);
-        let at = start + copy + rows * lat;
+        let lines = self.line_div.spanned(req.offset, len);
+        let (copy, media, traffic) = self.cost(req.op, lines, len);
+        // the bus is shared: this copy's traffic occupies it, in order
+        let occupancy = self.bus_ns(traffic);
+        let start = now.max(self.bus.free_at);
+        self.bus.free_at = start.saturating_add(occupancy);
+        self.bus.busy_ns = self.bus.busy_ns.saturating_add(occupancy);
+        let at = now.saturating_add(copy).max(self.bus.free_at);
+        self.lines = self.lines.saturating_add(lines);
+        self.bus_bytes = self.bus_bytes.saturating_add(traffic);
+        bd.add(Component::Media, media);
+        bd.add(Component::Link, copy - media);
+        bd.add(Component::DeviceQueue, at - now - copy);
         cx.done(req.id, at, bd);
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
@@ -98,8 +244,166 @@ impl Device for DdrRamDisk {
                 resource: "memory_bus".into(),
                 busy: self.bus.utilisation(now),
             }],
-            counters: vec![("rows_opened".into(), self.rows as f64)],
+            counters: vec![
+                ("lines_missed".into(), self.lines as f64),
+                ("bus_bytes".into(), self.bus_bytes as f64),
+            ],
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> DdrConfig {
+        DdrConfig {
+            channels: 6,
+            bus_bytes_per_s: 63_000_000_000,
+            bus_efficiency: 0.7,
+            line_bytes: 64,
+            core_mlp: 4.0,
+            line_path_ns: 60,
+            dram_ns: 25,
+            cache_bytes: 1 << 20,
+        }
+    }
+    fn media(r: u64, w: u64) -> MediaConfig {
+        MediaConfig {
+            name: "x".into(),
+            read_ns: r,
+            write_ns: w,
+        }
+    }
+    fn disk(r: u64, w: u64) -> DdrRamDisk {
+        DdrRamDisk::new(cfg(), media(r, w), 1 << 34)
+    }
+    fn req(id: u64, op: Op, offset: u64, len: u64) -> DevRequest {
+        DevRequest {
+            id,
+            op,
+            offset,
+            len,
+            fua: false,
+        }
+    }
+
+    #[test]
+    fn media_latency_is_paid_per_line_over_the_mlp() {
+        // 4 KB with a cached user buffer: 64 disk lines, 4 in flight
+        let (c25, _, _) = disk(25, 25).copy_cost(Op::Read, 0, 4096);
+        let (c825, m, _) = disk(825, 25).copy_cost(Op::Read, 0, 4096);
+        assert_eq!(c25, 64 * 85 / 4);
+        assert_eq!(
+            c825 - c25,
+            64 * 800 / 4,
+            "800 ns more per line, 4 at a time"
+        );
+        assert!(m > c825 / 2 && m <= c825);
+    }
+
+    #[test]
+    fn more_lines_in_flight_copy_faster() {
+        let mut c = cfg();
+        c.core_mlp = 8.0;
+        let fast = DdrRamDisk::new(c, media(25, 25), 1 << 34);
+        let (a, _, _) = disk(25, 25).copy_cost(Op::Read, 0, 1 << 16);
+        let (b, _, _) = fast.copy_cost(Op::Read, 0, 1 << 16);
+        assert_eq!(a, 2 * b);
+    }
+
+    #[test]
+    fn writes_pay_the_write_latency() {
+        let d = disk(30, 95);
+        let (r, _, _) = d.copy_cost(Op::Read, 0, 4096);
+        let (w, _, _) = d.copy_cost(Op::Write, 0, 4096);
+        assert_eq!(w - r, 64 * 65 / 4);
+    }
+
+    #[test]
+    fn a_large_buffer_misses_on_both_sides_and_triples_the_traffic() {
+        let d = disk(25, 25);
+        let (small, _, t_small) = d.copy_cost(Op::Read, 0, 1 << 20);
+        let (big, _, t_big) = d.copy_cost(Op::Read, 0, 2 << 20);
+        assert_eq!(t_small, 1 << 20, "cached buffer: the disk lines only");
+        assert_eq!(
+            t_big,
+            3 * (2 << 20),
+            "read, fetch for ownership, write back"
+        );
+        assert_eq!(big, 4 * small, "twice the lines, each with two misses");
+        let (_, _, tw) = d.copy_cost(Op::Write, 0, 1 << 20);
+        assert_eq!(
+            tw,
+            2 << 20,
+            "a written disk line is fetched and written back"
+        );
+    }
+
+    #[test]
+    fn one_line_takes_one_miss_latency() {
+        let (c, _, _) = disk(25, 25).copy_cost(Op::Read, 0, 64);
+        assert_eq!(c, 85);
+    }
+
+    #[test]
+    fn the_shared_bus_bounds_many_copies() {
+        // 4 MB copies from 64 cores at once: the bus, not the cores, limits
+        let mut c = cfg();
+        c.core_mlp = 1000.0;
+        let mut d = DdrRamDisk::new(c, media(25, 25), 1 << 34);
+        let mut cx = Cx::default();
+        let n = 64u64;
+        for i in 0..n {
+            d.submit(0, req(i, Op::Read, i << 22, 4 << 20), &mut cx);
+        }
+        let last = cx.completions.iter().map(|c| c.at).max().unwrap();
+        let bytes = n * (4 << 20) * 3;
+        let rate = 63e9 * 0.7;
+        let want = bytes as f64 / rate * 1e9;
+        assert!(
+            (last as f64 / want - 1.0).abs() < 0.01,
+            "{last} ns vs {want} ns"
+        );
+        // and a lone copy is not held up by the bus
+        let mut d = disk(25, 25);
+        let mut cx = Cx::default();
+        d.submit(0, req(0, Op::Read, 0, 4096), &mut cx);
+        assert_eq!(cx.completions[0].at, 64 * 85 / 4);
+        assert_eq!(cx.completions[0].breakdown.total(), 64 * 85 / 4);
+    }
+
+    #[test]
+    fn huge_requests_do_not_overflow() {
+        let mut c = cfg();
+        c.line_path_ns = crate::config::MAX_DURATION_NS;
+        c.core_mlp = 1.0;
+        let d = DdrRamDisk::new(c, media(u64::MAX / 4, u64::MAX / 4), u64::MAX / 2);
+        let (copy, m, t) = d.copy_cost(Op::Write, 0, u64::MAX / 4);
+        assert!(copy >= m && t > 0);
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let mut c = cfg();
+        c.core_mlp = 0.5;
+        assert!(validate(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("ddr.core_mlp"));
+        let mut c = cfg();
+        c.bus_efficiency = 1.5;
+        assert!(validate(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("ddr.bus_efficiency"));
+        let mut c = cfg();
+        c.line_bytes = 48;
+        assert!(validate(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("ddr.line_bytes"));
+        assert!(validate(&cfg()).is_ok());
     }
 }

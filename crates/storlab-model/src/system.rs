@@ -45,6 +45,11 @@ pub struct DeviceSection {
     /// Latency of a `fixed` device.
     #[serde(default)]
     pub latency_ns: u64,
+    /// Bandwidth of a `fixed` device, bytes per second: its requests'
+    /// bytes cross one shared channel in arrival order before the latency
+    /// (at least 1; absent: unlimited parallelism).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_bytes_per_s: Option<u64>,
 }
 
 /// The whole configuration of a preset.
@@ -151,6 +156,12 @@ impl SystemConfig {
             4096,
             u64::MAX / 2,
         )?;
+        if self.device.bandwidth_bytes_per_s.is_some() && self.device.class != DeviceClass::Fixed {
+            return Err(ConfigError::Invalid {
+                field: "device.bandwidth_bytes_per_s".into(),
+                message: "only a fixed device takes a bandwidth here".into(),
+            });
+        }
         match self.device.class {
             DeviceClass::PcieArray => {
                 let p = self
@@ -170,7 +181,11 @@ impl SystemConfig {
                 self.media.as_ref().ok_or_else(|| missing("media", "ddr"))?;
                 crate::ddr::validate(d)?;
             }
-            DeviceClass::Fixed => {}
+            DeviceClass::Fixed => {
+                if let Some(bw) = self.device.bandwidth_bytes_per_s {
+                    crate::config::check_range("device.bandwidth_bytes_per_s", bw, 1, u64::MAX)?;
+                }
+            }
             DeviceClass::Nvmm => {
                 let n = self.nvmm.as_ref().ok_or_else(|| missing("nvmm", "nvmm"))?;
                 n.validate().map_err(|e| ConfigError::Invalid {
@@ -228,7 +243,13 @@ impl SystemConfig {
                 self.media.clone().expect("validated"),
                 cap,
             )),
-            DeviceClass::Fixed => Box::new(FixedLatency::new(self.device.latency_ns, cap)),
+            DeviceClass::Fixed => {
+                let d = FixedLatency::new(self.device.latency_ns, cap);
+                match self.device.bandwidth_bytes_per_s {
+                    Some(bw) => Box::new(d.with_bandwidth(bw)),
+                    None => Box::new(d),
+                }
+            }
             DeviceClass::Nvmm => Box::new(crate::nvmm::Nvmm::new(
                 self.nvmm.clone().expect("validated"),
                 cap,

@@ -34,6 +34,7 @@ const FLOATS: &[&str] = &["0.0", "1e-12", "-1.0", "1e12", "1e300", "nan", "inf"]
 const PRESETS: &[(&str, &[&str])] = &[
     ("null", &[]),
     ("ddr-pcm", &[]),
+    ("dram-mem", &[]),
     ("nvmm-opt", &[]),
     ("pm-lat", &[]),
     ("moneta-spin", &[]),

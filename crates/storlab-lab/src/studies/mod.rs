@@ -3,6 +3,7 @@
 //! and figures off them.
 
 pub mod devices;
+pub mod haste_bus;
 pub mod haste_ddr;
 pub mod moneta;
 pub mod nvmm;
@@ -14,7 +15,7 @@ use crate::error::{LabError, Result};
 use crate::report::Prepared;
 
 /// The studies by name, with one line each.
-pub const STUDIES: [(&str, &str); 7] = [
+pub const STUDIES: [(&str, &str); 8] = [
     (
         "moneta",
         "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",
@@ -40,6 +41,10 @@ pub const STUDIES: [(&str, &str); 7] = [
         "Device figures: flash placement table 1, PSD and SATA SSD findings, Moneta power, latency spread",
     ),
     (
+        "haste-bus",
+        "NVM on the memory bus: the copying CPU, media crossover, HASTE breakdown (SC 2010)",
+    ),
+    (
         "paging",
         "thrash through Linux's swap path on each device (HASTE study, Fig. 9)",
     ),
@@ -54,6 +59,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "nvmm" => nvmm::prepare(),
         "flash-placement" => placement::prepare(),
         "devices" => devices::prepare(),
+        "haste-bus" => haste_bus::prepare(),
         "paging" => paging::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {

@@ -212,6 +212,37 @@ impl Run {
             .sum::<f64>()
             / 1000.0
     }
+    /// Mean instructions of host software per request of direction `d`
+    /// (0 read, 1 write) over the run (`host_software` in the `storlab`
+    /// object); `None` without `host.ghz` and `host.cpi`, or with no
+    /// request of that direction.
+    pub fn instructions(&self, d: usize) -> Option<f64> {
+        let dir = if d == 0 { "read" } else { "write" };
+        self.storlab["host_software"]["instructions_per_io"][dir].as_f64()
+    }
+    /// Mean core time of host software per request of direction `d`, ns
+    /// (see [`Run::instructions`]).
+    pub fn cpu_ns(&self, d: usize) -> Option<f64> {
+        let dir = if d == 0 { "read" } else { "write" };
+        self.storlab["host_software"]["cpu_ns_per_io"][dir].as_f64()
+    }
+    /// Sum of a device counter over every member (`member0.NAME`,
+    /// `member1.NAME`, ... and `NAME` itself).
+    pub fn counter_sum(&self, name: &str) -> f64 {
+        self.storlab["counters"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter(|c| {
+                        c["name"].as_str().is_some_and(|n| {
+                            n == name || n.strip_suffix(name).is_some_and(|p| p.ends_with('.'))
+                        })
+                    })
+                    .filter_map(|c| c["value"].as_f64())
+                    .sum()
+            })
+            .unwrap_or(0.0)
+    }
     /// A device counter from the `storlab` object by name (0 when absent).
     pub fn counter(&self, name: &str) -> f64 {
         self.storlab["counters"]

@@ -18,8 +18,15 @@ pub enum Component {
     BlockLayer,
     /// Driver: take the request off the queue, assign a tag.
     Driver,
-    /// Waiting for a lock (driver lock, single-threaded scheduler).
+    /// Waiting for the driver lock (`host.driver_lock`).
     LockWait,
+    /// Waiting for the issuing thread: it is busy with another of its own
+    /// requests (an asynchronous engine's one thread submits and reaps all
+    /// of its requests in turn).
+    ThreadWait,
+    /// Waiting for the single-threaded IO scheduler (`scheduler =
+    /// "single-queue"`), busy with another request.
+    SchedulerWait,
     /// Waiting for a free CPU core.
     CoreWait,
     /// Copies between user and kernel (DMA) buffers.
@@ -56,6 +63,8 @@ pub const COMPONENTS: [Component; NCOMP] = [
     Component::BlockLayer,
     Component::Driver,
     Component::LockWait,
+    Component::ThreadWait,
+    Component::SchedulerWait,
     Component::CoreWait,
     Component::Copy,
     Component::Pio,
@@ -79,6 +88,8 @@ impl Component {
             Component::BlockLayer => "block_layer",
             Component::Driver => "driver",
             Component::LockWait => "lock_wait",
+            Component::ThreadWait => "thread_wait",
+            Component::SchedulerWait => "scheduler_wait",
             Component::CoreWait => "core_wait",
             Component::Copy => "copy",
             Component::Pio => "pio",
@@ -103,6 +114,8 @@ impl Component {
                 | Component::BlockLayer
                 | Component::Driver
                 | Component::LockWait
+                | Component::ThreadWait
+                | Component::SchedulerWait
                 | Component::CoreWait
                 | Component::Copy
                 | Component::Pio

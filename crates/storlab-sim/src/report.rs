@@ -43,6 +43,9 @@
 //!   "breakdown_ns" : { "read" : { "syscall" : 512.5, "media" : 9000.0, ... },
 //!                      "write" : { ... }, "trim" : { ... }, "sync" : { ... } },
 //!   "utilisation" : [ { "resource" : "link.read", "busy" : 0.42 } ],
+//!   "host_software" : { "cpu_ns_per_io" : { "read" : 17470.0, "write" : null },
+//!                       "instructions_per_io" : { "read" : 20780.5, "write" : null },
+//!                       "ghz" : 2.26, "cpi" : 1.9 },
 //!   "power" : [ { "component" : "controller", "avg_w" : 1.25, "energy_j" : 0.5 } ],
 //!   "wear" : { "unit" : "line writes", "units" : 1024, "max" : 17, "mean" : 3.5 },
 //!   "counters" : { "gc_runs" : 3 }
@@ -52,7 +55,10 @@
 //! `breakdown_ns` is the mean ns per request by component, per direction
 //! that saw requests; fill it with [`JobStats::breakdown_ns`].
 //! `utilisation`, `power` and `wear` are storlab-model's `DeviceReport`
-//! fields serialised as they are.
+//! fields serialised as they are. `host_software` is the host stack's
+//! mean core time and instructions per finished request of each direction
+//! over the whole run (`null` for a direction with none, or instructions
+//! when the preset gives no `host.ghz` and `host.cpi`).
 //!
 //! # Terminal
 //!
@@ -1009,6 +1015,29 @@ fn show_breakdown(out: &mut String, job: &JobStats) {
     out.push('\n');
 }
 
+/// The host software's instructions (or core time) per request, when the
+/// `storlab` value has them.
+fn show_software(out: &mut String, v: &serde_json::Value) {
+    let Some(sw) = v.get("host_software") else {
+        return;
+    };
+    let mut parts = Vec::new();
+    for dir in ["read", "write"] {
+        let ns = sw["cpu_ns_per_io"][dir].as_f64();
+        let ins = sw["instructions_per_io"][dir].as_f64();
+        match (ns, ins) {
+            (Some(ns), Some(i)) => {
+                parts.push(format!("{dir}={i:.0} instructions/{:.2}us", ns / 1000.0))
+            }
+            (Some(ns), None) => parts.push(format!("{dir}={:.2}us", ns / 1000.0)),
+            _ => {}
+        }
+    }
+    if !parts.is_empty() {
+        let _ = writeln!(out, "  host cpu/io  : {}", parts.join(", "));
+    }
+}
+
 fn show_power_wear(out: &mut String, v: &serde_json::Value) {
     if let Some(power) = v.get("power").and_then(|p| p.as_array()) {
         if !power.is_empty() {
@@ -1061,6 +1090,7 @@ pub fn terminal_string(jobs: &[JobStats], opts: &ReportOptions) -> String {
             j.name, j.group_id, j.members
         );
         show_breakdown(&mut out, j);
+        show_software(&mut out, &j.storlab);
         show_power_wear(&mut out, &j.storlab);
     }
     out

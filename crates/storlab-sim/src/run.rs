@@ -222,6 +222,7 @@ pub struct RunSummary {
     device: Value,
     report: storlab_model::report::DeviceReport,
     utilisation: Value,
+    software: Value,
     now: Nanos,
 }
 
@@ -239,17 +240,29 @@ impl RunSummary {
                 json!({"resource": "host.cores", "busy": core_busy.min(1.0)}),
             );
         }
+        let host = engine.host();
+        let per_dir =
+            |f: &dyn Fn(Op) -> Option<f64>| json!({"read": f(Op::Read), "write": f(Op::Write)});
+        let software = json!({
+            "cpu_ns_per_io": per_dir(&|op| host.cpu_ns_per_io(op)),
+            "instructions_per_io": per_dir(&|op| host.instructions_per_io(op)),
+            "ghz": cfg.host.ghz,
+            "cpi": cfg.host.cpi,
+        });
         RunSummary {
             device: config_json(resolved),
             report,
             utilisation,
+            software,
             now,
         }
     }
 
     /// The `storlab` object of a job's report: the resolved device
     /// configuration with sources, the job's mean latency breakdown, the
-    /// utilisation of every resource (host cores first), power and energy
+    /// utilisation of every resource (host cores first), the host
+    /// software's core time and instructions per request by direction
+    /// (over the whole run, `host_software`), power and energy
     /// per byte, wear, the device's counters and the simulated time. Shared
     /// by fio runs and trace replays.
     pub fn job_object(&self, job: &JobStats) -> serde_json::Map<String, Value> {
@@ -265,6 +278,7 @@ impl RunSummary {
         m.insert("device".into(), self.device.clone());
         m.insert("breakdown_ns".into(), job.breakdown_ns());
         m.insert("utilisation".into(), self.utilisation.clone());
+        m.insert("host_software".into(), self.software.clone());
         m.insert("power".into(), json!(report.power));
         m.insert("total_power_w".into(), json!(report.total_power_w()));
         m.insert(
@@ -284,4 +298,43 @@ impl RunSummary {
         m.insert("simulated_ns".into(), json!(self.now));
         m
     }
+}
+
+/// Reads a run's flash devices answered from their mapping tables without
+/// touching the media (never-written pages: a fresh drive), summed over
+/// every device of the system (`unmapped_reads`, `member0.unmapped_reads`,
+/// ...), from a job's `storlab` object.
+pub fn unmapped_reads(storlab: &Value) -> u64 {
+    storlab["counters"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|c| {
+                    c["name"]
+                        .as_str()
+                        .is_some_and(|n| n == "unmapped_reads" || n.ends_with(".unmapped_reads"))
+                })
+                .filter_map(|c| c["value"].as_f64())
+                .sum::<f64>() as u64
+        })
+        .unwrap_or(0)
+}
+
+/// The notice `storlab sim` prints on standard error when reads of a run
+/// measured no media (see [`unmapped_reads`]); `None` when every read
+/// reached it.
+pub fn unmapped_note(jobs: &[JobStats]) -> Option<String> {
+    let n = jobs.first().map(|j| unmapped_reads(&j.storlab))?;
+    if n == 0 {
+        return None;
+    }
+    let reads: u64 = jobs.iter().map(|j| j.dirs[0].ios()).sum();
+    Some(format!(
+        "storlab: note: {n} of {reads} reads were answered from the flash mapping table without \
+         touching the media (never-written pages of a fresh drive), so they measure no flash; \
+         write the region first (a preceding job, e.g. --name=fill --rw=write --bs=1m, then \
+         --stonewall before the measured job) or precondition the drive \
+         (--set ssd.ftl.precondition='\"full\"', or '\"aged\"' for the garbage-collection \
+         steady state; in an array, through raid.member_set)"
+    ))
 }

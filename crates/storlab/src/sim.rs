@@ -215,6 +215,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     };
     let result = storlab_sim::run::simulate(&cfg, &resolved, &jobs, a.seed, &mut progress)?;
     bar.finish_and_clear();
+    if let Some(note) = storlab_sim::run::unmapped_note(&result.jobs) {
+        eprintln!("{note}");
+    }
     let mut opts = ReportOptions {
         global_options: jobs.global_options.clone(),
         ..ReportOptions::default()
@@ -293,6 +296,9 @@ fn replay(
     };
     let result = simulate_trace(cfg, resolved, trace, &opts, &mut progress)?;
     bar.finish_and_clear();
+    if let Some(note) = storlab_sim::run::unmapped_note(&result.jobs) {
+        eprintln!("{note}");
+    }
     let opts = ReportOptions::default();
     let mut out = output(a)?;
     if fmt == "normal" {

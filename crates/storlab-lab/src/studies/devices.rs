@@ -183,7 +183,7 @@ pub fn prepare() -> Prepared {
                 "µs",
             )
             .miss_because(
-                "the host software of the card's driver alone (fusion-io.toml's calibrated \
+                "the host software of the card's driver alone (placement-flash.toml's estimate, \
                  16 µs per 4 KB: system call, driver, PIO, interrupt, wake-up) exceeds 15 µs; \
                  the write itself ends in the card's DRAM buffer (device part under 5 µs); \
                  the vendor's 15 µs comes from a newer driver whose cost the spec does not give",

@@ -8,6 +8,7 @@ pub mod haste_ddr;
 pub mod moneta;
 pub mod nvmm;
 pub mod paging;
+pub mod peers;
 pub mod placement;
 pub mod psd;
 
@@ -15,7 +16,7 @@ use crate::error::{LabError, Result};
 use crate::report::Prepared;
 
 /// The studies by name, with one line each.
-pub const STUDIES: [(&str, &str); 8] = [
+pub const STUDIES: &[(&str, &str)] = &[
     (
         "moneta",
         "Moneta IO-stack variants: latency, bandwidth against size (MICRO 2010)",
@@ -45,6 +46,10 @@ pub const STUDIES: [(&str, &str); 8] = [
         "NVM on the memory bus: the copying CPU, media crossover, HASTE breakdown (SC 2010)",
     ),
     (
+        "peers",
+        "The peer devices as the studies measured them: Moneta Table III, HASTE Fig. 4",
+    ),
+    (
         "paging",
         "thrash through Linux's swap path on each device (HASTE study, Fig. 9)",
     ),
@@ -60,6 +65,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "flash-placement" => placement::prepare(),
         "devices" => devices::prepare(),
         "haste-bus" => haste_bus::prepare(),
+        "peers" => peers::prepare(),
         "paging" => paging::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {

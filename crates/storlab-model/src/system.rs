@@ -80,6 +80,9 @@ pub struct SystemConfig {
     pub raid: Option<crate::raid::RaidConfig>,
     /// Block-cache parameters.
     pub tier: Option<crate::tier::TierConfig>,
+    /// Linux's swap path with this preset as the DRAM (`[swap]`, read by
+    /// the swap model, `swap::run`).
+    pub swap: Option<crate::swap::SwapConfig>,
     /// File-system and page-cache parameters (`crate::fs`; defaults when
     /// absent).
     pub fs: Option<crate::fs::FsConfig>,
@@ -147,6 +150,9 @@ impl SystemConfig {
     /// Check ranges and that the class's tables are present.
     pub fn validate(&self) -> Result<(), ConfigError> {
         crate::host::validate(&self.host)?;
+        if let Some(s) = &self.swap {
+            crate::swap::validate(s)?;
+        }
         if let Some(fs) = &self.fs {
             crate::fs::validate(fs)?;
         }

@@ -8,6 +8,7 @@ pub mod haste_bus;
 pub mod haste_ddr;
 pub mod moneta;
 pub mod nvmm;
+pub mod paging;
 pub mod peers;
 pub mod placement;
 pub mod psd;
@@ -50,6 +51,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "The peer devices as the studies measured them: Moneta Table III, HASTE Fig. 4",
     ),
     (
+        "paging",
+        "thrash through Linux's swap path on each device (HASTE study, Fig. 9)",
+    ),
+    (
         "filesystems",
         "XFS and ext3 as mechanisms against the raw device (SC 2010, V-A)",
     ),
@@ -66,6 +71,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "devices" => devices::prepare(),
         "haste-bus" => haste_bus::prepare(),
         "peers" => peers::prepare(),
+        "paging" => paging::prepare(),
         "filesystems" => filesystems::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {

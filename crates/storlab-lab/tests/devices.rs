@@ -2,19 +2,14 @@
 //! findings, the Moneta power figure and the latency-spread rows, each
 //! published number a row; and the PSD's 50/50 depth curve.
 
-use storlab_lab::studies::{self, devices};
+mod support;
+use support::reproduce;
+
+use storlab_lab::studies::devices;
 
 #[test]
 fn devices_rows_and_psd_mix_curve() {
-    let r = studies::prepare("devices")
-        .expect("a known study")
-        .run(&|| {})
-        .expect("the study runs");
-    let mut table = Vec::new();
-    r.write_text(&mut table).expect("text report");
-    let table = String::from_utf8(table).expect("utf-8");
-    eprintln!("{table}");
-    assert!(r.failures().is_empty(), "unexplained misses:\n{table}");
+    let (r, _) = reproduce("devices");
     assert_eq!(r.rows.len(), 16, "every published number of the sections");
     // inputs are only the card's rated bandwidths and the calibrated idle
     // memory power

@@ -3,19 +3,12 @@
 //! the tolerances: XFS costs random writes far more than reads, on the
 //! fast devices far more than on the disks.
 
-use storlab_lab::studies;
+mod support;
+use support::reproduce;
 
 #[test]
 fn filesystems_rows_hold_or_say_why() {
-    let r = studies::prepare("filesystems")
-        .expect("a known study")
-        .run(&|| {})
-        .expect("the study runs");
-    let mut table = Vec::new();
-    r.write_text(&mut table).expect("text report");
-    let table = String::from_utf8(table).expect("utf-8");
-    eprintln!("{table}");
-    assert!(r.failures().is_empty(), "unexplained misses:\n{table}");
+    let (r, table) = reproduce("filesystems");
     assert_eq!(r.rows.len(), 21, "{table}");
     let row = |what: &str| {
         r.rows

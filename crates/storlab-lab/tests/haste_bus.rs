@@ -6,20 +6,15 @@
 //! RAM disk keeps no state that changes with time, so longer runs give the
 //! same figures.
 
+mod support;
+use support::reproduce;
+
 use storlab_lab::figure::SeriesKind;
-use storlab_lab::studies::{self, haste_bus};
+use storlab_lab::studies::haste_bus;
 
 #[test]
 fn haste_bus_rows_and_crossover() {
-    let r = studies::prepare("haste-bus")
-        .expect("a known study")
-        .run(&|| {})
-        .expect("the study runs");
-    let mut table = Vec::new();
-    r.write_text(&mut table).expect("text report");
-    let table = String::from_utf8(table).expect("utf-8");
-    eprintln!("{table}");
-    assert!(r.failures().is_empty(), "unexplained misses:\n{table}");
+    let (r, table) = reproduce("haste-bus");
     assert_eq!(r.rows.len(), 13, "{table}");
 
     // the crossover figure: DDR starts far below HASTE, grows faster with

@@ -1,15 +1,14 @@
 //! The paging study: thrash through Linux's swap path on each device
 //! (64 MiB of DRAM standing for the study's 8 GB; see `studies::paging`).
 
-use storlab_lab::studies::{self, paging};
+mod support;
+use support::reproduce;
+
+use storlab_lab::studies::paging;
 
 #[test]
 fn paging_rows_and_curves() {
-    let rep = studies::prepare("paging")
-        .expect("known")
-        .run(&|| {})
-        .expect("runs");
-    assert!(rep.failures().is_empty(), "{:?}", rep.failures());
+    let (rep, _) = reproduce("paging");
     // slowdowns (disk RAID; SSD RAID, Fusion-io; PCM and STTM on DDR and
     // in HASTE), HASTE's three levelling rates, the ordering
     assert_eq!(rep.rows.len(), 1 + 2 + 4 + 3 + 1, "{:?}", rep.rows);

@@ -6,20 +6,10 @@ use storlab_lab::figure::{Figure, SeriesKind};
 use storlab_lab::studies::{self, haste_ddr, moneta, nvmm, placement};
 use storlab_lab::Reproduction;
 
+mod support;
+
 fn reproduce(name: &str) -> Reproduction {
-    let r = studies::prepare(name)
-        .expect("a known study")
-        .run(&|| {})
-        .expect("the study runs");
-    let mut table = Vec::new();
-    r.write_text(&mut table).expect("text report");
-    let table = String::from_utf8(table).expect("utf-8");
-    eprintln!("{table}");
-    assert!(
-        r.failures().is_empty(),
-        "published figures missed:\n{table}"
-    );
-    r
+    support::reproduce(name).0
 }
 
 fn model_series(f: &Figure) -> impl Iterator<Item = &storlab_lab::figure::Series> {

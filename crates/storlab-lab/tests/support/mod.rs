@@ -31,3 +31,18 @@ pub fn within(what: &str, x: f64, target: f64, rel: f64) {
         rel * 100.0
     );
 }
+
+/// Run study `name` as `storlab lab reproduce` does, print its table, and
+/// fail on any miss without a known reason; the study and its table.
+pub fn reproduce(name: &str) -> (storlab_lab::Reproduction, String) {
+    let r = storlab_lab::studies::prepare(name)
+        .expect("a known study")
+        .run(&|| {})
+        .expect("the study runs");
+    let mut table = Vec::new();
+    r.write_text(&mut table).expect("text report");
+    let table = String::from_utf8(table).expect("utf-8");
+    eprintln!("{table}");
+    assert!(r.failures().is_empty(), "unexplained misses:\n{table}");
+    (r, table)
+}

@@ -3,8 +3,10 @@
 //! the controller cache, the SSD's buffer, FUA, flush, TRIM and garbage
 //! collection, determinism, and configurations that must be refused.
 
+mod common;
+use common::Drv;
+
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use rand::{Rng, SeedableRng};
 use storlab_model::cache::{CacheConfig, ControllerCache};
@@ -14,55 +16,7 @@ use storlab_model::raid::Raid0;
 use storlab_model::units::Rw;
 use storlab_model::{Completion, Cx, DevRequest, Device, DeviceReport, Nanos, Op, SystemConfig};
 
-/// A minimal event loop: events in time order, ties in push order.
-struct Drv {
-    dev: Box<dyn Device>,
-    heap: BinaryHeap<Reverse<(Nanos, u64, u64)>>,
-    seq: u64,
-    now: Nanos,
-    cx: Cx,
-    done: Vec<Completion>,
-}
-
 impl Drv {
-    fn new(dev: Box<dyn Device>) -> Self {
-        Self {
-            dev,
-            heap: BinaryHeap::new(),
-            seq: 0,
-            now: 0,
-            cx: Cx::default(),
-            done: Vec::new(),
-        }
-    }
-    fn drain(&mut self) {
-        for (t, tok) in self.cx.wakeups.drain(..) {
-            assert!(t >= self.now, "wake-up in the past");
-            assert!(tok < 1 << 62, "token above 2^62");
-            self.seq += 1;
-            self.heap.push(Reverse((t, self.seq, tok)));
-        }
-        for c in self.cx.completions.drain(..) {
-            assert!(
-                c.at >= self.now,
-                "completion in the past: {} < {}",
-                c.at,
-                self.now
-            );
-            self.done.push(c);
-        }
-    }
-    fn run_until(&mut self, t: Nanos) {
-        while let Some(&Reverse((at, _, tok))) = self.heap.peek() {
-            if at > t {
-                break;
-            }
-            self.heap.pop();
-            self.now = at;
-            self.dev.on_event(at, tok, &mut self.cx);
-            self.drain();
-        }
-    }
     fn submit(&mut self, at: Nanos, id: u64, op: Op, offset: u64, len: u64, fua: bool) {
         self.run_until(at);
         self.now = at;

@@ -3,51 +3,15 @@
 //! configuration (`ssd.ftl.seed`), off at zero; and the Moneta power
 //! model's PCM background (idle dies, active rows while the array works).
 
+mod common;
+use common::Drv;
+
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use storlab_model::config::PresetStore;
-use storlab_model::{Completion, Cx, DevRequest, Device, DeviceReport, Nanos, Op, SystemConfig};
-
-/// A minimal event loop: events in time order, ties in push order.
-struct Drv {
-    dev: Box<dyn Device>,
-    heap: BinaryHeap<Reverse<(Nanos, u64, u64)>>,
-    seq: u64,
-    now: Nanos,
-    cx: Cx,
-    done: Vec<Completion>,
-}
+use storlab_model::{DevRequest, Device, DeviceReport, Nanos, Op, SystemConfig};
 
 impl Drv {
-    fn new(dev: Box<dyn Device>) -> Self {
-        Self {
-            dev,
-            heap: BinaryHeap::new(),
-            seq: 0,
-            now: 0,
-            cx: Cx::default(),
-            done: Vec::new(),
-        }
-    }
-    fn drain(&mut self) {
-        for (t, tok) in self.cx.wakeups.drain(..) {
-            self.seq += 1;
-            self.heap.push(Reverse((t, self.seq, tok)));
-        }
-        self.done.append(&mut self.cx.completions);
-    }
-    fn run_until(&mut self, t: Nanos) {
-        while let Some(&Reverse((at, _, tok))) = self.heap.peek() {
-            if at > t {
-                break;
-            }
-            self.heap.pop();
-            self.now = at;
-            self.dev.on_event(at, tok, &mut self.cx);
-            self.drain();
-        }
-    }
     /// Submit one request at `now`, run to its completion, return its
     /// latency.
     fn one(&mut self, id: u64, op: Op, offset: u64, len: u64) -> Nanos {

@@ -29,9 +29,17 @@
 //! count of instructions (ns x ghz / cpi), and `driver_instructions` (a
 //! driver's own work) becomes time the same way; each finished request's
 //! core time is summed by operation for the report.
+//!
+//! Spread: with `wakeup_spread` or `interrupt_spread` above 0, each
+//! wake-up and each interrupt handler takes a time drawn afresh, a floor
+//! plus an exponential wait ([`Jitter`]) whose mean is the configured
+//! `wakeup_ns` / `interrupt_ns`, from a `rand_pcg` generator seeded from
+//! `host.seed` (or the run's seed): percentiles mean something and a run
+//! is the same for a seed. Both 0 (the default): no draws, fixed costs.
 
 use std::collections::VecDeque;
 
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use crate::breakdown::{Breakdown, Component};
@@ -150,6 +158,24 @@ pub struct HostConfig {
     /// `cpi`.
     #[serde(default)]
     pub driver_instructions: Option<Rw>,
+    /// Spread of the wake-up (`wakeup_ns`): its coefficient of variation,
+    /// dimensionless, 0 to 1. Each wake-up takes `wakeup_ns x (1 -
+    /// spread)` (the context switch itself) plus an exponentially
+    /// distributed wait for the core of mean `wakeup_ns x spread` (the
+    /// woken thread's scheduling latency), so the mean stays `wakeup_ns`
+    /// and the standard deviation is `spread x wakeup_ns`. 0 (the
+    /// default): every wake-up takes `wakeup_ns`.
+    #[serde(default)]
+    pub wakeup_spread: f64,
+    /// Spread of the interrupt handler (`interrupt_ns`, not its PIO
+    /// accesses), the same way as `wakeup_spread`: coefficient of
+    /// variation, dimensionless, 0 to 1; 0 (the default): fixed.
+    #[serde(default)]
+    pub interrupt_spread: f64,
+    /// Seed of the host's spread draws. Absent: the run's seed (`storlab
+    /// sim --seed`), or 0 when the host is built without one.
+    #[serde(default)]
+    pub seed: Option<u64>,
 }
 
 impl HostConfig {
@@ -176,6 +202,8 @@ pub fn validate(cfg: &HostConfig) -> Result<(), crate::config::ConfigError> {
     if let Some(c) = cfg.cpi {
         crate::config::check_range("host.cpi", c, 0.05, 100.0)?;
     }
+    crate::config::check_range("host.wakeup_spread", cfg.wakeup_spread, 0.0, 1.0)?;
+    crate::config::check_range("host.interrupt_spread", cfg.interrupt_spread, 0.0, 1.0)?;
     if let Some(d) = cfg.driver_instructions {
         for (dir, v) in [("read", d.read), ("write", d.write)] {
             crate::config::check_range(
@@ -418,6 +446,65 @@ impl StageCost {
     }
 }
 
+/// The host's seeded variation of its wake-up and interrupt costs.
+///
+/// A cost of mean `m` and spread `c` takes `m (1 - c) + m c E`, `E` drawn
+/// from the unit exponential: a floor (the work itself: the context
+/// switch, the handler's code) plus a wait for the core that is
+/// exponential, as the wait of a queue with random arrivals is (the other
+/// runnable threads, softirqs and timer ticks ahead of it). Mean `m`,
+/// standard deviation `c m`, p99 `m (1 + 3.6 c)`. Written by hand (an
+/// exponential by inversion, one logarithm per draw) because no crate in
+/// the workspace samples one: `rand` 0.8 alone has no distributions.
+#[derive(Clone, Debug)]
+pub struct Jitter {
+    rng: rand_pcg::Pcg64Mcg,
+    /// Floor and exponential mean of a wake-up, ns.
+    wake: (f64, f64),
+    /// Floor and exponential mean of an interrupt handler, ns.
+    irq: (f64, f64),
+}
+
+impl Jitter {
+    /// The variation `cfg` asks for, drawn from `seed`; `None` when both
+    /// spreads are 0.
+    pub fn new(cfg: &HostConfig, seed: u64) -> Option<Self> {
+        if cfg.wakeup_spread <= 0.0 && cfg.interrupt_spread <= 0.0 {
+            return None;
+        }
+        let split = |m: u64, c: f64| (m as f64 * (1.0 - c), m as f64 * c);
+        Some(Self {
+            // a sub-seed of its own, apart from the other generators
+            rng: rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0x686f_7374_5f6a_6974),
+            wake: split(cfg.wakeup_ns, cfg.wakeup_spread),
+            irq: split(cfg.interrupt_ns, cfg.interrupt_spread),
+        })
+    }
+
+    /// One draw of a cost with `(floor, exponential mean)`, ns.
+    #[inline]
+    fn draw(&mut self, (floor, exp): (f64, f64)) -> u64 {
+        if exp <= 0.0 {
+            return floor.round() as u64;
+        }
+        // u in [0, 1): 1 - u in (0, 1], so the logarithm is finite
+        let u: f64 = self.rng.gen();
+        (floor - exp * (1.0 - u).ln()).round() as u64
+    }
+
+    /// One wake-up's time, ns.
+    #[inline]
+    pub fn wakeup(&mut self) -> u64 {
+        self.draw(self.wake)
+    }
+
+    /// One interrupt handler's time (without its PIO accesses), ns.
+    #[inline]
+    pub fn interrupt(&mut self) -> u64 {
+        self.draw(self.irq)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct HIo {
     io: HostIo,
@@ -467,6 +554,8 @@ pub struct Host {
     cpu_ns_by_op: [u64; 4],
     /// Finished requests by operation.
     done_by_op: [u64; 4],
+    /// Seeded spread of wake-ups and interrupts (`None`: fixed costs).
+    jitter: Option<Jitter>,
 }
 
 impl Host {
@@ -474,7 +563,9 @@ impl Host {
     pub fn new(cfg: HostConfig, device: Box<dyn Device>, threads: u32) -> Self {
         let t = threads.max(1) as usize;
         let costs = STAGES.map(|s| OPS.map(|op| StageCost::new(&cfg, s, op)));
+        let jitter = Jitter::new(&cfg, cfg.seed.unwrap_or(0));
         Self {
+            jitter,
             cores_free: cfg.cores,
             costs,
             cfg,
@@ -528,6 +619,14 @@ impl Host {
     /// The configuration.
     pub fn config(&self) -> &HostConfig {
         &self.cfg
+    }
+
+    /// Draw the spread of wake-ups and interrupts from `seed` (the run's)
+    /// unless `host.seed` names one; call before the first request.
+    pub fn seed_spread(&mut self, seed: u64) {
+        if self.cfg.seed.is_none() {
+            self.jitter = Jitter::new(&self.cfg, seed);
+        }
     }
 
     /// A thread submits a request at `now`.
@@ -759,12 +858,19 @@ impl Host {
             if skip_wakeup && p.comp == Component::Wakeup {
                 continue;
             }
-            let ns = p.fixed
+            let mut ns = p.fixed
                 + if p.per_kib > 0 {
                     (p.per_kib * len).div_ceil(1024)
                 } else {
                     0
                 };
+            if let Some(j) = &mut self.jitter {
+                match p.comp {
+                    Component::Wakeup => ns = j.wakeup(),
+                    Component::Interrupt => ns = j.interrupt(),
+                    _ => {}
+                }
+            }
             bd.add(p.comp, ns);
             dur += ns;
         }
@@ -934,6 +1040,9 @@ mod tests {
             ghz: None,
             cpi: None,
             driver_instructions: None,
+            wakeup_spread: 0.0,
+            interrupt_spread: 0.0,
+            seed: None,
         }
     }
 
@@ -1094,5 +1203,83 @@ mod tests {
         c.cpi = Some(0.0);
         let e = validate(&c).expect_err("refused").to_string();
         assert!(e.contains("host.cpi"), "{e}");
+    }
+
+    #[test]
+    fn spread_keeps_the_mean_and_gives_a_tail() {
+        // 400 synchronous threads, one request each: every one is woken
+        let ios: Vec<_> = (0..400).map(|t| (t, 0)).collect();
+        let mut c = cfg();
+        c.cores = 4096;
+        c.wakeup_spread = 0.5;
+        c.interrupt_spread = 0.3;
+        c.seed = Some(7);
+        let (done, _) = run(c.clone(), 400, &ios, 200_000);
+        let w: Vec<u64> = done
+            .iter()
+            .map(|d| d.breakdown.get(Component::Wakeup))
+            .collect();
+        let mean = w.iter().sum::<u64>() as f64 / w.len() as f64;
+        // standard error of the mean: 0.5 x 4000 / sqrt(400) = 100 ns
+        assert!((mean - 4000.0).abs() < 400.0, "mean wake-up {mean}");
+        // the floor is the context switch itself: 4000 x (1 - 0.5)
+        assert!(w.iter().all(|&x| x >= 2000), "{w:?}");
+        let max = *w.iter().max().expect("some");
+        assert!(max > 8000, "an exponential tail: max {max}");
+        let irq: Vec<u64> = done
+            .iter()
+            .map(|d| d.breakdown.get(Component::Interrupt))
+            .collect();
+        assert!(irq.iter().any(|&x| x != irq[0]), "interrupts vary");
+        assert!(irq.iter().all(|&x| x >= 217), "floor 310 x 0.7");
+        // the same seed gives the same draws; another seed others
+        let (again, _) = run(c.clone(), 400, &ios, 200_000);
+        assert_eq!(
+            done.iter().map(|d| d.clat_ns).collect::<Vec<_>>(),
+            again.iter().map(|d| d.clat_ns).collect::<Vec<_>>()
+        );
+        c.seed = Some(8);
+        let (other, _) = run(c, 400, &ios, 200_000);
+        assert_ne!(
+            done.iter().map(|d| d.clat_ns).collect::<Vec<_>>(),
+            other.iter().map(|d| d.clat_ns).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn the_run_seed_reaches_the_spread_unless_the_host_names_one() {
+        let mut c = cfg();
+        c.wakeup_spread = 1.0;
+        let draws = |c: &HostConfig, run_seed: Option<u64>| {
+            let dev = Box::new(FixedLatency::new(1000, 1 << 30));
+            let mut h = Host::new(c.clone(), dev, 1);
+            if let Some(s) = run_seed {
+                h.seed_spread(s);
+            }
+            let j = h.jitter.as_mut().expect("spread on");
+            (0..8).map(|_| j.wakeup()).collect::<Vec<_>>()
+        };
+        assert_ne!(draws(&c, Some(1)), draws(&c, Some(2)));
+        assert_eq!(draws(&c, Some(1)), draws(&c, Some(1)));
+        c.seed = Some(5);
+        assert_eq!(draws(&c, Some(1)), draws(&c, Some(2)), "host.seed wins");
+        // off: nothing to draw
+        c.wakeup_spread = 0.0;
+        let h = Host::new(c, Box::new(FixedLatency::new(1000, 1 << 30)), 1);
+        assert!(h.jitter.is_none());
+    }
+
+    #[test]
+    fn spreads_outside_zero_to_one_are_refused() {
+        let mut c = cfg();
+        c.wakeup_spread = 1.5;
+        let e = validate(&c).expect_err("refused").to_string();
+        assert!(e.contains("host.wakeup_spread"), "{e}");
+        c.wakeup_spread = 0.5;
+        c.interrupt_spread = -0.1;
+        let e = validate(&c).expect_err("refused").to_string();
+        assert!(e.contains("host.interrupt_spread"), "{e}");
+        c.interrupt_spread = 0.3;
+        validate(&c).expect("accepted");
     }
 }

@@ -446,6 +446,9 @@ impl StageCost {
     }
 }
 
+/// Bins of the exponential's inverse CDF in [`Jitter`]'s table.
+const EXP_BINS: usize = 256;
+
 /// The host's seeded variation of its wake-up and interrupt costs.
 ///
 /// A cost of mean `m` and spread `c` takes `m (1 - c) + m c E`, `E` drawn
@@ -453,12 +456,22 @@ impl StageCost {
 /// switch, the handler's code) plus a wait for the core that is
 /// exponential, as the wait of a queue with random arrivals is (the other
 /// runnable threads, softirqs and timer ticks ahead of it). Mean `m`,
-/// standard deviation `c m`, p99 `m (1 + 3.6 c)`. Written by hand (an
-/// exponential by inversion, one logarithm per draw) because no crate in
-/// the workspace samples one: `rand` 0.8 alone has no distributions.
+/// standard deviation `c m`, p99 `m (1 + 3.6 c)`.
+///
+/// Written by hand because no crate in the workspace samples an
+/// exponential (`rand` 0.8 alone has no distributions): by inversion,
+/// `E = -ln(1 - u)`, read from a table of the inverse CDF at 256 even
+/// steps of `u` with linear interpolation (one logarithm per draw cost
+/// the simulator about 10 % of its speed); the last bin, where the
+/// inverse CDF goes to infinity, is computed exactly, so the tail is the
+/// exponential's. Interpolating the convex inverse CDF raises the mean
+/// by about 1/(12 x 256) of the exponential part: 0.03 %.
 #[derive(Clone, Debug)]
 pub struct Jitter {
     rng: rand_pcg::Pcg64Mcg,
+    /// `-ln(1 - k / EXP_BINS)` for k in 0..EXP_BINS (the last bin is
+    /// computed exactly).
+    inv_cdf: Box<[f64; EXP_BINS]>,
     /// Floor and exponential mean of a wake-up, ns.
     wake: (f64, f64),
     /// Floor and exponential mean of an interrupt handler, ns.
@@ -473,12 +486,34 @@ impl Jitter {
             return None;
         }
         let split = |m: u64, c: f64| (m as f64 * (1.0 - c), m as f64 * c);
+        let mut inv_cdf = Box::new([0.0; EXP_BINS]);
+        for (k, v) in inv_cdf.iter_mut().enumerate() {
+            *v = -(1.0 - k as f64 / EXP_BINS as f64).ln();
+        }
         Some(Self {
             // a sub-seed of its own, apart from the other generators
             rng: rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0x686f_7374_5f6a_6974),
+            inv_cdf,
             wake: split(cfg.wakeup_ns, cfg.wakeup_spread),
             irq: split(cfg.interrupt_ns, cfg.interrupt_spread),
         })
+    }
+
+    /// One draw of the unit exponential.
+    #[inline]
+    fn exp1(&mut self) -> f64 {
+        let r: u64 = self.rng.gen();
+        // the top 8 bits pick the bin of u, the low 32 place u in it
+        let k = (r >> 56) as usize;
+        let f = (r as u32) as f64 * (1.0 / 4_294_967_296.0);
+        if k + 1 < EXP_BINS {
+            let (a, b) = (self.inv_cdf[k], self.inv_cdf[k + 1]);
+            a + (b - a) * f
+        } else {
+            // u = (255 + f) / 256: -ln(1 - u) = ln 256 - ln(1 - f), finite
+            // as 1 - f >= 2^-32
+            (EXP_BINS as f64).ln() - (1.0 - f).ln()
+        }
     }
 
     /// One draw of a cost with `(floor, exponential mean)`, ns.
@@ -487,9 +522,7 @@ impl Jitter {
         if exp <= 0.0 {
             return floor.round() as u64;
         }
-        // u in [0, 1): 1 - u in (0, 1], so the logarithm is finite
-        let u: f64 = self.rng.gen();
-        (floor - exp * (1.0 - u).ln()).round() as u64
+        (floor + exp * self.exp1()).round() as u64
     }
 
     /// One wake-up's time, ns.
@@ -853,6 +886,11 @@ impl Host {
         if sc.needs & THREAD != 0 {
             self.thread_asleep[t] = false;
         }
+        // only the interrupt and wake-up stages have parts that vary
+        let mut jitter = match h.stage {
+            Stage::Irq | Stage::Wake => self.jitter.as_mut(),
+            _ => None,
+        };
         let mut dur = 0;
         for p in &sc.parts[..sc.n as usize] {
             if skip_wakeup && p.comp == Component::Wakeup {
@@ -864,7 +902,7 @@ impl Host {
                 } else {
                     0
                 };
-            if let Some(j) = &mut self.jitter {
+            if let Some(j) = jitter.as_deref_mut() {
                 match p.comp {
                     Component::Wakeup => ns = j.wakeup(),
                     Component::Interrupt => ns = j.interrupt(),
@@ -1281,5 +1319,22 @@ mod tests {
         assert!(e.contains("host.interrupt_spread"), "{e}");
         c.interrupt_spread = 0.3;
         validate(&c).expect("accepted");
+    }
+
+    #[test]
+    fn exponential_draws_have_the_exponential_mean_and_tail() {
+        let mut c = cfg();
+        c.wakeup_spread = 1.0;
+        let mut j = Jitter::new(&c, 3).expect("spread on");
+        let n = 400_000;
+        let xs: Vec<f64> = (0..n).map(|_| j.exp1()).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        assert!((mean - 1.0).abs() < 0.01, "mean {mean}");
+        // P(E > ln 100) = 1 %; beyond the table's last bin, ln 256
+        let p99 = xs.iter().filter(|&&x| x > 100f64.ln()).count() as f64 / n as f64;
+        assert!((p99 - 0.01).abs() < 0.001, "P(E > 4.6) = {p99}");
+        let tail = xs.iter().filter(|&&x| x > 7.0).count() as f64 / n as f64;
+        assert!(tail > 0.0005 && tail < 0.0013, "P(E > 7) = {tail}");
+        assert!(xs.iter().all(|&x| x >= 0.0 && x.is_finite()));
     }
 }

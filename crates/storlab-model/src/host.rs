@@ -468,7 +468,7 @@ const EXP_BINS: usize = 256;
 /// by about 1/(12 x 256) of the exponential part: 0.03 %.
 #[derive(Clone, Debug)]
 pub struct Jitter {
-    rng: rand_pcg::Pcg64Mcg,
+    rng: rand_pcg::Pcg32,
     /// `-ln(1 - k / EXP_BINS)` for k in 0..EXP_BINS (the last bin is
     /// computed exactly).
     inv_cdf: Box<[f64; EXP_BINS]>,
@@ -492,7 +492,7 @@ impl Jitter {
         }
         Some(Self {
             // a sub-seed of its own, apart from the other generators
-            rng: rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0x686f_7374_5f6a_6974),
+            rng: rand_pcg::Pcg32::seed_from_u64(seed ^ 0x686f_7374_5f6a_6974),
             inv_cdf,
             wake: split(cfg.wakeup_ns, cfg.wakeup_spread),
             irq: split(cfg.interrupt_ns, cfg.interrupt_spread),
@@ -502,16 +502,16 @@ impl Jitter {
     /// One draw of the unit exponential.
     #[inline]
     fn exp1(&mut self) -> f64 {
-        let r: u64 = self.rng.gen();
-        // the top 8 bits pick the bin of u, the low 32 place u in it
-        let k = (r >> 56) as usize;
-        let f = (r as u32) as f64 * (1.0 / 4_294_967_296.0);
+        let r: u32 = self.rng.gen();
+        // the top 8 bits pick the bin of u, the low 24 place u in it
+        let k = (r >> 24) as usize;
+        let f = (r & 0x00ff_ffff) as f64 * (1.0 / 16_777_216.0);
         if k + 1 < EXP_BINS {
             let (a, b) = (self.inv_cdf[k], self.inv_cdf[k + 1]);
             a + (b - a) * f
         } else {
             // u = (255 + f) / 256: -ln(1 - u) = ln 256 - ln(1 - f), finite
-            // as 1 - f >= 2^-32
+            // as 1 - f >= 2^-24
             (EXP_BINS as f64).ln() - (1.0 - f).ln()
         }
     }
@@ -519,10 +519,12 @@ impl Jitter {
     /// One draw of a cost with `(floor, exponential mean)`, ns.
     #[inline]
     fn draw(&mut self, (floor, exp): (f64, f64)) -> u64 {
+        // to the nearest ns; adding 0.5 and truncating (the values are not
+        // negative) spares a call to `round` on CPUs without `roundsd`
         if exp <= 0.0 {
-            return floor.round() as u64;
+            return (floor + 0.5) as u64;
         }
-        (floor + exp * self.exp1()).round() as u64
+        (floor + exp * self.exp1() + 0.5) as u64
     }
 
     /// One wake-up's time, ns.

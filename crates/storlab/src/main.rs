@@ -4,6 +4,7 @@
 mod bench;
 mod hybrid;
 mod lab;
+mod paging;
 mod pmem;
 mod serve;
 mod sim;
@@ -56,6 +57,10 @@ enum Cmd {
         #[command(subcommand)]
         cmd: lab::LabCmd,
     },
+    /// Paging through the model of Linux's swap path: a memory workload
+    /// (thrash by default) with too little DRAM, swapping to any preset,
+    /// beside the same workload with enough DRAM.
+    Paging(paging::PagingArgs),
     /// Hybrid DRAM + device memory on this host: the thrash benchmark.
     Hybrid {
         #[command(subcommand)]
@@ -100,6 +105,7 @@ fn main() -> ExitCode {
         Cmd::Serve(a) => serve::run(&a),
         Cmd::Lab { cmd } => lab::run(&cmd),
         Cmd::Hybrid { cmd } => hybrid::run(&cmd),
+        Cmd::Paging(a) => paging::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,7 +10,7 @@ use storlab_lab::studies::devices;
 #[test]
 fn devices_rows_and_psd_mix_curve() {
     let (r, _) = reproduce("devices");
-    assert_eq!(r.rows.len(), 16, "every published number of the sections");
+    assert_eq!(r.rows.len(), 18, "every published number of the sections");
     // inputs are only the card's rated bandwidths and the calibrated idle
     // memory power
     let inputs: Vec<&str> = r

@@ -29,9 +29,17 @@
 //! count of instructions (ns x ghz / cpi), and `driver_instructions` (a
 //! driver's own work) becomes time the same way; each finished request's
 //! core time is summed by operation for the report.
+//!
+//! Spread: with `wakeup_spread` or `interrupt_spread` above 0, each
+//! wake-up and each interrupt handler takes a time drawn afresh, a floor
+//! plus an exponential wait ([`Jitter`]) whose mean is the configured
+//! `wakeup_ns` / `interrupt_ns`, from a `rand_pcg` generator seeded from
+//! `host.seed` (or the run's seed): percentiles mean something and a run
+//! is the same for a seed. Both 0 (the default): no draws, fixed costs.
 
 use std::collections::VecDeque;
 
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use crate::breakdown::{Breakdown, Component};
@@ -150,6 +158,24 @@ pub struct HostConfig {
     /// `cpi`.
     #[serde(default)]
     pub driver_instructions: Option<Rw>,
+    /// Spread of the wake-up (`wakeup_ns`): its coefficient of variation,
+    /// dimensionless, 0 to 1. Each wake-up takes `wakeup_ns x (1 -
+    /// spread)` (the context switch itself) plus an exponentially
+    /// distributed wait for the core of mean `wakeup_ns x spread` (the
+    /// woken thread's scheduling latency), so the mean stays `wakeup_ns`
+    /// and the standard deviation is `spread x wakeup_ns`. 0 (the
+    /// default): every wake-up takes `wakeup_ns`.
+    #[serde(default)]
+    pub wakeup_spread: f64,
+    /// Spread of the interrupt handler (`interrupt_ns`, not its PIO
+    /// accesses), the same way as `wakeup_spread`: coefficient of
+    /// variation, dimensionless, 0 to 1; 0 (the default): fixed.
+    #[serde(default)]
+    pub interrupt_spread: f64,
+    /// Seed of the host's spread draws. Absent: the run's seed (`storlab
+    /// sim --seed`), or 0 when the host is built without one.
+    #[serde(default)]
+    pub seed: Option<u64>,
 }
 
 impl HostConfig {
@@ -176,6 +202,8 @@ pub fn validate(cfg: &HostConfig) -> Result<(), crate::config::ConfigError> {
     if let Some(c) = cfg.cpi {
         crate::config::check_range("host.cpi", c, 0.05, 100.0)?;
     }
+    crate::config::check_range("host.wakeup_spread", cfg.wakeup_spread, 0.0, 1.0)?;
+    crate::config::check_range("host.interrupt_spread", cfg.interrupt_spread, 0.0, 1.0)?;
     if let Some(d) = cfg.driver_instructions {
         for (dir, v) in [("read", d.read), ("write", d.write)] {
             crate::config::check_range(
@@ -418,6 +446,100 @@ impl StageCost {
     }
 }
 
+/// Bins of the exponential's inverse CDF in [`Jitter`]'s table.
+const EXP_BINS: usize = 256;
+
+/// The host's seeded variation of its wake-up and interrupt costs.
+///
+/// A cost of mean `m` and spread `c` takes `m (1 - c) + m c E`, `E` drawn
+/// from the unit exponential: a floor (the work itself: the context
+/// switch, the handler's code) plus a wait for the core that is
+/// exponential, as the wait of a queue with random arrivals is (the other
+/// runnable threads, softirqs and timer ticks ahead of it). Mean `m`,
+/// standard deviation `c m`, p99 `m (1 + 3.6 c)`.
+///
+/// Written by hand because no crate in the workspace samples an
+/// exponential (`rand` 0.8 alone has no distributions): by inversion,
+/// `E = -ln(1 - u)`, read from a table of the inverse CDF at 256 even
+/// steps of `u` with linear interpolation (one logarithm per draw cost
+/// the simulator about 10 % of its speed); the last bin, where the
+/// inverse CDF goes to infinity, is computed exactly, so the tail is the
+/// exponential's. Interpolating the convex inverse CDF raises the mean
+/// by about 1/(12 x 256) of the exponential part: 0.03 %.
+#[derive(Clone, Debug)]
+pub struct Jitter {
+    rng: rand_pcg::Pcg32,
+    /// `-ln(1 - k / EXP_BINS)` for k in 0..EXP_BINS (the last bin is
+    /// computed exactly).
+    inv_cdf: Box<[f64; EXP_BINS]>,
+    /// Floor and exponential mean of a wake-up, ns.
+    wake: (f64, f64),
+    /// Floor and exponential mean of an interrupt handler, ns.
+    irq: (f64, f64),
+}
+
+impl Jitter {
+    /// The variation `cfg` asks for, drawn from `seed`; `None` when both
+    /// spreads are 0.
+    pub fn new(cfg: &HostConfig, seed: u64) -> Option<Self> {
+        if cfg.wakeup_spread <= 0.0 && cfg.interrupt_spread <= 0.0 {
+            return None;
+        }
+        let split = |m: u64, c: f64| (m as f64 * (1.0 - c), m as f64 * c);
+        let mut inv_cdf = Box::new([0.0; EXP_BINS]);
+        for (k, v) in inv_cdf.iter_mut().enumerate() {
+            *v = -(1.0 - k as f64 / EXP_BINS as f64).ln();
+        }
+        Some(Self {
+            // a sub-seed of its own, apart from the other generators
+            rng: rand_pcg::Pcg32::seed_from_u64(seed ^ 0x686f_7374_5f6a_6974),
+            inv_cdf,
+            wake: split(cfg.wakeup_ns, cfg.wakeup_spread),
+            irq: split(cfg.interrupt_ns, cfg.interrupt_spread),
+        })
+    }
+
+    /// One draw of the unit exponential.
+    #[inline]
+    fn exp1(&mut self) -> f64 {
+        let r: u32 = self.rng.gen();
+        // the top 8 bits pick the bin of u, the low 24 place u in it
+        let k = (r >> 24) as usize;
+        let f = (r & 0x00ff_ffff) as f64 * (1.0 / 16_777_216.0);
+        if k + 1 < EXP_BINS {
+            let (a, b) = (self.inv_cdf[k], self.inv_cdf[k + 1]);
+            a + (b - a) * f
+        } else {
+            // u = (255 + f) / 256: -ln(1 - u) = ln 256 - ln(1 - f), finite
+            // as 1 - f >= 2^-24
+            (EXP_BINS as f64).ln() - (1.0 - f).ln()
+        }
+    }
+
+    /// One draw of a cost with `(floor, exponential mean)`, ns.
+    #[inline]
+    fn draw(&mut self, (floor, exp): (f64, f64)) -> u64 {
+        // to the nearest ns; adding 0.5 and truncating (the values are not
+        // negative) spares a call to `round` on CPUs without `roundsd`
+        if exp <= 0.0 {
+            return (floor + 0.5) as u64;
+        }
+        (floor + exp * self.exp1() + 0.5) as u64
+    }
+
+    /// One wake-up's time, ns.
+    #[inline]
+    pub fn wakeup(&mut self) -> u64 {
+        self.draw(self.wake)
+    }
+
+    /// One interrupt handler's time (without its PIO accesses), ns.
+    #[inline]
+    pub fn interrupt(&mut self) -> u64 {
+        self.draw(self.irq)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct HIo {
     io: HostIo,
@@ -467,6 +589,8 @@ pub struct Host {
     cpu_ns_by_op: [u64; 4],
     /// Finished requests by operation.
     done_by_op: [u64; 4],
+    /// Seeded spread of wake-ups and interrupts (`None`: fixed costs).
+    jitter: Option<Jitter>,
 }
 
 impl Host {
@@ -474,7 +598,9 @@ impl Host {
     pub fn new(cfg: HostConfig, device: Box<dyn Device>, threads: u32) -> Self {
         let t = threads.max(1) as usize;
         let costs = STAGES.map(|s| OPS.map(|op| StageCost::new(&cfg, s, op)));
+        let jitter = Jitter::new(&cfg, cfg.seed.unwrap_or(0));
         Self {
+            jitter,
             cores_free: cfg.cores,
             costs,
             cfg,
@@ -528,6 +654,14 @@ impl Host {
     /// The configuration.
     pub fn config(&self) -> &HostConfig {
         &self.cfg
+    }
+
+    /// Draw the spread of wake-ups and interrupts from `seed` (the run's)
+    /// unless `host.seed` names one; call before the first request.
+    pub fn seed_spread(&mut self, seed: u64) {
+        if self.cfg.seed.is_none() {
+            self.jitter = Jitter::new(&self.cfg, seed);
+        }
     }
 
     /// A thread submits a request at `now`.
@@ -754,17 +888,29 @@ impl Host {
         if sc.needs & THREAD != 0 {
             self.thread_asleep[t] = false;
         }
+        // only the interrupt and wake-up stages have parts that vary
+        let mut jitter = match h.stage {
+            Stage::Irq | Stage::Wake => self.jitter.as_mut(),
+            _ => None,
+        };
         let mut dur = 0;
         for p in &sc.parts[..sc.n as usize] {
             if skip_wakeup && p.comp == Component::Wakeup {
                 continue;
             }
-            let ns = p.fixed
+            let mut ns = p.fixed
                 + if p.per_kib > 0 {
                     (p.per_kib * len).div_ceil(1024)
                 } else {
                     0
                 };
+            if let Some(j) = jitter.as_deref_mut() {
+                match p.comp {
+                    Component::Wakeup => ns = j.wakeup(),
+                    Component::Interrupt => ns = j.interrupt(),
+                    _ => {}
+                }
+            }
             bd.add(p.comp, ns);
             dur += ns;
         }
@@ -934,6 +1080,9 @@ mod tests {
             ghz: None,
             cpi: None,
             driver_instructions: None,
+            wakeup_spread: 0.0,
+            interrupt_spread: 0.0,
+            seed: None,
         }
     }
 
@@ -1094,5 +1243,100 @@ mod tests {
         c.cpi = Some(0.0);
         let e = validate(&c).expect_err("refused").to_string();
         assert!(e.contains("host.cpi"), "{e}");
+    }
+
+    #[test]
+    fn spread_keeps_the_mean_and_gives_a_tail() {
+        // 400 synchronous threads, one request each: every one is woken
+        let ios: Vec<_> = (0..400).map(|t| (t, 0)).collect();
+        let mut c = cfg();
+        c.cores = 4096;
+        c.wakeup_spread = 0.5;
+        c.interrupt_spread = 0.3;
+        c.seed = Some(7);
+        let (done, _) = run(c.clone(), 400, &ios, 200_000);
+        let w: Vec<u64> = done
+            .iter()
+            .map(|d| d.breakdown.get(Component::Wakeup))
+            .collect();
+        let mean = w.iter().sum::<u64>() as f64 / w.len() as f64;
+        // standard error of the mean: 0.5 x 4000 / sqrt(400) = 100 ns
+        assert!((mean - 4000.0).abs() < 400.0, "mean wake-up {mean}");
+        // the floor is the context switch itself: 4000 x (1 - 0.5)
+        assert!(w.iter().all(|&x| x >= 2000), "{w:?}");
+        let max = *w.iter().max().expect("some");
+        assert!(max > 8000, "an exponential tail: max {max}");
+        let irq: Vec<u64> = done
+            .iter()
+            .map(|d| d.breakdown.get(Component::Interrupt))
+            .collect();
+        assert!(irq.iter().any(|&x| x != irq[0]), "interrupts vary");
+        assert!(irq.iter().all(|&x| x >= 217), "floor 310 x 0.7");
+        // the same seed gives the same draws; another seed others
+        let (again, _) = run(c.clone(), 400, &ios, 200_000);
+        assert_eq!(
+            done.iter().map(|d| d.clat_ns).collect::<Vec<_>>(),
+            again.iter().map(|d| d.clat_ns).collect::<Vec<_>>()
+        );
+        c.seed = Some(8);
+        let (other, _) = run(c, 400, &ios, 200_000);
+        assert_ne!(
+            done.iter().map(|d| d.clat_ns).collect::<Vec<_>>(),
+            other.iter().map(|d| d.clat_ns).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn the_run_seed_reaches_the_spread_unless_the_host_names_one() {
+        let mut c = cfg();
+        c.wakeup_spread = 1.0;
+        let draws = |c: &HostConfig, run_seed: Option<u64>| {
+            let dev = Box::new(FixedLatency::new(1000, 1 << 30));
+            let mut h = Host::new(c.clone(), dev, 1);
+            if let Some(s) = run_seed {
+                h.seed_spread(s);
+            }
+            let j = h.jitter.as_mut().expect("spread on");
+            (0..8).map(|_| j.wakeup()).collect::<Vec<_>>()
+        };
+        assert_ne!(draws(&c, Some(1)), draws(&c, Some(2)));
+        assert_eq!(draws(&c, Some(1)), draws(&c, Some(1)));
+        c.seed = Some(5);
+        assert_eq!(draws(&c, Some(1)), draws(&c, Some(2)), "host.seed wins");
+        // off: nothing to draw
+        c.wakeup_spread = 0.0;
+        let h = Host::new(c, Box::new(FixedLatency::new(1000, 1 << 30)), 1);
+        assert!(h.jitter.is_none());
+    }
+
+    #[test]
+    fn spreads_outside_zero_to_one_are_refused() {
+        let mut c = cfg();
+        c.wakeup_spread = 1.5;
+        let e = validate(&c).expect_err("refused").to_string();
+        assert!(e.contains("host.wakeup_spread"), "{e}");
+        c.wakeup_spread = 0.5;
+        c.interrupt_spread = -0.1;
+        let e = validate(&c).expect_err("refused").to_string();
+        assert!(e.contains("host.interrupt_spread"), "{e}");
+        c.interrupt_spread = 0.3;
+        validate(&c).expect("accepted");
+    }
+
+    #[test]
+    fn exponential_draws_have_the_exponential_mean_and_tail() {
+        let mut c = cfg();
+        c.wakeup_spread = 1.0;
+        let mut j = Jitter::new(&c, 3).expect("spread on");
+        let n = 400_000;
+        let xs: Vec<f64> = (0..n).map(|_| j.exp1()).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        assert!((mean - 1.0).abs() < 0.01, "mean {mean}");
+        // P(E > ln 100) = 1 %; beyond the table's last bin, ln 256
+        let p99 = xs.iter().filter(|&&x| x > 100f64.ln()).count() as f64 / n as f64;
+        assert!((p99 - 0.01).abs() < 0.001, "P(E > 4.6) = {p99}");
+        let tail = xs.iter().filter(|&&x| x > 7.0).count() as f64 / n as f64;
+        assert!(tail > 0.0005 && tail < 0.0013, "P(E > 7) = {tail}");
+        assert!(xs.iter().all(|&x| x >= 0.0 && x.is_finite()));
     }
 }

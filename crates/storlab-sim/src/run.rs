@@ -156,7 +156,9 @@ pub fn simulate(
     if let Some(layer) = &mut layer {
         targets = lay_out_files(layer, jobs, capacity)?;
     }
-    let host = Host::new(cfg.host.clone(), device, threads + layer.is_some() as u32);
+    let mut host = Host::new(cfg.host.clone(), device, threads + layer.is_some() as u32);
+    // the host's wake-up and interrupt spread draws from the run's seed
+    host.seed_spread(seed);
     let mut engine = match layer {
         Some(layer) => Engine::with_fs(host, layer),
         None => Engine::new(host),

@@ -3,7 +3,9 @@
 //! `placement-flash`, and a 7200 rpm disk, `hdd-7200`), the PSD study's
 //! write/read gap, the SATA flash SSD's randomness penalty (`sata-ssd`)
 //! and the PSD's depth for a 50/50 mix, the Moneta power figure, and the
-//! spread of QD1 latencies that the NAND and PCM program variations give.
+//! spread of QD1 latencies that the NAND and PCM program variations give,
+//! and the host's (wake-up and interrupt handler, `host.wakeup_spread`,
+//! `host.interrupt_spread`).
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Run, Spec};
@@ -23,6 +25,14 @@ pub const SMALL_SATA: &[&str] = &[
     "device.capacity_bytes=4000000000",
     "ssd.nand.blocks_per_plane=32",
 ];
+
+/// The host's wake-up and interrupt spread turned off.
+pub const NO_HOST_SPREAD: &[&str] = &["host.wakeup_spread=0", "host.interrupt_spread=0"];
+
+/// Mean completion latency of direction `d`, µs.
+fn mean_us(r: &Run, d: usize) -> f64 {
+    r.stats.dirs[d].clat().mean() / 1000.0
+}
 
 /// Queue depths of the 50/50 sweep on the PSD.
 pub const MIX_DEPTHS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
@@ -166,6 +176,11 @@ pub fn prepare() -> Prepared {
             "--thinktime=100000",
         ],
     ));
+    // host spread: moneta-base (a PCM array of fixed timing behind the
+    // baseline stack, so any spread is the host's), QD1 4 KB reads with
+    // the preset's wake-up and interrupt spread and without it
+    let host_on = p.add(qd1("moneta-base", &[], "randread", 4000));
+    let host_off = p.add(qd1("moneta-base", NO_HOST_SPREAD, "randread", 4000));
     let finish = move |r: &crate::measure::Results| {
         let mut rows = vec![
             Row::within(
@@ -366,6 +381,28 @@ pub fn prepare() -> Prepared {
                 stdev_us(&r[psd_w], 1)
             ),
             tail(&r[psd_w], 1) > 1.05 && stdev_us(&r[psd_w], 1) > 0.0,
+        ));
+        // the host's spread: a tail from the wake-up and interrupt draws
+        // alone (off, the same stack gives one number), its mean unmoved
+        let (on, off) = (&r[host_on], &r[host_off]);
+        rows.push(Row::holds(
+            "moneta-base, QD1 4 KB random reads: p99 / p50 from the host alone",
+            "spread: p99 > p50 with the host's wake-up and interrupt spread (moneta-base.toml, ESTIMATE after OSADL cyclictest histograms: a floor and an exponential tail); p99 = p50 without it",
+            format!(
+                "p99/p50 {:.2}, stdev {:.2} µs; without the spread p99/p50 {:.2}, stdev {:.2} µs",
+                tail(on, 0),
+                stdev_us(on, 0),
+                tail(off, 0),
+                stdev_us(off, 0)
+            ),
+            tail(on, 0) > 1.05 && stdev_us(on, 0) > 0.0 && tail(off, 0) < 1.01,
+        ));
+        rows.push(Row::within(
+            "moneta-base, QD1 4 KB random reads: mean latency with the host spread (target: without it)",
+            mean_us(on, 0),
+            mean_us(off, 0),
+            0.02,
+            "µs",
         ));
         Reproduction {
             study: "devices".into(),

@@ -335,6 +335,10 @@ struct StageCost {
     n: u8,
     /// Resources the stage needs (THREAD, SCHED, CORE, LOCK bits).
     needs: u8,
+    /// The stage has a wake-up or interrupt part, whose cost can vary
+    /// (skipped wake-ups, the host's spread): the only stages `segment`
+    /// looks at part by part.
+    varies: bool,
 }
 
 impl StageCost {
@@ -347,6 +351,7 @@ impl StageCost {
             }; 8],
             n: 0,
             needs: 0,
+            varies: false,
         };
         let mut push = |comp: Component, fixed: u64, per_kib: u64| {
             if fixed > 0 || per_kib > 0 {
@@ -442,6 +447,9 @@ impl StageCost {
             Stage::Device => 0,
         };
         sc.needs = needs;
+        sc.varies = sc.parts[..sc.n as usize]
+            .iter()
+            .any(|p| matches!(p.comp, Component::Wakeup | Component::Interrupt));
         sc
     }
 }
@@ -869,30 +877,18 @@ impl Host {
         }
     }
 
-    /// Account the current stage's software segment of request `i`, which
-    /// holds its resources, starting at `now`; returns its duration.
-    #[inline]
-    fn segment(&mut self, now: Nanos, i: u32) -> u64 {
-        let h = &mut self.ios[i as usize];
-        debug_assert!(
-            h.stage != Stage::Device,
-            "the device stage is never advanced"
-        );
-        let sc = &self.costs[h.stage as usize][h.io.op as usize];
-        let len = h.io.len;
-        let bd = &mut self.bds[i as usize];
-        let t = h.io.thread as usize;
-        // a thread that is already running (reaping another completion,
-        // submitting) takes this completion without a context switch
-        let skip_wakeup = h.stage == Stage::Wake && !self.thread_asleep[t];
-        if sc.needs & THREAD != 0 {
-            self.thread_asleep[t] = false;
-        }
-        // only the interrupt and wake-up stages have parts that vary
-        let mut jitter = match h.stage {
-            Stage::Irq | Stage::Wake => self.jitter.as_mut(),
-            _ => None,
-        };
+    /// The parts of a stage whose wake-up is skipped or whose wake-up and
+    /// interrupt costs are drawn from the host's spread: added to `bd`,
+    /// their sum returned. Kept out of `segment`, whose common path only
+    /// adds fixed parts up.
+    #[inline(never)]
+    fn varied_parts(
+        sc: &StageCost,
+        len: u64,
+        bd: &mut Breakdown,
+        skip_wakeup: bool,
+        mut jitter: Option<&mut Jitter>,
+    ) -> u64 {
         let mut dur = 0;
         for p in &sc.parts[..sc.n as usize] {
             if skip_wakeup && p.comp == Component::Wakeup {
@@ -913,6 +909,49 @@ impl Host {
             }
             bd.add(p.comp, ns);
             dur += ns;
+        }
+        dur
+    }
+
+    /// Account the current stage's software segment of request `i`, which
+    /// holds its resources, starting at `now`; returns its duration.
+    #[inline]
+    fn segment(&mut self, now: Nanos, i: u32) -> u64 {
+        let h = &mut self.ios[i as usize];
+        debug_assert!(
+            h.stage != Stage::Device,
+            "the device stage is never advanced"
+        );
+        let sc = &self.costs[h.stage as usize][h.io.op as usize];
+        let len = h.io.len;
+        let bd = &mut self.bds[i as usize];
+        let t = h.io.thread as usize;
+        // a thread that is already running (reaping another completion,
+        // submitting) takes this completion without a context switch
+        let skip_wakeup = h.stage == Stage::Wake && !self.thread_asleep[t];
+        if sc.needs & THREAD != 0 {
+            self.thread_asleep[t] = false;
+        }
+        let mut dur = 0;
+        // only the interrupt and wake-up stages have parts that vary; the
+        // others (and these, with nothing to vary) add their parts up
+        let jitter = match h.stage {
+            Stage::Irq | Stage::Wake if sc.varies => self.jitter.as_mut(),
+            _ => None,
+        };
+        if !skip_wakeup && jitter.is_none() {
+            for p in &sc.parts[..sc.n as usize] {
+                let ns = p.fixed
+                    + if p.per_kib > 0 {
+                        (p.per_kib * len).div_ceil(1024)
+                    } else {
+                        0
+                    };
+                bd.add(p.comp, ns);
+                dur += ns;
+            }
+        } else {
+            dur = Self::varied_parts(sc, len, bd, skip_wakeup, jitter);
         }
         h.t_mark = now + dur;
         if h.holds & CORE != 0 {

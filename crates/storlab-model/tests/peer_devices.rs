@@ -4,7 +4,7 @@
 //! collection, determinism, and configurations that must be refused.
 
 mod common;
-use common::Drv;
+use common::{build, counter, Drv};
 
 use std::cmp::Reverse;
 
@@ -66,20 +66,6 @@ impl Drv {
             self.run_until(at);
         }
     }
-}
-
-fn build(preset: &str, set: &[&str]) -> Box<dyn Device> {
-    let ov: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    let (_, cfg) = SystemConfig::load(&PresetStore::default(), preset, &ov).expect("preset loads");
-    cfg.build_device().expect("device builds")
-}
-
-fn counter(r: &DeviceReport, name: &str) -> f64 {
-    r.counters
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| *v)
-        .unwrap_or(0.0)
 }
 
 /// A small X25-E (512 MiB on 640 MiB of flash) so tests run fast.

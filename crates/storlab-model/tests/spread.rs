@@ -4,12 +4,12 @@
 //! model's PCM background (idle dies, active rows while the array works).
 
 mod common;
-use common::Drv;
+use common::{build, counter, Drv};
 
 use std::cmp::Reverse;
 
 use storlab_model::config::PresetStore;
-use storlab_model::{DevRequest, Device, DeviceReport, Nanos, Op, SystemConfig};
+use storlab_model::{DevRequest, DeviceReport, Nanos, Op, SystemConfig};
 
 impl Drv {
     /// Submit one request at `now`, run to its completion, return its
@@ -51,20 +51,6 @@ impl Drv {
         self.run_until(t);
         self.now = self.now.max(t);
     }
-}
-
-fn build(preset: &str, set: &[&str]) -> Box<dyn Device> {
-    let ov: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    let (_, cfg) = SystemConfig::load(&PresetStore::default(), preset, &ov).expect("preset loads");
-    cfg.build_device().expect("device builds")
-}
-
-fn counter(r: &DeviceReport, name: &str) -> f64 {
-    r.counters
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| *v)
-        .unwrap_or(0.0)
 }
 
 /// The sata-ssd preset made small (same timings) and written whole, so

@@ -177,3 +177,24 @@ impl Drv {
         }
     }
 }
+
+/// Build preset `preset` with overrides `set` (`key=value`).
+pub fn build(preset: &str, set: &[&str]) -> Box<dyn Device> {
+    let ov: Vec<String> = set.iter().map(|x| x.to_string()).collect();
+    let (_, cfg) = storlab_model::SystemConfig::load(
+        &storlab_model::config::PresetStore::default(),
+        preset,
+        &ov,
+    )
+    .expect("preset loads");
+    cfg.build_device().expect("device builds")
+}
+
+/// A device report's counter `name`, 0 when absent.
+pub fn counter(r: &storlab_model::DeviceReport, name: &str) -> f64 {
+    r.counters
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| *v)
+        .unwrap_or(0.0)
+}

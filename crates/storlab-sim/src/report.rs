@@ -587,6 +587,9 @@ fn job_json<'a>(job: &'a JobStats, runs: &BTreeMap<u32, GroupRun>, plist: &[f64]
     } else {
         J::V(&job.storlab)
     };
+    if let Some(app) = &job.app {
+        o.add("app", J::V(app));
+    }
     o.add("storlab", storlab);
     o.done()
 }

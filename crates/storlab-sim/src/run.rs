@@ -314,24 +314,30 @@ fn build_apps(jobs: &JobFile, seed: u64) -> Result<Vec<BuiltApp>, RunError> {
     let mut out = Vec::new();
     for j in &jobs.jobs {
         let Some((name, at)) = &j.app else { continue };
-        let place = at.to_string();
+        let place = format!("{at}, app");
         let info = crate::apps::find(name, &place)?;
         let mut given: Vec<(String, String)> = Vec::new();
         if let Some(rt) = j.runtime_ns {
             given.push((format!("runtime={}us", rt / 1000), place.clone()));
         }
-        given.extend(j.app_set.iter().map(|(v, l)| (v.clone(), l.to_string())));
+        given.extend(
+            j.app_set
+                .iter()
+                .map(|(v, l)| (v.clone(), format!("{l}, app_set"))),
+        );
         let params = crate::apps::Params::parse_at(info, &given, &place)?;
         match crate::apps::build(info, &params)? {
             crate::apps::AppKind::Closed(model) => out.push((info, params, model, j.group_id)),
-            crate::apps::AppKind::Memory(_) => return Err(crate::apps::AppError::Run {
-                app: info.name.into(),
-                message: format!(
+            crate::apps::AppKind::Memory(_) => {
+                return Err(crate::apps::AppError::Run {
+                    app: info.name.into(),
+                    message: format!(
                     "{place}: a paging program runs alone on the swap path (storlab sim --app {})",
                     info.name
                 ),
+                }
+                .into())
             }
-            .into()),
         }
     }
     Ok(out)

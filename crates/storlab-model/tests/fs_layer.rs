@@ -418,3 +418,91 @@ fn bad_fs_values_are_refused_naming_the_key() {
     .expect("accepted");
     assert_eq!(c.fs.expect("an [fs] table").alloc_ns, 1000);
 }
+
+#[test]
+fn deleted_files_space_is_reused_and_merged() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    let big = 20u64 << 30;
+    let a = r.fs.create_file(big, Layout::Allocated).expect("fits");
+    r.fs.create_file(big, Layout::Allocated).expect("fits after the log");
+    // a third 20 GiB file does not fit on 64 GiB beside them and the log
+    assert!(r.fs.create_file(big, Layout::Allocated).is_err());
+    r.fs.delete_file(a);
+    assert!(!r.fs.is_live(a));
+    assert_eq!(r.fs.free_bytes(), big);
+    let b = r.fs.create_file(big, Layout::Allocated).expect("reuses the space");
+    assert_eq!(r.fs.free_bytes(), 0);
+    // neighbours freed merge into one range a larger file fits in
+    let g = 1u64 << 30;
+    let x = r.fs.create_file(g, Layout::Empty).expect("fits");
+    let y = r.fs.create_file(g, Layout::Empty).expect("fits");
+    let _z = r.fs.create_file(g, Layout::Empty).expect("fits");
+    r.fs.delete_file(x);
+    r.fs.delete_file(y);
+    r.fs.delete_file(y); // twice: nothing more
+    assert_eq!(r.fs.free_bytes(), 2 * g);
+    r.fs.create_file(2 * g, Layout::Empty).expect("fits the merged range");
+    assert_eq!(r.fs.free_bytes(), 0);
+    let _ = b;
+}
+
+#[test]
+fn creates_and_unlinks_serialise_on_the_directory_and_log() {
+    let c = FsConfig {
+        namespace_ns: 20_000,
+        log_bytes_per_namespace_op: 1024,
+        ..cfg()
+    };
+    let mut r = Rig::new(FileSystem::Xfs, c.clone());
+    let files: Vec<u32> = (0..32)
+        .map(|_| r.fs.create_file(1 << 20, Layout::Empty).expect("fits"))
+        .collect();
+    for (k, &f) in files.iter().enumerate() {
+        r.submit(
+            0,
+            FileReq {
+                file: f,
+                ..req(k as u64, (k % 8) as u32, FileOp::Create, 0, false)
+            },
+        );
+    }
+    let done = r.run();
+    assert_eq!(done.len(), 32);
+    let mut ends: Vec<Nanos> = done.iter().map(|d| d.at).collect();
+    ends.sort();
+    // one directory: each waits for the one before
+    for w in ends.windows(2) {
+        assert!(w[1] - w[0] >= c.namespace_ns, "{ends:?}");
+    }
+    let k = r.fs.counters();
+    assert_eq!(k.creates, 32);
+    assert!(k.namespace_wait_ns > 0);
+    // 32 KiB of log: one log buffer written
+    assert_eq!(k.journal_writes, 1, "{k:?}");
+    // an unlink drops the dirty pages and frees the space
+    r.submit(
+        ends[31],
+        FileReq {
+            file: files[0],
+            len: 65536,
+            ..req(100, 0, FileOp::Write, 0, false)
+        },
+    );
+    r.run();
+    assert!(r.fs.dirty_pages() > 0);
+    let dirty = r.fs.dirty_pages();
+    let now = ends[31] + 1_000_000;
+    r.submit(
+        now,
+        FileReq {
+            file: files[0],
+            ..req(101, 0, FileOp::Unlink, 0, false)
+        },
+    );
+    let done = r.run();
+    assert!(r.at(&done, 101) >= now + c.namespace_ns);
+    assert!(!r.fs.is_live(files[0]));
+    assert!(r.fs.dirty_pages() < dirty);
+    assert_eq!(r.fs.free_bytes(), 1 << 20);
+    assert_eq!(r.fs.counters().unlinks, 1);
+}

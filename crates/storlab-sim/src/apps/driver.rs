@@ -85,6 +85,21 @@ impl FileIo {
             ..Self::read(file, 0, 0)
         }
     }
+    /// The namespace work of creating `file` (made with
+    /// [`PlanCx::create_file`]): directory entry, inode, log.
+    pub fn create(file: u32) -> Self {
+        FileIo {
+            op: FileOp::Create,
+            ..Self::read(file, 0, 0)
+        }
+    }
+    /// Unlink `file`: the namespace work, then its pages and space freed.
+    pub fn unlink(file: u32) -> Self {
+        FileIo {
+            op: FileOp::Unlink,
+            ..Self::read(file, 0, 0)
+        }
+    }
     /// The same request with O_DIRECT set to `direct`.
     pub fn direct(mut self, direct: bool) -> Self {
         self.direct = direct;

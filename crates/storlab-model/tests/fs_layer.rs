@@ -424,13 +424,16 @@ fn deleted_files_space_is_reused_and_merged() {
     let mut r = Rig::new(FileSystem::Xfs, cfg());
     let big = 20u64 << 30;
     let a = r.fs.create_file(big, Layout::Allocated).expect("fits");
-    r.fs.create_file(big, Layout::Allocated).expect("fits after the log");
+    r.fs.create_file(big, Layout::Allocated)
+        .expect("fits after the log");
     // a third 20 GiB file does not fit on 64 GiB beside them and the log
     assert!(r.fs.create_file(big, Layout::Allocated).is_err());
     r.fs.delete_file(a);
     assert!(!r.fs.is_live(a));
     assert_eq!(r.fs.free_bytes(), big);
-    let b = r.fs.create_file(big, Layout::Allocated).expect("reuses the space");
+    let b =
+        r.fs.create_file(big, Layout::Allocated)
+            .expect("reuses the space");
     assert_eq!(r.fs.free_bytes(), 0);
     // neighbours freed merge into one range a larger file fits in
     let g = 1u64 << 30;
@@ -441,7 +444,8 @@ fn deleted_files_space_is_reused_and_merged() {
     r.fs.delete_file(y);
     r.fs.delete_file(y); // twice: nothing more
     assert_eq!(r.fs.free_bytes(), 2 * g);
-    r.fs.create_file(2 * g, Layout::Empty).expect("fits the merged range");
+    r.fs.create_file(2 * g, Layout::Empty)
+        .expect("fits the merged range");
     assert_eq!(r.fs.free_bytes(), 0);
     let _ = b;
 }

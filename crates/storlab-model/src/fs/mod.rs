@@ -686,6 +686,19 @@ impl FileLayer {
         Ok((self.files.len() - 1) as u32)
     }
 
+    /// Create a file with room for `size` bytes whose first `written`
+    /// bytes are already written (allocated, the file's size): later
+    /// writes beyond them allocate and extend it, as for a file an
+    /// application wrote earlier and appends to now.
+    pub fn create_file_written(&mut self, size: u64, written: u64) -> Result<u32, FsError> {
+        let f = self.create_file(size, Layout::Empty)?;
+        let written = written.min(self.files[f as usize].size);
+        if written > 0 {
+            self.mark_alloc(f, 0, written);
+        }
+        Ok(f)
+    }
+
     fn log_end(&self) -> u64 {
         self.log_base + self.cfg.log_region_bytes
     }

@@ -207,6 +207,17 @@ impl SetupCx<'_> {
                 message: format!("{e} (lower the data set with --app-set scale=...)"),
             })
     }
+    /// Create a file with room for `size` bytes, its first `written`
+    /// bytes already written (allocated; later writes beyond them
+    /// allocate and extend it).
+    pub fn create_written(&mut self, size: u64, written: u64) -> Result<u32, AppError> {
+        self.fs
+            .create_file_written(size, written)
+            .map_err(|e| AppError::Run {
+                app: self.app.into(),
+                message: format!("{e} (lower the data set with --app-set scale=...)"),
+            })
+    }
     /// Register a group-commit log.
     pub fn log(&mut self, spec: LogSpec) -> u32 {
         self.logs.push(Log::new(spec));

@@ -19,6 +19,8 @@
 
 pub mod bdb;
 pub mod driver;
+pub mod filebench;
+pub mod files;
 pub mod kit;
 
 pub use driver::{AppRun, Step};
@@ -171,6 +173,8 @@ pub enum AppError {
 pub fn all() -> Vec<&'static AppInfo> {
     let mut v: Vec<&'static AppInfo> = Vec::new();
     v.extend(bdb::APPS);
+    v.extend(files::APPS);
+    v.extend(filebench::APPS);
     v
 }
 

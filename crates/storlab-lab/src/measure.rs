@@ -315,3 +315,16 @@ impl std::ops::Index<RunId> for Results {
         &self.runs[id.0]
     }
 }
+
+impl Run {
+    /// The application's metric (`app.metric` of the job's report: its
+    /// unit is the application's), or NaN when the run had no
+    /// application.
+    pub fn app_metric(&self) -> f64 {
+        self.stats
+            .app
+            .as_ref()
+            .and_then(|a| a["metric"].as_f64())
+            .unwrap_or(f64::NAN)
+    }
+}

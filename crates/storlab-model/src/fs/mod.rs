@@ -219,6 +219,11 @@ pub struct Behaviour {
     /// `__generic_file_aio_write` writes the rest through the page cache,
     /// then `filemap_write_and_wait_range` and invalidates it).
     pub dio_hole_fallback: bool,
+    /// Data and log writes are made persistent as they are written (PMFS:
+    /// non-temporal stores or cache-line flushes and a fence in the write
+    /// path, fs/pmfs/xip.c), so they reach the device with force unit
+    /// access and fsync issues no device flush.
+    pub persist_writes: bool,
 }
 
 impl Behaviour {
@@ -232,6 +237,7 @@ impl Behaviour {
             page_cache: true,
             memory_store: false,
             dio_hole_fallback: false,
+            persist_writes: false,
         };
         match fs {
             FileSystem::None | FileSystem::Xfs => base,
@@ -258,6 +264,7 @@ impl Behaviour {
                 writes_exclusive: true,
                 reads_shared: false,
                 page_cache: false,
+                persist_writes: true,
                 ..base
             },
         }
@@ -290,7 +297,9 @@ pub enum FileOp {
     /// The namespace work of creating the file (made with
     /// [`FileLayer::create_file`]): the directory entry and the inode,
     /// `namespace_ns` under the directory's lock and
-    /// `log_bytes_per_namespace_op` of log; `offset` and `len` unused.
+    /// `log_bytes_per_namespace_op` of log. `offset` is the directory's
+    /// number (each directory has its own lock; numbers are taken modulo
+    /// 4096); `len` is unused.
     Create,
     /// Unlink the file: the namespace work as for a create, then the file
     /// is deleted ([`FileLayer::delete_file`]: its pages dropped, its
@@ -543,8 +552,8 @@ pub struct FileLayer {
     /// Device space freed by deleted files: (base, bytes), sorted by base,
     /// adjacent ranges merged; new files take the first that fits.
     free: Vec<(u64, u64)>,
-    /// The directory's lock (one directory) is busy until then.
-    dir_free_at: Nanos,
+    /// Each directory's lock is busy until then (by directory number).
+    dir_free_at: Vec<Nanos>,
     log_base: u64,
     log_head: u64,
     log_pending: u64,
@@ -587,7 +596,7 @@ impl FileLayer {
             files: Vec::new(),
             next_base: 0,
             free: Vec::new(),
-            dir_free_at: 0,
+            dir_free_at: Vec::new(),
             log_base,
             log_head: 0,
             log_pending: 0,
@@ -636,7 +645,10 @@ impl FileLayer {
             .be
             .map_bytes_per_meta_block
             .map_or(0, |m| size.div_ceil(m));
-        let need = (size + meta_blocks * PAGE).div_ceil(1 << 20) << 20;
+        // placement unit: 1 MiB for files of 1 MiB or more, a block for
+        // small ones (a small file takes its own blocks only)
+        let unit = if size >= 1 << 20 { 1 << 20 } else { PAGE };
+        let need = (size + meta_blocks * PAGE).div_ceil(unit) * unit;
         // first the space deleted files freed (the first range that fits:
         // XFS and ext3 allocate from free-space indexes; first fit is the
         // simplest rule that reuses space deterministically)
@@ -662,7 +674,7 @@ impl FileLayer {
                     capacity: self.capacity,
                 });
             }
-            self.next_base = end(base).div_ceil(1 << 20) << 20;
+            self.next_base = end(base).div_ceil(unit) * unit;
             (base, self.next_base - base)
         };
         let words = blocks.div_ceil(64) as usize;
@@ -799,16 +811,20 @@ impl FileLayer {
         self.absorb(now, host, cx);
     }
 
-    /// A create or unlink: the system call, then `namespace_ns` in the
-    /// directory's section (FCFS, one directory), its log bytes into the
-    /// in-core log.
+    /// A create or unlink: the system call, then `namespace_ns` in its
+    /// directory's section (FCFS per directory: the request's `offset`),
+    /// its log bytes into the in-core log.
     fn namespace(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
         let c = host.config();
         let sys = c.syscall_entry_ns.write + c.syscall_exit_ns.write;
         let at = now + sys;
-        let start = self.dir_free_at.max(at);
+        let dir = (self.parents[i as usize].req.offset % 4096) as usize;
+        if self.dir_free_at.len() <= dir {
+            self.dir_free_at.resize(dir + 1, 0);
+        }
+        let start = self.dir_free_at[dir].max(at);
         let end = start + self.cfg.namespace_ns;
-        self.dir_free_at = end;
+        self.dir_free_at[dir] = end;
         let p = &mut self.parents[i as usize];
         p.bd.add(Component::Syscall, sys);
         if start > at {
@@ -965,7 +981,8 @@ impl FileLayer {
             Op::Write
         };
         let off = f.base + req.offset;
-        self.child(now, i, ChildKind::Fore, op, off, req.len, req.fua, host, cx);
+        let fua = req.fua || op == Op::Write && self.be.persist_writes;
+        self.child(now, i, ChildKind::Fore, op, off, req.len, fua, host, cx);
         // a full log buffer goes out beside the data
         self.flush_log_buffers(now, host, cx);
     }
@@ -1027,7 +1044,8 @@ impl FileLayer {
         self.log_head += bytes;
         self.counters.journal_writes += 1;
         self.counters.journal_bytes += bytes;
-        self.child(now, parent, kind, Op::Write, off, bytes, false, host, cx);
+        let fua = self.be.persist_writes;
+        self.child(now, parent, kind, Op::Write, off, bytes, fua, host, cx);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1515,7 +1533,8 @@ impl FileLayer {
     }
 
     fn sync_flush(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
-        if !self.be.block_device {
+        // tmpfs has nothing to flush; PMFS made every write persistent
+        if !self.be.block_device || self.be.persist_writes {
             self.finish(now, i, host, cx);
             return;
         }

@@ -86,18 +86,20 @@ impl FileIo {
         }
     }
     /// The namespace work of creating `file` (made with
-    /// [`PlanCx::create_file`]): directory entry, inode, log.
-    pub fn create(file: u32) -> Self {
+    /// [`PlanCx::create_file`]) in directory number `dir` (each directory
+    /// has its own lock): directory entry, inode, log.
+    pub fn create(file: u32, dir: u64) -> Self {
         FileIo {
             op: FileOp::Create,
-            ..Self::read(file, 0, 0)
+            ..Self::read(file, dir, 0)
         }
     }
-    /// Unlink `file`: the namespace work, then its pages and space freed.
-    pub fn unlink(file: u32) -> Self {
+    /// Unlink `file` from directory number `dir`: the namespace work,
+    /// then its pages and space freed.
+    pub fn unlink(file: u32, dir: u64) -> Self {
         FileIo {
             op: FileOp::Unlink,
-            ..Self::read(file, 0, 0)
+            ..Self::read(file, dir, 0)
         }
     }
     /// The same request with O_DIRECT set to `direct`.

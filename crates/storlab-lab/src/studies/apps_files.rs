@@ -1,0 +1,266 @@
+//! The file workloads as applications (issue 41): Postmark, the Linux
+//! build and patch on the HASTE study's devices (XFS), Filebench's
+//! fileserver, webserver and varmail on the NVMM study's (PMFS on
+//! NVMM, ext4 on the SSD and the disk, tmpfs on DRAM), and the Moneta
+//! study's Table V figures for Postmark and Build on Moneta.
+//!
+//! Scaled runs: Postmark and Patch run on a scaled data set (`scale`:
+//! files, transactions and tree shrunk by the same factor) with the page
+//! cache shrunk by that factor too, so the data set keeps its size
+//! against the cache; the rows are ratios between devices (Postmark's
+//! Table V row is the scaled run's time divided by the scale).
+
+use storlab_sim::apps::job_args;
+
+use crate::measure::{Plan, RunId, Spec};
+use crate::report::{Prepared, Reproduction, Row};
+
+/// The page cache of the study hosts (fs.page_cache_bytes' default).
+const PAGE_CACHE: f64 = 4.0 * (1u64 << 30) as f64;
+
+/// Postmark's scale: 10 files and 100 transactions of the study's 10,000
+/// and 100,000 (file sizes as published), so the lab's test runs in
+/// seconds.
+pub const POSTMARK_SCALE: f64 = 0.001;
+/// Patch's scale: 250 of the tree's 25,000 files, 120 modified per
+/// patch, all 29 patches.
+pub const PATCH_SCALE: f64 = 0.01;
+
+/// The HASTE study's devices: the disk RAID, the DDR RAM disk, HASTE
+/// and the Fusion-io card.
+pub const HASTE_DEVICES: [&str; 4] = ["raid-disk", "ddr-dram", "haste-dram", "fusion-io"];
+
+fn xfs() -> String {
+    "host.file_system=\"xfs\"".to_string()
+}
+
+fn cache(scale: f64) -> String {
+    format!(
+        "fs.page_cache_bytes={}",
+        ((PAGE_CACHE * scale) as u64).max(1 << 20)
+    )
+}
+
+fn app_spec(device: &str, overrides: &[String], app: &str, pairs: &[String]) -> Spec {
+    let ov: Vec<&str> = overrides.iter().map(String::as_str).collect();
+    let args = job_args(app, pairs);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    Spec::new(device, &ov, &a)
+}
+
+fn postmark(device: &str, direct: bool) -> Spec {
+    app_spec(
+        device,
+        &[xfs(), cache(POSTMARK_SCALE)],
+        "postmark",
+        &[format!(
+            "scale={POSTMARK_SCALE},direct={}",
+            if direct { 1 } else { 0 }
+        )],
+    )
+}
+
+fn patch(device: &str) -> Spec {
+    app_spec(
+        device,
+        &[xfs(), cache(PATCH_SCALE)],
+        "patch",
+        &[format!("scale={PATCH_SCALE}")],
+    )
+}
+
+fn build(device: &str) -> Spec {
+    app_spec(device, &[xfs()], "build", &[])
+}
+
+/// The NVMM study's systems: (label, device, file system, overrides).
+/// Every one runs on the NVMM study's host (16 cores, the PMEP machine):
+/// the SSD and the disk with ext4, DRAM as tmpfs (on the PDRAM preset's
+/// host: tmpfs never reaches the device), NVMM as PMFS on nvmm-raw (the
+/// realistic NVMM), PDRAM and PM-Lat as PMFS on their presets.
+pub const NVMM_SYSTEMS: [(&str, &str, &str); 6] = [
+    ("NVMM", "nvmm-raw", "pmfs"),
+    ("PDRAM", "pdram", "pmfs"),
+    ("PM-Lat", "pm-lat", "pmfs"),
+    ("DRAM", "pdram", "tmpfs"),
+    ("SSD", "sata-ssd", "ext4"),
+    ("HDD", "hdd-7200", "ext4"),
+];
+
+/// The Filebench workloads with the lab's run lengths (loops over all
+/// threads) and scales: fileserver at a tenth of its 10,000 files (the
+/// NVMM presets' 1 GiB), the others whole.
+pub const FILEBENCH: [(&str, &str); 3] = [
+    ("fileserver", "scale=0.1,loops=400"),
+    ("webserver", "loops=200"),
+    ("varmail", "loops=1000"),
+];
+
+fn filebench(app: &str, pairs: &str, device: &str, fs: &str) -> Spec {
+    let mut ov = vec![format!("host.file_system=\"{fs}\"")];
+    if !device.starts_with("nvmm") && !device.starts_with("pm") && device != "pdram" {
+        ov.push("host.cores=16".into());
+    }
+    app_spec(device, &ov, app, &[pairs.to_string()])
+}
+
+/// Prepare the study.
+pub fn prepare() -> Prepared {
+    let mut p = Plan::new();
+    let pm: Vec<(RunId, RunId)> = HASTE_DEVICES
+        .iter()
+        .map(|d| (p.add(postmark(d, false)), p.add(postmark(d, true))))
+        .collect();
+    let pm_moneta = p.add(postmark("moneta-balance", false));
+    let pt: Vec<RunId> = ["raid-disk", "ddr-dram", "haste-dram"]
+        .iter()
+        .map(|d| p.add(patch(d)))
+        .collect();
+    let bd: Vec<RunId> = ["raid-disk", "ddr-dram", "haste-dram", "moneta-balance"]
+        .iter()
+        .map(|d| p.add(build(d)))
+        .collect();
+    let fb: Vec<Vec<RunId>> = FILEBENCH
+        .iter()
+        .map(|(app, pairs)| {
+            NVMM_SYSTEMS
+                .iter()
+                .map(|(_, d, fs)| p.add(filebench(app, pairs, d, fs)))
+                .collect()
+        })
+        .collect();
+    let finish = move |r: &crate::measure::Results| {
+        let m = |id: RunId| r[id].app_metric();
+        let mut rows = Vec::new();
+        // Postmark, buffered (Postmark's default), over the disk RAID
+        let raid = m(pm[0].0);
+        for (k, (label, published)) in [
+            ("DDR (ddr-dram)", 3.3),
+            ("HASTE (haste-dram)", 3.5),
+            ("Fusion-IO (fusion-io)", 2.9),
+        ]
+        .iter()
+        .enumerate()
+        {
+            rows.push(Row::within(
+                format!("Postmark, buffered: {label} over the disk RAID (time ratio; {} files, {} transactions, sizes 1 KB-64 MB)", (10_000.0 * POSTMARK_SCALE) as u64, (100_000.0 * POSTMARK_SCALE) as u64),
+                raid / m(pm[k + 1].0),
+                *published,
+                0.25,
+                "x",
+            ));
+        }
+        let mut direct_wins = true;
+        let mut text = Vec::new();
+        for (k, d) in HASTE_DEVICES.iter().enumerate() {
+            let (b, dr) = (m(pm[k].0), m(pm[k].1));
+            direct_wins &= dr < b;
+            text.push(format!("{d} {b:.2}/{dr:.2} s"));
+        }
+        rows.push(Row::holds(
+            "Postmark: direct IO better than buffered on every device (buffered/direct seconds, scaled run)",
+            "direct faster on every device",
+            text.join(", "),
+            direct_wins,
+        ));
+        let praid = m(pt[0]);
+        for (k, label) in [(1, "DDR (ddr-dram)"), (2, "HASTE (haste-dram)")] {
+            rows.push(Row::within(
+                format!("Patch 2.6.0 to 2.6.29: {label} over the disk RAID (time ratio; 1 % of the tree, page cache 1 %)"),
+                praid / m(pt[k]),
+                4.0,
+                0.25,
+                "x",
+            ));
+        }
+        let braid = m(bd[0]);
+        let nvm = (m(bd[1]) + m(bd[2])) / 2.0;
+        rows.push(Row::within(
+            "Build: NVMs (mean of ddr-dram and haste-dram) faster than the disk RAID by",
+            (braid / nvm - 1.0) * 100.0,
+            10.0,
+            0.25,
+            "%",
+        ));
+        // Filebench, NVMM study
+        let f = |w: usize, s: &str| {
+            let k = NVMM_SYSTEMS
+                .iter()
+                .position(|x| x.0 == s)
+                .expect("a system");
+            m(fb[w][k])
+        };
+        let (fsrv, web, var) = (0, 1, 2);
+        rows.push(Row::within(
+            "Varmail: PM-Lat (300 ns reads) below PDRAM by",
+            (1.0 - f(var, "PM-Lat") / f(var, "PDRAM")) * 100.0,
+            12.0,
+            0.25,
+            "%",
+        ));
+        let mut beats = true;
+        let mut text = Vec::new();
+        for (w, (app, _)) in FILEBENCH.iter().enumerate() {
+            let n = f(w, "NVMM");
+            let (s, h) = (f(w, "SSD"), f(w, "HDD"));
+            beats &= n > s && n > h;
+            text.push(format!("{app} {n:.0}/{s:.0}/{h:.0}"));
+        }
+        rows.push(Row::holds(
+            "Filebench: NVMM beats SSD and HDD on all three (ops/s NVMM/SSD/HDD)",
+            "NVMM above both on every workload",
+            text.join(", "),
+            beats,
+        ));
+        let (n, d) = (f(var, "NVMM"), f(var, "DRAM"));
+        rows.push(Row::holds(
+            "Varmail: NVMM slower than DRAM (ops/s)",
+            "NVMM < DRAM",
+            format!("NVMM {n:.0} < DRAM {d:.0}"),
+            n < d,
+        ));
+        rows.push(Row::within(
+            "WebServer: NVMM over DRAM (ops/s ratio)",
+            f(web, "NVMM") / f(web, "DRAM"),
+            1.0,
+            0.25,
+            "x",
+        ));
+        rows.push(Row::within(
+            "FileServer: NVMM faster than DRAM by",
+            (f(fsrv, "NVMM") / f(fsrv, "DRAM") - 1.0) * 100.0,
+            32.0,
+            0.25,
+            "%",
+        ));
+        // Table V, Moneta column
+        rows.push(Row::within(
+            "Table V: Postmark on Moneta (moneta-balance, XFS, buffered; scaled run / scale)",
+            m(pm_moneta) / POSTMARK_SCALE,
+            27.4,
+            0.25,
+            "s",
+        ));
+        rows.push(
+            Row::within(
+                "Table V: Build on Moneta (moneta-balance, XFS)",
+                m(bd[3]),
+                36.9,
+                0.25,
+                "s",
+            )
+            .input("build's cpu_ms, CALIBRATED to this figure"),
+        );
+        Reproduction {
+            study: "apps-files".into(),
+            title: "File workloads as applications: Postmark, Linux build and patch (Caulfield et al., SC 2010; Moneta, MICRO 2010, Table V), Filebench (NVMM study, MSST 2015)".into(),
+            setting: format!("postmark, patch and build on XFS (HASTE study's devices; Postmark at scale {POSTMARK_SCALE} and Patch at {PATCH_SCALE} with the page cache scaled alike); fileserver (scale 0.1), webserver and varmail on PMFS (NVMM presets), ext4 (sata-ssd, hdd-7200, 16 cores) and tmpfs (DRAM), each a few hundred loops"),
+            rows,
+            figures: Vec::new(),
+        }
+    };
+    Prepared {
+        plan: p,
+        finish: Box::new(finish),
+    }
+}

@@ -327,4 +327,14 @@ impl Run {
             .and_then(|a| a["metric"].as_f64())
             .unwrap_or(f64::NAN)
     }
+
+    /// The share of the application's time in layer `name`
+    /// (`app.time_by_layer`), 0 when absent.
+    pub fn app_layer_share(&self, name: &str) -> f64 {
+        self.stats
+            .app
+            .as_ref()
+            .and_then(|a| a["time_by_layer"][name]["share"].as_f64())
+            .unwrap_or(0.0)
+    }
 }

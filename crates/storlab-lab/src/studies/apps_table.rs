@@ -35,7 +35,7 @@ pub fn prepare() -> Prepared {
                 .iter()
                 .map(|(b, id)| {
                     Row::within(
-                        &format!("Table V, Moneta: {}", b.label),
+                        format!("Table V, Moneta: {}", b.label),
                         res[*id].total_mbps(),
                         b.moneta,
                         0.25,

@@ -371,6 +371,11 @@ const BUILD_PARAMS: &[ParamDef] = &[
         help: "compiler CPU per C file, ms (default: the calibrated value)",
     },
     ParamDef {
+        name: "transactions",
+        default: "",
+        help: "compile at most this many C files (a quick, partial build; the common work bound Table V's runs pass to every application); empty: every unit",
+    },
+    ParamDef {
         name: "link_ms",
         default: "2000",
         help: "CPU of the final link (vmlinux, built-in.o merges), ms (ESTIMATE: ld over ~100 MB of objects at ~50 MB/s)",
@@ -404,7 +409,10 @@ static BUILD: AppInfo = AppInfo {
 };
 
 fn build_build(p: &Params) -> Result<AppKind, AppError> {
-    let units = p.scaled(p.u64("units", 1, 10_000_000)?, 1);
+    let mut units = p.scaled(p.u64("units", 1, 10_000_000)?, 1);
+    if let Some(n) = p.opt_u64("transactions", 1, 10_000_000)? {
+        units = units.min(n);
+    }
     let headers = p.scaled(p.u64("headers", 1, 10_000_000)?, 1);
     let tree = p.scaled(p.u64("tree", 4096, 1 << 44)?, 4096);
     let source = p.u64("source_bytes", 1, 1 << 30)?;

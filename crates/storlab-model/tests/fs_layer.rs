@@ -402,6 +402,11 @@ fn bad_fs_values_are_refused_naming_the_key() {
         ("fs.log_buffer_bytes=10", "fs.log_buffer_bytes"),
         ("fs.writeback_depth=0", "fs.writeback_depth"),
         ("fs.page_cache_bytes=4096", "fs.page_cache_bytes"),
+        ("fs.namespace_ns=2000000000", "fs.namespace_ns"),
+        (
+            "fs.log_bytes_per_namespace_op=4000000",
+            "fs.log_bytes_per_namespace_op",
+        ),
         ("fs.no_such_key=1", "no_such_key"),
     ] {
         let e = SystemConfig::load(&PresetStore::default(), "moneta-base", &[set.to_string()])
@@ -509,4 +514,54 @@ fn creates_and_unlinks_serialise_on_the_directory_and_log() {
     assert!(r.fs.dirty_pages() < dirty);
     assert_eq!(r.fs.free_bytes(), 1 << 20);
     assert_eq!(r.fs.counters().unlinks, 1);
+}
+
+#[test]
+fn creates_in_different_directories_run_side_by_side() {
+    let c = FsConfig {
+        namespace_ns: 20_000,
+        ..cfg()
+    };
+    let mut r = Rig::new(FileSystem::Xfs, c.clone());
+    let a = r.fs.create_file(1 << 20, Layout::Empty).expect("fits");
+    let b = r.fs.create_file(1 << 20, Layout::Empty).expect("fits");
+    // directory numbers travel in the request's offset
+    r.submit(
+        0,
+        FileReq {
+            file: a,
+            ..req(1, 0, FileOp::Create, 3, false)
+        },
+    );
+    r.submit(
+        0,
+        FileReq {
+            file: b,
+            ..req(2, 1, FileOp::Create, 4, false)
+        },
+    );
+    let done = r.run();
+    let (ta, tb) = (r.at(&done, 1), r.at(&done, 2));
+    assert!(ta.abs_diff(tb) < c.namespace_ns, "{ta} {tb}");
+    assert_eq!(r.fs.counters().namespace_wait_ns, 0);
+}
+
+#[test]
+fn pmfs_persists_writes_and_fsync_needs_no_flush() {
+    let mut r = Rig::new(FileSystem::Pmfs, cfg());
+    r.fs.create_file(1 << 20, Layout::Allocated).expect("fits");
+    r.submit(0, req(1, 0, FileOp::Write, 0, false));
+    let done = r.run();
+    let w = r.at(&done, 1);
+    r.submit(
+        w,
+        FileReq {
+            len: 0,
+            ..req(2, 0, FileOp::Fsync, 0, false)
+        },
+    );
+    let done = r.run();
+    // nothing dirty, no log pending beyond the buffer: fsync returns
+    // without a device round trip
+    assert!(r.at(&done, 2) - w < DEV_NS, "{:?}", done);
 }

@@ -149,7 +149,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "x",
             ).miss_because(format!(
-                "the model's buffered Postmark spends {:.0}% of its time on the disk RAID and {:.0}% on this device in application CPU, mostly the host's per-call costs (the presets' system-call and xfs_ns figures, measured for requests reaching the device) charged for each 4 KiB stdio call through the page cache, which no device removes; the rest streams files averaging 32 MB, where the RAID's four disks come close to the flash card's write bandwidth",
+                "the model's buffered Postmark spends {:.0}% of its time on the disk RAID and {:.0}% on this device in application CPU, mostly the host's per-call costs (the presets' system-call and xfs_ns figures, measured for requests reaching the device) charged for each 4 KiB stdio call through the page cache, which no device removes; the rest moves files averaging 32 MB in long sequential runs, where the disk RAID's four spindles stream at hundreds of MB/s (about the Fusion-io's write bandwidth)",
                 r[pm[0].0].app_layer_share("application_cpu") * 100.0,
                 r[pm[k + 1].0].app_layer_share("application_cpu") * 100.0
             )));

@@ -270,6 +270,18 @@ pub fn simulate(
             }
         }
         let stats = engine.run_group_with(plans, phase_apps, first, &mut *progress)?;
+        // an application whose model failed while planning (a file that
+        // does not fit) stopped early: its figures would mislead
+        if let Some((app, e)) = stats.iter().find_map(|s| {
+            let a = s.app.as_ref()?;
+            Some((a["name"].as_str()?, a.get("error")?.as_str()?))
+        }) {
+            return Err(crate::apps::AppError::Run {
+                app: app.to_string(),
+                message: e.to_string(),
+            }
+            .into());
+        }
         all.extend(stats);
     }
     logs.finish()?;

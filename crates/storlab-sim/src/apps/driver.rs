@@ -258,7 +258,7 @@ impl PlanCx<'_> {
             .create_file(size, layout)
             .map_err(|e| AppError::Run {
                 app: self.app.into(),
-                message: e.to_string(),
+                message: format!("{e} (lower the data set with --app-set scale=...)"),
             })
     }
 }
@@ -869,7 +869,16 @@ impl AppDriver for AppRun {
         }
         s.job_runtime_ns = run;
         s.members = self.fg.max(1);
-        s.app = Some(self.app_object(end));
+        let mut app = self.app_object(end);
+        if let Some(e) = &self.error {
+            // the run stopped early: `run::simulate` fails with this
+            let message = match e {
+                AppError::Run { message, .. } => message.clone(),
+                other => other.to_string(),
+            };
+            app["error"] = json!(message);
+        }
+        s.app = Some(app);
         s
     }
 }

@@ -315,3 +315,15 @@ impl std::ops::Index<RunId> for Results {
         &self.runs[id.0]
     }
 }
+
+impl Run {
+    /// The application's metric (`app.metric` of an application run), 0
+    /// when the run has no application.
+    pub fn app_metric(&self) -> f64 {
+        self.stats
+            .app
+            .as_ref()
+            .and_then(|a| a["metric"].as_f64())
+            .unwrap_or(0.0)
+    }
+}

@@ -20,6 +20,7 @@
 pub mod bdb;
 pub mod driver;
 pub mod kit;
+pub mod memcached;
 pub mod mongo;
 
 pub use driver::{AppRun, Step};
@@ -173,6 +174,7 @@ pub fn all() -> Vec<&'static AppInfo> {
     let mut v: Vec<&'static AppInfo> = Vec::new();
     v.extend(bdb::APPS);
     v.extend(mongo::APPS);
+    v.extend(memcached::APPS);
     v
 }
 

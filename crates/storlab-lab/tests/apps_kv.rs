@@ -176,8 +176,7 @@ fn memcached_ratios_and_errors() {
     assert!(run("1:30") >= run("1:6"));
     let err = app_spec("pdram", "pmfs", "memcached", &["ratio=lots".into()])
         .run_jobs()
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     // the message with its causes
     let mut e = err.to_string();
     let mut src = std::error::Error::source(&err);

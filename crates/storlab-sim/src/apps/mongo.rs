@@ -86,7 +86,7 @@ const PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "commit_interval",
         default: "100ms",
-        help: "journalCommitInterval (MongoDB 2.x default 100 ms with the journal and data on one volume); with a j:true write waiting the journal thread commits every third of it",
+        help: "journalCommitInterval, 2 ms to 300 ms (MongoDB 2.x default 100 ms with the journal and data on one volume); with a j:true write waiting the journal thread commits every third of it",
     },
     ParamDef {
         name: "syncdelay",
@@ -109,9 +109,9 @@ enum Workload {
 const MODELS: &[&str] = &[
     "YCSB core workloads: A 50 % read / 50 % update, B 95/5, C 100 % read, D 95 % read / 5 % insert (latest distribution: the newest records are the most popular), E 95 % scan (uniform length 1 to 100, YCSB's maxscanlength) / 5 % insert, F 50 % read / 50 % read-modify-write; keys scrambled-zipfian (YCSB's default, theta 0.99) except D; an update sets one 100-byte field (YCSB's writeallfields=false)",
     "MongoDB 2.x mmapv1: records of `record` bytes plus a 16-byte record header and ~100 bytes of BSON field names and lengths, laid out in a 64 MB first data file (then files doubling, as mongod allocates them) and a 16 MB namespace file; the _id index is a B-tree of 8 KB buckets (~40 bytes a key at 90 % fill) in the data files",
-    "a read walks the index root to leaf (8 dependent line misses per bucket: its binary search) and loads the record (one exposed miss, the rest at bandwidth); an update also stores the field (dirtying its page) under the global write lock (MongoDB 2.x's database lock: writers serialise); an insert stores the record, the key into its leaf bucket (shifting half the bucket's key headers) and the collection's counters in the namespace file",
+    "a read walks the index root to leaf (8 dependent line misses per bucket: its binary search) and loads the record (one exposed miss, the rest at bandwidth); an update also stores the field (dirtying its page) under the global write lock (MongoDB 2.x's database lock: writers serialise); an insert stores the record, the key into its leaf bucket (keys after it shift: a quarter of the bucket's bytes, ESTIMATE for an insert into the middle of a 90 %-full bucket of key headers and key data) and the collection's counters in the namespace file",
     "fsync-safe: after the write, msync of each mapped file (data and namespace): on NVMM the NVMM class's sync over the whole file (default M_SYNC: every line; SPF: the pages written since the last sync) plus the system call; elsewhere fsync of each file",
-    "journaled: the write's journal record (its bytes, 20 bytes of write intent and section headers) joins the journal; the journal thread commits every third of journalCommitInterval (34 ms) while a j:true write waits (MongoDB 2.x dur.cpp durThread): it writes the section rounded to 8 KB with O_DIRECT and fdatasyncs it (on PMFS the write itself is durable: non-temporal copies and a fence); the writer waits for that commit; the data files are flushed every `syncdelay`",
+    "journaled: the write's journal record (its bytes, 20 bytes of write intent and section headers) joins the journal; while a j:true write waits, the journal thread commits every third of journalCommitInterval (MongoDB 2.4's dur.cpp durThread sleeps interval/3 + 1 ms, then commits when a waiter is pending; the 2.x manual: 'mongod will reduce journalCommitInterval to a third of the set value'; the interval's default is 100 ms with journal and data on one volume, 30 ms on separate ones): 34 ms; it writes the section rounded to 8 KB with O_DIRECT and fdatasyncs it (buffered on tmpfs; on PMFS the write itself is durable: non-temporal copies and a fence); the writer waits for that commit, after releasing the write lock; the data files are flushed every `syncdelay`",
     "CPU caches: a line stays cached once loaded unless an msync flushed it with clflush, clflushopt or WOF (they evict; clwb keeps it); when the data set exceeds `llc`, a share 1 - llc/data set of cached loads misses anyway",
 ];
 
@@ -245,8 +245,11 @@ fn build(p: &Params, w: Workload) -> Result<AppKind, AppError> {
         return Err(p.bad("scan_record_us", "must be from 0 to 10,000,000"));
     }
     let interval = p.time_ns("commit_interval", 1000)?;
-    if interval == 0 {
-        return Err(p.bad("commit_interval", "must be above 0"));
+    if !(2_000_000..=300_000_000).contains(&interval) {
+        return Err(p.bad(
+            "commit_interval",
+            "must be from 2 ms to 300 ms (MongoDB's accepted range)",
+        ));
     }
     let syncdelay = p.time_ns("syncdelay", 1_000_000)?;
     if syncdelay == 0 {
@@ -278,7 +281,8 @@ fn build(p: &Params, w: Workload) -> Result<AppKind, AppError> {
         cpu_ns: (cpu_us * 1000.0).round() as u64,
         scan_ns: (scan_us * 1000.0).round() as u64,
         llc: p.u64("llc", 0, 1 << 40)?,
-        third_ns: interval / 3 + 1_000_000,
+        // dur.cpp: `unsigned oneThird = (ms / 3) + 1;` in whole ms
+        third_ns: (interval / 1_000_000 / 3 + 1) * 1_000_000,
         syncdelay_ns: syncdelay,
         clients,
         operations,
@@ -291,8 +295,7 @@ fn build(p: &Params, w: Workload) -> Result<AppKind, AppError> {
         direct_access: false,
         file_pages: [0, 0],
         dirty: [BTreeSet::new(), BTreeSet::new()],
-        evicted_gen: [Vec::new(), Vec::new()],
-        gen: 1,
+        evicted: [Vec::new(), Vec::new()],
         miss_share: 0.0,
         syscall_ns: 0,
         bg_phase: [false, false],
@@ -322,7 +325,7 @@ struct Mongo {
     cpu_ns: u64,
     scan_ns: u64,
     llc: u64,
-    /// A third of journalCommitInterval (+1 ms, as dur.cpp rounds).
+    /// A third of journalCommitInterval, whole ms, +1 ms (dur.cpp).
     third_ns: u64,
     syncdelay_ns: u64,
     clients: u32,
@@ -339,10 +342,9 @@ struct Mongo {
     file_pages: [u64; 2],
     /// Pages written since their last SPF sync, per file.
     dirty: [BTreeSet<u64>; 2],
-    /// Per page, the flush generation that evicted its lines (0: never);
-    /// a page is cached when it was loaded after that.
-    evicted_gen: [Vec<u32>; 2],
-    gen: u32,
+    /// Per page: an msync's flushes evicted its lines from the CPU caches
+    /// and no load has brought them back since.
+    evicted: [Vec<bool>; 2],
     /// Share of cached loads that miss anyway (data set over the LLC).
     miss_share: f64,
     syscall_ns: u64,
@@ -380,13 +382,13 @@ impl Mongo {
     fn load(&mut self, f: usize, off: u64, bytes: u64, dependent: u64) -> u64 {
         let Some(m) = &self.mem else { return 0 };
         let page = (off / PAGE) as usize;
-        let cached = self.evicted_gen[f].get(page).is_some_and(|&g| g == 0);
+        let cached = self.evicted[f].get(page).is_some_and(|&e| !e);
         let lines = bytes.div_ceil(LINE).max(1);
         let share = if cached { self.miss_share } else { 1.0 };
         // the page's lines are cached again once loaded
         let last = ((off + bytes.max(1) - 1) / PAGE) as usize;
-        for pg in page..=last.min(self.evicted_gen[f].len().saturating_sub(1)) {
-            self.evicted_gen[f][pg] = 0;
+        for pg in page..=last.min(self.evicted[f].len().saturating_sub(1)) {
+            self.evicted[f][pg] = false;
         }
         if share == 0.0 {
             return 0;
@@ -430,14 +432,11 @@ impl Mongo {
             self.counts.lines_flushed += cost.lines_flushed;
             match plan.mode {
                 SyncMode::Default => {
-                    // every line of the file was flushed
+                    // every line of the file was flushed (default msync
+                    // neither reads nor needs the dirty pages)
                     if evicts {
-                        self.gen += 1;
-                        let g = self.gen;
-                        self.evicted_gen[f].iter_mut().for_each(|e| *e = g);
+                        self.evicted[f].iter_mut().for_each(|e| *e = true);
                     }
-                    // the device forgets nothing: default msync does not
-                    // clear dirty state, but nothing reads it either
                     self.dirty[f].clear();
                 }
                 SyncMode::Spf => {
@@ -445,7 +444,7 @@ impl Mongo {
                         if pg >= plan.clear_first && pg < plan.clear_end {
                             self.dirty[f].remove(&pg);
                             if evicts {
-                                self.evicted_gen[f][pg as usize] = self.gen;
+                                self.evicted[f][pg as usize] = true;
                             }
                         }
                     }
@@ -558,9 +557,9 @@ impl Model for Mongo {
         self.files[0] = cx.create_file(self.data_file_bytes, Layout::Allocated)?;
         self.files[1] = cx.create_file(NS_FILE, Layout::Allocated)?;
         self.file_pages = [self.data_file_bytes / PAGE, NS_FILE / PAGE];
-        self.evicted_gen = [
-            vec![0; self.file_pages[0] as usize],
-            vec![0; self.file_pages[1] as usize],
+        self.evicted = [
+            vec![false; self.file_pages[0] as usize],
+            vec![false; self.file_pages[1] as usize],
         ];
         let working = (self.records * self.slot + self.index_bytes().min(self.records * 64)) as f64;
         self.miss_share = if self.llc as f64 >= working {

@@ -37,7 +37,7 @@ use rand_pcg::Pcg64Mcg;
 use serde_json::json;
 use storlab_model::fs::{Layout, PAGE};
 use storlab_model::host::FileSystem;
-use storlab_pmem::model::{FlushMode, NvmmParams, SyncMode};
+use storlab_pmem::model::{FlushMode, NvmmParams, Preset, SyncMode};
 
 use super::driver::{FileIo, LogSpec, LogSync, Model, PlanCx, SetupCx, Step};
 use super::{AppError, AppInfo, AppKind, MetricKind, ParamDef, Params};
@@ -107,17 +107,17 @@ enum Workload {
 }
 
 const MODELS: &[&str] = &[
-    "YCSB core workloads: A 50 % read / 50 % update, B 95/5, C 100 % read, D 95 % read / 5 % insert (latest distribution: the newest records are the most popular), E 95 % scan (uniform length 1 to 100, YCSB's maxscanlength) / 5 % insert, F 50 % read / 50 % read-modify-write; keys scrambled-zipfian (YCSB's default, theta 0.99) except D; an update sets one 100-byte field (YCSB's writeallfields=false)",
+    "YCSB core workloads: A 50 % read / 50 % update, B 95/5, C 100 % read, D 95 % read / 5 % insert (latest distribution: the newest records are the most popular), E 95 % scan (uniform length 1 to 100, YCSB's maxscanlength) / 5 % insert, F 50 % read / 50 % read-modify-write (two requests: a read, then an update); keys scrambled-zipfian (YCSB's default, theta 0.99) except D; an update sets one 100-byte field (YCSB's writeallfields=false)",
     "MongoDB 2.x mmapv1: records of `record` bytes plus a 16-byte record header and ~100 bytes of BSON field names and lengths, laid out in a 64 MB first data file (then files doubling, as mongod allocates them) and a 16 MB namespace file; the _id index is a B-tree of 8 KB buckets (~40 bytes a key at 90 % fill) in the data files",
     "a read walks the index root to leaf (8 dependent line misses per bucket: its binary search) and loads the record (one exposed miss, the rest at bandwidth); an update also stores the field (dirtying its page) under the global write lock (MongoDB 2.x's database lock: writers serialise); an insert stores the record, the key into its leaf bucket (keys after it shift: a quarter of the bucket's bytes, ESTIMATE for an insert into the middle of a 90 %-full bucket of key headers and key data) and the collection's counters in the namespace file",
     "fsync-safe: after the write, msync of each mapped file (data and namespace): on NVMM the NVMM class's sync over the whole file (default M_SYNC: every line; SPF: the pages written since the last sync) plus the system call; elsewhere fsync of each file",
     "journaled: the write's journal record (its bytes, 20 bytes of write intent and section headers) joins the journal; while a j:true write waits, the journal thread commits every third of journalCommitInterval (MongoDB 2.4's dur.cpp durThread sleeps interval/3 + 1 ms, then commits when a waiter is pending; the 2.x manual: 'mongod will reduce journalCommitInterval to a third of the set value'; the interval's default is 100 ms with journal and data on one volume, 30 ms on separate ones): 34 ms; it writes the section rounded to 8 KB with O_DIRECT and fdatasyncs it (buffered on tmpfs; on PMFS the write itself is durable: non-temporal copies and a fence); the writer waits for that commit, after releasing the write lock; the data files are flushed every `syncdelay`",
-    "CPU caches: a line stays cached once loaded unless an msync flushed it with clflush, clflushopt or WOF (they evict; clwb keeps it); when the data set exceeds `llc`, a share 1 - llc/data set of cached loads misses anyway",
+    "CPU caches: a line stays cached once loaded unless an NVMM msync flushed it with clflush, clflushopt or WOF (they evict; clwb keeps it); when the data set exceeds `llc`, a share 1 - llc/data set of cached loads misses anyway; a miss costs L_READ on NVMM, PMEP's DRAM latency (the pdram configuration's 150 ns) elsewhere",
 ];
 
 const SIMPLIFIES: &[&str] = &[
     "the data set starts loaded and resident (YCSB's load phase wrote it): no page faults on the page-cache path, and every line cached",
-    "a store into a mapped page on the page-cache path is issued as a buffered write of its bytes (it dirties the same pages; its system-call and copy cost stand for the page_mkwrite fault of the first store to a clean page)",
+    "a store into a mapped page of a block device's file system (ext4, XFS) is issued as a buffered write of its bytes (it dirties the same pages for writeback; its system-call and copy cost stand for the page_mkwrite fault of the first store to a page writeback cleaned); on tmpfs it is a DRAM store",
     "readers do not wait for the write lock (with YCSB's one client thread there is nothing to wait for); the msync happens after the write lock is released",
     "mmapv1's record moves (an update that grows a record) do not happen: YCSB's updates replace a field of the same size; bucket splits are not modelled (5 % inserts into 1,000 records)",
     "only the test database's files are mapped (no local database); the next data file is not preallocated",
@@ -291,8 +291,9 @@ fn build(p: &Params, w: Workload) -> Result<AppKind, AppError> {
         zipf: Zipfian::new(records.max(1), ZIPF_THETA),
         files: [0, 0],
         journal: 0,
-        mem: None,
+        mem: NvmmParams::preset(Preset::Pdram),
         direct_access: false,
+        memory_store: false,
         file_pages: [0, 0],
         dirty: [BTreeSet::new(), BTreeSet::new()],
         evicted: [Vec::new(), Vec::new()],
@@ -337,8 +338,16 @@ struct Mongo {
     files: [u32; 2],
     journal: u32,
     /// NVMM pricing, when the files are on NVMM through PMFS.
-    mem: Option<NvmmParams>,
+    /// Memory pricing: the NVMM device's parameters on NVMM through
+    /// PMFS; PMEP's DRAM (the pdram configuration's latency and
+    /// bandwidth) otherwise.
+    mem: NvmmParams,
+    /// The files are on NVMM through PMFS (loads and stores reach NVMM,
+    /// msync is the NVMM class's sync).
     direct_access: bool,
+    /// The files are in tmpfs: stores are plain DRAM stores (nothing is
+    /// ever written back).
+    memory_store: bool,
     file_pages: [u64; 2],
     /// Pages written since their last SPF sync, per file.
     dirty: [BTreeSet<u64>; 2],
@@ -380,7 +389,7 @@ impl Mongo {
     /// Cost of loading `lines` lines of page `page` of file `f`, of which
     /// `dependent` are exposed one after another (pointer chasing), ns.
     fn load(&mut self, f: usize, off: u64, bytes: u64, dependent: u64) -> u64 {
-        let Some(m) = &self.mem else { return 0 };
+        let m = &self.mem;
         let page = (off / PAGE) as usize;
         let cached = self.evicted[f].get(page).is_some_and(|&e| !e);
         let lines = bytes.div_ceil(LINE).max(1);
@@ -400,13 +409,16 @@ impl Mongo {
     }
 
     /// A store of `bytes` at `off` in file `f`: on NVMM its bandwidth (the
-    /// dirty page is remembered for SPF); elsewhere a buffered write.
+    /// dirty page is remembered for SPF), on tmpfs DRAM's; on a block
+    /// device's file system a buffered write.
     fn store(&mut self, f: usize, off: u64, bytes: u64, cx: &mut PlanCx, mem_ns: &mut u64) {
-        if let Some(m) = &self.mem {
-            *mem_ns += m.write_ns(bytes);
+        if self.direct_access {
+            *mem_ns += self.mem.write_ns(bytes);
             for pg in off / PAGE..=(off + bytes.max(1) - 1) / PAGE {
                 self.dirty[f].insert(pg);
             }
+        } else if self.memory_store {
+            *mem_ns += self.mem.write_ns(bytes);
         } else {
             cx.push(Step::Io(FileIo::write(self.files[f], off, bytes)));
         }
@@ -415,12 +427,13 @@ impl Mongo {
     /// msync of every mapped file (MongoDB's flushAll): steps into `cx`.
     fn msync_all(&mut self, cx: &mut PlanCx) {
         self.counts.msyncs += 1;
-        let Some(m) = self.mem.clone() else {
+        if !self.direct_access {
             for f in self.files {
                 cx.push(Step::Io(FileIo::fsync(f)));
             }
             return;
-        };
+        }
+        let m = self.mem.clone();
         let mut ns = 0;
         let evicts = m.m_flush != FlushMode::Clwb;
         for f in 0..2 {
@@ -549,8 +562,9 @@ impl Model for Mongo {
         self.rng = Pcg64Mcg::seed_from_u64(seed ^ 0x6d6f6e676f);
         let fs = cx.host().file_system;
         self.direct_access = fs == FileSystem::Pmfs && cx.nvmm().is_some();
-        if self.direct_access {
-            self.mem = cx.nvmm().cloned();
+        self.memory_store = fs == FileSystem::Tmpfs;
+        if let (true, Some(n)) = (self.direct_access, cx.nvmm()) {
+            self.mem = n.clone();
         }
         let h = cx.host();
         self.syscall_ns = h.syscall_entry_ns.write + h.syscall_exit_ns.write;
@@ -650,7 +664,11 @@ impl Model for Mongo {
             kind = if update_p > 0.0 { 1 } else { 4 };
             let k = self.next_key();
             if kind == 4 {
+                // YCSB's read-modify-write is two requests: a read, then
+                // an update
                 mem += self.read(k);
+                push_mem(cx, std::mem::take(&mut mem));
+                cx.push(Step::Cpu(self.cpu_ns));
             }
             self.write_begin(cx);
             mem += self.index_walk(k);

@@ -202,6 +202,8 @@ struct Memcached {
 }
 
 impl Memcached {
+    /// Hash buckets: 2^16, doubled whenever items exceed 1.5x buckets
+    /// (assoc.c's `assoc_expand`).
     fn buckets(&self) -> u64 {
         let mut hp = HASHPOWER;
         while self.items as f64 > 1.5 * (1u64 << hp) as f64 && hp < 40 {

@@ -2,6 +2,7 @@
 //! (spec/targets.md): `prepare` gives the runs and how to read the rows
 //! and figures off them.
 
+pub mod apps_kv;
 pub mod apps_table;
 pub mod devices;
 pub mod filesystems;
@@ -63,6 +64,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "apps-table",
         "Moneta Table V's device rows (XDD raw and through XFS) on the full Moneta",
     ),
+    (
+        "apps-kv",
+        "MongoDB under YCSB and memcached on NVMM, SSD, disk and DRAM (MSST 2015)",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -79,6 +84,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "paging" => paging::prepare(),
         "filesystems" => filesystems::prepare(),
         "apps-table" => apps_table::prepare(),
+        "apps-kv" => apps_kv::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

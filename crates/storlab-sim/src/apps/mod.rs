@@ -20,6 +20,8 @@
 pub mod bdb;
 pub mod driver;
 pub mod kit;
+pub mod memcached;
+pub mod mongo;
 
 pub use driver::{AppRun, Step};
 
@@ -171,6 +173,8 @@ pub enum AppError {
 pub fn all() -> Vec<&'static AppInfo> {
     let mut v: Vec<&'static AppInfo> = Vec::new();
     v.extend(bdb::APPS);
+    v.extend(mongo::APPS);
+    v.extend(memcached::APPS);
     v
 }
 

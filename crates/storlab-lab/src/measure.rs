@@ -315,3 +315,14 @@ impl std::ops::Index<RunId> for Results {
         &self.runs[id.0]
     }
 }
+
+impl Run {
+    /// The application's metric (`app.metric` of an application job,
+    /// in the application's unit), if the run had one.
+    pub fn app_metric(&self) -> Option<f64> {
+        self.stats
+            .app
+            .as_ref()
+            .and_then(|a| a["metric"].as_f64())
+    }
+}

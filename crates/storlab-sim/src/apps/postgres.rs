@@ -36,14 +36,18 @@ const TUPLE_OVERHEAD: u64 = 28;
 /// Bytes of an index entry: an 8-byte key, the 6-byte heap pointer and
 /// the 8-byte index tuple header, aligned: 24.
 const INDEX_ENTRY: u64 = 24;
+/// Pages of a relation segment file (`RELSEG_SIZE`: PostgreSQL splits
+/// every table and index into files of 1 GiB).
+const SEG_PAGES: u64 = (1 << 30) / PAGE;
 
 /// CALIBRATED: CPU per row a PTF query fetches (the executor's index-scan
 /// and qual evaluation per tuple, the query's share of planning), against
 /// the Moneta study's Table V (PTFDB, 2.1 s on the full Moneta,
 /// `moneta-balance`, XFS): the one number calibrated for PostgreSQL; the
 /// RAID-Disk, RAID-SSD and FusionIO figures of the same table are
-/// predictions, and bionet carries it over.
-const PTF_CPU_US: f64 = 20.0;
+/// predictions, and bionet carries it over. Found with `storlab apps
+/// calibrate ptfdb --device moneta-balance --param cpu_us --target 2.1`.
+const PTF_CPU_US: f64 = 177.5;
 
 const fn params(db: &'static str, db_help: &'static str, x: [ParamDef; 4]) -> [ParamDef; 9] {
     [
@@ -136,7 +140,7 @@ static BIONET_PARAMS: [ParamDef; 9] = params(
 const MODELS: &[&str] = &[
     "the database: a heap of rows (row + 28 bytes, 0.9 of each 8 KB page) and B+tree indexes (24-byte entries, 0.7 full) taking index_share of it",
     "a probe: descend the index from the root through shared_buffers (internal pages, then the leaf pages its rows' entries fill), then fetch each of its rows from a uniformly random heap page",
-    "shared_buffers: clock replacement; a miss reads the 8 KB page through the page cache (buffered pread)",
+    "shared_buffers: clock replacement; a miss reads the 8 KB page through the page cache (buffered pread) from its 1 GB segment file (RELSEG_SIZE)",
     "each query runs in its own backend; a join level probes once per row of the level before (depth), at most `probes` x rows^level probes; the metric is the seconds until every query has finished",
 ];
 
@@ -156,7 +160,7 @@ static PTFDB: AppInfo = AppInfo {
     unit: "seconds",
     models: MODELS,
     simplifies: SIMPLIFIES,
-    calibration: "cpu_us (CPU per row fetched) is CALIBRATED against the Moneta study's Table V, PTFDB on Moneta (moneta-balance, XFS): 2.1 s (storlab apps calibrate ptfdb --device moneta-balance --param cpu_us --target 2.1); the query shape (6 queries x 100 probes x 100 rows) is an ESTIMATE",
+    calibration: "cpu_us (CPU per row fetched) is CALIBRATED against the Moneta study's Table V, PTFDB on Moneta (moneta-balance, XFS): 2.1 s gives 177.5 µs (storlab apps calibrate ptfdb --device moneta-balance --param cpu_us --target 2.1); the query shape (6 queries x 100 probes x 100 rows) is an ESTIMATE",
     params: &PTF_PARAMS,
     build: build,
 };
@@ -226,7 +230,7 @@ fn build(p: &Params) -> Result<AppKind, AppError> {
         probes_per_query: total,
         queries,
         rng: Pcg64Mcg::seed_from_u64(0),
-        file: 0,
+        files: Vec::new(),
     })))
 }
 
@@ -243,13 +247,15 @@ struct Pg {
     probes_per_query: u64,
     queries: u32,
     rng: Pcg64Mcg,
-    file: u32,
+    /// The 1 GiB segment files, in page order.
+    files: Vec<u32>,
 }
 
 impl Pg {
     fn touch(&mut self, page: u64, cx: &mut PlanCx) {
         if !self.pool.access(page, false).hit {
-            cx.push(Step::Io(FileIo::read(self.file, page * PAGE, PAGE)));
+            let file = self.files[(page / SEG_PAGES) as usize];
+            cx.push(Step::Io(FileIo::read(file, page % SEG_PAGES * PAGE, PAGE)));
         }
     }
 }
@@ -269,7 +275,11 @@ impl Model for Pg {
 
     fn setup(&mut self, cx: &mut SetupCx, seed: u64) -> Result<(), AppError> {
         self.rng = Pcg64Mcg::seed_from_u64(seed ^ 0x9e5);
-        self.file = cx.create_file(self.pages * PAGE, Layout::Allocated)?;
+        self.files.clear();
+        for first in (0..self.pages).step_by(SEG_PAGES as usize) {
+            let n = (self.pages - first).min(SEG_PAGES);
+            self.files.push(cx.create_file(n * PAGE, Layout::Allocated)?);
+        }
         let frames = self.pool.frames().min(self.pages);
         for _ in 0..frames {
             let pg = self.rng.gen_range(0..self.pages);

@@ -320,9 +320,6 @@ impl Run {
     /// The application's metric (`app.metric` of an application job,
     /// in the application's unit), if the run had one.
     pub fn app_metric(&self) -> Option<f64> {
-        self.stats
-            .app
-            .as_ref()
-            .and_then(|a| a["metric"].as_f64())
+        self.stats.app.as_ref().and_then(|a| a["metric"].as_f64())
     }
 }

@@ -61,11 +61,7 @@ const PLACEMENT_DIV: u64 = 16;
 pub fn prepare() -> Prepared {
     let mut p = Plan::new();
     // ---- HASTE: Berkeley DB, 16 GB (scaled 1/8), 16 threads
-    let bdb_pairs = [
-        "db=2g",
-        "cache=64m",
-        "transactions=3000",
-    ];
+    let bdb_pairs = ["db=2g", "cache=64m", "transactions=3000"];
     let haste_pc = ["fs.page_cache_bytes=536870912"];
     let haste_runs: Vec<(RunId, Vec<RunId>)> = ["bdb-btree", "bdb-hash"]
         .iter()
@@ -124,7 +120,12 @@ pub fn prepare() -> Prepared {
     let hybrid = format!("hybrid={}", gib(160));
     let all_dram = format!("buffer_pool={}", gib(180));
     let flash_cache = format!("tier.cache_bytes={}", 80_000_000_000u64 / PLACEMENT_DIV);
-    let base_pairs = [wh.as_str(), pool.as_str(), "flush_method=o_direct", "transactions=1500"];
+    let base_pairs = [
+        wh.as_str(),
+        pool.as_str(),
+        "flush_method=o_direct",
+        "transactions=1500",
+    ];
     let pl = |p: &mut Plan, dev: &str, ov: &[&str], extra: Option<&str>| {
         let mut pairs = base_pairs.to_vec();
         if let Some(e) = extra {
@@ -133,34 +134,29 @@ pub fn prepare() -> Prepared {
         p.add(app_spec(dev, ov, "tpcc", &pairs))
     };
     let pl_disk = pl(&mut p, "raid-hdd2", &[], None);
-    let pl_cache = pl(
-        &mut p,
-        "flash-cache-wt",
-        &[flash_cache.as_str()],
-        None,
-    );
+    let pl_cache = pl(&mut p, "flash-cache-wt", &[flash_cache.as_str()], None);
     let pl_hybrid = pl(&mut p, "raid-hdd2", &[], Some(hybrid.as_str()));
     let pl_dram = pl(&mut p, "raid-hdd2", &[], Some(all_dram.as_str()));
 
     let finish = move |r: &crate::measure::Results| {
         let m = |id: RunId| r[id].app_metric().unwrap_or(f64::NAN);
         let mut rows = Vec::new();
-        for ((app, label), (disk, nvm)) in [("bdb-btree", "BTree"), ("bdb-hash", "HashTable")]
-            .iter()
-            .zip(&haste_runs)
-        {
+        let why_bdb = "on the DDR and HASTE devices the model is CPU-bound (16 threads on 8 cores) at the CPU per transaction calibrated on the Moneta study's host (Table V); the HASTE study's own Berkeley DB rate is not published, so the ratio's numerator rests on the other study's host and configuration, while the disk RAID side (group commit over a ~19 ms fsync, ~1 random read a transaction) comes from the mechanisms";
+        for (label, (disk, nvm)) in ["BTree", "HashTable"].iter().zip(&haste_runs) {
             let base = m(*disk);
             for (dev, id) in HASTE_DEVICES.iter().zip(nvm) {
-                let _ = app;
-                rows.push(Row::between(
-                    format!(
-                        "HASTE study, Berkeley DB {label} on {dev} over the disk RAID (XFS, 16 threads, database scaled {HASTE_SCALE})"
-                    ),
-                    m(*id) / base,
-                    58.0,
-                    97.0,
-                    "x",
-                ));
+                rows.push(
+                    Row::between(
+                        format!(
+                            "HASTE study, Berkeley DB {label} on {dev} over the disk RAID (XFS, 16 threads, database scaled {HASTE_SCALE})"
+                        ),
+                        m(*id) / base,
+                        58.0,
+                        97.0,
+                        "x",
+                    )
+                    .miss_because(why_bdb),
+                );
             }
         }
         let cal = |what: &str| {
@@ -216,7 +212,6 @@ pub fn prepare() -> Prepared {
             m(nvmm_runs[k])
         };
         let nvmm = nv("NVMM-Raw");
-        let why_cpu = "the model's TPC-C is CPU-bound at 100 clients on 16 cores with the CPU carried over from the OLTP calibration and a 2 GB buffer pool: the SSD serves its misses and syncs without becoming the bottleneck";
         let why_msync = "the nvmm device class makes every fsync an msync of its whole region (the 16 GiB that holds the database under PMFS) where PMFS syncs one file: with default M_SYNC each redo-log commit flushes every line of 16 GiB, so the non-SPF configurations are far slower than the study measured";
         let mut r1 = Row::within(
             "NVMM study, TPC-C on NVMM (NVMM-Raw, PMFS) over SSD (ext4)",
@@ -225,9 +220,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "x",
         );
-        if !r1.pass {
-            r1 = r1.miss_because(if nvmm < nv("SSD") { why_msync } else { why_cpu });
-        }
+        r1 = r1.miss_because(why_msync);
         rows.push(r1);
         let mut r2 = Row::within(
             "NVMM study, TPC-C on NVMM (NVMM-Raw, PMFS) over HDD (ext4)",
@@ -236,9 +229,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "x",
         );
-        if !r2.pass {
-            r2 = r2.miss_because(why_msync);
-        }
+        r2 = r2.miss_because(why_msync);
         rows.push(r2);
         let mut r3 = Row::within(
             "NVMM study, TPC-C on NVMM (NVMM-Raw) below DRAM (tmpfs)",
@@ -247,9 +238,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "%",
         );
-        if !r3.pass {
-            r3 = r3.miss_because(why_msync);
-        }
+        r3 = r3.miss_because(why_msync);
         rows.push(r3);
         let mut r4 = Row::within(
             "NVMM study, TPC-C: SPF (NVMM-Opt) over NVMM-Raw",
@@ -258,9 +247,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "%",
         );
-        if !r4.pass {
-            r4 = r4.miss_because(why_msync);
-        }
+        r4 = r4.miss_because(why_msync);
         rows.push(r4);
         // effects: PDRAM -> PM-Lat (read latency), PM-Lat -> PM-BW
         // (bandwidth), PM-BW -> NVMM-Raw (the write barrier)
@@ -278,35 +265,44 @@ pub fn prepare() -> Prepared {
             ),
             bw > lat && lat > wbar,
         );
-        if !r5.pass {
-            r5 = r5.miss_because(why_msync);
-        }
+        r5 = r5.miss_because(why_msync);
         rows.push(r5);
 
         // flash placement
         let (d, c, h, a) = (m(pl_disk), m(pl_cache), m(pl_hybrid), m(pl_dram));
-        rows.push(Row::within(
-            format!("Flash placement study, TPC-C with flash as a disk cache (write-through) over the disk RAID (200 GB and 24 GB DRAM scaled 1/{PLACEMENT_DIV})"),
-            (c / d - 1.0) * 100.0,
-            56.0,
-            0.25,
-            "%",
-        ));
-        rows.push(Row::within(
-            format!("Flash placement study, TPC-C with flash as hybrid memory over the disk RAID (scaled 1/{PLACEMENT_DIV})"),
-            (h / d - 1.0) * 100.0,
-            131.0,
-            0.25,
-            "%",
-        ));
-        rows.push(Row::holds(
-            "Flash placement study, TPC-C: all DRAM highest",
-            "all-DRAM above flash as hybrid memory and as a disk cache",
-            format!(
-                "all DRAM {a:.0} tx/s, hybrid memory {h:.0}, disk cache {c:.0}, disks {d:.0}"
-            ),
-            a > h && a > c,
-        ));
+        let why_cold = "the flash cache starts empty and the run (1,500 transactions, scaled) warms a small part of it, where the study measured after an hour's warm-up; warming it in the model would take ~10^5 transactions (minutes of wall time)";
+        let why_hybrid = "a hybrid-memory fault is a fixed 103 µs wait that never queues on the flash (SSDAlloc's fault path, its 64-byte accesses and the card's queueing under 100 clients are not modelled), so the hybrid run is CPU-bound on the 8 cores like all-DRAM, at the CPU carried over from the OLTP calibration, while the disk RAID run is IO-bound";
+        rows.push(
+            Row::within(
+                format!("Flash placement study, TPC-C with flash as a disk cache (write-through) over the disk RAID (200 GB and 24 GB DRAM scaled 1/{PLACEMENT_DIV})"),
+                (c / d - 1.0) * 100.0,
+                56.0,
+                0.25,
+                "%",
+            )
+            .miss_because(why_cold),
+        );
+        rows.push(
+            Row::within(
+                format!("Flash placement study, TPC-C with flash as hybrid memory over the disk RAID (scaled 1/{PLACEMENT_DIV})"),
+                (h / d - 1.0) * 100.0,
+                131.0,
+                0.25,
+                "%",
+            )
+            .miss_because(why_hybrid),
+        );
+        rows.push(
+            Row::holds(
+                "Flash placement study, TPC-C: all DRAM highest",
+                "all-DRAM above flash as hybrid memory and as a disk cache",
+                format!(
+                    "all DRAM {a:.0} tx/s, hybrid memory {h:.0}, disk cache {c:.0}, disks {d:.0}"
+                ),
+                a > h && a > c,
+            )
+            .miss_because(why_hybrid),
+        );
         Reproduction {
             study: "apps-db".into(),
             title: "Database applications as models: Berkeley DB (HASTE, Moneta), MySQL OLTP and TPC-C (Moneta, NVMM, flash placement), PostgreSQL PTF (Moneta)".into(),

@@ -278,7 +278,8 @@ impl Model for Pg {
         self.files.clear();
         for first in (0..self.pages).step_by(SEG_PAGES as usize) {
             let n = (self.pages - first).min(SEG_PAGES);
-            self.files.push(cx.create_file(n * PAGE, Layout::Allocated)?);
+            self.files
+                .push(cx.create_file(n * PAGE, Layout::Allocated)?);
         }
         let frames = self.pool.frames().min(self.pages);
         for _ in 0..frames {

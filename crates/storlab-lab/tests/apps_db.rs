@@ -77,7 +77,7 @@ fn every_db_app_runs_on_every_device_class_deterministically() {
     for (app, pairs) in SMALL {
         for (dev, ov) in devices {
             let (m1, a1) = metric(dev, ov, app, pairs);
-            let (m2, a2) = metric(dev, ov, app, pairs);
+            let (_, a2) = metric(dev, ov, app, pairs);
             assert!(m1.is_finite() && m1 > 0.0, "{app} on {dev}: {m1}");
             assert_eq!(a1, a2, "{app} on {dev} is not deterministic");
         }

@@ -1013,12 +1013,13 @@ impl Tpcc {
             };
             redo += self.eng.change(tb.stock.page_of(sw * 100_000 + i), false);
             let line = orow * 10 + l;
-            let fresh = line % tb.order_line.per_page == 0;
+            let fresh = line.is_multiple_of(tb.order_line.per_page);
             redo += self.eng.change(tb.order_line.page_of(line), fresh);
         }
-        redo += self
-            .eng
-            .change(tb.orders.page_of(orow), o as u64 % tb.orders.per_page == 0);
+        redo += self.eng.change(
+            tb.orders.page_of(orow),
+            (o as u64).is_multiple_of(tb.orders.per_page),
+        );
         redo += self.eng.change(
             tb.orders_cust
                 .page_of(dist * 3000 + self.rng.gen_range(0..3000)),
@@ -1047,7 +1048,7 @@ impl Tpcc {
         self.hist_next = (h + 1) % (tb.history.pages * tb.history.per_page);
         redo += self
             .eng
-            .change(tb.history.page_of(h), h % tb.history.per_page == 0);
+            .change(tb.history.page_of(h), h.is_multiple_of(tb.history.per_page));
         redo
     }
 

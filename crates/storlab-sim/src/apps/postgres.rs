@@ -162,7 +162,7 @@ static PTFDB: AppInfo = AppInfo {
     simplifies: SIMPLIFIES,
     calibration: "cpu_us (CPU per row fetched) is CALIBRATED against the Moneta study's Table V, PTFDB on Moneta (moneta-balance, XFS): 2.1 s gives 177.5 µs (storlab apps calibrate ptfdb --device moneta-balance --param cpu_us --target 2.1); the query shape (6 queries x 100 probes x 100 rows) is an ESTIMATE",
     params: &PTF_PARAMS,
-    build: build,
+    build,
 };
 
 static BIONET: AppInfo = AppInfo {
@@ -173,7 +173,7 @@ static BIONET: AppInfo = AppInfo {
     simplifies: SIMPLIFIES,
     calibration: "no Table V figure: CPU per row is carried over from the PTF calibration (the same executor's index-scan work per tuple); the query shape (4 queries of 4-level joins, 20 rows per probe) is an ESTIMATE",
     params: &BIONET_PARAMS,
-    build: build,
+    build,
 };
 
 fn build(p: &Params) -> Result<AppKind, AppError> {

@@ -144,6 +144,9 @@ pub struct Run {
     pub stats: JobStats,
     /// The first job's `storlab` report object.
     pub storlab: Value,
+    /// The first application job's `app` object (`Value::Null` when the
+    /// run has no application).
+    pub app: Value,
 }
 
 impl Run {
@@ -155,8 +158,18 @@ impl Run {
         }
         Run {
             storlab: jobs[0].storlab.clone(),
+            app: jobs
+                .iter()
+                .find_map(|j| j.app.clone())
+                .unwrap_or(Value::Null),
             stats,
         }
+    }
+
+    /// The application's metric (its `app.metric`: transactions/s,
+    /// seconds, ...); NaN when the run has no application.
+    pub fn app_metric(&self) -> f64 {
+        self.app["metric"].as_f64().unwrap_or(f64::NAN)
     }
     /// Mean total latency of direction `d` (0 read, 1 write), µs.
     pub fn lat_us(&self, d: usize) -> f64 {
@@ -313,13 +326,5 @@ impl std::ops::Index<RunId> for Results {
     type Output = Run;
     fn index(&self, id: RunId) -> &Run {
         &self.runs[id.0]
-    }
-}
-
-impl Run {
-    /// The application's metric (`app.metric` of an application job,
-    /// in the application's unit), if the run had one.
-    pub fn app_metric(&self) -> Option<f64> {
-        self.stats.app.as_ref().and_then(|a| a["metric"].as_f64())
     }
 }

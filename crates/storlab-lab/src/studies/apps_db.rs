@@ -139,7 +139,7 @@ pub fn prepare() -> Prepared {
     let pl_dram = pl(&mut p, "raid-hdd2", &[], Some(all_dram.as_str()));
 
     let finish = move |r: &crate::measure::Results| {
-        let m = |id: RunId| r[id].app_metric().unwrap_or(f64::NAN);
+        let m = |id: RunId| r[id].app_metric();
         let mut rows = Vec::new();
         let why_bdb = "on the DDR and HASTE devices the model is CPU-bound (16 threads on 8 cores) at the CPU per transaction calibrated on the Moneta study's host (Table V); the HASTE study's own Berkeley DB rate is not published, so the ratio's numerator rests on the other study's host and configuration, while the disk RAID side (group commit over a ~19 ms fsync, ~1 random read a transaction) comes from the mechanisms";
         for (label, (disk, nvm)) in ["BTree", "HashTable"].iter().zip(&haste_runs) {

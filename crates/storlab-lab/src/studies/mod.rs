@@ -3,6 +3,7 @@
 //! and figures off them.
 
 pub mod apps_db;
+pub mod apps_table;
 pub mod devices;
 pub mod filesystems;
 pub mod haste_bus;
@@ -60,6 +61,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "XFS and ext3 as mechanisms against the raw device (SC 2010, V-A)",
     ),
     (
+        "apps-table",
+        "Moneta Table V's device rows (XDD raw and through XFS) on the full Moneta",
+    ),
+    (
         "apps-db",
         "Database applications as models: Berkeley DB, MySQL OLTP and TPC-C, PostgreSQL PTF (issue 41)",
     ),
@@ -78,6 +83,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "peers" => peers::prepare(),
         "paging" => paging::prepare(),
         "filesystems" => filesystems::prepare(),
+        "apps-table" => apps_table::prepare(),
         "apps-db" => apps_db::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {

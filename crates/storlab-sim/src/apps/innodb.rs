@@ -167,7 +167,7 @@ const TPCC_PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "warehouses",
         default: "100",
-        help: "TPC-C warehouses (the database is about 94 MB each: 100 give the NVMM study's 9.4 GB; about 2,130 the flash placement study's 200 GB)",
+        help: "TPC-C warehouses (the database is about 94 MB each: 100 give the NVMM study's 9.4 GB; about 2,130 the flash placement study's 200 GB, run there with buffer_pool=20g, flush_method=o_direct and, for flash as hybrid memory, hybrid=160g)",
     },
     ParamDef {
         name: "buffer_pool",

@@ -2,6 +2,7 @@
 //! (spec/targets.md): `prepare` gives the runs and how to read the rows
 //! and figures off them.
 
+pub mod apps_db;
 pub mod apps_kv;
 pub mod apps_table;
 pub mod devices;
@@ -68,6 +69,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "apps-kv",
         "MongoDB under YCSB and memcached on NVMM, SSD, disk and DRAM (MSST 2015)",
     ),
+    (
+        "apps-db",
+        "Database applications as models: Berkeley DB, MySQL OLTP and TPC-C, PostgreSQL PTF (issue 41)",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -85,6 +90,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "filesystems" => filesystems::prepare(),
         "apps-table" => apps_table::prepare(),
         "apps-kv" => apps_kv::prepare(),
+        "apps-db" => apps_db::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

@@ -19,9 +19,11 @@
 
 pub mod bdb;
 pub mod driver;
+pub mod innodb;
 pub mod kit;
 pub mod memcached;
 pub mod mongo;
+pub mod postgres;
 
 pub use driver::{AppRun, Step};
 
@@ -175,6 +177,8 @@ pub fn all() -> Vec<&'static AppInfo> {
     v.extend(bdb::APPS);
     v.extend(mongo::APPS);
     v.extend(memcached::APPS);
+    v.extend(innodb::APPS);
+    v.extend(postgres::APPS);
     v
 }
 

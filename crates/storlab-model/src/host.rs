@@ -716,6 +716,7 @@ impl Host {
     }
 
     /// A thread submits a request at `now`.
+    #[inline]
     pub fn submit(&mut self, now: Nanos, io: HostIo, cx: &mut HostCx) {
         let spin = io.poll
             || match self.cfg.completion {
@@ -748,6 +749,7 @@ impl Host {
     }
 
     /// A wake-up is due.
+    #[inline]
     pub fn on_event(&mut self, now: Nanos, token: u64, cx: &mut HostCx) {
         if token & HOST_BIT == 0 {
             let n0 = cx.dev.wakeups.len();
@@ -824,6 +826,17 @@ impl Host {
         self.comp_pool.push(comps);
     }
 
+    /// The component a wait for resource `bit` is charged to.
+    #[inline]
+    fn wait_component(bit: u8) -> Component {
+        match bit {
+            THREAD => Component::ThreadWait,
+            SCHED => Component::SchedulerWait,
+            CORE => Component::CoreWait,
+            _ => Component::LockWait,
+        }
+    }
+
     /// Try to take the stage's resources in order (thread → scheduler →
     /// core → lock, which is the order of their bits); park on the first
     /// busy one. Returns true when all are held.
@@ -832,6 +845,39 @@ impl Host {
         let h = &self.ios[i as usize];
         let mut want = self.costs[h.stage as usize][h.io.op as usize].needs & !h.holds;
         let thread = h.io.thread as usize;
+        if want == 0 {
+            return true;
+        }
+        // the common case: every resource wanted is free, all are taken at
+        // once (as the loop below would, one after the other)
+        let ts = &mut self.threads[thread];
+        let busy = (ts.busy as u8 * THREAD)
+            | (self.sched_busy as u8 * SCHED)
+            | ((self.cores_free == 0) as u8 * CORE)
+            | (self.lock_busy as u8 * LOCK);
+        if want & busy == 0 {
+            if want & THREAD != 0 {
+                ts.busy = true;
+            }
+            if want & SCHED != 0 {
+                self.sched_busy = true;
+            }
+            if want & CORE != 0 {
+                self.cores_free -= 1;
+            }
+            if want & LOCK != 0 {
+                self.lock_busy = true;
+            }
+            let h = &mut self.ios[i as usize];
+            let waited = now - h.t_mark;
+            if waited > 0 {
+                // the wait is the first resource's, as in the loop
+                self.bds[i as usize].add(Self::wait_component(want & want.wrapping_neg()), waited);
+            }
+            h.t_mark = now;
+            h.holds |= want;
+            return true;
+        }
         while want != 0 {
             let bit = want & want.wrapping_neg();
             want &= want - 1;
@@ -859,13 +905,7 @@ impl Host {
             let h = &mut self.ios[i as usize];
             let waited = now - h.t_mark;
             if waited > 0 {
-                let c = match bit {
-                    THREAD => Component::ThreadWait,
-                    SCHED => Component::SchedulerWait,
-                    CORE => Component::CoreWait,
-                    _ => Component::LockWait,
-                };
-                self.bds[i as usize].add(c, waited);
+                self.bds[i as usize].add(Self::wait_component(bit), waited);
             }
             h.t_mark = now;
             h.holds |= bit;

@@ -962,7 +962,9 @@ impl Host {
 
     /// Account the current stage's software segment of request `i`, which
     /// holds its resources, starting at `now`; returns its duration.
-    #[inline]
+    /// (Inlined where it is called: a call per segment cost about 5 % of
+    /// the null device's instructions per simulated IO.)
+    #[inline(always)]
     fn segment(&mut self, now: Nanos, i: u32) -> u64 {
         let h = &mut self.ios[i as usize];
         debug_assert!(

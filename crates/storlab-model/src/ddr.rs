@@ -408,6 +408,40 @@ mod tests {
     }
 
     #[test]
+    fn a_remembered_copy_costs_what_a_computed_one_does() {
+        // the same requests on two disks, one of which forgets its last
+        // copy's cost before every request: identical completions, for
+        // sizes, alignments and directions that change and repeat
+        let shapes = [
+            (Op::Read, 0, 4096),
+            (Op::Read, 4096, 4096),
+            (Op::Read, 32, 4096),
+            (Op::Write, 0, 4096),
+            (Op::Read, 0, 4096),
+            (Op::Write, 64, 512),
+            (Op::Write, 0, 2 << 20),
+            (Op::Read, 0, 2 << 20),
+            (Op::Write, 128, 512),
+            (Op::Read, 96, 4096),
+        ];
+        let mut memo = disk(300, 1000);
+        let mut fresh = disk(300, 1000);
+        let (mut a, mut b) = (Cx::default(), Cx::default());
+        for (k, &(op, off, len)) in shapes.iter().cycle().take(50).enumerate() {
+            let now = 100 * k as u64;
+            memo.submit(now, req(k as u64, op, off, len), &mut a);
+            fresh.memo = [CopyMemo::EMPTY; 2];
+            fresh.submit(now, req(k as u64, op, off, len), &mut b);
+        }
+        assert_eq!(a.completions.len(), 50);
+        for (x, y) in a.completions.iter().zip(&b.completions) {
+            assert_eq!((x.id, x.at, x.breakdown), (y.id, y.at, y.breakdown));
+        }
+        assert_eq!(memo.lines, fresh.lines);
+        assert_eq!(memo.bus_bytes, fresh.bus_bytes);
+    }
+
+    #[test]
     fn huge_requests_do_not_overflow() {
         let mut c = cfg();
         c.line_path_ns = crate::config::MAX_DURATION_NS;

@@ -58,6 +58,106 @@ pub trait IoObserver {
     fn finished(&mut self, at: Nanos);
 }
 
+/// Ids of requests an application submits carry this bit (and the
+/// application's index in bits 40-55); the engine routes their completions
+/// to the application, not to a fio thread.
+pub const APP_ID: u64 = 1 << 63;
+
+/// Tokens of applications' timers: the engine's thread bit and bit 61
+/// (fio thread wake-ups leave bit 61 clear, device tokens stay below it,
+/// host and file-system tokens set the top bit).
+const APP_TIMER: u64 = THREAD_BIT | 1 << 61;
+
+/// An application model driven by the engine beside fio threads: it owns
+/// host threads `first_thread..first_thread + threads()` and submits file
+/// requests (through the file-system layer) or raw device requests, and
+/// sets timers; the engine calls it back when they finish or fire. The
+/// application decides what its threads do (closed loops of operations:
+/// `crate::apps`).
+pub trait AppDriver {
+    /// Start the application's threads at `cx.now()`.
+    fn start(&mut self, cx: &mut AppCx);
+    /// A request the application submitted finished (`done.id` as it was
+    /// submitted, with [`APP_ID`] and the application's index removed).
+    fn done(&mut self, done: &storlab_model::host::IoDone, cx: &mut AppCx);
+    /// A timer set with [`AppCx::timer`] fired.
+    fn timer(&mut self, key: u64, cx: &mut AppCx);
+    /// Every thread has finished: nothing is outstanding and no timer is
+    /// set.
+    fn finished(&self) -> bool;
+    /// The application's statistics at the end of its group.
+    fn stats(&mut self, end: Nanos) -> JobStats;
+}
+
+/// What an application may do when called back: submit requests, set
+/// timers, create and delete files.
+pub struct AppCx<'a> {
+    now: Nanos,
+    app: u64,
+    host: &'a mut Host,
+    fs: Option<&'a mut FileLayer>,
+    hcx: &'a mut HostCx,
+    timers: &'a mut Vec<(Nanos, u64)>,
+}
+
+impl AppCx<'_> {
+    /// Current simulated time.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// The host's configuration (cores, clock).
+    pub fn host_config(&self) -> &storlab_model::host::HostConfig {
+        self.host.config()
+    }
+
+    /// The file-system layer, if the run has one.
+    pub fn fs(&mut self) -> Option<&mut FileLayer> {
+        self.fs.as_deref_mut()
+    }
+
+    /// Submit a file request now; `req.id` must stay below 2^40.
+    pub fn submit_file(&mut self, mut req: FileReq) {
+        debug_assert!(req.id < 1 << 40);
+        req.id |= APP_ID | self.app << 40;
+        let fs = self
+            .fs
+            .as_deref_mut()
+            .expect("an application's file requests need a file system");
+        fs_submit(fs, self.now, req, self.host, self.hcx);
+    }
+
+    /// Submit a request to the block device (bypassing any file system);
+    /// `io.id` must stay below 2^40.
+    pub fn submit_raw(&mut self, mut io: HostIo) {
+        debug_assert!(io.id < 1 << 40);
+        io.id |= APP_ID | self.app << 40;
+        self.host.submit(self.now, io, self.hcx);
+    }
+
+    /// Call [`AppDriver::timer`] with `key` (below 2^40) at `at`.
+    pub fn timer(&mut self, at: Nanos, key: u64) {
+        debug_assert!(key < 1 << 40);
+        self.timers.push((at, APP_TIMER | self.app << 40 | key));
+    }
+}
+
+/// Submit a file request while `hcx.done` may hold finished requests the
+/// engine has not taken yet (a device that completes at once, an earlier
+/// submission of the same batch): the file layer takes everything in
+/// `hcx.done` for its own children, so those are set aside and put back
+/// in front of what the submission finished.
+fn fs_submit(fs: &mut FileLayer, now: Nanos, req: FileReq, host: &mut Host, hcx: &mut HostCx) {
+    if hcx.done.is_empty() {
+        fs.submit(now, req, host, hcx);
+        return;
+    }
+    let mut waiting = std::mem::take(&mut hcx.done);
+    fs.submit(now, req, host, hcx);
+    waiting.append(&mut hcx.done);
+    hcx.done = waiting;
+}
+
 /// How one thread runs.
 pub struct ThreadPlan {
     /// Where its requests come from.
@@ -256,6 +356,9 @@ pub struct Engine {
     completed: u64,
     events: u64,
     to_pump: Vec<usize>,
+    /// Applications of the running group, and their first host thread.
+    apps: Vec<Box<dyn AppDriver>>,
+    app_timers: Vec<(Nanos, u64)>,
 }
 
 impl Engine {
@@ -273,7 +376,28 @@ impl Engine {
             completed: 0,
             events: 0,
             to_pump: Vec::new(),
+            apps: Vec::new(),
+            app_timers: Vec::new(),
         }
+    }
+
+    /// Call application `a` back with its context, then queue what it
+    /// asked for.
+    fn with_app(&mut self, a: usize, f: impl FnOnce(&mut dyn AppDriver, &mut AppCx)) {
+        let mut cx = AppCx {
+            now: self.now,
+            app: a as u64,
+            host: &mut self.host,
+            fs: self.fs.as_mut(),
+            hcx: &mut self.hcx,
+            timers: &mut self.app_timers,
+        };
+        f(self.apps[a].as_mut(), &mut cx);
+        for (t, tok) in self.app_timers.drain(..) {
+            self.seq += 1;
+            self.heap.push(Reverse(Ev::new(t, self.seq, tok)));
+        }
+        self.queue_wakeups();
     }
 
     /// An engine with a file-system layer in front of the host stack.
@@ -325,7 +449,12 @@ impl Engine {
         // a thread issuing again may see some requests complete at once (a
         // device that answers at the current time): go round until none
         while !self.hcx.done.is_empty() {
+            let mut app_done = Vec::new();
             for d in &self.hcx.done {
+                if d.id & APP_ID != 0 {
+                    app_done.push(*d);
+                    continue;
+                }
                 let (thread, submitted, n, offset) = self.inflight[d.id as usize];
                 self.free_ids.push(d.id as u32);
                 let ti = (thread - first_thread) as usize;
@@ -369,6 +498,11 @@ impl Engine {
                 }
             }
             self.hcx.done.clear();
+            for mut d in app_done {
+                let a = ((d.id >> 40) & 0xffff) as usize;
+                d.id &= (1 << 40) - 1;
+                self.with_app(a, |app, cx| app.done(&d, cx));
+            }
             // the threads that had completions may issue again
             let mut to_pump = std::mem::take(&mut self.to_pump);
             for ti in to_pump.drain(..) {
@@ -475,7 +609,7 @@ impl Engine {
                         fua: io.fua,
                         poll: th.plan.poll,
                     };
-                    fs.submit(now, req, &mut self.host, &mut self.hcx);
+                    fs_submit(fs, now, req, &mut self.host, &mut self.hcx);
                 }
                 _ => {
                     let hio = HostIo {
@@ -512,7 +646,24 @@ impl Engine {
         first_thread: u32,
         progress: &mut dyn FnMut(u64, Nanos),
     ) -> Result<Vec<JobStats>, EngineError> {
+        self.run_group_with(plans, Vec::new(), first_thread, progress)
+    }
+
+    /// [`Engine::run_group`] with applications running beside the fio
+    /// threads (each owning the host threads it was built with); returns
+    /// the fio threads' statistics followed by each application's.
+    pub fn run_group_with(
+        &mut self,
+        plans: Vec<ThreadPlan>,
+        apps: Vec<Box<dyn AppDriver>>,
+        first_thread: u32,
+        progress: &mut dyn FnMut(u64, Nanos),
+    ) -> Result<Vec<JobStats>, EngineError> {
         let start = self.now;
+        self.apps = apps;
+        for a in 0..self.apps.len() {
+            self.with_app(a, |app, cx| app.start(cx));
+        }
         let mut threads: Vec<ThreadState> = plans
             .into_iter()
             .map(|plan| ThreadState {
@@ -544,9 +695,19 @@ impl Engine {
             if ev.t() >= HORIZON_NS {
                 return Err(EngineError::PastHorizon { at: ev.t() });
             }
+            if ev.tok & (APP_TIMER | 1 << 63) == APP_TIMER
+                && self.apps[((ev.tok >> 40) & 0xffff) as usize].finished()
+            {
+                // a finished application's stale timer: no time passes
+                continue;
+            }
             self.now = ev.t();
             self.events += 1;
-            if ev.tok & THREAD_BIT != 0 && ev.tok & (1 << 63) == 0 {
+            if ev.tok & (APP_TIMER | 1 << 63) == APP_TIMER {
+                let a = ((ev.tok >> 40) & 0xffff) as usize;
+                let key = ev.tok & ((1 << 40) - 1);
+                self.with_app(a, |app, cx| app.timer(key, cx));
+            } else if ev.tok & THREAD_BIT != 0 && ev.tok & (1 << 63) == 0 {
                 let thread = (ev.tok & !THREAD_BIT) as u32;
                 let ti = (thread - first_thread) as usize;
                 self.pump_thread(&mut threads, ti, first_thread);
@@ -566,14 +727,21 @@ impl Engine {
                 self.drain_done(&mut threads, first_thread, progress);
             }
         }
-        let stuck: u64 = threads.iter().map(|t| t.outstanding as u64).sum();
+        let stuck: u64 = threads.iter().map(|t| t.outstanding as u64).sum::<u64>()
+            + self.apps.iter().filter(|a| !a.finished()).count() as u64;
         if stuck > 0 {
+            self.apps.clear();
             return Err(EngineError::Stuck {
                 outstanding: stuck,
                 at: self.now,
                 state: self.host.device().debug_state(),
             });
         }
+        let end = self.now;
+        let apps: Vec<JobStats> = std::mem::take(&mut self.apps)
+            .iter_mut()
+            .map(|a| a.stats(end))
+            .collect();
         Ok(threads
             .into_iter()
             .map(|mut th| {
@@ -591,6 +759,7 @@ impl Engine {
                 s.job_runtime_ns = run;
                 s
             })
+            .chain(apps)
             .collect())
     }
 }

@@ -43,6 +43,9 @@ pub enum RunError {
         /// Why.
         message: String,
     },
+    /// An application model cannot be built or run.
+    #[error(transparent)]
+    App(#[from] Box<crate::apps::AppError>),
     /// A `read_iolog` trace could not be replayed.
     #[error("job `{job}`, read_iolog")]
     Replay {
@@ -138,9 +141,29 @@ pub fn simulate(
     seed: u64,
     progress: Progress,
 ) -> Result<RunResult, RunError> {
+    // applications need a file system: XFS (the HASTE and Moneta studies')
+    // when the configuration names none
+    let has_apps = jobs.jobs.iter().any(|j| j.app.is_some());
+    let app_cfg;
+    let cfg = if has_apps && cfg.host.file_system == FileSystem::None {
+        let mut c = cfg.clone();
+        c.host.file_system = FileSystem::Xfs;
+        app_cfg = c;
+        &app_cfg
+    } else {
+        cfg
+    };
     let device = cfg.build_device()?;
     let capacity = device.capacity();
-    let threads: u32 = jobs.jobs.iter().map(|j| j.numjobs.max(1)).sum();
+    let mut apps = build_apps(jobs, seed)?;
+    let fio_threads: u32 = jobs
+        .jobs
+        .iter()
+        .filter(|j| j.app.is_none())
+        .map(|j| j.numjobs.max(1))
+        .sum();
+    let app_threads: u32 = apps.iter().map(|a| a.2.threads().0 + a.2.threads().1).sum();
+    let threads = fio_threads + app_threads;
     let fs_kind = cfg.host.file_system;
     // with a file system, one more host thread issues its own IOs (log,
     // writeback, metadata)
@@ -156,6 +179,26 @@ pub fn simulate(
     if let Some(layer) = &mut layer {
         targets = lay_out_files(layer, jobs, capacity)?;
     }
+    // the applications' files, after the fio jobs' (threads after theirs)
+    let mut runs: Vec<Option<crate::apps::AppRun>> = Vec::new();
+    let mut first_app_thread = fio_threads;
+    for (info, params, model, group) in apps.drain(..) {
+        let layer = layer.as_mut().expect("applications have a file system");
+        let run = crate::apps::AppRun::new(
+            info,
+            params,
+            model,
+            layer,
+            &cfg.host,
+            capacity,
+            first_app_thread,
+            group,
+            seed,
+        )?;
+        first_app_thread += run.host_threads();
+        runs.push(Some(run));
+    }
+    let mut runs = runs.into_iter();
     let mut host = Host::new(cfg.host.clone(), device, threads + layer.is_some() as u32);
     // the host's wake-up and interrupt spread draws from the run's seed
     host.seed_spread(seed);
@@ -178,8 +221,14 @@ pub fn simulate(
     let mut replays = Vec::new();
     for phase in phases {
         let mut plans = Vec::new();
+        let mut phase_apps: Vec<Box<dyn crate::engine::AppDriver>> = Vec::new();
         let first = next_thread;
         for j in phase {
+            if j.app.is_some() {
+                let run = runs.next().flatten().expect("one run per application job");
+                phase_apps.push(Box::new(run));
+                continue;
+            }
             for t in 0..j.numjobs.max(1) {
                 let files: Option<(FileTarget, u64)> = targets.next().flatten();
                 let space = files.map_or(capacity, |(_, span)| span);
@@ -219,7 +268,7 @@ pub fn simulate(
                 next_thread += 1;
             }
         }
-        let stats = engine.run_group(plans, first, &mut *progress)?;
+        let stats = engine.run_group_with(plans, phase_apps, first, &mut *progress)?;
         all.extend(stats);
     }
     logs.finish()?;
@@ -249,6 +298,51 @@ pub fn simulate(
     })
 }
 
+/// An application job's model, built: (what it is, its parameters, the
+/// model, its fio group).
+type BuiltApp = (
+    &'static crate::apps::AppInfo,
+    crate::apps::Params,
+    Box<dyn crate::apps::driver::Model>,
+    u32,
+);
+
+/// Build every `app=` job's model, in job order, from its `app_set`
+/// lines (and its `runtime=`, as the application's runtime).
+fn build_apps(jobs: &JobFile, seed: u64) -> Result<Vec<BuiltApp>, RunError> {
+    let _ = seed;
+    let mut out = Vec::new();
+    for j in &jobs.jobs {
+        let Some((name, at)) = &j.app else { continue };
+        let place = format!("{at}, app");
+        let info = crate::apps::find(name, &place)?;
+        let mut given: Vec<(String, String)> = Vec::new();
+        if let Some(rt) = j.runtime_ns {
+            given.push((format!("runtime={}us", rt / 1000), place.clone()));
+        }
+        given.extend(
+            j.app_set
+                .iter()
+                .map(|(v, l)| (v.clone(), format!("{l}, app_set"))),
+        );
+        let params = crate::apps::Params::parse_at(info, &given, &place)?;
+        match crate::apps::build(info, &params)? {
+            crate::apps::AppKind::Closed(model) => out.push((info, params, model, j.group_id)),
+            crate::apps::AppKind::Memory(_) => {
+                return Err(crate::apps::AppError::Run {
+                    app: info.name.into(),
+                    message: format!(
+                    "{place}: a paging program runs alone on the swap path (storlab sim --app {})",
+                    info.name
+                ),
+                }
+                .into())
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Create the files every job thread works in (fio's semantics: a job's
 /// `filename` is one file its threads share, and any job naming it too;
 /// otherwise each thread has `nrfiles` files of its own splitting the
@@ -265,7 +359,7 @@ fn lay_out_files(
 ) -> Result<Vec<Option<(FileTarget, u64)>>, RunError> {
     let mut named: std::collections::BTreeMap<String, (u32, u64)> = Default::default();
     let mut out = Vec::new();
-    for j in &jobs.jobs {
+    for j in jobs.jobs.iter().filter(|j| j.app.is_none()) {
         let fail = |message: String| RunError::Fs {
             job: j.name.clone(),
             message,
@@ -477,4 +571,10 @@ pub fn unmapped_note(jobs: &[JobStats]) -> Option<String> {
          (--set ssd.ftl.precondition='\"full\"', or '\"aged\"' for the garbage-collection \
          steady state; in an array, through raid.member_set)"
     ))
+}
+
+impl From<crate::apps::AppError> for RunError {
+    fn from(e: crate::apps::AppError) -> Self {
+        RunError::App(Box::new(e))
+    }
 }

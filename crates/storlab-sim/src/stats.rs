@@ -680,6 +680,9 @@ pub struct JobStats {
     /// storlab's own results for this job, written as the job's `storlab`
     /// object; see [`crate::report`] for the agreed shape.
     pub storlab: serde_json::Value,
+    /// An application model's results (`crate::apps`), written as the
+    /// job's `app` object; `None` for fio jobs.
+    pub app: Option<serde_json::Value>,
     /// fio's `unified_rw_reporting`: which directions the report shows.
     pub unified: UnifiedRw,
     /// fio's job error number (0: none; [`ETIMEDOUT`] when `max_latency`
@@ -739,6 +742,7 @@ impl JobStats {
             depth: DepthStats::default(),
             iodepth: 1,
             storlab: serde_json::Value::Null,
+            app: None,
             unified: UnifiedRw::None,
             error: 0,
             error_detail: None,

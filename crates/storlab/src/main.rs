@@ -1,6 +1,7 @@
 //! The `storlab` command: argument parsing and wiring only. Errors map to a
 //! message on stderr and a non-zero exit status.
 
+mod apps;
 mod bench;
 mod hybrid;
 mod lab;
@@ -33,6 +34,12 @@ enum Cmd {
         /// Everything after `sim` (split into storlab's and fio's options).
         #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
         args: Vec<String>,
+    },
+    /// Application models (databases, file workloads, key-value stores,
+    /// paging programs): list them, show one, calibrate one's CPU.
+    Apps {
+        #[command(subcommand)]
+        cmd: Option<apps::AppsCmd>,
     },
     /// List device presets, or show one fully resolved with sources.
     Devices {
@@ -99,6 +106,7 @@ fn main() -> ExitCode {
     let result = match cli.cmd {
         Cmd::Sim { args } => sim::run(&args),
         Cmd::Devices { what, preset_dir } => devices(what, preset_dir),
+        Cmd::Apps { cmd } => apps::run(&cmd),
         Cmd::Bench(a) => bench::run(&a),
         Cmd::Pmem { args } => pmem::run(&args),
         Cmd::Trace { cmd } => trace::run(&cmd),

@@ -171,3 +171,24 @@ fn human(b: u64) -> String {
         b => format!("{b} B"),
     }
 }
+
+/// `storlab sim --app NAME` for a paging program (NPB, DGEMM, thrash):
+/// its access stream through the swap path with the device as the swap
+/// device, beside the same stream with enough DRAM.
+#[allow(clippy::too_many_arguments)]
+pub fn run_app(
+    _a: &crate::sim::SimArgs,
+    _store: &PresetStore,
+    _cfg: &SystemConfig,
+    _resolved: &storlab_model::config::Resolved,
+    info: &storlab_sim::apps::AppInfo,
+    _params: &storlab_sim::apps::Params,
+    _app: storlab_sim::apps::MemoryApp,
+    _fmt: &str,
+) -> anyhow::Result<()> {
+    // the paging programs' registry entries and this runner land together
+    anyhow::bail!(
+        "{}: paging programs are not wired to `storlab sim` yet",
+        info.name
+    )
+}

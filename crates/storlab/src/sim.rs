@@ -77,6 +77,13 @@ pub struct SimArgs {
     /// File-system overhead per request, ns (read,write).
     #[arg(long = "fs-overhead-ns", value_delimiter = ',')]
     pub fs_overhead_ns: Vec<u64>,
+    /// Run an application model (`storlab apps` lists them) as a job,
+    /// beside any fio jobs given.
+    #[arg(long)]
+    pub app: Option<String>,
+    /// The application's parameters: `name=value,...` (repeatable).
+    #[arg(long = "app-set")]
+    pub app_set: Vec<String>,
     /// Also look for presets in this directory.
     #[arg(long = "preset-dir")]
     pub preset_dir: Option<std::path::PathBuf>,
@@ -196,12 +203,36 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     if let Some(trace) = &a.trace {
         return replay(&a, &cfg, &resolved, trace, &fio_args, &fmt);
     }
+    let with_app: Vec<String>;
+    let fio_args = match &a.app {
+        Some(name) => {
+            let info = storlab_sim::apps::find(name, "--app")?;
+            let params = storlab_sim::apps::Params::parse(info, &a.app_set, "--app-set")?;
+            if let storlab_sim::apps::AppKind::Memory(m) = storlab_sim::apps::build(info, &params)?
+            {
+                return crate::paging::run_app(
+                    &a, &store, &cfg, &resolved, info, &params, *m, &fmt,
+                );
+            }
+            with_app = storlab_sim::apps::job_args(name, &a.app_set)
+                .into_iter()
+                .chain(fio_args.iter().cloned())
+                .collect();
+            &with_app
+        }
+        None => {
+            if !a.app_set.is_empty() {
+                anyhow::bail!("--app-set: give the application with --app NAME");
+            }
+            &fio_args
+        }
+    };
     let default: Vec<String>;
     let fio_args = if fio_args.is_empty() {
         default = DEFAULT_JOB.iter().map(|s| s.to_string()).collect();
         &default
     } else {
-        &fio_args
+        fio_args
     };
     let jobs = fio::parse_cli_args(fio_args)?;
     if jobs.jobs.is_empty() {

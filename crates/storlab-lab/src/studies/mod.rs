@@ -2,6 +2,7 @@
 //! (spec/targets.md): `prepare` gives the runs and how to read the rows
 //! and figures off them.
 
+pub mod apps_table;
 pub mod devices;
 pub mod filesystems;
 pub mod haste_bus;
@@ -58,6 +59,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "filesystems",
         "XFS and ext3 as mechanisms against the raw device (SC 2010, V-A)",
     ),
+    (
+        "apps-table",
+        "Moneta Table V's device rows (XDD raw and through XFS) on the full Moneta",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -73,6 +78,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "peers" => peers::prepare(),
         "paging" => paging::prepare(),
         "filesystems" => filesystems::prepare(),
+        "apps-table" => apps_table::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

@@ -44,6 +44,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     value::parse_size(text, 1024)
 }
 
+/// A time as fio reads it (`60s`, `500ms`, `10us`), ns; a bare number is
+/// in units of `default_unit_us` microseconds (fio's `runtime` takes
+/// seconds: 1,000,000).
+pub fn parse_time(text: &str, default_unit_us: u64) -> Result<u64, String> {
+    value::parse_time_ns(text, default_unit_us)
+}
+
 use ini::{RawOption, Section};
 
 /// Looks up an environment variable for `${VAR}` expansion in job files.
@@ -528,6 +535,13 @@ pub struct JobSpec {
     /// `storlab-trace` reads) instead of generating IOs; `rw`, `bs`, `size`
     /// and the like then do not apply, as in fio.
     pub read_iolog: Option<String>,
+    /// storlab's `app=NAME`: the job runs an application model
+    /// (`storlab apps`) instead of fio's IO generator, beside the group's
+    /// other jobs; with where it was written.
+    pub app: Option<(String, Location)>,
+    /// storlab's `app_set=name=value,...` (repeatable): the application's
+    /// parameters, each with where it was written.
+    pub app_set: Vec<(String, Location)>,
     /// `replay_no_stall=`: replay as fast as `iodepth` allows, ignoring
     /// the trace's times.
     pub replay_no_stall: bool,
@@ -683,6 +697,8 @@ impl JobSpec {
             percentiles: [false, true, false],
             logs: LogOptions::default(),
             read_iolog: None,
+            app: None,
+            app_set: Vec::new(),
             replay_no_stall: false,
             sync_writes: false,
             zones: None,

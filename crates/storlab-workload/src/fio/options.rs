@@ -177,6 +177,9 @@ static OPTIONS: &[OptDef] = &[
     sim("write_iops_log", &[], Kind::Str),
     sim("write_iolog", &[], Kind::Str),
     sim("read_iolog", &[], Kind::Str),
+    // storlab's own: an application model runs as the job
+    sim("app", &[], Kind::Str),
+    sim("app_set", &[], Kind::Str),
     sim("sync", &[], Kind::Str),
     sim("zonemode", &[], Kind::Str),
     sim("unified_rw_reporting", &[], Kind::Str),
@@ -611,6 +614,10 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
         "write_iops_log" => job.logs.iops = Some(nonempty(e)?.to_string()),
         "write_iolog" => job.logs.iolog = Some(nonempty(e)?.to_string()),
         "read_iolog" => job.read_iolog = Some(nonempty(e)?.to_string()),
+        "app" => job.app = Some((nonempty(e)?.to_string(), e.raw.location.clone())),
+        "app_set" => job
+            .app_set
+            .push((nonempty(e)?.to_string(), e.raw.location.clone())),
         "unified_rw_reporting" => {
             job.unified_rw = match v {
                 "none" | "0" => UnifiedRw::None,

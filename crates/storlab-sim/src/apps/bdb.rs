@@ -1,0 +1,339 @@
+//! Berkeley DB: random inserts and deletes on a key/value store kept as
+//! a B+tree (`bdb-btree`) or a hash table (`bdb-hash`), every update an
+//! ACID transaction (workloads.md: 16 GB in the HASTE study, 4 GB in the
+//! Moneta study).
+//!
+//! A transaction: the thread computes (`cpu_us`: the library's code, the
+//! lock manager, the log record's construction), walks its access path
+//! through the memory pool (B+tree: root to leaf; hash: the bucket page),
+//! reading each page that misses from the database file (buffered
+//! `pread` through the operating system's page cache, as Berkeley DB does
+//! with no `DB_DIRECT_DB`) after writing a dirty victim back (`pwrite`,
+//! buffered), dirties the leaf or bucket, and commits: its log record
+//! goes into the log buffer and the commit waits until a log write and
+//! `fdatasync` cover it (`DB_TXN_SYNC`, Berkeley DB's default; group
+//! commit). A checkpoint thread periodically writes every dirty pool page
+//! and syncs the database file (`txn_checkpoint`).
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde_json::json;
+use storlab_model::fs::Layout;
+
+use super::driver::{FileIo, LogSpec, LogSync, Model, PlanCx, SetupCx, Step};
+use super::kit::BufferPool;
+use super::{AppError, AppInfo, AppKind, MetricKind, ParamDef, Params};
+
+const PARAMS: &[ParamDef] = &[
+    ParamDef {
+        name: "db",
+        default: "4g",
+        help: "database size, bytes (workloads.md: 4 GB in the Moneta study, 16 GB in the HASTE study)",
+    },
+    ParamDef {
+        name: "record",
+        default: "128",
+        help: "bytes per key/data pair on a page, with its overhead (ESTIMATE: the studies do not give the record size; an 8-byte key, about 100 bytes of data and Berkeley DB's item headers)",
+    },
+    ParamDef {
+        name: "page",
+        default: "4k",
+        help: "database page size, bytes (Berkeley DB's default: the file system's block size, 4 KiB)",
+    },
+    ParamDef {
+        name: "cache",
+        default: "512m",
+        help: "memory pool (DB_ENV->set_cachesize), bytes (ESTIMATE: the studies do not give it)",
+    },
+    ParamDef {
+        name: "transactions",
+        default: "200000",
+        help: "transactions in all threads together (the run ends after them, or at runtime=)",
+    },
+    ParamDef {
+        name: "cpu_us",
+        default: "",
+        help: "CPU per transaction, µs (default: the calibrated value, see calibration)",
+    },
+    ParamDef {
+        name: "log_record",
+        default: "",
+        help: "log bytes per transaction (default: the record twice (a delete logs the old item, an insert the new one with its page header) plus 60 bytes of commit and log headers)",
+    },
+    ParamDef {
+        name: "checkpoint",
+        default: "60s",
+        help: "time between checkpoints (txn_checkpoint from the application: ESTIMATE, a once-a-minute checkpoint)",
+    },
+];
+
+/// CALIBRATED: CPU per B+tree transaction, against the Moneta study's
+/// Table V (Berkeley DB BTree, 14,884 tx/s on the full Moneta,
+/// `moneta-balance`, XFS, 16 threads); the one number calibrated for this
+/// application (the RAID-Disk, RAID-SSD and FusionIO figures of the same
+/// table are predictions).
+const BTREE_CPU_US: f64 = 60.0;
+/// CALIBRATED: CPU per hash-table transaction, against the Moneta study's
+/// Table V (HashTable, 10,980 tx/s on `moneta-balance`), as for the
+/// B+tree.
+const HASH_CPU_US: f64 = 80.0;
+
+const MODELS: &[&str] = &[
+    "16 threads (ESTIMATE: the studies' thread count for every benchmark) each run transactions back to back: an insert or a delete (even odds) of a uniformly random key",
+    "B+tree: levels from the entries per leaf (page x 0.7 fill / record) and the internal fan-out (page x 0.7 / 24-byte separator and page number); every level's page is looked up in the memory pool, root to leaf; hash table: one bucket page (pages = database / page, 0.7 fill)",
+    "memory pool: clock replacement over `cache` bytes of pages; a miss reads the page from the database file through the page cache (buffered pread), after writing back a dirty victim (buffered pwrite)",
+    "commit: the log record joins the log buffer; group commit (the first committer writes everything buffered and fdatasyncs the log, committers arriving meanwhile wait for the next write); 10 MB log files, each new one created empty (its writes allocate)",
+    "checkpoint thread: every `checkpoint`, writes every dirty pool page (buffered, 64 at a time in flight) and fsyncs the database file",
+];
+
+const SIMPLIFIES: &[&str] = &[
+    "page splits and merges are not modelled: inserts and deletes balance, so the tree keeps its shape",
+    "Berkeley DB's page and record locks are not modelled: 16 threads on uniformly random leaves rarely conflict; the log buffer's region mutex is inside cpu_us",
+    "the database starts loaded and warm: the memory pool is full of uniformly chosen pages (clean); the operating system's page cache starts empty",
+    "hash buckets never overflow and the table does not split (linear hashing's splits are part of the load, not of the measured steady state)",
+];
+
+/// `bdb-btree` and `bdb-hash`.
+pub static APPS: &[&AppInfo] = &[&BTREE, &HASH];
+
+static BTREE: AppInfo = AppInfo {
+    name: "bdb-btree",
+    summary: "Berkeley DB B+tree: random inserts and deletes, each a durable transaction",
+    unit: "transactions/s",
+    models: MODELS,
+    simplifies: SIMPLIFIES,
+    calibration: "cpu_us (CPU per transaction) is CALIBRATED against the Moneta study's Table V, Berkeley-DB BTree on Moneta (moneta-balance): 14,884 tx/s; everything else is derived from the parameters",
+    params: PARAMS,
+    build: |p| build(p, Kind::Btree),
+};
+
+static HASH: AppInfo = AppInfo {
+    name: "bdb-hash",
+    summary: "Berkeley DB hash table: random inserts and deletes, each a durable transaction",
+    unit: "transactions/s",
+    models: MODELS,
+    simplifies: SIMPLIFIES,
+    calibration: "cpu_us (CPU per transaction) is CALIBRATED against the Moneta study's Table V, HashTable on Moneta (moneta-balance): 10,980 tx/s; everything else is derived from the parameters",
+    params: PARAMS,
+    build: |p| build(p, Kind::Hash),
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Btree,
+    Hash,
+}
+
+/// Fill factor of pages (B+trees after random inserts settle near ln 2;
+/// ESTIMATE 0.7 for both).
+const FILL: f64 = 0.7;
+/// Bytes of an internal-page entry: separator key and page number with
+/// item header (ESTIMATE).
+const INTERNAL_ENTRY: u64 = 24;
+/// Berkeley DB log files (`DB_ENV->set_lg_max` default 10 MB).
+const LOG_FILE: u64 = 10 << 20;
+
+fn build(p: &Params, kind: Kind) -> Result<AppKind, AppError> {
+    let page = p.u64("page", 512, 64 << 10)?;
+    let record = p.u64("record", 8, page / 2)?;
+    let db = p.scaled(p.u64("db", page, 1 << 50)?, 64 * page);
+    let cache = p.u64("cache", page, 1 << 46)?;
+    let cpu_us = match p.str("cpu_us") {
+        "" => match kind {
+            Kind::Btree => BTREE_CPU_US,
+            Kind::Hash => HASH_CPU_US,
+        },
+        _ => p.f64("cpu_us")?,
+    };
+    if !(0.0..=1e7).contains(&cpu_us) {
+        return Err(p.bad("cpu_us", "must be from 0 to 10,000,000"));
+    }
+    let log_record = match p.str("log_record") {
+        "" => 2 * record + 60,
+        _ => p.u64("log_record", 1, 1 << 20)?,
+    };
+    let leaves = db / page;
+    let per_leaf = ((page as f64 * FILL) / record as f64).max(1.0) as u64;
+    let fanout = ((page as f64 * FILL) / INTERNAL_ENTRY as f64).max(2.0) as u64;
+    // page numbers: leaves first, then each internal level
+    let mut levels = vec![(0u64, leaves)];
+    if kind == Kind::Btree {
+        let mut n = leaves;
+        let mut base = leaves;
+        while n > 1 {
+            n = n.div_ceil(fanout);
+            levels.push((base, n));
+            base += n;
+        }
+    }
+    let pages: u64 = levels.iter().map(|l| l.1).sum();
+    let threads = p.threads(16);
+    Ok(AppKind::Closed(Box::new(Bdb {
+        kind,
+        page,
+        pages,
+        entries: leaves * per_leaf,
+        per_leaf,
+        fanout,
+        levels,
+        pool: BufferPool::new(cache / page, pages),
+        cpu_ns: (cpu_us * 1000.0).round() as u64,
+        log_record,
+        transactions: p.u64("transactions", 1, 1 << 50)?,
+        started: 0,
+        checkpoint_ns: p.time_ns("checkpoint", 1_000_000)?,
+        threads,
+        rng: Pcg64Mcg::seed_from_u64(0),
+        db_file: 0,
+        log: 0,
+        scratch: Vec::new(),
+    })))
+}
+
+struct Bdb {
+    kind: Kind,
+    page: u64,
+    pages: u64,
+    entries: u64,
+    per_leaf: u64,
+    fanout: u64,
+    /// (first page number, pages) of each level, leaves first.
+    levels: Vec<(u64, u64)>,
+    pool: BufferPool,
+    cpu_ns: u64,
+    log_record: u64,
+    transactions: u64,
+    started: u64,
+    checkpoint_ns: u64,
+    threads: u32,
+    rng: Pcg64Mcg,
+    db_file: u32,
+    log: u32,
+    scratch: Vec<u64>,
+}
+
+impl Bdb {
+    /// Look `page` up in the pool, reading it (and writing a dirty victim
+    /// back first) on a miss.
+    fn touch(&mut self, page: u64, write: bool, cx: &mut PlanCx) {
+        let a = self.pool.access(page, write);
+        if a.hit {
+            return;
+        }
+        if let Some(v) = a.evicted_dirty {
+            cx.push(Step::Io(FileIo::write(
+                self.db_file,
+                v * self.page,
+                self.page,
+            )));
+        }
+        cx.push(Step::Io(FileIo::read(
+            self.db_file,
+            page * self.page,
+            self.page,
+        )));
+    }
+}
+
+impl Model for Bdb {
+    fn op_names(&self) -> &'static [&'static str] {
+        &["insert", "delete"]
+    }
+
+    fn metric(&self) -> MetricKind {
+        MetricKind::Rate
+    }
+
+    fn threads(&self) -> (u32, u32) {
+        (self.threads, 1)
+    }
+
+    fn setup(&mut self, cx: &mut SetupCx, seed: u64) -> Result<(), AppError> {
+        self.rng = Pcg64Mcg::seed_from_u64(seed ^ 0xbdb);
+        self.db_file = cx.create_file(self.pages * self.page, Layout::Allocated)?;
+        let log_file = cx.create_file(LOG_FILE, Layout::Empty)?;
+        self.log = cx.log(LogSpec {
+            file: log_file,
+            size: LOG_FILE,
+            block: 512,
+            direct: false,
+            sync: LogSync::Fsync,
+            rotate: true,
+        });
+        // warm: the pool full of uniformly chosen pages, clean
+        let frames = self.pool.frames().min(self.pages);
+        for _ in 0..frames {
+            let pg = self.rng.gen_range(0..self.pages);
+            self.pool.access(pg, false);
+        }
+        // internal pages are hot: touch them so they are resident
+        for &(base, n) in self.levels.iter().skip(1) {
+            for pg in base..base + n.min(frames / 2) {
+                self.pool.access(pg, false);
+            }
+        }
+        self.pool.reset_counts();
+        Ok(())
+    }
+
+    fn next_op(&mut self, t: u32, cx: &mut PlanCx) -> Result<bool, AppError> {
+        if t == self.threads {
+            // the checkpoint thread
+            cx.push(Step::Sleep(self.checkpoint_ns));
+            self.scratch.clear();
+            let mut dirty = std::mem::take(&mut self.scratch);
+            self.pool.clean(usize::MAX, &mut dirty);
+            for (i, &pg) in dirty.iter().enumerate() {
+                cx.push(Step::Issue(FileIo::write(
+                    self.db_file,
+                    pg * self.page,
+                    self.page,
+                )));
+                if i % 64 == 63 {
+                    cx.push(Step::Join);
+                }
+            }
+            cx.push(Step::Join);
+            cx.push(Step::Io(FileIo::fsync(self.db_file)));
+            cx.push(Step::End(0));
+            self.scratch = dirty;
+            return Ok(true);
+        }
+        if self.started >= self.transactions {
+            return Ok(false);
+        }
+        self.started += 1;
+        let insert = self.rng.gen_bool(0.5);
+        cx.push(Step::Cpu(self.cpu_ns));
+        let key = self.rng.gen_range(0..self.entries.max(1));
+        let leaf = (key / self.per_leaf).min(self.levels[0].1 - 1);
+        match self.kind {
+            Kind::Btree => {
+                // root to leaf
+                for lv in (1..self.levels.len()).rev() {
+                    let (base, n) = self.levels[lv];
+                    let idx = leaf / self.fanout.pow(lv as u32).max(1);
+                    self.touch(base + idx.min(n - 1), false, cx);
+                }
+                self.touch(leaf, true, cx);
+            }
+            Kind::Hash => self.touch(leaf, true, cx),
+        }
+        cx.push(Step::Commit {
+            log: self.log,
+            bytes: self.log_record,
+        });
+        cx.push(Step::End(if insert { 0 } else { 1 }));
+        Ok(true)
+    }
+
+    fn extra(&self) -> serde_json::Value {
+        json!({
+            "pool_hit_ratio": self.pool.hit_ratio(),
+            "pool_pages": self.pool.frames(),
+            "database_pages": self.pages,
+            "levels": self.levels.len(),
+            "kind": format!("{:?}", self.kind).to_lowercase(),
+        })
+    }
+}

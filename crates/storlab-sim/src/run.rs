@@ -147,7 +147,12 @@ pub fn simulate(
     let app_cfg;
     let cfg = if has_apps && cfg.host.file_system == FileSystem::None {
         let mut c = cfg.clone();
-        c.host.file_system = FileSystem::Xfs;
+        // on NVMM, PMFS (the NVMM study's file system for NVMM)
+        c.host.file_system = if c.device.class == storlab_model::system::DeviceClass::Nvmm {
+            FileSystem::Pmfs
+        } else {
+            FileSystem::Xfs
+        };
         app_cfg = c;
         &app_cfg
     } else {
@@ -191,8 +196,12 @@ pub fn simulate(
             layer,
             &cfg.host,
             capacity,
+            cfg.nvmm
+                .as_ref()
+                .filter(|_| cfg.device.class == storlab_model::system::DeviceClass::Nvmm),
             first_app_thread,
-            group,
+            &group.0,
+            group.1,
             seed,
         )?;
         first_app_thread += run.host_threads();
@@ -304,7 +313,7 @@ type BuiltApp = (
     &'static crate::apps::AppInfo,
     crate::apps::Params,
     Box<dyn crate::apps::driver::Model>,
-    u32,
+    (String, u32),
 );
 
 /// Build every `app=` job's model, in job order, from its `app_set`
@@ -327,7 +336,9 @@ fn build_apps(jobs: &JobFile, seed: u64) -> Result<Vec<BuiltApp>, RunError> {
         );
         let params = crate::apps::Params::parse_at(info, &given, &place)?;
         match crate::apps::build(info, &params)? {
-            crate::apps::AppKind::Closed(model) => out.push((info, params, model, j.group_id)),
+            crate::apps::AppKind::Closed(model) => {
+                out.push((info, params, model, (j.name.clone(), j.group_id)))
+            }
             crate::apps::AppKind::Memory(_) => {
                 return Err(crate::apps::AppError::Run {
                     app: info.name.into(),

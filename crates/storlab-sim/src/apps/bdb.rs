@@ -264,19 +264,10 @@ impl Model for Bdb {
             sync: LogSync::Fsync,
             rotate: true,
         });
-        // warm: the pool full of uniformly chosen pages, clean
-        let frames = self.pool.frames().min(self.pages);
-        for _ in 0..frames {
-            let pg = self.rng.gen_range(0..self.pages);
-            self.pool.access(pg, false);
-        }
-        // internal pages are hot: touch them so they are resident
-        for &(base, n) in self.levels.iter().skip(1) {
-            for pg in base..base + n.min(frames / 2) {
-                self.pool.access(pg, false);
-            }
-        }
-        self.pool.reset_counts();
+        // warm: the pool full of uniformly chosen pages, clean, and the
+        // hot internal pages resident
+        let internal = self.levels.get(1..).unwrap_or(&[]);
+        super::kit::warm_btree_pool(&mut self.pool, &mut self.rng, self.pages, internal);
         Ok(())
     }
 

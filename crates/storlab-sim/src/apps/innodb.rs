@@ -621,6 +621,35 @@ impl Inno {
         self.redo_round = 0;
     }
 
+    /// What thread `t` does before its next transaction, shared by the
+    /// workloads: the background thread's round (thread `threads`), a
+    /// checkpoint when the redo log is nearly full, or the end of the
+    /// run; `None` when it runs a transaction (counted in `started`).
+    fn before_transaction(
+        &mut self,
+        t: u32,
+        threads: u32,
+        started: &mut u64,
+        transactions: u64,
+        cx: &mut PlanCx,
+    ) -> Option<bool> {
+        if t == threads {
+            self.background();
+            self.emit(cx);
+            return Some(true);
+        }
+        if self.margin(t) {
+            self.emit(cx);
+            return Some(true);
+        }
+        if *started >= transactions {
+            self.steps.clear();
+            return Some(false);
+        }
+        *started += 1;
+        None
+    }
+
     fn emit(&mut self, cx: &mut PlanCx) {
         for s in self.steps.drain(..) {
             cx.push(s);
@@ -777,20 +806,12 @@ impl Model for Oltp {
     }
 
     fn next_op(&mut self, t: u32, cx: &mut PlanCx) -> Result<bool, AppError> {
-        if t == self.threads {
-            self.eng.background();
-            self.eng.emit(cx);
-            return Ok(true);
+        if let Some(more) =
+            self.eng
+                .before_transaction(t, self.threads, &mut self.started, self.transactions, cx)
+        {
+            return Ok(more);
         }
-        if self.eng.margin(t) {
-            self.eng.emit(cx);
-            return Ok(true);
-        }
-        if self.started >= self.transactions {
-            self.eng.steps.clear();
-            return Ok(false);
-        }
-        self.started += 1;
         self.transaction();
         self.eng.steps.push(Step::End(0));
         self.eng.emit(cx);
@@ -1172,20 +1193,12 @@ impl Model for Tpcc {
     }
 
     fn next_op(&mut self, t: u32, cx: &mut PlanCx) -> Result<bool, AppError> {
-        if t == self.threads {
-            self.eng.background();
-            self.eng.emit(cx);
-            return Ok(true);
+        if let Some(more) =
+            self.eng
+                .before_transaction(t, self.threads, &mut self.started, self.transactions, cx)
+        {
+            return Ok(more);
         }
-        if self.eng.margin(t) {
-            self.eng.emit(cx);
-            return Ok(true);
-        }
-        if self.started >= self.transactions {
-            self.eng.steps.clear();
-            return Ok(false);
-        }
-        self.started += 1;
         let kind = self.transaction(t as u64 % self.w);
         self.eng.steps.push(Step::End(kind));
         self.eng.emit(cx);

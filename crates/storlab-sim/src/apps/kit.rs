@@ -162,6 +162,30 @@ impl BufferPool {
     }
 }
 
+/// Warm `pool` as a database that has run a while: as many uniformly
+/// chosen pages of `0..pages` as it has frames (clean), then the internal
+/// levels (`(first page, pages)` each, the leaves' level excluded), which
+/// every lookup touches and which therefore stay resident; the counts
+/// start from zero.
+pub fn warm_btree_pool(
+    pool: &mut BufferPool,
+    rng: &mut impl rand::Rng,
+    pages: u64,
+    internal: &[(u64, u64)],
+) {
+    let frames = pool.frames().min(pages);
+    for _ in 0..frames {
+        let pg = rng.gen_range(0..pages);
+        pool.access(pg, false);
+    }
+    for &(base, n) in internal {
+        for pg in base..base + n.min(frames / 2) {
+            pool.access(pg, false);
+        }
+    }
+    pool.reset_counts();
+}
+
 /// Levels of a B+tree of `entries` entries with `fanout` entries per
 /// page (leaves included), at least 1.
 pub fn btree_levels(entries: u64, fanout: u64) -> u32 {

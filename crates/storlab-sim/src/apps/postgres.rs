@@ -281,17 +281,8 @@ impl Model for Pg {
             self.files
                 .push(cx.create_file(n * PAGE, Layout::Allocated)?);
         }
-        let frames = self.pool.frames().min(self.pages);
-        for _ in 0..frames {
-            let pg = self.rng.gen_range(0..self.pages);
-            self.pool.access(pg, false);
-        }
-        for &(base, n) in self.levels.iter().skip(1) {
-            for pg in base..base + n.min(frames / 2) {
-                self.pool.access(pg, false);
-            }
-        }
-        self.pool.reset_counts();
+        let internal = self.levels.get(1..).unwrap_or(&[]);
+        super::kit::warm_btree_pool(&mut self.pool, &mut self.rng, self.pages, internal);
         Ok(())
     }
 

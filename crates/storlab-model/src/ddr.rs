@@ -116,6 +116,34 @@ pub struct DdrRamDisk {
     line_div: FixedDiv,
     lines: u64,
     bus_bytes: u64,
+    /// The last copy's cost by direction (read, write): a run's requests
+    /// mostly have one size and alignment, so most copies cost what the
+    /// one before did, and its floating point and divisions are skipped.
+    memo: [CopyMemo; 2],
+}
+
+/// A copy's cost for a shape of request: `(disk_lines, len)` and what
+/// [`DdrRamDisk::cost`] and [`DdrRamDisk::bus_ns`] make of it.
+#[derive(Clone, Copy, Debug)]
+struct CopyMemo {
+    /// Lines of the RAM disk the request spans (`u64::MAX`: none yet; a
+    /// request spans at least one and far fewer than that).
+    disk_lines: u64,
+    /// Bytes.
+    len: u64,
+    /// `(copy_ns, media_ns, bus_bytes)` of [`DdrRamDisk::cost`].
+    cost: (u64, u64, u64),
+    /// [`DdrRamDisk::bus_ns`] of its bus bytes.
+    bus_ns: u64,
+}
+
+impl CopyMemo {
+    const EMPTY: CopyMemo = CopyMemo {
+        disk_lines: u64::MAX,
+        len: 0,
+        cost: (0, 0, 0),
+        bus_ns: 0,
+    };
 }
 
 impl DdrRamDisk {
@@ -132,6 +160,7 @@ impl DdrRamDisk {
             bus: Timeline::default(),
             lines: 0,
             bus_bytes: 0,
+            memo: [CopyMemo::EMPTY; 2],
         }
     }
 
@@ -198,16 +227,7 @@ impl DdrRamDisk {
     /// Time the bus is busy moving `traffic` bytes.
     #[inline]
     fn bus_ns(&self, traffic: u64) -> u64 {
-        // 64-bit arithmetic below 18 GB (a 128-bit division is a library
-        // call, several times slower)
-        let ns = match traffic.checked_mul(1_000_000_000) {
-            Some(p) => p.div_ceil(self.bus_rate),
-            None => {
-                let wide = (traffic as u128 * 1_000_000_000).div_ceil(self.bus_rate as u128);
-                wide.min(MAX_STEP_NS as u128) as u64
-            }
-        };
-        ns.min(MAX_STEP_NS)
+        crate::units::xfer_ns_capped(traffic, self.bus_rate, MAX_STEP_NS)
     }
 }
 
@@ -220,9 +240,22 @@ impl Device for DdrRamDisk {
         }
         let len = req.len.max(1);
         let lines = self.line_div.spanned(req.offset, len);
-        let (copy, media, traffic) = self.cost(req.op, lines, len);
+        let w = (req.op == Op::Write) as usize;
+        let m = self.memo[w];
+        let ((copy, media, traffic), occupancy) = if m.disk_lines == lines && m.len == len {
+            (m.cost, m.bus_ns)
+        } else {
+            let cost = self.cost(req.op, lines, len);
+            let bus_ns = self.bus_ns(cost.2);
+            self.memo[w] = CopyMemo {
+                disk_lines: lines,
+                len,
+                cost,
+                bus_ns,
+            };
+            (cost, bus_ns)
+        };
         // the bus is shared: this copy's traffic occupies it, in order
-        let occupancy = self.bus_ns(traffic);
         let start = now.max(self.bus.free_at);
         self.bus.free_at = start.saturating_add(occupancy);
         self.bus.busy_ns = self.bus.busy_ns.saturating_add(occupancy);
@@ -372,6 +405,40 @@ mod tests {
         d.submit(0, req(0, Op::Read, 0, 4096), &mut cx);
         assert_eq!(cx.completions[0].at, 64 * 85 / 4);
         assert_eq!(cx.completions[0].breakdown.total(), 64 * 85 / 4);
+    }
+
+    #[test]
+    fn a_remembered_copy_costs_what_a_computed_one_does() {
+        // the same requests on two disks, one of which forgets its last
+        // copy's cost before every request: identical completions, for
+        // sizes, alignments and directions that change and repeat
+        let shapes = [
+            (Op::Read, 0, 4096),
+            (Op::Read, 4096, 4096),
+            (Op::Read, 32, 4096),
+            (Op::Write, 0, 4096),
+            (Op::Read, 0, 4096),
+            (Op::Write, 64, 512),
+            (Op::Write, 0, 2 << 20),
+            (Op::Read, 0, 2 << 20),
+            (Op::Write, 128, 512),
+            (Op::Read, 96, 4096),
+        ];
+        let mut memo = disk(300, 1000);
+        let mut fresh = disk(300, 1000);
+        let (mut a, mut b) = (Cx::default(), Cx::default());
+        for (k, &(op, off, len)) in shapes.iter().cycle().take(50).enumerate() {
+            let now = 100 * k as u64;
+            memo.submit(now, req(k as u64, op, off, len), &mut a);
+            fresh.memo = [CopyMemo::EMPTY; 2];
+            fresh.submit(now, req(k as u64, op, off, len), &mut b);
+        }
+        assert_eq!(a.completions.len(), 50);
+        for (x, y) in a.completions.iter().zip(&b.completions) {
+            assert_eq!((x.id, x.at, x.breakdown), (y.id, y.at, y.breakdown));
+        }
+        assert_eq!(memo.lines, fresh.lines);
+        assert_eq!(memo.bus_bytes, fresh.bus_bytes);
     }
 
     #[test]

@@ -58,8 +58,7 @@ impl Device for FixedLatency {
             cx.done(req.id, now + self.latency_ns, breakdown);
             return;
         };
-        let xfer = ((req.len as u128 * 1_000_000_000).div_ceil(bw as u128)).min(MAX_STEP_NS as u128)
-            as u64;
+        let xfer = crate::units::xfer_ns_capped(req.len, bw, MAX_STEP_NS);
         let start = now.max(self.channel.free_at);
         self.channel.free_at = start.saturating_add(xfer);
         self.channel.busy_ns = self.channel.busy_ns.saturating_add(xfer);

@@ -38,6 +38,21 @@ pub fn xfer_ns(bytes: u64, bytes_per_s: u64) -> u64 {
     }
 }
 
+/// [`xfer_ns`] at a rate of at least 1 byte per second, capped at `max`
+/// ns: exactly the 128-bit result, in 64-bit arithmetic whenever the
+/// product fits (a 128-bit division is a library call several times
+/// slower).
+#[inline]
+pub fn xfer_ns_capped(bytes: u64, bytes_per_s: u64, max: u64) -> u64 {
+    debug_assert!(bytes_per_s > 0);
+    match bytes.checked_mul(1_000_000_000) {
+        Some(p) => p.div_ceil(bytes_per_s).min(max),
+        None => (bytes as u128 * 1_000_000_000)
+            .div_ceil(bytes_per_s as u128)
+            .min(max as u128) as u64,
+    }
+}
+
 /// Division by a divisor fixed at configuration time: a shift and a mask
 /// when it is a power of two (the usual case for stripes, rows and
 /// buffers), a division otherwise. Results are exactly `x / d` and `x % d`.
@@ -223,6 +238,21 @@ mod tests {
         fn xfer_ns_matches_wide_arithmetic(bytes: u64, bps in 1u64..u64::MAX) {
             let wide = (bytes as u128 * 1_000_000_000u128).div_ceil(bps as u128) as u64;
             prop_assert_eq!(xfer_ns(bytes, bps), wide);
+        }
+
+        #[test]
+        fn xfer_ns_capped_matches_wide_arithmetic(
+            bytes: u64,
+            bps in 1u64..u64::MAX,
+            max: u64,
+        ) {
+            let wide = (bytes as u128 * 1_000_000_000u128)
+                .div_ceil(bps as u128)
+                .min(max as u128) as u64;
+            prop_assert_eq!(xfer_ns_capped(bytes, bps, max), wide);
+            // small rates: the product overflows 64 bits, the quotient too
+            let slow = (bytes as u128 * 1_000_000_000u128).min(max as u128) as u64;
+            prop_assert_eq!(xfer_ns_capped(bytes, 1, max), slow);
         }
     }
 }

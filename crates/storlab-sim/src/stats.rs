@@ -463,8 +463,10 @@ impl DirStats {
 
     /// Record one completed request: submission latency `slat_ns`,
     /// completion latency `clat_ns` (total latency is their sum), `bytes`
-    /// transferred, and where its time went.
-    #[inline]
+    /// transferred, and where its time went. (Always inlined: once per
+    /// simulated IO, and a call of its own cost about 2 % of the
+    /// simulator's instructions per IO.)
+    #[inline(always)]
     pub fn record(&mut self, slat_ns: u64, clat_ns: u64, bytes: u64, breakdown: &Breakdown) {
         self.slat.record(slat_ns);
         self.clat.record(clat_ns);
@@ -781,7 +783,7 @@ impl JobStats {
     }
 
     /// Record one completed request of kind `op`; see [`DirStats::record`].
-    #[inline]
+    #[inline(always)]
     pub fn record(
         &mut self,
         op: Op,

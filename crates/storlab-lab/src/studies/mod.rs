@@ -2,6 +2,7 @@
 //! (spec/targets.md): `prepare` gives the runs and how to read the rows
 //! and figures off them.
 
+pub mod apps_paging;
 pub mod devices;
 pub mod filesystems;
 pub mod haste_bus;
@@ -58,6 +59,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "filesystems",
         "XFS and ext3 as mechanisms against the raw device (SC 2010, V-A)",
     ),
+    (
+        "apps-paging",
+        "NPB and DGEMM paging with 8 GB of DRAM on each device (HASTE study; Moneta Table V)",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -73,6 +78,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "peers" => peers::prepare(),
         "paging" => paging::prepare(),
         "filesystems" => filesystems::prepare(),
+        "apps-paging" => apps_paging::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

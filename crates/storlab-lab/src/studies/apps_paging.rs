@@ -283,7 +283,7 @@ pub fn prepare() -> Prepared {
                  swap-linux with {} MiB of DRAM (the study's 8 GB / {}), footprints scaled alike, the swap area 8x DRAM (at least the footprint); \
                  slowdown = instructions per second with enough DRAM over paging. Table V's Moneta figures calibrate each program's CPU per page \
                  visit (rows marked input); every other figure is a prediction.",
-                apps::STUDY_DRAM / apps::SCALE >> 20,
+                (apps::STUDY_DRAM / apps::SCALE) >> 20,
                 apps::SCALE,
             ),
             rows,

@@ -646,7 +646,7 @@ mod tests {
             ("dram=lots", "dram"),
         ] {
             let p = Params::parse(info, &[pair.to_string()], "--app-set").expect("parses");
-            let e = memory_app(&p).err().expect("refused").to_string();
+            let e = memory_app(&p).expect_err("refused").to_string();
             assert!(e.contains(name) && e.contains("--app-set"), "{e}");
         }
     }

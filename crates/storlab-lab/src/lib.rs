@@ -11,6 +11,7 @@ pub mod measure;
 pub mod report;
 pub mod studies;
 pub mod sweep;
+pub mod tablev;
 
 pub use error::{LabError, Result};
 pub use measure::{Plan, Run, RunId, Spec};

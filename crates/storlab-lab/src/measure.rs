@@ -144,6 +144,9 @@ pub struct Run {
     pub stats: JobStats,
     /// The first job's `storlab` report object.
     pub storlab: Value,
+    /// The first application job's `app` object (`Value::Null` when the
+    /// run has no application).
+    pub app: Value,
 }
 
 impl Run {
@@ -155,8 +158,18 @@ impl Run {
         }
         Run {
             storlab: jobs[0].storlab.clone(),
+            app: jobs
+                .iter()
+                .find_map(|j| j.app.clone())
+                .unwrap_or(Value::Null),
             stats,
         }
+    }
+
+    /// The application's metric (its `app.metric`: transactions/s,
+    /// seconds, ...); NaN when the run has no application.
+    pub fn app_metric(&self) -> f64 {
+        self.app["metric"].as_f64().unwrap_or(f64::NAN)
     }
     /// Mean total latency of direction `d` (0 read, 1 write), µs.
     pub fn lat_us(&self, d: usize) -> f64 {

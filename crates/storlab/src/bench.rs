@@ -22,6 +22,15 @@ pub struct BenchArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Measure an application model instead of fio jobs: wall time of a
+    /// simulated `--app-runtime` of it on each device (default devices
+    /// raid-disk,moneta-spin), against the same run on the null device,
+    /// and peak memory after a quarter and after the whole duration.
+    #[arg(long)]
+    pub app: Option<String>,
+    /// Simulated duration of the application runs.
+    #[arg(long, default_value = "60s")]
+    pub app_runtime: String,
 }
 
 /// The median of `reps` runs of `f` (by rate); the IO and event counts are
@@ -70,8 +79,105 @@ fn measure(device: &str, ios_per_thread: u64) -> anyhow::Result<(f64, u64, u64)>
     Ok((ios as f64 / wall, ios, r.events))
 }
 
+/// One application run: (wall seconds, simulated operations, metric).
+fn measure_app(device: &str, app: &str, runtime: &str) -> anyhow::Result<(f64, u64, f64)> {
+    let (resolved, cfg) = SystemConfig::load(&PresetStore::default(), device, &[])?;
+    let info = storlab_sim::apps::find(app, "--app")?;
+    // the run is bounded by its simulated time, not by the model's own
+    // amount of work
+    let mut pairs = vec![format!("runtime={runtime}")];
+    if info.params.iter().any(|p| p.name == "transactions") {
+        pairs.push("transactions=1000000000".into());
+    }
+    let jobs = storlab_workload::fio::parse_cli_args(&storlab_sim::apps::job_args(app, &pairs))?;
+    let t0 = Instant::now();
+    let r = storlab_sim::run::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})?;
+    let wall = t0.elapsed().as_secs_f64();
+    let a = r
+        .jobs
+        .iter()
+        .find_map(|j| j.app.clone())
+        .ok_or_else(|| anyhow::anyhow!("{app}: no application result"))?;
+    Ok((
+        wall,
+        a["operations_counted"].as_u64().unwrap_or(0),
+        a["metric"].as_f64().unwrap_or(0.0),
+    ))
+}
+
+/// `storlab bench --app NAME`.
+fn run_app(a: &BenchArgs, app: &str) -> anyhow::Result<()> {
+    let ns = storlab_workload::fio::parse_time(&a.app_runtime, 1_000_000)
+        .map_err(|e| anyhow::anyhow!("--app-runtime: {e}"))?;
+    let quarter = format!("{}us", ns / 4000);
+    let full = format!("{}us", ns / 1000);
+    let devices: Vec<String> = if a.devices == ["moneta-spin", "haste-pcm"] {
+        vec!["raid-disk".into(), "moneta-spin".into()]
+    } else {
+        a.devices.clone()
+    };
+    let (base, _, _) = median_of(a.reps, || {
+        let (w, n, _) = measure_app("null", app, &full)?;
+        Ok((1.0 / w, n, 0))
+    })?;
+    let mut rows = Vec::new();
+    for d in &devices {
+        let rss0 = peak_rss_kib();
+        let (wq, nq, _) = measure_app(d, app, &quarter)?;
+        let rss1 = peak_rss_kib();
+        let mut runs = (0..a.reps)
+            .map(|_| measure_app(d, app, &full))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        runs.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let (wall, ops, metric) = runs[runs.len() / 2];
+        let rss2 = peak_rss_kib();
+        rows.push(serde_json::json!({
+            "device": d,
+            "app": app,
+            "simulated_s": ns as f64 / 1e9,
+            "wall_s": wall,
+            "operations": ops,
+            "metric": metric,
+            "wall_s_quarter_run": wq,
+            "operations_quarter_run": nq,
+            "wall_over_null_device": wall * base,
+            "peak_rss_kib_after_quarter_run": rss1.max(rss0),
+            "peak_rss_kib_after_full_run": rss2,
+            "repetitions": a.reps,
+        }));
+    }
+    let out =
+        serde_json::json!({"app": app, "baseline_null_device_wall_s": 1.0 / base, "results": rows});
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "{app}: {} simulated on the null device takes {:.2} s of wall time (median of {})",
+            a.app_runtime,
+            1.0 / base,
+            a.reps
+        );
+        for r in &rows {
+            println!(
+                "{:<14} {:>7.2} s wall for {} simulated ({} operations, {:.3}x the null device); peak RSS {} KiB after a quarter, {} KiB after all",
+                r["device"].as_str().unwrap_or(""),
+                r["wall_s"].as_f64().unwrap_or(0.0),
+                a.app_runtime,
+                r["operations"],
+                r["wall_over_null_device"].as_f64().unwrap_or(0.0),
+                r["peak_rss_kib_after_quarter_run"],
+                r["peak_rss_kib_after_full_run"],
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Run the benchmark.
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    if let Some(app) = &a.app {
+        return run_app(a, app);
+    }
     // baseline: the same engine and workload on the zero-latency device (no
     // host cost, no device model work), measured in this same run
     let (base, _, _) = median_of(a.reps, || measure("null", a.ios_per_thread))?;

@@ -23,6 +23,15 @@ pub enum LabCmd {
         /// Directory for <study>.md, <study>.json and the figures.
         #[arg(long, default_value = "reproduction")]
         out: PathBuf,
+        /// With `apps`: the devices of the Table V printed after the
+        /// studies (the Moneta study's columns by default), speedups over
+        /// the first.
+        #[arg(long, value_delimiter = ',')]
+        devices: Vec<String>,
+        /// With `apps`: parameters added to every application of the
+        /// Table V (`scale=0.1` for a quicker table).
+        #[arg(long = "app-set")]
+        app_set: Vec<String>,
     },
     /// Run one simulation per point of the varied parameters (the last
     /// varies fastest) and write a CSV table: per point and direction, IOs,
@@ -125,7 +134,9 @@ pub fn run(cmd: &LabCmd) -> anyhow::Result<()> {
         LabCmd::Reproduce {
             studies: names,
             out,
-        } => reproduce(names, out),
+            devices,
+            app_set,
+        } => reproduce(names, out, devices, app_set),
         LabCmd::Sweep(a) => run_sweep(a),
         LabCmd::Merge { tables, out } => {
             out.check()?;
@@ -173,14 +184,28 @@ fn run_sweep(a: &SweepArgs) -> anyhow::Result<()> {
     a.out.write(&table)
 }
 
-fn reproduce(names: &[String], out: &std::path::Path) -> anyhow::Result<()> {
+fn reproduce(
+    names: &[String],
+    out: &std::path::Path,
+    devices: &[String],
+    app_set: &[String],
+) -> anyhow::Result<()> {
+    let all = || studies::STUDIES.iter().map(|(n, _)| n.to_string());
+    // `apps` is every application study, and the Table V after them
+    let table_v = names.iter().any(|n| n == "apps") || !devices.is_empty();
     let names: Vec<String> = if names.is_empty() {
-        studies::STUDIES
-            .iter()
-            .map(|(n, _)| n.to_string())
-            .collect()
+        all().collect()
     } else {
-        names.to_vec()
+        names
+            .iter()
+            .flat_map(|n| -> Vec<String> {
+                if n == "apps" {
+                    all().filter(|s| s.starts_with("apps-")).collect()
+                } else {
+                    vec![n.clone()]
+                }
+            })
+            .collect()
     };
     // every name checked before anything runs
     let prepared = names
@@ -207,6 +232,38 @@ fn reproduce(names: &[String], out: &std::path::Path) -> anyhow::Result<()> {
         reps.push(rep);
     }
     bar.finish_and_clear();
+    if table_v {
+        let devices: Vec<String> = if devices.is_empty() {
+            storlab_lab::tablev::DEFAULT_DEVICES
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        } else {
+            devices.to_vec()
+        };
+        let (plan, _) = storlab_lab::tablev::plan(&devices, app_set);
+        let bar = crate::sim::progress_bar_len(plan.len() as u64, "runs");
+        let t = storlab_lab::tablev::run(&devices, app_set, &|| bar.inc(1))?;
+        bar.finish_and_clear();
+        std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+        let md = t.markdown();
+        for (name, text) in [
+            ("table-v.md", md.clone()),
+            ("table-v.json", serde_json::to_string_pretty(&t.json())?),
+            ("table-v.csv", t.csv()),
+        ] {
+            let p = out.join(name);
+            std::fs::write(&p, text).with_context(|| p.display().to_string())?;
+        }
+        let mut w = stdout.lock();
+        writeln!(
+            w,
+            "Moneta (MICRO 2010) Table V shape: raw performance and speedup over {}\n\n{md}",
+            devices[0]
+        )?;
+        writeln!(w, "  wrote {}", out.join("table-v.md").display())?;
+        writeln!(w)?;
+    }
     storlab_lab::Summary::of(&reps).write_text(&mut stdout.lock())?;
     if missed > 0 {
         anyhow::bail!(

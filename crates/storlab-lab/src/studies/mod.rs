@@ -3,6 +3,7 @@
 //! and figures off them.
 
 pub mod apps_paging;
+pub mod apps_table;
 pub mod devices;
 pub mod filesystems;
 pub mod haste_bus;
@@ -60,6 +61,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "XFS and ext3 as mechanisms against the raw device (SC 2010, V-A)",
     ),
     (
+        "apps-table",
+        "Moneta Table V's device rows (XDD raw and through XFS) on the full Moneta",
+    ),
+    (
         "apps-paging",
         "NPB and DGEMM paging with 8 GB of DRAM on each device (HASTE study; Moneta Table V)",
     ),
@@ -78,6 +83,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "peers" => peers::prepare(),
         "paging" => paging::prepare(),
         "filesystems" => filesystems::prepare(),
+        "apps-table" => apps_table::prepare(),
         "apps-paging" => apps_paging::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {

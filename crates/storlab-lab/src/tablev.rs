@@ -1,0 +1,337 @@
+//! The Moneta study's Table V for any list of devices: each benchmark's
+//! raw performance per device (an application model's metric, or XDD's
+//! bandwidth), the speedup of each device over the first, and the
+//! harmonic mean of the speedups per device.
+
+use serde_json::{json, Value};
+
+use crate::measure::{Plan, RunId, Spec};
+use crate::studies::filesystems;
+use crate::Result;
+
+/// What a row of the table runs.
+#[derive(Clone, Copy, Debug)]
+pub enum What {
+    /// An application model with these parameters.
+    App(&'static str),
+    /// XDD, 16 threads, 50/50 mix: `rw` (`rw`: sequential 4 MB,
+    /// `randrw`: random 4 KB), through XFS or on the raw device.
+    Xdd {
+        /// fio's rw.
+        rw: &'static str,
+        /// Through XFS.
+        fs: bool,
+    },
+}
+
+/// One benchmark of the table.
+#[derive(Clone, Copy, Debug)]
+pub struct Bench {
+    /// As the table names it.
+    pub label: &'static str,
+    /// What runs.
+    pub what: What,
+    /// The metric's unit.
+    pub unit: &'static str,
+    /// The Moneta column's published value (moneta-balance).
+    pub moneta: f64,
+}
+
+impl Bench {
+    /// Lower is better (run times).
+    pub fn lower_better(&self) -> bool {
+        self.unit == "seconds"
+    }
+}
+
+/// Table V's benchmarks with the Moneta column (the study's full design,
+/// `moneta-balance`).
+pub const BENCHES: &[Bench] = &[
+    Bench {
+        label: "Postmark",
+        what: What::App("postmark"),
+        unit: "seconds",
+        moneta: 27.4,
+    },
+    Bench {
+        label: "Build",
+        what: What::App("build"),
+        unit: "seconds",
+        moneta: 36.9,
+    },
+    Bench {
+        label: "XDD-Sequential-Raw",
+        what: What::Xdd {
+            rw: "rw",
+            fs: false,
+        },
+        unit: "MB/s",
+        moneta: 2932.0,
+    },
+    Bench {
+        label: "XDD-Sequential-FS",
+        what: What::Xdd { rw: "rw", fs: true },
+        unit: "MB/s",
+        moneta: 2773.0,
+    },
+    Bench {
+        label: "XDD-Random-Raw",
+        what: What::Xdd {
+            rw: "randrw",
+            fs: false,
+        },
+        unit: "MB/s",
+        moneta: 1753.0,
+    },
+    Bench {
+        label: "XDD-Random-FS",
+        what: What::Xdd {
+            rw: "randrw",
+            fs: true,
+        },
+        unit: "MB/s",
+        moneta: 261.0,
+    },
+    Bench {
+        label: "PTFDB",
+        what: What::App("ptfdb"),
+        unit: "seconds",
+        moneta: 2.1,
+    },
+    Bench {
+        label: "OLTP",
+        what: What::App("oltp"),
+        unit: "transactions/s",
+        moneta: 799.0,
+    },
+    Bench {
+        label: "Berkeley-DB BTree",
+        what: What::App("bdb-btree"),
+        unit: "transactions/s",
+        moneta: 14884.0,
+    },
+    Bench {
+        label: "Berkeley-DB HashTable",
+        what: What::App("bdb-hash"),
+        unit: "transactions/s",
+        moneta: 10980.0,
+    },
+    Bench {
+        label: "BT",
+        what: What::App("npb-bt"),
+        unit: "MIPS",
+        moneta: 2785.0,
+    },
+    Bench {
+        label: "IS",
+        what: What::App("npb-is"),
+        unit: "MIPS",
+        moneta: 351.0,
+    },
+    Bench {
+        label: "LU",
+        what: What::App("npb-lu"),
+        unit: "MIPS",
+        moneta: 4298.0,
+    },
+    Bench {
+        label: "SP",
+        what: What::App("npb-sp"),
+        unit: "MIPS",
+        moneta: 704.0,
+    },
+    Bench {
+        label: "UA",
+        what: What::App("npb-ua"),
+        unit: "MIPS",
+        moneta: 3992.0,
+    },
+];
+
+/// The table's default devices: the study's columns.
+pub const DEFAULT_DEVICES: &[&str] = &["raid-disk", "raid-ssd", "fusion-io", "moneta-balance"];
+
+/// The run behind one cell.
+fn spec(b: &Bench, device: &str, app_set: &[String]) -> Option<Spec> {
+    match b.what {
+        What::App(name) => {
+            storlab_sim::apps::find(name, "table V").ok()?;
+            let args = storlab_sim::apps::job_args(name, app_set);
+            let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+            Some(Spec::new(device, &[], &args))
+        }
+        What::Xdd { rw, fs } => Some(filesystems::xdd(device, fs.then_some("xfs"), rw)),
+    }
+}
+
+/// A filled table.
+#[derive(Clone, Debug)]
+pub struct TableV {
+    /// The devices, in column order (speedups are over the first).
+    pub devices: Vec<String>,
+    /// Per benchmark: its row, and its metric per device (`None`: the
+    /// benchmark's model is not in this build).
+    pub rows: Vec<(Bench, Vec<Option<f64>>)>,
+}
+
+/// Plan the table's runs on `devices` (applications with `app_set`
+/// added to each, e.g. `scale=0.01` for a quick table).
+pub fn plan(devices: &[String], app_set: &[String]) -> (Plan, Vec<Vec<Option<RunId>>>) {
+    let mut plan = Plan::new();
+    let ids = BENCHES
+        .iter()
+        .map(|b| {
+            devices
+                .iter()
+                .map(|d| spec(b, d, app_set).map(|s| plan.add(s)))
+                .collect()
+        })
+        .collect();
+    (plan, ids)
+}
+
+/// Run the table on `devices`.
+pub fn run(devices: &[String], app_set: &[String], progress: &(dyn Fn() + Sync)) -> Result<TableV> {
+    let (plan, ids) = plan(devices, app_set);
+    let res = plan.run(progress)?;
+    let rows = BENCHES
+        .iter()
+        .zip(ids)
+        .map(|(b, ids)| {
+            let vals = ids
+                .iter()
+                .map(|id| {
+                    id.map(|id| match b.what {
+                        What::App(_) => res[id].app_metric(),
+                        What::Xdd { .. } => res[id].total_mbps(),
+                    })
+                })
+                .collect();
+            (*b, vals)
+        })
+        .collect();
+    Ok(TableV {
+        devices: devices.to_vec(),
+        rows,
+    })
+}
+
+impl TableV {
+    /// Speedup of device `d` over the first device on row `r` (run times
+    /// inverted, so above 1 is faster).
+    pub fn speedup(&self, r: usize, d: usize) -> Option<f64> {
+        let (b, vals) = &self.rows[r];
+        let (first, this) = (vals[0]?, vals[d]?);
+        let s = if b.lower_better() {
+            first / this
+        } else {
+            this / first
+        };
+        s.is_finite().then_some(s)
+    }
+
+    /// Harmonic mean of device `d`'s speedups over the rows that have one.
+    pub fn harmonic_mean(&self, d: usize) -> Option<f64> {
+        let s: Vec<f64> = (0..self.rows.len())
+            .filter_map(|r| self.speedup(r, d))
+            .collect();
+        (!s.is_empty()).then(|| s.len() as f64 / s.iter().map(|x| 1.0 / x).sum::<f64>())
+    }
+
+    /// The table as Markdown (raw performance and speedup per device, the
+    /// Moneta column's published value last).
+    pub fn markdown(&self) -> String {
+        let mut s = String::from("| benchmark | unit |");
+        for d in &self.devices {
+            s.push_str(&format!(" {d} | speedup |"));
+        }
+        s.push_str(" published (Moneta) |\n|---|---|");
+        for _ in &self.devices {
+            s.push_str("---:|---:|");
+        }
+        s.push_str("---:|\n");
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| crate::report::with_unit(v, ""));
+        for (r, (b, vals)) in self.rows.iter().enumerate() {
+            s.push_str(&format!("| {} | {} |", b.label, b.unit));
+            for (d, v) in vals.iter().enumerate() {
+                let sp = self
+                    .speedup(r, d)
+                    .map_or("-".into(), |x| format!("{x:.2}x"));
+                s.push_str(&format!(" {} | {} |", fmt(*v), sp));
+            }
+            s.push_str(&format!(" {} |\n", crate::report::with_unit(b.moneta, "")));
+        }
+        s.push_str("| harmonic mean | |");
+        for d in 0..self.devices.len() {
+            let h = self
+                .harmonic_mean(d)
+                .map_or("-".into(), |x| format!("{x:.2}x"));
+            s.push_str(&format!(" | {h} |"));
+        }
+        s.push_str(" |\n");
+        s
+    }
+
+    /// The table as JSON.
+    pub fn json(&self) -> Value {
+        json!({
+            "devices": self.devices,
+            "rows": self.rows.iter().enumerate().map(|(r, (b, vals))| json!({
+                "benchmark": b.label,
+                "unit": b.unit,
+                "values": vals,
+                "speedups": (0..self.devices.len()).map(|d| self.speedup(r, d)).collect::<Vec<_>>(),
+                "published_moneta": b.moneta,
+            })).collect::<Vec<_>>(),
+            "harmonic_means": (0..self.devices.len()).map(|d| self.harmonic_mean(d)).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The table as CSV: one line per benchmark and device.
+    pub fn csv(&self) -> String {
+        let mut s = String::from("benchmark,unit,device,value,speedup\n");
+        for (r, (b, vals)) in self.rows.iter().enumerate() {
+            for (d, v) in vals.iter().enumerate() {
+                let o = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
+                s.push_str(&format!(
+                    "{},{},{},{},{}\n",
+                    b.label,
+                    b.unit,
+                    self.devices[d],
+                    o(*v),
+                    o(self.speedup(r, d))
+                ));
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(vals: &[&[f64]]) -> TableV {
+        TableV {
+            devices: vec!["a".into(), "b".into()],
+            rows: vals
+                .iter()
+                .zip([BENCHES[0], BENCHES[8]])
+                .map(|(v, b)| (b, v.iter().map(|x| Some(*x)).collect()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn speedups_invert_run_times_and_the_mean_is_harmonic() {
+        // Postmark (seconds): 10 s then 5 s is 2x; BTree (tx/s): 100 then 400 is 4x
+        let t = table(&[&[10.0, 5.0], &[100.0, 400.0]]);
+        assert_eq!(t.speedup(0, 0), Some(1.0));
+        assert_eq!(t.speedup(0, 1), Some(2.0));
+        assert_eq!(t.speedup(1, 1), Some(4.0));
+        let h = t.harmonic_mean(1).unwrap();
+        assert!((h - 2.0 / (0.5 + 0.25)).abs() < 1e-12, "{h}");
+        assert!(t.markdown().contains("| Postmark | seconds |"));
+        assert_eq!(t.csv().lines().count(), 1 + 4);
+    }
+}

@@ -202,6 +202,8 @@ pub fn run(devices: &[String], app_set: &[String], progress: &(dyn Fn() + Sync))
                 .iter()
                 .map(|id| {
                     id.map(|id| match b.what {
+                        // the paging programs report instructions/s
+                        What::App(_) if b.unit == "MIPS" => res[id].app_metric() / 1e6,
                         What::App(_) => res[id].app_metric(),
                         What::Xdd { .. } => res[id].total_mbps(),
                     })

@@ -13,7 +13,6 @@ use storlab_model::SystemConfig;
 use storlab_sim::apps::paging::{self, PagingRun};
 use storlab_sim::apps::MemoryApp;
 use storlab_sim::report::ReportOptions;
-use storlab_sim::stats::JobStats;
 
 const PAGE: u64 = 4096;
 
@@ -204,7 +203,6 @@ pub fn run_app(
 ) -> anyhow::Result<()> {
     let r = paging::run(store, paging::SWAP_PRESET, &app, cfg, &[], a.seed)
         .with_context(|| format!("{} paging to {}", info.name, a.device))?;
-    let obj = paging::app_object(info, params, &app, &r);
     let mut out: Box<dyn std::io::Write> = match &a.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("--output {}", p.display()))?,
@@ -226,12 +224,7 @@ pub fn run_app(
         print_runs(&mut out, info.unit, &r)?;
         out.flush()?;
     } else {
-        let mut j = JobStats::new(info.name, 0);
-        j.job_runtime_ns = r.paged.elapsed_ns;
-        j.majf = r.paged.major_faults;
-        j.minf = r.paged.minor_faults;
-        j.options = vec![("app".into(), info.name.into())];
-        j.app = Some(obj);
+        let j = paging::job_stats(info.name, 0, info, params, &app, &r);
         storlab_sim::report::write_json(&[j], &mut out, &ReportOptions::default())?;
         out.flush()?;
     }

@@ -102,3 +102,40 @@ fn the_terminal_report_and_bad_parameters() {
         "{err}"
     );
 }
+
+#[test]
+fn a_job_file_runs_a_paging_program_as_the_command_line_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("bt.fio");
+    std::fs::write(&file, format!("[bt]\napp=npb-bt\napp_set={SMALL}\n")).expect("write");
+    let f = file.to_str().expect("utf-8");
+    let out = storlab(&[
+        "sim",
+        "--device",
+        "moneta-balance",
+        "--output-format=json",
+        f,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let from_file = &v["jobs"][0]["app"];
+    let from_cli = app("moneta-balance", "npb-bt", SMALL);
+    assert_eq!(from_file["metric"], from_cli["metric"], "{from_file}");
+    // beside a fio job it is refused, naming the job file's app line
+    std::fs::write(
+        &file,
+        format!("[bt]\napp=npb-bt\napp_set={SMALL}\n[r]\nrw=randread\nsize=1m\nnumber_ios=10\n"),
+    )
+    .expect("write");
+    let out = storlab(&["sim", "--device", "moneta-balance", f]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("paging program") && err.contains("bt.fio"),
+        "{err}"
+    );
+}

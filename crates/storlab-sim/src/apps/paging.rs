@@ -566,6 +566,65 @@ pub fn run_enough(
     swap::run_with_device(&sys, store, device, &w)
 }
 
+/// The job record of a paging run in fio's layout: job `name` (group
+/// `group_id`) with the paged run's time and faults and the `app` object.
+pub fn job_stats(
+    name: &str,
+    group_id: u32,
+    info: &AppInfo,
+    params: &Params,
+    app: &MemoryApp,
+    r: &PagingRun,
+) -> crate::stats::JobStats {
+    let mut j = crate::stats::JobStats::new(name, group_id);
+    j.job_runtime_ns = r.paged.elapsed_ns;
+    j.majf = r.paged.major_faults;
+    j.minf = r.paged.minor_faults;
+    j.options = vec![("app".into(), info.name.into())];
+    j.app = Some(app_object(info, params, app, r));
+    j
+}
+
+/// A job file that is one paging program and nothing else, run as
+/// `storlab sim --app` runs it (the system is the swap device); `None`
+/// for any other job file (a paging program beside other jobs is
+/// refused where the jobs are built: it runs alone on the swap path).
+pub fn simulate_alone(
+    cfg: &SystemConfig,
+    jobs: &storlab_workload::fio::JobFile,
+    seed: u64,
+) -> Result<Option<crate::run::RunResult>, crate::run::RunError> {
+    let [j] = jobs.jobs.as_slice() else {
+        return Ok(None);
+    };
+    let Some((name, at)) = &j.app else {
+        return Ok(None);
+    };
+    let place = format!("{at}, app");
+    let info = super::find(name, &place)?;
+    let given: Vec<(String, String)> = j
+        .app_set
+        .iter()
+        .map(|(v, l)| (v.clone(), format!("{l}, app_set")))
+        .collect();
+    let params = Params::parse_at(info, &given, &place)?;
+    let AppKind::Memory(m) = super::build(info, &params)? else {
+        return Ok(None);
+    };
+    let r = run(&PresetStore::default(), SWAP_PRESET, &m, cfg, &[], seed).map_err(|e| {
+        AppError::Run {
+            app: info.name.into(),
+            message: e.to_string(),
+        }
+    })?;
+    let end = r.paged.touch_ns + r.paged.elapsed_ns;
+    Ok(Some(crate::run::RunResult {
+        jobs: vec![job_stats(&j.name, j.group_id, info, &params, &m, &r)],
+        sim_ns: end,
+        events: 0,
+    }))
+}
+
 /// The job's `app` object for a paging run (the closed-loop apps' layout
 /// where it applies: name, metric, unit, parameters; with the paging
 /// figures).

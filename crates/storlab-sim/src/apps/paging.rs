@@ -33,6 +33,12 @@ pub const APPS: &[&AppInfo] = &[
 pub const SCALE: u64 = 128;
 /// The studies' DRAM: 8 GB (hybrid.md, the HASTE study's paging runs).
 pub const STUDY_DRAM: u64 = 8 << 30;
+/// The least DRAM a program runs with, bytes: 1,024 frames, so that the
+/// watermarks and 16 threads' reclaim batches (32 pages each) leave
+/// frames to fault into (the swap model's own tests run at this size);
+/// a smaller `dram` x `scale` is raised to it, the footprint keeping its
+/// ratio.
+pub const MIN_DRAM: u64 = 4 << 20;
 /// Clock of the host, GHz (pcie-arrays.md, Host: 2.26 GHz Xeons).
 pub const GHZ: f64 = 2.26;
 /// Instructions per cycle of one hardware thread while it computes.
@@ -203,12 +209,12 @@ const PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "dram",
         default: "64m",
-        help: "DRAM for the program's pages, bytes (the studies' 8 GB / 128; `scale` multiplies it with the footprint)",
+        help: "DRAM for the program's pages, bytes (the studies' 8 GB / 128; `scale` multiplies it with the footprint; at least 4 MiB)",
     },
     ParamDef {
         name: "footprint",
         default: "",
-        help: "the program's memory, bytes; empty: its class-D footprint / 128 (workloads.md), times `scale`",
+        help: "the program's memory, bytes, times `scale`; empty: its class-D footprint's ratio to 8 GB of DRAM (workloads.md) times `dram`",
     },
     ParamDef {
         name: "cpu_ns",
@@ -393,10 +399,11 @@ fn build(p: &Params) -> Result<AppKind, AppError> {
 pub fn memory_app(p: &Params) -> Result<MemoryApp, AppError> {
     let prog = program(p.app());
     let threads = p.threads(THREADS);
-    let dram = p.scaled(p.u64("dram", 1 << 20, 1 << 44)?, 1 << 20);
+    let dram = p.scaled(p.u64("dram", MIN_DRAM, 1 << 44)?, MIN_DRAM);
     let footprint = match p.opt_u64("footprint", PAGE, 1 << 46)? {
         Some(f) => p.scaled(f, PAGE),
-        None => p.scaled(prog.footprint / SCALE, PAGE),
+        // the class-D footprint's ratio to the studies' DRAM
+        None => (prog.footprint as f64 / STUDY_DRAM as f64 * dram as f64) as u64,
     };
     let pages_per_thread = footprint / PAGE / threads as u64;
     if pages_per_thread == 0 {
@@ -690,6 +697,11 @@ mod tests {
         }
         let ipa = bt.instructions_per_access;
         assert!((ipa - BT_CPU_NS * GHZ * IPC).abs() < 1e-6);
+        // a tiny scale keeps 4 MiB of DRAM and the footprint's ratio
+        let tiny = app("npb-bt", &["scale=0.01"]);
+        assert_eq!(tiny.dram_bytes, MIN_DRAM);
+        let fp = tiny.workload.pages_per_thread * PAGE * 16;
+        assert!((fp as f64 / (11.0 / 8.0 * MIN_DRAM as f64) - 1.0).abs() < 0.01);
         let t = app("thrash", &[]);
         assert_eq!(t.instructions_per_access, 1.0);
         assert_eq!(t.workload.accesses, 3000);

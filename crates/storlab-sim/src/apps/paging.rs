@@ -89,10 +89,11 @@ const GIB: u64 = 1 << 30;
 /// BT's computation per page visit, ns. CALIBRATED: the CPU per page
 /// visit of BT against the Moneta study's Table V, BT on Moneta
 /// (moneta-balance): 2,785 MIPS (`storlab apps calibrate npb-bt --device
-/// moneta-balance --param cpu_ns --target 2.785e9`), because the CPU per
+/// moneta-balance --param cpu_ns --target 2.785e9 --lo 10 --hi 1e7`),
+/// because the CPU per
 /// page is what the stream cannot derive (the loop bodies' instruction
 /// counts and stalls).
-pub const BT_CPU_NS: f64 = 7888.1045;
+pub const BT_CPU_NS: f64 = 7870.3871;
 /// IS's computation per page visit, ns. CALIBRATED against Table V, IS on
 /// Moneta: 351 MIPS (as BT: `--param cpu_ns --target 3.51e8`).
 pub const IS_CPU_NS: f64 = 1223.5;
@@ -244,7 +245,7 @@ macro_rules! npb {
 }
 
 const COMMON_MODELS: &str = "The program's pages live in DRAM (64 MiB: the studies' 8 GB / 128) and page through Linux's swap path (faults, swap cache, page-cluster read-ahead, kswapd and direct reclaim, TLB shootdowns, clustered swap slots) to the --device preset; 16 threads, each on its own part of the footprint; every page is touched once (initialisation), then the stream runs; the metric is instructions per second after initialisation (instructions per page visit = cpu_ns x 2.26 GHz x IPC 0.6), also reported relative to the same stream with enough DRAM";
-const COMMON_SIMPLIFIES: &str = "one access per page visit: the loads and stores within a page are CPU time after it (no cache misses modelled inside the computation); a thread's part is its own (OpenMP's static partition), no sharing between threads, no barriers between sweeps; one IPC for every program; sizes scaled by 1/128 (DRAM and footprint together)";
+const COMMON_SIMPLIFIES: &str = "the common `runtime` parameter is not used (the work is `passes`); one access per page visit: the loads and stores within a page are CPU time after it (no cache misses modelled inside the computation); a thread's part is its own (OpenMP's static partition), no sharing between threads, no barriers between sweeps; one IPC for every program; sizes scaled by 1/128 (DRAM and footprint together)";
 
 static BT_MODELS: &[&str] = &[
     "BT (block-tridiagonal ADI solver, class D 408^3, 11 GB): sweeps over the grid's arrays alternating a pass in page order (the x and y directions: a row of a plane is contiguous) and a pass across the planes (z: one row of each plane, then the next row): swap's Adi pattern with the row and plane of a 5-double array from the scaled grid",
@@ -313,7 +314,7 @@ npb!(
     "NPB BT class D (ADI sweeps, 11 GB) paging with 8 GB of DRAM",
     BT_MODELS,
     ADI_SIMPLIFIES,
-    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, BT on Moneta (moneta-balance as the swap device): 2,785 MIPS; the other devices' figures are predictions"
+    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, BT on Moneta (moneta-balance as the swap device): 2,785 MIPS: 7,870 ns (storlab apps calibrate npb-bt --device moneta-balance --param cpu_ns --target 2.785e9 --lo 10 --hi 1e7); the other devices' figures are predictions"
 );
 npb!(
     NPB_CG,
@@ -329,7 +330,7 @@ npb!(
     "NPB IS class D (keys streamed, scattered at random, 35 GB) paging with 8 GB of DRAM",
     IS_MODELS,
     IS_SIMPLIFIES,
-    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, IS on Moneta (moneta-balance): 351 MIPS; the other devices' figures are predictions"
+    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, IS on Moneta (moneta-balance): 351 MIPS: 1,224 ns (storlab apps calibrate npb-is --device moneta-balance --param cpu_ns --target 3.51e8 --lo 10 --hi 1e7); the other devices' figures are predictions"
 );
 npb!(
     NPB_LU,
@@ -337,7 +338,7 @@ npb!(
     "NPB LU class D (SSOR sweeps forward and back, 9 GB) paging with 8 GB of DRAM",
     LU_MODELS,
     LU_SIMPLIFIES,
-    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, LU on Moneta (moneta-balance): 4,298 MIPS; the other devices' figures are predictions"
+    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, LU on Moneta (moneta-balance): 4,298 MIPS: 9,477 ns (storlab apps calibrate npb-lu --device moneta-balance --param cpu_ns --target 4.298e9 --lo 10 --hi 1e7); the other devices' figures are predictions"
 );
 npb!(
     NPB_MG,
@@ -353,7 +354,7 @@ npb!(
     "NPB SP class D (ADI sweeps, 12 GB) paging with 8 GB of DRAM",
     SP_MODELS,
     ADI_SIMPLIFIES,
-    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, SP on Moneta (moneta-balance): 704 MIPS; the other devices' figures are predictions"
+    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, SP on Moneta (moneta-balance): 704 MIPS: 2,084 ns (storlab apps calibrate npb-sp --device moneta-balance --param cpu_ns --target 7.04e8 --lo 10 --hi 1e7); the other devices' figures are predictions"
 );
 npb!(
     NPB_UA,
@@ -361,7 +362,7 @@ npb!(
     "NPB UA class D (irregular mesh with locality, 8 GB) paging with 8 GB of DRAM",
     UA_MODELS,
     UA_SIMPLIFIES,
-    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, UA on Moneta (moneta-balance): 3,992 MIPS; the other devices' figures are predictions"
+    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, UA on Moneta (moneta-balance): 3,992 MIPS: 7,388 ns (storlab apps calibrate npb-ua --device moneta-balance --param cpu_ns --target 3.992e9 --lo 10 --hi 1e7); the other devices' figures are predictions"
 );
 npb!(
     DGEMM,

@@ -418,3 +418,41 @@ fn bad_fs_values_are_refused_naming_the_key() {
     .expect("accepted");
     assert_eq!(c.fs.expect("an [fs] table").alloc_ns, 1000);
 }
+
+#[test]
+fn fsync_writes_back_its_own_file_only() {
+    // file 0 holds many dirty pages, file 1 one: fsync of file 1 waits for
+    // its own page's writeback, the log and the flush, not for file 0's
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    r.fs.create_file(1 << 20, Layout::Allocated).unwrap();
+    for k in 0..512u64 {
+        r.submit(0, req(100 + k, 0, FileOp::Write, k * 2 * 4096, false));
+    }
+    r.submit(
+        0,
+        FileReq {
+            file: 1,
+            ..req(1, 1, FileOp::Write, 0, false)
+        },
+    );
+    let t = r.run().iter().map(|d| d.at).max().unwrap();
+    let dirty = r.fs.dirty_pages();
+    assert_eq!(
+        dirty, 513,
+        "buffered writes under the background limit stay dirty"
+    );
+    r.submit(
+        t,
+        FileReq {
+            file: 1,
+            len: 0,
+            ..req(2, 1, FileOp::Fsync, 0, false)
+        },
+    );
+    let d = r.run();
+    let fsync = d.iter().find(|x| x.id == 2).expect("fsync done").at - t;
+    // one page written back, then the flush: a few device times, not 512
+    assert!(fsync < 5 * DEV_NS, "fsync took {fsync} ns");
+    assert_eq!(r.fs.dirty_pages(), 512, "file 0's pages are still dirty");
+}

@@ -124,7 +124,7 @@ impl AppCx<'_> {
             .fs
             .as_deref_mut()
             .expect("an application's file requests need a file system");
-        fs.submit(self.now, req, self.host, self.hcx);
+        fs_submit(fs, self.now, req, self.host, self.hcx);
     }
 
     /// Submit a request to the block device (bypassing any file system);
@@ -140,6 +140,22 @@ impl AppCx<'_> {
         debug_assert!(key < 1 << 40);
         self.timers.push((at, APP_TIMER | self.app << 40 | key));
     }
+}
+
+/// Submit a file request while `hcx.done` may hold finished requests the
+/// engine has not taken yet (a device that completes at once, an earlier
+/// submission of the same batch): the file layer takes everything in
+/// `hcx.done` for its own children, so those are set aside and put back
+/// in front of what the submission finished.
+fn fs_submit(fs: &mut FileLayer, now: Nanos, req: FileReq, host: &mut Host, hcx: &mut HostCx) {
+    if hcx.done.is_empty() {
+        fs.submit(now, req, host, hcx);
+        return;
+    }
+    let mut waiting = std::mem::take(&mut hcx.done);
+    fs.submit(now, req, host, hcx);
+    waiting.append(&mut hcx.done);
+    hcx.done = waiting;
 }
 
 /// How one thread runs.
@@ -593,7 +609,7 @@ impl Engine {
                         fua: io.fua,
                         poll: th.plan.poll,
                     };
-                    fs.submit(now, req, &mut self.host, &mut self.hcx);
+                    fs_submit(fs, now, req, &mut self.host, &mut self.hcx);
                 }
                 _ => {
                     let hio = HostIo {

@@ -1092,11 +1092,51 @@ pub fn terminal_string(jobs: &[JobStats], opts: &ReportOptions) -> String {
             "{}: (groupid={}, jobs={})",
             j.name, j.group_id, j.members
         );
+        if let Some(app) = &j.app {
+            show_app(&mut out, app);
+        }
         show_breakdown(&mut out, j);
         show_software(&mut out, &j.storlab);
         show_power_wear(&mut out, &j.storlab);
     }
     out
+}
+
+/// An application job's own result: its metric, each operation's latency
+/// and the time by layer.
+fn show_app(out: &mut String, app: &serde_json::Value) {
+    let f = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
+    let _ = writeln!(
+        out,
+        "  application  : {} {:.4} {} (over {:.3} s simulated, {} operations counted)",
+        app["name"].as_str().unwrap_or(""),
+        f(&app["metric"]),
+        app["unit"].as_str().unwrap_or(""),
+        f(&app["elapsed_ns"]) / 1e9,
+        app["operations_counted"],
+    );
+    if let Some(ops) = app["operations"].as_object() {
+        for (name, o) in ops {
+            let p = &o["percentiles_ns"];
+            let _ = writeln!(
+                out,
+                "    {name:<12} n={:<8} mean={:.2}us p50={:.2}us p99={:.2}us p99.9={:.2}us",
+                o["count"],
+                f(&o["mean_ns"]) / 1e3,
+                f(&p["50.000000"]) / 1e3,
+                f(&p["99.000000"]) / 1e3,
+                f(&p["99.900000"]) / 1e3,
+            );
+        }
+    }
+    if let Some(layers) = app["time_by_layer"].as_object() {
+        let parts: Vec<String> = layers
+            .iter()
+            .filter(|(_, v)| f(&v["share"]) > 0.0)
+            .map(|(k, v)| format!("{k}={:.1}%", 100.0 * f(&v["share"])))
+            .collect();
+        let _ = writeln!(out, "  time by layer: {}", parts.join(", "));
+    }
 }
 
 /// Write `jobs` as fio's normal terminal output plus the storlab section

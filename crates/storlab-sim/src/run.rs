@@ -196,7 +196,8 @@ pub fn simulate(
             &cfg.host,
             capacity,
             first_app_thread,
-            group,
+            &group.0,
+            group.1,
             seed,
         )?;
         first_app_thread += run.host_threads();
@@ -308,7 +309,7 @@ type BuiltApp = (
     &'static crate::apps::AppInfo,
     crate::apps::Params,
     Box<dyn crate::apps::driver::Model>,
-    u32,
+    (String, u32),
 );
 
 /// Build every `app=` job's model, in job order, from its `app_set`
@@ -331,7 +332,9 @@ fn build_apps(jobs: &JobFile, seed: u64) -> Result<Vec<BuiltApp>, RunError> {
         );
         let params = crate::apps::Params::parse_at(info, &given, &place)?;
         match crate::apps::build(info, &params)? {
-            crate::apps::AppKind::Closed(model) => out.push((info, params, model, j.group_id)),
+            crate::apps::AppKind::Closed(model) => {
+                out.push((info, params, model, (j.name.clone(), j.group_id)))
+            }
             crate::apps::AppKind::Memory(_) => {
                 return Err(crate::apps::AppError::Run {
                     app: info.name.into(),

@@ -415,6 +415,8 @@ struct File {
     ra_win: u64,
     /// Writeback cursor (page index).
     wb_cursor: u64,
+    /// Writeback IOs of this file in flight.
+    wb_inflight: u32,
 }
 
 fn bit(v: &[u64], i: u64) -> bool {
@@ -608,6 +610,7 @@ impl FileLayer {
             ra_next: u64::MAX,
             ra_win: 0,
             wb_cursor: 0,
+            wb_inflight: 0,
         });
         self.next_base = end(base).div_ceil(1 << 20) << 20;
         Ok((self.files.len() - 1) as u32)
@@ -969,6 +972,7 @@ impl FileLayer {
             ChildKind::Writeback { file, first, n } => {
                 self.wb_inflight -= 1;
                 let f = &mut self.files[file as usize];
+                f.wb_inflight -= 1;
                 for pg in first..first + n {
                     if f.pages[pg as usize] == P_WRITEBACK {
                         f.pages[pg as usize] = P_CLEAN;
@@ -1238,21 +1242,42 @@ impl FileLayer {
 
     /// The flusher: while dirty pages are above the background limit (or
     /// an fsync waits), write back runs of dirty pages.
+    /// Write back dirty pages: first those of files an fsync waits for
+    /// (`filemap_write_and_wait_range` on that inode only), then, above
+    /// the background limit, any file's (the flusher's sweep over inodes).
     fn flusher(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
-        let max_pages = self.cfg.writeback_max_bytes / PAGE;
+        let mut s = 0;
+        while s < self.syncers.len() && self.wb_inflight < self.cfg.writeback_depth {
+            let file = self.parents[self.syncers[s] as usize].req.file;
+            if self.files[file as usize].dirty > 0 {
+                self.write_back(now, file as usize, host, cx);
+            } else {
+                s += 1;
+            }
+        }
         let mut scanned_files = 0;
         while self.wb_inflight < self.cfg.writeback_depth
-            && (self.dirty_pages > self.background_limit() || !self.syncers.is_empty())
+            && self.dirty_pages > self.background_limit()
             && self.dirty_pages > 0
             && scanned_files <= self.files.len()
         {
             let fi = self.wb_file as usize % self.files.len();
-            let f = &mut self.files[fi];
-            if f.dirty == 0 {
+            if self.files[fi].dirty == 0 {
                 self.wb_file = (fi as u32 + 1) % self.files.len() as u32;
                 scanned_files += 1;
                 continue;
             }
+            self.write_back(now, fi, host, cx);
+        }
+        self.flush_log_buffers(now, host, cx);
+    }
+
+    /// One writeback IO of file `fi`: the next run of dirty pages from its
+    /// cursor (wrapping), at most `writeback_max_bytes`.
+    fn write_back(&mut self, now: Nanos, fi: usize, host: &mut Host, cx: &mut HostCx) {
+        let max_pages = self.cfg.writeback_max_bytes / PAGE;
+        {
+            let f = &mut self.files[fi];
             let npages = f.pages.len() as u64;
             // find the next dirty page from the cursor (wrapping)
             let mut pg = f.wb_cursor % npages;
@@ -1280,6 +1305,7 @@ impl FileLayer {
                 self.log_pending += self.cfg.log_bytes_per_alloc;
             }
             self.wb_inflight += 1;
+            self.files[fi].wb_inflight += 1;
             self.counters.writeback_writes += 1;
             self.counters.writeback_bytes += n * PAGE;
             let kind = ChildKind::Writeback {
@@ -1299,7 +1325,6 @@ impl FileLayer {
                 cx,
             );
         }
-        self.flush_log_buffers(now, host, cx);
     }
 
     fn wake_throttled(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
@@ -1325,12 +1350,24 @@ impl FileLayer {
         self.check_syncers(now, host, cx);
     }
 
+    /// Syncers whose file has nothing dirty and no writeback in flight go
+    /// on to the log force and the cache flush.
     fn check_syncers(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
-        if self.syncers.is_empty() || self.dirty_pages > 0 || self.wb_inflight > 0 {
+        if self.syncers.is_empty() {
             return;
         }
-        let syncers = std::mem::take(&mut self.syncers);
-        for &i in &syncers {
+        let mut ready = Vec::new();
+        let files = &self.files;
+        let parents = &self.parents;
+        self.syncers.retain(|&i| {
+            let f = &files[parents[i as usize].req.file as usize];
+            let clean = f.dirty == 0 && f.wb_inflight == 0;
+            if clean {
+                ready.push(i);
+            }
+            !clean
+        });
+        for &i in &ready {
             if self.be.block_device && self.log_pending > 0 {
                 let n = self.log_pending;
                 self.log_pending = 0;

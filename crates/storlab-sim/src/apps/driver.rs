@@ -357,7 +357,8 @@ pub struct AppRun {
 
 impl AppRun {
     /// Set `model` up on `fs` (its files and logs) and make it ready to
-    /// run as host threads `first_thread..`: `threads()` of them.
+    /// run as host threads `first_thread..` (`threads()` of them), as job
+    /// `job` of fio group `group_id`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         info: &'static AppInfo,
@@ -367,6 +368,7 @@ impl AppRun {
         host: &HostConfig,
         capacity: u64,
         first_thread: u32,
+        job: &str,
         group_id: u32,
         seed: u64,
     ) -> Result<AppRun, AppError> {
@@ -395,7 +397,7 @@ impl AppRun {
                 joined_bd: Breakdown::default(),
             })
             .collect();
-        let mut stats = JobStats::new(info.name, group_id);
+        let mut stats = JobStats::new(job, group_id);
         stats.options = params
             .values()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -51,6 +51,13 @@ fn the_json_has_the_app_object_and_runs_are_deterministic() {
         "{a}"
     );
     assert_eq!(a["dram_bytes"], 16 << 20);
+    // the time computing is the paged run's share of enough DRAM's pace
+    let cpu = a["time_by_layer"]["application_cpu"]["share"]
+        .as_f64()
+        .expect("cpu");
+    let swap = a["time_by_layer"]["swap"]["share"].as_f64().expect("swap");
+    assert!((cpu + swap - 1.0).abs() < 1e-9 && swap > cpu, "{a}");
+    assert!((cpu / rel - 1.0).abs() < 0.05, "{a}");
     assert_eq!(a, app("moneta-balance", "npb-bt", SMALL));
 }
 

@@ -647,8 +647,31 @@ pub fn app_object(
         .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
         .collect();
     let w = &app.workload;
+    // time by layer, summed over the threads: the computation and its
+    // DRAM access per visit, and the rest of the threads' time (faults,
+    // reclaim, waits for swap IO) as the swap path's
+    let p = &r.paged;
+    let total = (w.threads as u64).saturating_mul(p.elapsed_ns) as f64;
+    let per_visit = r.enough.elapsed_ns as f64 * w.threads as f64 / r.enough.accesses.max(1) as f64;
+    let cpu = (per_visit * p.accesses as f64).min(total);
+    let layers: serde_json::Map<String, serde_json::Value> = super::driver::LAYERS
+        .iter()
+        .map(|&n| {
+            let ns = match n {
+                "application_cpu" => cpu,
+                "swap" => total - cpu,
+                _ => 0.0,
+            };
+            let v = serde_json::json!({
+                "ns_per_op": if p.accesses > 0 { ns / p.accesses as f64 } else { 0.0 },
+                "share": if total > 0.0 { ns / total } else { 0.0 },
+            });
+            (n.to_string(), v)
+        })
+        .collect();
     serde_json::json!({
         "name": info.name,
+        "time_by_layer": layers,
         "metric": r.metric,
         "unit": info.unit,
         "metric_enough_dram": r.metric_enough,

@@ -139,7 +139,7 @@ pub fn prepare() -> Prepared {
                  The streams also leave out locality the programs have (UA's neighbours are near in the mesh, IS's 1,024 buckets fill in order): \
                  see storlab apps show. On the fast devices the limit is reclaim, not the device: every evicted page holds the array's one \
                  anon_vma lock for its scan, unmap and TLB shootdown (3.8 µs, swap-linux's ESTIMATEs; the paging study's DDR rows miss on it too), \
-                 so a program that needs a new page every few µs is bound there on any device",
+                 so a program that needs a new page every few µs is bound there on any device.",
                 group(&["npb-bt", "npb-lu", "npb-ua"], d),
                 group(&["npb-is", "npb-sp"], d),
                 group(&["npb-cg"], d),

@@ -151,7 +151,12 @@ pub fn simulate(
     let app_cfg;
     let cfg = if has_apps && cfg.host.file_system == FileSystem::None {
         let mut c = cfg.clone();
-        c.host.file_system = FileSystem::Xfs;
+        // on NVMM, PMFS (the NVMM study's file system for NVMM)
+        c.host.file_system = if c.device.class == storlab_model::system::DeviceClass::Nvmm {
+            FileSystem::Pmfs
+        } else {
+            FileSystem::Xfs
+        };
         app_cfg = c;
         &app_cfg
     } else {
@@ -195,6 +200,9 @@ pub fn simulate(
             layer,
             &cfg.host,
             capacity,
+            cfg.nvmm
+                .as_ref()
+                .filter(|_| cfg.device.class == storlab_model::system::DeviceClass::Nvmm),
             first_app_thread,
             &group.0,
             group.1,

@@ -2,6 +2,8 @@
 //! (spec/targets.md): `prepare` gives the runs and how to read the rows
 //! and figures off them.
 
+pub mod apps_db;
+pub mod apps_kv;
 pub mod apps_paging;
 pub mod apps_table;
 pub mod devices;
@@ -65,6 +67,14 @@ pub const STUDIES: &[(&str, &str)] = &[
         "Moneta Table V's device rows (XDD raw and through XFS) on the full Moneta",
     ),
     (
+        "apps-kv",
+        "MongoDB under YCSB and memcached on NVMM, SSD, disk and DRAM (MSST 2015)",
+    ),
+    (
+        "apps-db",
+        "Database applications as models: Berkeley DB, MySQL OLTP and TPC-C, PostgreSQL PTF (issue 41)",
+    ),
+    (
         "apps-paging",
         "NPB and DGEMM paging with 8 GB of DRAM on each device (HASTE study; Moneta Table V)",
     ),
@@ -84,6 +94,8 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "paging" => paging::prepare(),
         "filesystems" => filesystems::prepare(),
         "apps-table" => apps_table::prepare(),
+        "apps-kv" => apps_kv::prepare(),
+        "apps-db" => apps_db::prepare(),
         "apps-paging" => apps_paging::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {

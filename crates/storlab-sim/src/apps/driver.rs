@@ -37,6 +37,7 @@ use storlab_model::breakdown::{Breakdown, Component, COMPONENTS};
 use storlab_model::fs::{FileLayer, FileOp, FileReq, Layout, PAGE};
 use storlab_model::host::{HostConfig, HostIo, IoDone};
 use storlab_model::{Nanos, Op};
+use storlab_pmem::model::NvmmParams;
 
 use super::{AppError, AppInfo, MetricKind, Params};
 use crate::engine::{AppCx, AppDriver};
@@ -129,6 +130,27 @@ pub enum Step {
     },
     /// Delete a file (its cached pages are dropped).
     Delete(u32),
+    /// The core stalls on memory for this many ns: loads that miss to a
+    /// memory-mapped region, stores through its bandwidth, an msync's
+    /// cache-line flushes and barrier (priced by the model with the
+    /// device class's cost model, e.g. [`SetupCx::nvmm`]). It holds a core
+    /// like [`Step::Cpu`], but its time is the device's in the time by
+    /// layer.
+    Mem(u64),
+    /// Append `bytes` to log `log` and wait until a flush started by
+    /// another thread with [`Step::FlushLog`] covers them; the appending
+    /// thread never leads a flush itself (a timer-driven group commit:
+    /// MongoDB's journal thread).
+    Append {
+        /// The log.
+        log: u32,
+        /// Bytes of log record.
+        bytes: u64,
+    },
+    /// Write (and sync, as the log's [`LogSync`] says) everything buffered
+    /// in log `log`, waking the appenders it covers; nothing when nothing
+    /// is buffered or a flush is under way.
+    FlushLog(u32),
     /// The operation of kind `k` (an index into [`Model::op_names`]) ends
     /// here: its latency is recorded and the next one starts.
     End(u16),
@@ -180,9 +202,16 @@ pub struct SetupCx<'a> {
     logs: &'a mut Vec<Log>,
     capacity: u64,
     app: &'static str,
+    nvmm: Option<&'a NvmmParams>,
 }
 
 impl SetupCx<'_> {
+    /// The NVMM device's parameters when the device is main memory on
+    /// the processor's bus (the `nvmm` class), for pricing loads, stores
+    /// and msyncs of a mapped file ([`Step::Mem`]); `None` otherwise.
+    pub fn nvmm(&self) -> Option<&NvmmParams> {
+        self.nvmm
+    }
     /// Create a file of `size` bytes laid out as `layout`.
     pub fn create_file(&mut self, size: u64, layout: Layout) -> Result<u32, AppError> {
         self.fs
@@ -292,6 +321,8 @@ struct Log {
     next_seq: u64,
     flushing: bool,
     waiters: VecDeque<(u32, u64)>,
+    /// Flushed only by [`Step::FlushLog`]: waiters never lead one.
+    timed: bool,
 }
 
 impl Log {
@@ -303,6 +334,7 @@ impl Log {
             next_seq: 0,
             flushing: false,
             waiters: VecDeque::new(),
+            timed: false,
         }
     }
 }
@@ -311,6 +343,7 @@ impl Log {
 enum Wait {
     None,
     Cpu,
+    Mem,
     Io,
     Join,
     Lock,
@@ -358,7 +391,8 @@ pub struct AppRun {
 impl AppRun {
     /// Set `model` up on `fs` (its files and logs) and make it ready to
     /// run as host threads `first_thread..` (`threads()` of them), as job
-    /// `job` of fio group `group_id`.
+    /// `job` of fio group `group_id`; `nvmm`: the device's parameters when
+    /// it is NVMM ([`SetupCx::nvmm`]).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         info: &'static AppInfo,
@@ -367,6 +401,7 @@ impl AppRun {
         fs: &mut FileLayer,
         host: &HostConfig,
         capacity: u64,
+        nvmm: Option<&NvmmParams>,
         first_thread: u32,
         job: &str,
         group_id: u32,
@@ -380,6 +415,7 @@ impl AppRun {
                 logs: &mut logs,
                 capacity,
                 app: info.name,
+                nvmm,
             },
             seed,
         )?;
@@ -507,7 +543,7 @@ impl AppRun {
             let step = th.steps[th.pos];
             th.pos += 1;
             match step {
-                Step::Cpu(ns) => {
+                Step::Cpu(ns) | Step::Mem(ns) => {
                     let (k, free) = self
                         .cores
                         .iter()
@@ -518,7 +554,11 @@ impl AppRun {
                     let end = free.max(now) + ns;
                     self.cores[k] = end;
                     let th = &mut self.threads[t];
-                    th.wait = Wait::Cpu;
+                    th.wait = if matches!(step, Step::Mem(_)) {
+                        Wait::Mem
+                    } else {
+                        Wait::Cpu
+                    };
                     th.wait_since = now;
                     cx.timer(end, t as u64);
                     return;
@@ -613,12 +653,36 @@ impl AppRun {
                     }
                     self.lead_flush(t, log, cx);
                 }
+                Step::Append { log, bytes } => {
+                    self.commits += 1;
+                    let lg = &mut self.logs[log as usize];
+                    lg.timed = true;
+                    lg.pending += bytes;
+                    lg.next_seq += 1;
+                    let seq = lg.next_seq;
+                    lg.waiters.push_back((t as u32, seq));
+                    let th = &mut self.threads[t];
+                    th.wait = Wait::Commit;
+                    th.wait_since = now;
+                    return;
+                }
+                Step::FlushLog(log) => {
+                    let lg = &mut self.logs[log as usize];
+                    lg.timed = true;
+                    if !lg.flushing && lg.pending > 0 {
+                        self.lead_flush(t, log, cx);
+                    }
+                }
                 Step::FlushDone { log, upto } => {
                     let lg = &mut self.logs[log as usize];
                     lg.flushing = false;
                     while lg.waiters.front().is_some_and(|&(_, s)| s <= upto) {
                         let (w, _) = lg.waiters.pop_front().expect("a waiter");
                         cx.timer(now, w as u64);
+                    }
+                    if lg.timed {
+                        // the log's own thread writes the rest next time
+                        continue;
                     }
                     if let Some(&(w, _)) = lg.waiters.front() {
                         // the first waiter not covered leads the next flush
@@ -809,6 +873,7 @@ impl AppDriver for AppRun {
         let now = cx.now();
         match self.threads[t].wait {
             Wait::Cpu => self.end_wait(t, now, 0),
+            Wait::Mem => self.end_wait(t, now, 6),
             Wait::Lock => self.end_wait(t, now, 1),
             Wait::Commit => self.end_wait(t, now, 2),
             Wait::Sleep => {

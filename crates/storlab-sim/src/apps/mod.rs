@@ -19,8 +19,12 @@
 
 pub mod bdb;
 pub mod driver;
+pub mod innodb;
 pub mod kit;
+pub mod memcached;
+pub mod mongo;
 pub mod paging;
+pub mod postgres;
 
 pub use driver::{AppRun, Step};
 
@@ -172,6 +176,10 @@ pub enum AppError {
 pub fn all() -> Vec<&'static AppInfo> {
     let mut v: Vec<&'static AppInfo> = Vec::new();
     v.extend(bdb::APPS);
+    v.extend(mongo::APPS);
+    v.extend(memcached::APPS);
+    v.extend(innodb::APPS);
+    v.extend(postgres::APPS);
     v.extend(paging::APPS);
     v
 }

@@ -1,0 +1,124 @@
+//! The database application models (issue 41): the `apps-db` study's rows,
+//! and every model on several device classes, deterministic, with the
+//! device showing where the mechanisms say it must.
+
+mod support;
+use support::reproduce;
+
+use storlab_lab::studies::apps_db::{app_spec, HASTE_DEVICES, NVMM_CONFIGS};
+
+#[test]
+fn apps_db_rows() {
+    let (rep, _) = reproduce("apps-db");
+    // HASTE: 2 Berkeley DB kinds x 6 devices; Table V: 4; NVMM: 5;
+    // flash placement: 3
+    assert_eq!(HASTE_DEVICES.len(), 6);
+    assert_eq!(NVMM_CONFIGS.len(), 8);
+    assert_eq!(rep.rows.len(), 12 + 4 + 5 + 3, "{:?}", rep.rows);
+    assert!(rep.failures().is_empty(), "{:?}", rep.failures());
+    // the calibrated rows hold (their figure is an input)
+    for r in rep
+        .rows
+        .iter()
+        .filter(|r| r.what.starts_with("Moneta Table V"))
+    {
+        assert!(r.pass, "{r:?}");
+    }
+}
+
+/// Small runs of each application (sizes scaled down for a debug build).
+const SMALL: [(&str, &[&str]); 6] = [
+    ("bdb-btree", &["scale=0.01", "cache=4m", "transactions=400"]),
+    ("bdb-hash", &["scale=0.01", "cache=4m", "transactions=400"]),
+    (
+        "oltp",
+        &["scale=0.01", "buffer_pool=16m", "transactions=60"],
+    ),
+    (
+        "tpcc",
+        &[
+            "scale=0.01",
+            "buffer_pool=16m",
+            "transactions=60",
+            "threads=8",
+        ],
+    ),
+    (
+        "ptfdb",
+        &["scale=0.005", "shared_buffers=8m", "probes=4", "rows=20"],
+    ),
+    (
+        "bionet",
+        &["scale=0.005", "shared_buffers=8m", "depth=2", "rows=10"],
+    ),
+];
+
+fn metric(dev: &str, ov: &[&str], app: &str, pairs: &[&str]) -> (f64, String) {
+    let jobs = app_spec(dev, ov, app, pairs)
+        .run_jobs()
+        .expect("the app runs");
+    let a = jobs
+        .iter()
+        .find_map(|j| j.app.clone())
+        .expect("an app object");
+    (a["metric"].as_f64().expect("a metric"), a.to_string())
+}
+
+#[test]
+fn every_db_app_runs_on_every_device_class_deterministically() {
+    // an NVM array, a flash SSD, a disk RAID, NVMM, DRAM memory
+    let devices: [(&str, &[&str]); 5] = [
+        ("moneta-balance", &[]),
+        ("x25e", &["ssd.ftl.precondition=\"full\""]),
+        ("raid-disk", &[]),
+        ("nvmm-opt", &["host.file_system=\"pmfs\""]),
+        ("dram-mem", &[]),
+    ];
+    for (app, pairs) in SMALL {
+        for (dev, ov) in devices {
+            let (m1, a1) = metric(dev, ov, app, pairs);
+            let (_, a2) = metric(dev, ov, app, pairs);
+            assert!(m1.is_finite() && m1 > 0.0, "{app} on {dev}: {m1}");
+            assert_eq!(a1, a2, "{app} on {dev} is not deterministic");
+        }
+    }
+}
+
+#[test]
+fn a_sync_per_commit_costs_more_on_disks_than_on_moneta() {
+    // the IO-bound and sync-bound parts: a disk RAID is slower for every
+    // database (rates lower, seconds higher)
+    for (app, pairs) in SMALL {
+        let (fast, _) = metric("moneta-balance", &[], app, pairs);
+        let (slow, _) = metric("raid-disk", &[], app, pairs);
+        let seconds = app == "ptfdb" || app == "bionet";
+        if seconds {
+            assert!(slow > fast, "{app}: raid-disk {slow} s, moneta {fast} s");
+        } else {
+            assert!(slow < fast, "{app}: raid-disk {slow}/s, moneta {fast}/s");
+        }
+    }
+}
+
+#[test]
+fn a_larger_innodb_buffer_pool_hits_more_and_runs_faster_on_disks() {
+    // misses are reads from the disk RAID and dirty victims are flushed
+    // by the user threads: a pool 64 times larger must do better
+    let run = |pool: &'static str| {
+        let (m, a) = metric(
+            "raid-disk",
+            &[],
+            "oltp",
+            &["scale=0.01", "transactions=100", pool],
+        );
+        let v: serde_json::Value = serde_json::from_str(&a).expect("json");
+        (m, v["model"]["pool_hit_ratio"].as_f64().expect("hit ratio"))
+    };
+    let (small, small_hits) = run("buffer_pool=256k");
+    let (large, large_hits) = run("buffer_pool=16m");
+    assert!(large_hits > small_hits, "{large_hits} <= {small_hits}");
+    assert!(
+        large > small,
+        "16 MB pool {large} tx/s, 256 KB pool {small} tx/s"
+    );
+}

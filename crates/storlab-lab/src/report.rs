@@ -215,6 +215,17 @@ impl Summary {
         s
     }
 
+    /// One line of the scored rows only, after `label`.
+    pub fn write_scored(&self, label: &str, w: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            w,
+            "  {label}: over the {} numeric rows that are not inputs: median error {:.1}%, {} beyond 2x",
+            self.scored,
+            self.median_error * 100.0,
+            self.beyond_2x
+        )
+    }
+
     /// One paragraph for the terminal.
     pub fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(

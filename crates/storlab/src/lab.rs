@@ -265,6 +265,16 @@ fn reproduce(
         writeln!(w)?;
     }
     storlab_lab::Summary::of(&reps).write_text(&mut stdout.lock())?;
+    // the device-level studies and the application studies apart, when
+    // both ran: how well the model predicts each
+    let is_app = |r: &&storlab_lab::Reproduction| r.study.starts_with("apps-");
+    if reps.iter().any(|r| is_app(&r)) && !reps.iter().all(|r| is_app(&r)) {
+        let mut w = stdout.lock();
+        storlab_lab::Summary::of(reps.iter().filter(|r| !is_app(r)))
+            .write_scored("device studies", &mut w)?;
+        storlab_lab::Summary::of(reps.iter().filter(is_app))
+            .write_scored("application studies (apps-*)", &mut w)?;
+    }
     if missed > 0 {
         anyhow::bail!(
             "{missed} published figure(s) not reproduced within tolerance, with no known reason"

@@ -155,8 +155,22 @@ pub const DEFAULT_DEVICES: &[&str] = &["raid-disk", "raid-ssd", "fusion-io", "mo
 fn spec(b: &Bench, device: &str, app_set: &[String]) -> Option<Spec> {
     match b.what {
         What::App(name) => {
-            storlab_sim::apps::find(name, "table V").ok()?;
-            let args = storlab_sim::apps::job_args(name, app_set);
+            let info = storlab_sim::apps::find(name, "table V").ok()?;
+            // each application gets the pairs it takes (the paging
+            // programs have no `transactions`)
+            let takes = |pair: &&str| {
+                let k = pair.split('=').next().unwrap_or("").trim();
+                storlab_sim::apps::COMMON_PARAMS
+                    .iter()
+                    .chain(info.params)
+                    .any(|d| d.name == k)
+            };
+            let set: Vec<String> = app_set
+                .iter()
+                .map(|p| p.split(',').filter(takes).collect::<Vec<_>>().join(","))
+                .filter(|p| !p.is_empty())
+                .collect();
+            let args = storlab_sim::apps::job_args(name, &set);
             let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
             Some(Spec::new(device, &[], &args))
         }
@@ -202,6 +216,8 @@ pub fn run(devices: &[String], app_set: &[String], progress: &(dyn Fn() + Sync))
                 .iter()
                 .map(|id| {
                     id.map(|id| match b.what {
+                        // the paging programs report instructions/s
+                        What::App(_) if b.unit == "MIPS" => res[id].app_metric() / 1e6,
                         What::App(_) => res[id].app_metric(),
                         What::Xdd { .. } => res[id].total_mbps(),
                     })

@@ -182,6 +182,94 @@ pub enum Pattern {
         /// Fraction of the accesses that go to them.
         accesses: f64,
     },
+    /// Alternating-direction sweeps (the ADI solvers BT and SP, LU's
+    /// SSOR): even passes over the part go in page order; odd passes take
+    /// `run` pages at every `stride` pages (one row of each plane of a
+    /// 3-D array, the direction across planes), then the next row of each
+    /// plane, until every page is visited. `stride` is a multiple of
+    /// `run`; pages past the last whole stride are visited in order.
+    Adi {
+        /// Pages visited together (a row of a plane), at least 1.
+        run: u64,
+        /// Pages from one plane to the next, a multiple of `run`.
+        stride: u64,
+    },
+    /// A sequential stream mixed with random accesses: with probability
+    /// `random` an access goes to a page of the part's last `region`
+    /// fraction chosen uniformly (a gathered vector, scattered buckets,
+    /// a reused matrix) and stores with the workload's `write_fraction`;
+    /// otherwise to the stream's next page, which goes round the rest of
+    /// the part in order (the whole part when `region` is 1), and stores
+    /// with probability `stream_store`.
+    Stream {
+        /// Fraction of the accesses that are random, 0 to 1.
+        random: f64,
+        /// Fraction of the part the random accesses go to, (0, 1].
+        region: f64,
+        /// Fraction of the stream's accesses that store, 0 to 1.
+        stream_store: f64,
+    },
+    /// Sweeps that go forward and back: even passes over the part in page
+    /// order, odd passes in reverse (LU's SSOR: the lower-triangular
+    /// sweep, then the upper one from the far corner back).
+    Zigzag,
+}
+
+impl Pattern {
+    /// The index within a part of `n` pages of the `k`-th access of a
+    /// pass-structured pattern (`Sequential`, `Adi`); for the others the
+    /// index in page order.
+    fn sweep_index(self, k: u64, n: u64) -> u64 {
+        let p = k % n;
+        match self {
+            Pattern::Zigzag if (k / n) % 2 == 1 => n - 1 - p,
+            Pattern::Adi { run, stride } if (k / n) % 2 == 1 && stride <= n => {
+                let planes = n / stride;
+                let whole = planes * stride;
+                if p >= whole {
+                    return p;
+                }
+                // block b of `run` pages: plane b % planes, row b / planes
+                let (b, within) = (p / run, p % run);
+                (b % planes) * stride + (b / planes) * run + within
+            }
+            _ => p,
+        }
+    }
+
+    /// Check the pattern's parameters.
+    fn check(self) -> Result<(), SwapError> {
+        let frac = |x: f64| x.is_finite() && (0.0..=1.0).contains(&x);
+        match self {
+            Pattern::Hot { pages, accesses } => {
+                if !frac(pages) || pages == 0.0 || !frac(accesses) {
+                    return Err(SwapError::Workload(format!(
+                        "hot set: pages {pages} must be in (0, 1] and accesses {accesses} in [0, 1]"
+                    )));
+                }
+            }
+            Pattern::Adi { run, stride } => {
+                if run == 0 || stride < run || stride % run != 0 {
+                    return Err(SwapError::Workload(format!(
+                        "adi: run {run} must be at least 1 and stride {stride} a multiple of it"
+                    )));
+                }
+            }
+            Pattern::Stream {
+                random,
+                region,
+                stream_store,
+            } => {
+                if !frac(random) || !frac(region) || region == 0.0 || !frac(stream_store) {
+                    return Err(SwapError::Workload(format!(
+                        "stream: random {random} and stream_store {stream_store} must be in [0, 1] and region {region} in (0, 1]"
+                    )));
+                }
+            }
+            Pattern::Uniform | Pattern::Sequential | Pattern::Zigzag => {}
+        }
+        Ok(())
+    }
 }
 
 /// A memory-access workload: `threads` threads, each with its own part of
@@ -304,6 +392,8 @@ struct Thread {
     write: bool,
     /// Slots of this thread's direct-reclaim batch, written on resume.
     batch: Vec<u32>,
+    /// Next page of a `Stream` pattern's sequential stream.
+    stream: u64,
 }
 
 struct Kswapd {
@@ -387,6 +477,30 @@ pub fn run(
         .into());
     }
     let (_, dc) = SystemConfig::load(store, &cfg.device, &cfg.device_set)?;
+    run_with_device(sys, store, &dc, w)
+}
+
+/// As [`run`], with the swap device's configuration given (a preset
+/// already loaded with its overrides) instead of `swap.device`.
+pub fn run_with_device(
+    sys: &SystemConfig,
+    store: &PresetStore,
+    dc: &SystemConfig,
+    w: &MemWorkload,
+) -> Result<MemReport, SwapError> {
+    let cfg = sys.swap.as_ref().ok_or_else(|| ConfigError::Invalid {
+        field: "swap".into(),
+        message: "the preset has no [swap] table".into(),
+    })?;
+    validate(cfg)?;
+    if sys.device.class != DeviceClass::Fixed {
+        return Err(ConfigError::Invalid {
+            field: "device.class".into(),
+            message: "the swap model's memory is a fixed device (its latency_ns is a DRAM access)"
+                .into(),
+        }
+        .into());
+    }
     let device = dc.build_device_in(store)?;
     if cfg.swap_bytes > device.capacity() {
         return Err(ConfigError::Invalid {
@@ -409,13 +523,7 @@ pub fn run(
             w.write_fraction
         )));
     }
-    if let Pattern::Hot { pages, accesses } = w.pattern {
-        if !frac(pages) || pages == 0.0 || !frac(accesses) {
-            return Err(SwapError::Workload(format!(
-                "hot set: pages {pages} must be in (0, 1] and accesses {accesses} in [0, 1]"
-            )));
-        }
-    }
+    w.pattern.check()?;
     let pages = w.threads as u64 * w.pages_per_thread;
     let nframes = sys.device.capacity_bytes / PAGE;
     let nslots = cfg.swap_bytes / PAGE;
@@ -460,6 +568,7 @@ pub fn run(
             ipi_seen: 0,
             write: true,
             batch: Vec::with_capacity(SWAP_CLUSTER_MAX),
+            stream: 0,
         })
         .collect();
     let mut m = Machine {
@@ -799,8 +908,29 @@ impl Machine<'_> {
             return;
         }
         let n = w.pages_per_thread;
+        let mut store = w.write_fraction;
         let i = match (th.phase, w.pattern) {
             (Phase::Touch, _) | (_, Pattern::Sequential) => th.n % n,
+            (_, p @ (Pattern::Adi { .. } | Pattern::Zigzag)) => p.sweep_index(th.n, n),
+            (
+                _,
+                Pattern::Stream {
+                    random,
+                    region,
+                    stream_store,
+                },
+            ) => {
+                let r = ((region * n as f64).round() as u64).clamp(1, n);
+                // the stream covers the rest, or the whole part
+                let len = if r == n { n } else { n - r };
+                if random > 0.0 && th.rng.gen::<f64>() < random {
+                    th.rng.gen_range(n - r..n)
+                } else {
+                    store = stream_store;
+                    th.stream += 1;
+                    (th.stream - 1) % len
+                }
+            }
             (_, Pattern::Uniform) => th.rng.gen_range(0..n),
             (_, Pattern::Hot { pages, accesses }) => {
                 let hot = ((pages * n as f64) as u64).clamp(1, n);
@@ -812,8 +942,8 @@ impl Machine<'_> {
             }
         };
         th.write = th.phase == Phase::Touch
-            || w.write_fraction >= 1.0
-            || (w.write_fraction > 0.0 && th.rng.gen::<f64>() < w.write_fraction);
+            || store >= 1.0
+            || (store > 0.0 && th.rng.gen::<f64>() < store);
         th.page = (t as u64 * w.pages_per_thread + i) as u32;
         self.access(now, t);
     }
@@ -1320,6 +1450,104 @@ mod tests {
         w.write_fraction = 1.5;
         let e = run(&s, &PresetStore::default(), &w).expect_err("refused");
         assert!(e.to_string().contains("write_fraction"), "{e}");
+    }
+
+    #[test]
+    fn adi_odd_passes_visit_every_page_across_the_planes() {
+        let p = Pattern::Adi { run: 2, stride: 8 };
+        let n = 20; // two planes of 8 pages, 4 pages past them
+        let even: Vec<u64> = (0..n).map(|k| p.sweep_index(k, n)).collect();
+        assert_eq!(even, (0..n).collect::<Vec<_>>());
+        let odd: Vec<u64> = (n..2 * n).map(|k| p.sweep_index(k, n)).collect();
+        assert_eq!(
+            odd,
+            vec![0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15, 16, 17, 18, 19]
+        );
+        let mut sorted = odd.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, even);
+        // a stride beyond the part is a plain sweep
+        let q = Pattern::Adi { run: 1, stride: 64 };
+        assert_eq!(q.sweep_index(n + 3, n), 3);
+    }
+
+    /// One thread, loads only, over 4x DRAM: a sweep's pages go out and
+    /// come back in order; the strided passes of an ADI sweep read them
+    /// back in another order, and when a row across the planes reads
+    /// ahead more pages than DRAM holds (256 planes x 8 pages over 1,024
+    /// frames), read-ahead serves fewer of them.
+    #[test]
+    fn strided_passes_defeat_read_ahead_that_serves_a_sweep() {
+        let dram = 4 * MIB;
+        let s = sys(dram, "haste-pcm", 16 * dram, &[]);
+        let mut w = MemWorkload {
+            threads: 1,
+            pages_per_thread: 4 * dram / PAGE,
+            accesses: 8 * dram / PAGE,
+            pattern: Pattern::Sequential,
+            write_fraction: 0.0,
+            cpu_ns: 100,
+            seed: 1,
+        };
+        let seq = run(&s, &PresetStore::default(), &w).expect("runs");
+        w.pattern = Pattern::Adi { run: 1, stride: 16 };
+        let adi = run(&s, &PresetStore::default(), &w).expect("runs");
+        let hits = |r: &MemReport| r.readahead_hits as f64 / r.accesses as f64;
+        assert!(hits(&adi) < 0.75 * hits(&seq), "{seq:?} {adi:?}");
+        assert!(adi.accesses_per_s < seq.accesses_per_s, "{seq:?} {adi:?}");
+        w.pattern = Pattern::Adi { run: 3, stride: 64 };
+        let e = run(&s, &PresetStore::default(), &w).expect_err("refused");
+        assert!(e.to_string().contains("adi"), "{e}");
+    }
+
+    /// A stream over 3x DRAM with a resident random region beside it
+    /// faults about once per read-ahead window of the stream; uniform
+    /// accesses over the same part fault on most accesses.
+    #[test]
+    fn a_stream_with_a_resident_random_region_pages_like_a_sweep() {
+        let dram = 4 * MIB;
+        let s = sys(dram, "raid-ssd", 16 * dram, &[]);
+        let mut w = thrash(3 * dram / PAGE / 16, 1200);
+        w.write_fraction = 0.0;
+        let uniform = run(&s, &PresetStore::default(), &w).expect("runs");
+        w.pattern = Pattern::Stream {
+            random: 0.5,
+            region: 0.05,
+            stream_store: 0.0,
+        };
+        let stream = run(&s, &PresetStore::default(), &w).expect("runs");
+        let per = |r: &MemReport| r.major_faults as f64 / r.accesses as f64;
+        assert!(per(&stream) < 0.3 * per(&uniform), "{stream:?} {uniform:?}");
+        assert!(stream.accesses_per_s > 2.0 * uniform.accesses_per_s);
+        w.pattern = Pattern::Stream {
+            random: 0.5,
+            region: 0.0,
+            stream_store: 0.0,
+        };
+        let e = run(&s, &PresetStore::default(), &w).expect_err("refused");
+        assert!(e.to_string().contains("stream"), "{e}");
+    }
+
+    /// A sweep over 1.5x DRAM that turns back (LU's SSOR) finds the pages
+    /// it touched last still resident; one that starts over in page order
+    /// finds none (the clock evicted each page before the sweep came back).
+    #[test]
+    fn a_zigzag_reuses_what_a_restarting_sweep_evicts() {
+        let dram = 4 * MIB;
+        let s = sys(dram, "raid-ssd", 16 * dram, &[]);
+        let mut w = thrash(3 * dram / PAGE / 2 / 16, 0);
+        w.accesses = 4 * w.pages_per_thread;
+        w.write_fraction = 0.3;
+        w.pattern = Pattern::Sequential;
+        let seq = run(&s, &PresetStore::default(), &w).expect("runs");
+        w.pattern = Pattern::Zigzag;
+        let zig = run(&s, &PresetStore::default(), &w).expect("runs");
+        assert!(
+            (zig.major_faults as f64) < 0.75 * seq.major_faults as f64,
+            "{zig:?} {seq:?}"
+        );
+        assert!(zig.accesses_per_s > seq.accesses_per_s);
+        assert_eq!(Pattern::Zigzag.sweep_index(12, 10), 7);
     }
 
     #[test]

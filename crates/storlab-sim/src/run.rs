@@ -141,6 +141,10 @@ pub fn simulate(
     seed: u64,
     progress: Progress,
 ) -> Result<RunResult, RunError> {
+    // a paging program alone runs on the swap path, the system its device
+    if let Some(r) = crate::apps::paging::simulate_alone(cfg, jobs, seed)? {
+        return Ok(r);
+    }
     // applications need a file system: XFS (the HASTE and Moneta studies')
     // when the configuration names none
     let has_apps = jobs.jobs.iter().any(|j| j.app.is_some());

@@ -5,9 +5,14 @@
 
 use anyhow::Context;
 use serde_json::json;
+use std::io::Write;
 use storlab_model::config::PresetStore;
-use storlab_model::swap::{self, MemReport, MemWorkload, Pattern};
+
+use storlab_model::swap::{MemWorkload, Pattern};
 use storlab_model::SystemConfig;
+use storlab_sim::apps::paging::{self, PagingRun};
+use storlab_sim::apps::MemoryApp;
+use storlab_sim::report::ReportOptions;
 
 const PAGE: u64 = 4096;
 
@@ -47,8 +52,9 @@ pub struct PagingArgs {
     #[arg(long, default_value_t = 4096)]
     accesses: u64,
     /// Which page a thread accesses next: `uniform` (thrash), `sequential`
-    /// (a sweep), or `hot:P:A` (a fraction A of the accesses to the first
-    /// fraction P of the part's pages).
+    /// (a sweep), `zigzag` (sweeps forward and back), or `hot:P:A` (a
+    /// fraction A of the accesses to the first fraction P of the part's
+    /// pages).
     #[arg(long, default_value = "uniform")]
     pattern: String,
     /// Fraction of the accesses that store (dirty the page).
@@ -69,6 +75,7 @@ fn pattern(s: &str) -> anyhow::Result<Pattern> {
     Ok(match s {
         "uniform" => Pattern::Uniform,
         "sequential" => Pattern::Sequential,
+        "zigzag" => Pattern::Zigzag,
         _ => {
             let parts: Vec<&str> = s.split(':').collect();
             match parts.as_slice() {
@@ -76,25 +83,15 @@ fn pattern(s: &str) -> anyhow::Result<Pattern> {
                     pages: p.parse().with_context(|| format!("--pattern {s}: P"))?,
                     accesses: a.parse().with_context(|| format!("--pattern {s}: A"))?,
                 },
-                _ => anyhow::bail!("--pattern {s}: one of uniform, sequential, hot:P:A"),
+                _ => anyhow::bail!("--pattern {s}: one of uniform, sequential, zigzag, hot:P:A"),
             }
         }
     })
 }
 
-fn system(a: &PagingArgs, dram: u64, swap_bytes: u64) -> anyhow::Result<SystemConfig> {
-    let mut o = vec![
-        format!("device.capacity_bytes={dram}"),
-        format!("swap.swap_bytes={swap_bytes}"),
-    ];
-    if let Some(d) = &a.swap_device {
-        o.push(format!("swap.device={d:?}"));
-    }
-    o.extend(a.set.iter().cloned());
-    Ok(SystemConfig::load(&PresetStore::default(), &a.device, &o)?.1)
-}
-
-/// Run `storlab paging`.
+/// Run `storlab paging`: the workload as a paging program (one
+/// instruction an access: the metric is accesses per second), run by
+/// the same code as `storlab sim --app` ([`storlab_sim::apps::paging::run`]).
 pub fn run(a: &PagingArgs) -> anyhow::Result<()> {
     if a.threads == 0 {
         anyhow::bail!("--threads must be at least 1");
@@ -107,61 +104,76 @@ pub fn run(a: &PagingArgs) -> anyhow::Result<()> {
             a.threads
         );
     }
-    let w = MemWorkload {
-        threads: a.threads,
-        pages_per_thread,
-        accesses: a.accesses,
-        pattern: pattern(&a.pattern)?,
-        write_fraction: a.write_fraction,
-        cpu_ns: a.cpu_ns,
-        seed: a.seed,
+    let app = MemoryApp {
+        workload: MemWorkload {
+            threads: a.threads,
+            pages_per_thread,
+            accesses: a.accesses,
+            pattern: pattern(&a.pattern)?,
+            write_fraction: a.write_fraction,
+            cpu_ns: a.cpu_ns,
+            seed: a.seed,
+        },
+        dram_bytes: a.dram,
+        instructions_per_access: 1.0,
     };
-    let swap_bytes = a.swap.unwrap_or((8 * a.dram).max(a.array));
     let store = PresetStore::default();
-    let sys = system(a, a.dram, swap_bytes)?;
-    let paged = swap::run(&sys, &store, &w).with_context(|| format!("on {}", a.device))?;
-    // enough DRAM: the array and the watermarks twice over
-    let roomy = system(a, 2 * a.array + a.dram, swap_bytes)?;
-    let dram = swap::run(&roomy, &store, &w).context("with enough DRAM")?;
-    let relative = paged.accesses_per_s / dram.accesses_per_s;
-    let device = sys
+    // the swap area: --swap, or 8 x DRAM (at least the array)
+    let swap_bytes = a.swap.unwrap_or((8 * a.dram).max(a.array));
+    let mut set = vec![format!("swap.swap_bytes={swap_bytes}")];
+    if let Some(d) = &a.swap_device {
+        set.push(format!("swap.device={d:?}"));
+    }
+    set.extend(a.set.iter().cloned());
+    let sys = paging::swap_system(&store, &a.device, a.dram, swap_bytes, &set)
+        .with_context(|| format!("on {}", a.device))?;
+    let sc = sys
         .swap
         .as_ref()
-        .map(|s| s.device.clone())
-        .unwrap_or_default();
+        .context("the preset has no [swap] table")?;
+    let device = sc.device.clone();
+    let (_, dc) = SystemConfig::load(&store, &device, &sc.device_set)
+        .with_context(|| format!("swap device {device}"))?;
+    let r = paging::run(&store, &a.device, &app, &dc, &set, a.seed)
+        .with_context(|| format!("on {}", a.device))?;
     if a.json {
         let out = json!({
             "device": a.device,
             "swap_device": device,
             "dram_bytes": a.dram,
             "array_bytes": pages_per_thread * PAGE * a.threads as u64,
-            "paged": paged,
-            "enough_dram": dram,
-            "relative_to_enough_dram": relative,
+            "paged": r.paged,
+            "enough_dram": r.enough,
+            "relative_to_enough_dram": r.relative,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print_report(a, &device, &paged, &dram, relative);
+        println!(
+            "paging: {} threads, {} array over {} of DRAM, swap on {device}",
+            a.threads,
+            human(a.array),
+            human(a.dram)
+        );
+        print_runs(&mut std::io::stdout().lock(), "accesses/s", &r)?;
     }
     Ok(())
 }
 
-fn print_report(a: &PagingArgs, device: &str, p: &MemReport, d: &MemReport, relative: f64) {
-    println!(
-        "paging: {} threads, {} array over {} of DRAM, swap on {device}",
-        a.threads,
-        human(a.array),
-        human(a.dram)
-    );
-    println!(
-        "  paged:       {:>12.0} accesses/s  ({} major faults, {} minor)",
-        p.accesses_per_s, p.major_faults, p.minor_faults
-    );
-    println!("  enough DRAM: {:>12.0} accesses/s", d.accesses_per_s);
-    println!(
-        "  relative:    {relative:.3e} ({:.0}x slower)",
-        1.0 / relative.max(f64::MIN_POSITIVE)
-    );
+/// The paged and enough-DRAM figures and their ratio, in `unit`.
+fn print_runs(out: &mut dyn Write, unit: &str, r: &PagingRun) -> std::io::Result<()> {
+    let p = &r.paged;
+    writeln!(
+        out,
+        "  paged:       {:>14.4e} {unit}  ({} major faults, {} minor; {} pages read, {} written)",
+        r.metric, p.major_faults, p.minor_faults, p.pages_read, p.pages_written
+    )?;
+    writeln!(out, "  enough DRAM: {:>14.4e} {unit}", r.metric_enough)?;
+    writeln!(
+        out,
+        "  relative:    {:.3e} ({:.1}x slower)",
+        r.relative,
+        1.0 / r.relative.max(f64::MIN_POSITIVE)
+    )
 }
 
 fn human(b: u64) -> String {
@@ -173,22 +185,48 @@ fn human(b: u64) -> String {
 }
 
 /// `storlab sim --app NAME` for a paging program (NPB, DGEMM, thrash):
-/// its access stream through the swap path with the device as the swap
-/// device, beside the same stream with enough DRAM.
+/// its access stream through the swap path (`swap-linux`) with the
+/// `--device` preset (and its `--set` overrides) as the swap device,
+/// beside the same stream with enough DRAM. The report is fio's layout
+/// with one job, the program, whose `app` object carries the metric
+/// paged and with enough DRAM.
 #[allow(clippy::too_many_arguments)]
 pub fn run_app(
-    _a: &crate::sim::SimArgs,
-    _store: &PresetStore,
-    _cfg: &SystemConfig,
+    a: &crate::sim::SimArgs,
+    store: &PresetStore,
+    cfg: &SystemConfig,
     _resolved: &storlab_model::config::Resolved,
     info: &storlab_sim::apps::AppInfo,
-    _params: &storlab_sim::apps::Params,
-    _app: storlab_sim::apps::MemoryApp,
-    _fmt: &str,
+    params: &storlab_sim::apps::Params,
+    app: MemoryApp,
+    fmt: &str,
 ) -> anyhow::Result<()> {
-    // the paging programs' registry entries and this runner land together
-    anyhow::bail!(
-        "{}: paging programs are not wired to `storlab sim` yet",
-        info.name
-    )
+    let r = paging::run(store, paging::SWAP_PRESET, &app, cfg, &[], a.seed)
+        .with_context(|| format!("{} paging to {}", info.name, a.device))?;
+    let mut out: Box<dyn std::io::Write> = match &a.output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("--output {}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    if fmt == "normal" {
+        let w = &app.workload;
+        writeln!(
+            out,
+            "{}: {} threads, {} footprint over {} of DRAM, swap on {} ({:?})",
+            info.name,
+            w.threads,
+            human(w.threads as u64 * w.pages_per_thread * PAGE),
+            human(app.dram_bytes),
+            a.device,
+            w.pattern
+        )?;
+        print_runs(&mut out, info.unit, &r)?;
+        out.flush()?;
+    } else {
+        let j = paging::job_stats(info.name, 0, info, params, &app, &r);
+        storlab_sim::report::write_json(&[j], &mut out, &ReportOptions::default())?;
+        out.flush()?;
+    }
+    Ok(())
 }

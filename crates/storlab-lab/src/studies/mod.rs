@@ -5,6 +5,7 @@
 pub mod apps_db;
 pub mod apps_files;
 pub mod apps_kv;
+pub mod apps_paging;
 pub mod apps_table;
 pub mod devices;
 pub mod filesystems;
@@ -78,6 +79,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "apps-files",
         "File workloads as applications: Postmark, Linux build and patch, Filebench (issue 41)",
     ),
+    (
+        "apps-paging",
+        "NPB and DGEMM paging with 8 GB of DRAM on each device (HASTE study; Moneta Table V)",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -97,6 +102,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "apps-kv" => apps_kv::prepare(),
         "apps-db" => apps_db::prepare(),
         "apps-files" => apps_files::prepare(),
+        "apps-paging" => apps_paging::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

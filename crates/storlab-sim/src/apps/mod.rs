@@ -25,6 +25,7 @@ pub mod innodb;
 pub mod kit;
 pub mod memcached;
 pub mod mongo;
+pub mod paging;
 pub mod postgres;
 
 pub use driver::{AppRun, Step};
@@ -183,6 +184,7 @@ pub fn all() -> Vec<&'static AppInfo> {
     v.extend(postgres::APPS);
     v.extend(files::APPS);
     v.extend(filebench::APPS);
+    v.extend(paging::APPS);
     v
 }
 
@@ -472,12 +474,17 @@ pub fn simulate_app(
     seed: u64,
 ) -> Result<f64, crate::run::RunError> {
     let params = Params::parse(app, pairs, place)?;
-    if let AppKind::Memory(_) = build(app, &params)? {
-        return Err(AppError::Run {
-            app: app.name.into(),
-            message: "a paging program: run it with storlab sim --app".into(),
-        }
-        .into());
+    if let AppKind::Memory(m) = build(app, &params)? {
+        // a paging program: the system is its swap device
+        let store = storlab_model::config::PresetStore::default();
+        let (r, _) =
+            paging::run_paged(&store, paging::SWAP_PRESET, &m, cfg, &[], seed).map_err(|e| {
+                AppError::Run {
+                    app: app.name.into(),
+                    message: e.to_string(),
+                }
+            })?;
+        return Ok(r.accesses_per_s * m.instructions_per_access);
     }
     let jobs = storlab_workload::fio::parse_cli_args(&job_args(app.name, pairs))?;
     let r = crate::run::simulate(cfg, resolved, &jobs, seed, &mut |_, _| {})?;

@@ -184,8 +184,10 @@ pub struct TableV {
     /// The devices, in column order (speedups are over the first).
     pub devices: Vec<String>,
     /// Per benchmark: its row, and its metric per device (`None`: the
-    /// benchmark's model is not in this build).
+    /// benchmark's model is not in this build, or its run failed).
     pub rows: Vec<(Bench, Vec<Option<f64>>)>,
+    /// Why cells are empty: the failed runs' errors.
+    pub notes: Vec<String>,
 }
 
 /// Plan the table's runs on `devices` (applications with `app_set`
@@ -204,31 +206,53 @@ pub fn plan(devices: &[String], app_set: &[String]) -> (Plan, Vec<Vec<Option<Run
     (plan, ids)
 }
 
-/// Run the table on `devices`.
+/// Run the table on `devices`. A cell whose run fails (an application
+/// whose data set does not fit the device, say) is left empty and its
+/// error kept in [`TableV::notes`]; the other cells still run.
 pub fn run(devices: &[String], app_set: &[String], progress: &(dyn Fn() + Sync)) -> Result<TableV> {
-    let (plan, ids) = plan(devices, app_set);
-    let res = plan.run(progress)?;
-    let rows = BENCHES
+    use rayon::prelude::*;
+    let cells: Vec<(usize, usize, Spec)> = BENCHES
         .iter()
-        .zip(ids)
-        .map(|(b, ids)| {
-            let vals = ids
+        .enumerate()
+        .flat_map(|(r, b)| {
+            devices
                 .iter()
-                .map(|id| {
-                    id.map(|id| match b.what {
-                        // the paging programs report instructions/s
-                        What::App(_) if b.unit == "MIPS" => res[id].app_metric() / 1e6,
-                        What::App(_) => res[id].app_metric(),
-                        What::Xdd { .. } => res[id].total_mbps(),
-                    })
-                })
-                .collect();
-            (*b, vals)
+                .enumerate()
+                .filter_map(move |(d, dev)| spec(b, dev, app_set).map(|s| (r, d, s)))
         })
         .collect();
+    let done: Vec<(usize, usize, std::result::Result<f64, String>)> = cells
+        .par_iter()
+        .map(|(r, d, spec)| {
+            let b = &BENCHES[*r];
+            let v = spec
+                .run()
+                .map(|run| match b.what {
+                    // the paging programs report instructions/s
+                    What::App(_) if b.unit == "MIPS" => run.app_metric() / 1e6,
+                    What::App(_) => run.app_metric(),
+                    What::Xdd { .. } => run.total_mbps(),
+                })
+                .map_err(|e| format!("{} on {}: {e}", b.label, devices[*d]));
+            progress();
+            (*r, *d, v)
+        })
+        .collect();
+    let mut rows: Vec<(Bench, Vec<Option<f64>>)> = BENCHES
+        .iter()
+        .map(|b| (*b, vec![None; devices.len()]))
+        .collect();
+    let mut notes = Vec::new();
+    for (r, d, v) in done {
+        match v {
+            Ok(x) => rows[r].1[d] = Some(x),
+            Err(e) => notes.push(e),
+        }
+    }
     Ok(TableV {
         devices: devices.to_vec(),
         rows,
+        notes,
     })
 }
 
@@ -285,6 +309,9 @@ impl TableV {
             s.push_str(&format!(" | {h} |"));
         }
         s.push_str(" |\n");
+        for n in &self.notes {
+            s.push_str(&format!("\nnot run: {n}\n"));
+        }
         s
     }
 
@@ -300,6 +327,7 @@ impl TableV {
                 "published_moneta": b.moneta,
             })).collect::<Vec<_>>(),
             "harmonic_means": (0..self.devices.len()).map(|d| self.harmonic_mean(d)).collect::<Vec<_>>(),
+            "not_run": self.notes,
         })
     }
 
@@ -335,6 +363,7 @@ mod tests {
                 .zip([BENCHES[0], BENCHES[8]])
                 .map(|(v, b)| (b, v.iter().map(|x| Some(*x)).collect()))
                 .collect(),
+            notes: Vec::new(),
         }
     }
 

@@ -172,7 +172,17 @@ fn spec(b: &Bench, device: &str, app_set: &[String]) -> Option<Spec> {
                 .collect();
             let args = storlab_sim::apps::job_args(name, &set);
             let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-            Some(Spec::new(device, &[], &args))
+            // a paging program's swap device gets the paging study's
+            // overrides: its caches scaled with the programs' DRAM (8 GB /
+            // 128), so a 256 MB controller cache does not hold the scaled
+            // swap area
+            let ov = if b.unit == "MIPS" {
+                crate::studies::paging::device_set(device)
+            } else {
+                Vec::new()
+            };
+            let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
+            Some(Spec::new(device, &ov, &args))
         }
         What::Xdd { rw, fs } => Some(filesystems::xdd(device, fs.then_some("xfs"), rw)),
     }

@@ -549,6 +549,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn calibrate_solves_a_monotonic_metric_either_way_and_refuses_an_unreachable_target() {
+        let x = calibrate(|x| Ok::<f64, AppError>(1000.0 / x), 10.0, 1.0, 1000.0).unwrap();
+        assert!((x - 100.0).abs() / 100.0 < 2e-3, "{x}");
+        let x = calibrate(|x| Ok::<f64, AppError>(2.0 * x), 50.0, 1.0, 1000.0).unwrap();
+        assert!((x - 25.0).abs() / 25.0 < 2e-3, "{x}");
+        let e = calibrate(|x| Ok::<f64, AppError>(x), 5000.0, 1.0, 1000.0).unwrap_err();
+        assert!(e.to_string().contains("widen"), "{e}");
+    }
+
+    #[test]
     fn pairs_split_on_commas_between_pairs_only() {
         assert_eq!(split_pairs("a=1,b=2"), vec!["a=1", "b=2"]);
         assert_eq!(split_pairs("list=x,y,b=2"), vec!["list=x,y", "b=2"]);

@@ -554,7 +554,7 @@ mod tests {
         assert!((x - 100.0).abs() / 100.0 < 2e-3, "{x}");
         let x = calibrate(|x| Ok::<f64, AppError>(2.0 * x), 50.0, 1.0, 1000.0).unwrap();
         assert!((x - 25.0).abs() / 25.0 < 2e-3, "{x}");
-        let e = calibrate(|x| Ok::<f64, AppError>(x), 5000.0, 1.0, 1000.0).unwrap_err();
+        let e = calibrate(Ok::<f64, AppError>, 5000.0, 1.0, 1000.0).unwrap_err();
         assert!(e.to_string().contains("widen"), "{e}");
     }
 

@@ -243,7 +243,17 @@ pub fn run(devices: &[String], app_set: &[String], progress: &(dyn Fn() + Sync))
                     What::App(_) => run.app_metric(),
                     What::Xdd { .. } => run.total_mbps(),
                 })
-                .map_err(|e| format!("{} on {}: {e}", b.label, devices[*d]));
+                .map_err(|e| {
+                    // the error with its causes: the application's own
+                    // message is the innermost
+                    let mut m = format!("{} on {}: {e}", b.label, devices[*d]);
+                    let mut src = std::error::Error::source(&e);
+                    while let Some(s) = src {
+                        m.push_str(&format!(": {s}"));
+                        src = s.source();
+                    }
+                    m
+                });
             progress();
             (*r, *d, v)
         })

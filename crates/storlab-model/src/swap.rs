@@ -456,13 +456,8 @@ struct Machine<'a> {
     shootdowns_total: u64,
 }
 
-/// Run `w` on the system `sys` (a preset with a `[swap]` table), looking
-/// the swap device up in `store`.
-pub fn run(
-    sys: &SystemConfig,
-    store: &PresetStore,
-    w: &MemWorkload,
-) -> Result<MemReport, SwapError> {
+/// The `[swap]` table of `sys`, validated, with DRAM as its fixed device.
+fn swap_config(sys: &SystemConfig) -> Result<&SwapConfig, SwapError> {
     let cfg = sys.swap.as_ref().ok_or_else(|| ConfigError::Invalid {
         field: "swap".into(),
         message: "the preset has no [swap] table".into(),
@@ -476,6 +471,17 @@ pub fn run(
         }
         .into());
     }
+    Ok(cfg)
+}
+
+/// Run `w` on the system `sys` (a preset with a `[swap]` table), looking
+/// the swap device up in `store`.
+pub fn run(
+    sys: &SystemConfig,
+    store: &PresetStore,
+    w: &MemWorkload,
+) -> Result<MemReport, SwapError> {
+    let cfg = swap_config(sys)?;
     let (_, dc) = SystemConfig::load(store, &cfg.device, &cfg.device_set)?;
     run_with_device(sys, store, &dc, w)
 }
@@ -488,19 +494,7 @@ pub fn run_with_device(
     dc: &SystemConfig,
     w: &MemWorkload,
 ) -> Result<MemReport, SwapError> {
-    let cfg = sys.swap.as_ref().ok_or_else(|| ConfigError::Invalid {
-        field: "swap".into(),
-        message: "the preset has no [swap] table".into(),
-    })?;
-    validate(cfg)?;
-    if sys.device.class != DeviceClass::Fixed {
-        return Err(ConfigError::Invalid {
-            field: "device.class".into(),
-            message: "the swap model's memory is a fixed device (its latency_ns is a DRAM access)"
-                .into(),
-        }
-        .into());
-    }
+    let cfg = swap_config(sys)?;
     let device = dc.build_device_in(store)?;
     if cfg.swap_bytes > device.capacity() {
         return Err(ConfigError::Invalid {

@@ -57,6 +57,31 @@ pub enum ConfigError {
         /// Why.
         message: String,
     },
+    /// A value out of its allowed range, with the place that set it.
+    #[error("{place}: {field}: {message}")]
+    InvalidAt {
+        /// Where the value was set: `file:line` or `command line`.
+        place: String,
+        /// Dotted key path.
+        field: String,
+        /// Why.
+        message: String,
+    },
+    /// A key set (in a preset, a file or on the command line) that the
+    /// resolved device does not read: setting it would change nothing.
+    #[error("{place}: `{key}` is not used by device '{device}' (class {class}); {readers}")]
+    Unused {
+        /// Where the key was set: `file:line` or `command line`.
+        place: String,
+        /// Dotted key path.
+        key: String,
+        /// The preset or file resolved.
+        device: String,
+        /// Its device class.
+        class: String,
+        /// Which classes read the key.
+        readers: String,
+    },
     /// `extends` loops.
     #[error("preset '{0}' extends itself (through a chain)")]
     Cycle(String),
@@ -212,6 +237,17 @@ impl PresetStore {
     /// apply `overrides` (`key.path=value`, value in TOML syntax; bare words
     /// are taken as strings).
     pub fn resolve(&self, name: &str, overrides: &[String]) -> Result<Resolved, ConfigError> {
+        self.resolve_set_by(name, overrides, "command line")
+    }
+
+    /// [`Self::resolve`], the overrides' place (their leaves' origin) named
+    /// `origin` rather than `command line`.
+    pub fn resolve_set_by(
+        &self,
+        name: &str,
+        overrides: &[String],
+        origin: &str,
+    ) -> Result<Resolved, ConfigError> {
         let mut chain = Vec::new();
         let mut layers = Vec::new();
         let mut cur = Some(name.to_string());
@@ -253,7 +289,7 @@ impl PresetStore {
         }
         let mut r = Resolved { leaves, chain };
         for o in overrides {
-            r.set(o)?;
+            r.set_by(o, origin)?;
         }
         Ok(r)
     }
@@ -413,6 +449,12 @@ fn put_leaf(leaves: &mut BTreeMap<String, Leaf>, path: String, leaf: Leaf) {
 impl Resolved {
     /// Apply one `key.path=value` override.
     pub fn set(&mut self, arg: &str) -> Result<(), ConfigError> {
+        self.set_by(arg, "command line")
+    }
+
+    /// Apply one `key.path=value` override set at `origin` (`command
+    /// line`, `raid.member_set`...).
+    pub fn set_by(&mut self, arg: &str, origin: &str) -> Result<(), ConfigError> {
         let Some((k, v)) = arg.split_once('=') else {
             return Err(ConfigError::Override {
                 arg: arg.into(),
@@ -437,8 +479,8 @@ impl Resolved {
             Leaf {
                 value,
                 line: 0,
-                source: "command line".into(),
-                origin: "command line".into(),
+                source: origin.into(),
+                origin: origin.into(),
             },
         );
         Ok(())
@@ -537,7 +579,7 @@ impl Resolved {
             message += &key_hint(&e, &text);
             ConfigError::Schema {
                 file: self
-                    .place_of(&message)
+                    .place_of(&message, table_at(&e, &text).as_deref())
                     .unwrap_or_else(|| self.chain.join(" <- ")),
                 message,
             }
@@ -545,16 +587,50 @@ impl Resolved {
     }
 
     /// Where the key a serde message names (`unknown field `x``, `invalid
-    /// type ... for key `a.b``) was written: `file:line`.
-    fn place_of(&self, message: &str) -> Option<String> {
+    /// type ... for key `a.b``) was written: `file:line`. `table` is the
+    /// table the error's span sits in (`[pcie]`), when known: the key is
+    /// looked for there first (an unknown top-level table such as
+    /// `nosuch.key` is a leaf under `nosuch`).
+    fn place_of(&self, message: &str, table: Option<&str>) -> Option<String> {
         let name = message.split('`').nth(1)?;
-        let (path, leaf) = self.leaves.iter().find(|(p, _)| {
+        if let Some(t) = table {
+            let prefix = if t == name || t.ends_with(&format!(".{name}")) {
+                t.to_string()
+            } else {
+                format!("{t}.{name}")
+            };
+            let under = format!("{prefix}.");
+            if let Some((_, leaf)) = self
+                .leaves
+                .iter()
+                .find(|(p, _)| **p == prefix || p.starts_with(&under))
+            {
+                return Some(leaf.place());
+            }
+        }
+        let (_, leaf) = self.leaves.iter().find(|(p, _)| {
             p.as_str() == name
+                || p.starts_with(&format!("{name}."))
                 || p.ends_with(&format!(".{name}"))
                 || p.contains(&format!(".{name}."))
         })?;
-        let _ = path;
         Some(leaf.place())
+    }
+
+    /// An [`ConfigError::Invalid`] for a key set here, with the place that
+    /// set it ([`ConfigError::InvalidAt`]); other errors unchanged.
+    pub fn placed(&self, e: ConfigError) -> ConfigError {
+        match e {
+            ConfigError::Invalid { field, message } => match self.leaves.get(&field) {
+                Some(leaf) => ConfigError::InvalidAt {
+                    place: leaf.place(),
+                    field,
+                    message,
+                },
+                None => ConfigError::Invalid { field, message },
+            },
+            e => e,
+        }
     }
 
     /// The resolved configuration as text, one `key = value  # source` per
@@ -587,6 +663,20 @@ impl Resolved {
         }
         out
     }
+}
+
+/// The table (`a.b` of a `[a.b]` header) the span of `e` sits in, in
+/// `text`, the TOML generated from the leaves.
+fn table_at(e: &toml::de::Error, text: &str) -> Option<String> {
+    let span = e.span()?;
+    let start = span.start.min(text.len());
+    let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    text[..end]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix('[').and_then(|r| r.strip_suffix(']')))
+        .map(|h| h.trim().to_string())
 }
 
 fn key_hint(e: &toml::de::Error, text: &str) -> String {

@@ -34,6 +34,92 @@ pub enum DeviceClass {
     Tier,
 }
 
+impl DeviceClass {
+    /// The keys (tables, or single keys) only this class reads. Every
+    /// class has its line, so a class added later must say what it reads.
+    fn own_keys(self) -> &'static [&'static str] {
+        match self {
+            DeviceClass::PcieArray => &["pcie", "media", "power"],
+            DeviceClass::Ddr => &["ddr", "media"],
+            // the swap model's memory is a fixed device (`swap::run`)
+            DeviceClass::Fixed => &[
+                "device.latency_ns",
+                "device.bandwidth_bytes_per_s",
+                "swap",
+            ],
+            DeviceClass::Nvmm => &["nvmm"],
+            DeviceClass::Ssd => &["ssd"],
+            DeviceClass::Disk => &["disk"],
+            DeviceClass::Raid0 => &["raid"],
+            DeviceClass::Tier => &["tier"],
+        }
+    }
+
+    const ALL: [DeviceClass; 8] = [
+        DeviceClass::Nvmm,
+        DeviceClass::PcieArray,
+        DeviceClass::Ddr,
+        DeviceClass::Fixed,
+        DeviceClass::Ssd,
+        DeviceClass::Disk,
+        DeviceClass::Raid0,
+        DeviceClass::Tier,
+    ];
+
+    /// The class's name as presets write it (`pcie-array`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceClass::Nvmm => "nvmm",
+            DeviceClass::PcieArray => "pcie-array",
+            DeviceClass::Ddr => "ddr",
+            DeviceClass::Fixed => "fixed",
+            DeviceClass::Ssd => "ssd",
+            DeviceClass::Disk => "disk",
+            DeviceClass::Raid0 => "raid0",
+            DeviceClass::Tier => "tier",
+        }
+    }
+
+    /// The classes that read the key at `path`, or `None` when every
+    /// class does (the host stack, the file system, the device's class and
+    /// capacity).
+    pub fn readers(path: &str) -> Option<Vec<DeviceClass>> {
+        let within = |k: &str| path == k || path.starts_with(&format!("{k}."));
+        let readers: Vec<DeviceClass> = Self::ALL
+            .into_iter()
+            .filter(|c| c.own_keys().iter().any(|k| within(k)))
+            .collect();
+        (!readers.is_empty()).then_some(readers)
+    }
+
+    /// Whether a device of this class reads the key at `path`.
+    pub fn reads(self, path: &str) -> bool {
+        Self::readers(path).is_none_or(|r| r.contains(&self))
+    }
+}
+
+/// Refuse a key set in `resolved` that its device (class `class`) does not
+/// read: it would be listed by `devices show` as set and change nothing.
+fn check_used(resolved: &Resolved, class: DeviceClass) -> Result<(), ConfigError> {
+    for (path, leaf) in &resolved.leaves {
+        let Some(readers) = DeviceClass::readers(path) else {
+            continue;
+        };
+        if readers.contains(&class) {
+            continue;
+        }
+        let names: Vec<&str> = readers.iter().map(|c| c.name()).collect();
+        return Err(ConfigError::Unused {
+            place: leaf.place(),
+            key: path.clone(),
+            device: resolved.chain.first().cloned().unwrap_or_default(),
+            class: class.name().into(),
+            readers: format!("only {} devices read it", names.join(" and ")),
+        });
+    }
+    Ok(())
+}
+
 /// `[device]`: which class and how big.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,6 +203,17 @@ impl SystemConfig {
         name: &str,
         overrides: &[String],
     ) -> Result<(Resolved, Self), ConfigError> {
+        Self::load_set_by(store, name, overrides, "command line")
+    }
+
+    /// [`Self::load`] with the overrides' place named `origin` in errors
+    /// and in `devices show` (a RAID's `raid.member_set`, say).
+    pub fn load_set_by(
+        store: &PresetStore,
+        name: &str,
+        overrides: &[String],
+        origin: &str,
+    ) -> Result<(Resolved, Self), ConfigError> {
         let mut expanded = Vec::new();
         for o in overrides {
             // `media=<technology>` expands to the technology's timings
@@ -140,10 +237,20 @@ impl SystemConfig {
                 expanded.push(o.clone());
             }
         }
-        let resolved = store.resolve(name, &expanded)?;
+        let resolved = store.resolve_set_by(name, &expanded, origin)?;
         resolved.check_domains()?;
+        // before the typed parse: a partial table the class does not read
+        // (`media.read_ns` on a disk) is unused, not a missing field
+        let class = resolved
+            .leaves
+            .get("device.class")
+            .and_then(|l| l.value.as_str())
+            .and_then(|n| DeviceClass::ALL.into_iter().find(|c| c.name() == n));
+        if let Some(class) = class {
+            check_used(&resolved, class)?;
+        }
         let cfg: SystemConfig = resolved.parse()?;
-        cfg.validate()?;
+        cfg.validate().map_err(|e| resolved.placed(e))?;
         Ok((resolved, cfg))
     }
 
@@ -273,7 +380,8 @@ impl SystemConfig {
                 nest_ok(depth, "raid.members")?;
                 let mut members = Vec::with_capacity(r.members.len());
                 for name in &r.members {
-                    let (_, mc) = SystemConfig::load(store, name, &r.member_set)?;
+                    let (_, mc) =
+                        SystemConfig::load_set_by(store, name, &r.member_set, "raid.member_set")?;
                     members.push(mc.build_nested(store, depth + 1)?);
                 }
                 crate::raid::build(r, members, cap)?
@@ -281,9 +389,15 @@ impl SystemConfig {
             DeviceClass::Tier => {
                 let t = self.tier.as_ref().expect("validated");
                 nest_ok(depth, "tier.cache")?;
-                let (_, cc) = SystemConfig::load(store, &t.cache, &t.cache_set)?;
+                let (_, cc) =
+                    SystemConfig::load_set_by(store, &t.cache, &t.cache_set, "tier.cache_set")?;
                 let cache = cc.build_nested(store, depth + 1)?;
-                let (_, bc) = SystemConfig::load(store, &t.backing, &t.backing_set)?;
+                let (_, bc) = SystemConfig::load_set_by(
+                    store,
+                    &t.backing,
+                    &t.backing_set,
+                    "tier.backing_set",
+                )?;
                 let backing = bc.build_nested(store, depth + 1)?;
                 crate::tier::build(t, cache, backing, cap)?
             }

@@ -19,7 +19,9 @@ pub enum HybridCmd {
         /// Device preset or TOML file behind the DRAM.
         #[arg(long, default_value = "fusion-io")]
         device: String,
-        /// Override a configuration value: `--set device.latency_ns=50000`.
+        /// Override a configuration value of the device: `--set ssd.nand.read_ns=[50000]`
+        /// (`storlab devices show NAME` lists its keys; a key the device does not
+        /// read is an error).
         #[arg(long = "set")]
         set: Vec<String>,
         /// Array size (fio's size syntax: 256m, 1g).

@@ -163,10 +163,11 @@ pub fn page_size() -> u64 {
     storlab_pmem::page_size() as u64
 }
 
-impl HybridMemory {
-    /// Map a region of `cfg.size_bytes` whose pages live on `device`
-    /// (whose capacity must hold them) behind `cfg.dram_bytes` of DRAM.
-    pub fn new(cfg: &HybridConfig, device: Box<dyn Device>) -> Result<Self, HybridError> {
+impl HybridConfig {
+    /// Check the sizes: the region a positive multiple of the page size
+    /// that can be mapped, DRAM at least two pages.
+    pub fn validate(&self) -> Result<(), HybridError> {
+        let cfg = self;
         let page = page_size();
         let bad = |field, message: String| HybridError::Config { field, message };
         if cfg.size_bytes == 0 || !cfg.size_bytes.is_multiple_of(page) {
@@ -194,6 +195,18 @@ impl HybridMemory {
                 ),
             ));
         }
+        Ok(())
+    }
+}
+
+impl HybridMemory {
+    /// Map a region of `cfg.size_bytes` whose pages live on `device`
+    /// (whose capacity must hold them) behind `cfg.dram_bytes` of DRAM.
+    pub fn new(cfg: &HybridConfig, device: Box<dyn Device>) -> Result<Self, HybridError> {
+        let page = page_size();
+        let bad = |field, message: String| HybridError::Config { field, message };
+        cfg.validate()?;
+        let dram_pages = cfg.dram_bytes / page;
         if device.capacity() < cfg.size_bytes {
             return Err(bad(
                 "size_bytes",

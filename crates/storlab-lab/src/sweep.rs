@@ -404,16 +404,24 @@ impl Table {
     /// Join shards into the whole sweep's table: the same sweep (points
     /// and parameters), each shard once, together every point.
     pub fn merge(parts: &[(std::path::PathBuf, Table)]) -> Result<Table> {
-        let whole = |message: String, path: &Path| LabError::Merge {
-            path: path.to_path_buf(),
-            line: 0,
-            message,
+        // about a whole table, not one of its lines
+        let whole = |message: String, path: &Path| {
+            LabError::Sweep(format!("merge: {}: {message}", path.display()))
         };
         let (p0, first) = parts
             .first()
             .ok_or_else(|| LabError::Sweep("merge: no tables given".into()))?;
         let mut rows: Vec<TableRow> = Vec::new();
-        for (path, t) in parts {
+        for (i, (path, t)) in parts.iter().enumerate() {
+            let same = |(p, _): &(std::path::PathBuf, Table)| {
+                p == path
+                    || p.canonicalize()
+                        .ok()
+                        .is_some_and(|c| path.canonicalize().ok() == Some(c))
+            };
+            if parts[..i].iter().any(same) {
+                return Err(whole("given twice".into(), path));
+            }
             if t.points != first.points || t.columns != first.columns {
                 return Err(whole(
                     format!(

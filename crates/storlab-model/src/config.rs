@@ -19,10 +19,13 @@ use toml_edit::{DocumentMut, Item, Value};
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A preset name that is neither built in nor a file.
-    #[error("unknown device '{name}': not a preset (try `storlab devices`) and not a TOML file")]
+    #[error("unknown device '{name}': not a preset (try `storlab devices`) and not a TOML file{}",
+        suggestion.as_ref().map(|s| format!("; did you mean '{s}'?")).unwrap_or_default())]
     UnknownPreset {
         /// What was asked for.
         name: String,
+        /// The known preset nearest in spelling, if one is near.
+        suggestion: Option<String>,
     },
     /// A file could not be read.
     // the OS error is the source, not repeated here
@@ -230,7 +233,33 @@ impl PresetStore {
         }
         Err(ConfigError::UnknownPreset {
             name: name.to_string(),
+            suggestion: self.nearest(name),
         })
+    }
+
+    /// The preset whose name is nearest `name` in spelling (Jaro-Winkler
+    /// similarity at least 0.8, as clap and cargo suggest), if any.
+    fn nearest(&self, name: &str) -> Option<String> {
+        let mut names: Vec<String> = self.builtin.iter().map(|(n, _)| n.to_string()).collect();
+        names.extend(self.texts.keys().cloned());
+        if let Some(dir) = &self.dir {
+            if let Ok(rd) = std::fs::read_dir(dir) {
+                for e in rd.flatten() {
+                    let p = e.path();
+                    if p.extension().and_then(|x| x.to_str()) == Some("toml") {
+                        if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
+                            names.push(stem.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        names
+            .into_iter()
+            .map(|n| (strsim::jaro_winkler(name, &n), n))
+            .filter(|(score, _)| *score >= 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)))
+            .map(|(_, n)| n)
     }
 
     /// Resolve a preset name or TOML file path, following `extends`, then

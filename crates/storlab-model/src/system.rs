@@ -42,11 +42,7 @@ impl DeviceClass {
             DeviceClass::PcieArray => &["pcie", "media", "power"],
             DeviceClass::Ddr => &["ddr", "media"],
             // the swap model's memory is a fixed device (`swap::run`)
-            DeviceClass::Fixed => &[
-                "device.latency_ns",
-                "device.bandwidth_bytes_per_s",
-                "swap",
-            ],
+            DeviceClass::Fixed => &["device.latency_ns", "device.bandwidth_bytes_per_s", "swap"],
             DeviceClass::Nvmm => &["nvmm"],
             DeviceClass::Ssd => &["ssd"],
             DeviceClass::Disk => &["disk"],

@@ -36,6 +36,11 @@ pub enum HybridCmd {
         /// Updates per thread.
         #[arg(long, default_value_t = 5000)]
         updates: u64,
+        /// Update phases timed on each memory (each a sample; the report
+        /// gives their mean and spread, and warns when a phase is shorter
+        /// than 10 ms or the samples spread more than 25 %).
+        #[arg(long, default_value_t = 3)]
+        repeats: u32,
         /// Seed of the random updates.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -64,6 +69,7 @@ pub fn run(cmd: &HybridCmd) -> anyhow::Result<()> {
         dram,
         threads,
         updates,
+        repeats,
         seed,
         store,
         no_baseline,
@@ -88,8 +94,25 @@ pub fn run(cmd: &HybridCmd) -> anyhow::Result<()> {
         updates_per_thread: *updates,
         seed: *seed,
         baseline: !no_baseline,
+        repeats: *repeats,
     };
-    let r = thrash::run(&o, dev)?;
+    let r = thrash::run(&o, dev).map_err(|e| match e {
+        // the library's fields are the command's flags
+        storlab_hybrid::HybridError::Config { field, message } => {
+            let (flag, given) = match field {
+                "size_bytes" => ("--size", size_arg.clone()),
+                "dram_bytes" => ("--dram", dram.clone()),
+                "threads" => ("--threads", threads.to_string()),
+                "repeats" => ("--repeats", repeats.to_string()),
+                other => return anyhow::anyhow!("{other}: {message}"),
+            };
+            anyhow::anyhow!("{flag} {given}: {message}")
+        }
+        e => e.into(),
+    })?;
+    for w in &r.warnings {
+        eprintln!("storlab: warning: {w}");
+    }
     if output_format == "json" {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
@@ -102,14 +125,27 @@ pub fn run(cmd: &HybridCmd) -> anyhow::Result<()> {
             r.threads,
             r.updates_per_thread
         );
-        println!(
-            "  hybrid: {:.0} updates/s (touch {:.2} s, updates {:.2} s)",
-            r.hybrid.updates_per_s, r.hybrid.touch_s, r.hybrid.update_s
-        );
-        if let (Some(d), Some(rel)) = (&r.dram, r.relative) {
+        let phase = |p: &thrash::Phase| {
+            format!(
+                "{:.0} updates/s (mean of {}: {:.0} to {:.0}, spread {:.0} %; touch {:.2} s, shortest update phase {:.2} ms)",
+                p.updates_per_s,
+                p.samples.len(),
+                p.min_updates_per_s,
+                p.max_updates_per_s,
+                p.spread * 100.0,
+                p.touch_s,
+                p.shortest_s * 1e3
+            )
+        };
+        println!("  hybrid: {}", phase(&r.hybrid));
+        if let (Some(d), Some(rel), Some([lo, hi])) = (&r.dram, r.relative, r.relative_range) {
+            println!("  DRAM:   {}", phase(d));
+            println!("  hybrid runs at {rel:.4} of DRAM (the samples allow {lo:.4} to {hi:.4})");
+        }
+        if !r.warnings.is_empty() {
             println!(
-                "  DRAM:   {:.0} updates/s; hybrid runs at {rel:.4} of DRAM",
-                d.updates_per_s
+                "  {} warning(s) on standard error: these figures may differ from run to run",
+                r.warnings.len()
             );
         }
         println!(

@@ -21,6 +21,9 @@ fn command() -> Command {
             Arg::new(f.name)
                 .long(f.name)
                 .value_name(f.value_name)
+                // `--sizes -4k` reaches the flag's own parser, which says
+                // what is wrong with the value
+                .allow_hyphen_values(true)
                 .help(f.help),
         );
     }
@@ -42,7 +45,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             print!("{e}");
             return Ok(());
         }
-        Err(e) => anyhow::bail!("{e}"),
+        // clap's message starts with its own "error: ", which main adds
+        Err(e) => {
+            let text = e.to_string();
+            anyhow::bail!("{}", text.trim_start_matches("error: ").trim_end())
+        }
     };
     match m.subcommand() {
         Some(("caps", _)) => {

@@ -18,7 +18,7 @@ pub struct ServeArgs {
     pub device: String,
     /// Export size (bytes, or with K/M/G/T, binary units); default: the
     /// device's capacity.
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = parse_size, allow_hyphen_values = true)]
     pub size: Option<u64>,
     /// Listen on this unix socket.
     #[arg(long)]

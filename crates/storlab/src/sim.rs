@@ -100,8 +100,8 @@ pub struct SimArgs {
     pub trace_align: u64,
     #[command(flatten)]
     pub read: crate::trace::ReadArgs,
-    /// Print help.
-    #[arg(long, action = clap::ArgAction::Help)]
+    /// Print help (fio takes no short options, so `-h` is storlab's).
+    #[arg(long, short = 'h', action = clap::ArgAction::Help)]
     pub help: Option<bool>,
 }
 
@@ -158,6 +158,17 @@ pub fn split_args(args: &[String]) -> (Vec<String>, Vec<String>) {
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
+        // `-h` is help: fio has no short options; only as the value of a
+        // fio option given as `--key value` is it fio's
+        let fio_value = i > 0
+            && fio.last() == Some(&args[i - 1])
+            && args[i - 1].starts_with("--")
+            && !args[i - 1].contains('=');
+        if a == "-h" && !fio_value {
+            ours.push(a.clone());
+            i += 1;
+            continue;
+        }
         let name = a
             .strip_prefix("--")
             .map(|r| r.split('=').next().unwrap_or(r));

@@ -144,7 +144,14 @@ pub fn parse_cli_args_with_env(args: &[String], env: EnvLookup<'_>) -> Result<Jo
     for f in &files {
         asm.add_file(Path::new(f), &defaults, env)?;
     }
-    let mut job_file = asm.finish("command line")?;
+    // no job at all: blame the job file(s) given, if any (an empty file is
+    // the likelier mistake than a missing --name)
+    let source = if files.is_empty() {
+        "command line".to_string()
+    } else {
+        files.join(", ")
+    };
+    let mut job_file = asm.finish(&source)?;
     job_file.frontend_options = frontend;
     Ok(job_file)
 }

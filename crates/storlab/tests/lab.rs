@@ -214,7 +214,12 @@ fn shards_merge_into_the_unsharded_table_byte_for_byte() {
     );
     refused(
         &storlab(&["lab", "merge", "part1.csv", "part1.csv"], d),
-        &["part1.csv", "point 0 is also in an earlier table"],
+        &["merge: part1.csv: given twice"],
+    );
+    std::fs::copy(d.join("part1.csv"), d.join("copy.csv")).expect("copy");
+    refused(
+        &storlab(&["lab", "merge", "part1.csv", "copy.csv"], d),
+        &["copy.csv", "point 0 is also in an earlier table"],
     );
     let other = ok(&storlab(
         &[

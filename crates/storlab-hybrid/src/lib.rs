@@ -1,7 +1,7 @@
 //! Hybrid memory on this host: a large memory region whose pages live in a
 //! bounded DRAM cache and move to and from an emulated device on page
 //! faults, each move timed by the same device model the simulator and the
-//! NBD emulator run (hybrid.md: flash behind DRAM as main memory, as
+//! NBD emulator run (docs/spec/hybrid.md: flash behind DRAM as main memory, as
 //! SSDAlloc made it transparent to programs).
 //!
 //! * The region is an anonymous mapping registered with userfaultfd for

@@ -1,4 +1,4 @@
-//! The paging microbenchmark "thrash" (hybrid.md): allocate an array of
+//! The paging microbenchmark "thrash" (docs/spec/hybrid.md): allocate an array of
 //! integers, touch every page once, then threads randomly update entries,
 //! each thread in its own part of the array. Performance is updates per
 //! second, reported against the same run on plain DRAM (no paging) in the

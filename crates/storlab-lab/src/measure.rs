@@ -50,7 +50,7 @@ impl Spec {
     }
 
     /// One thread, queue depth 1, random (or `rw`) accesses of `bs` over
-    /// 4 GiB: the studies' latency tests (workloads.md).
+    /// 4 GiB: the studies' latency tests (docs/spec/workloads.md).
     pub fn qd1(device: &str, overrides: &[&str], rw: &str, bs: &str, n: u32) -> Self {
         Spec::new(
             device,
@@ -67,7 +67,7 @@ impl Spec {
         )
     }
 
-    /// XDD-style bandwidth (workloads.md): 16 threads, one request
+    /// XDD-style bandwidth (docs/spec/workloads.md): 16 threads, one request
     /// outstanding each, random locations, `ios_per_thread` each.
     pub fn xdd(device: &str, overrides: &[&str], rw: &str, bs: &str, ios_per_thread: u32) -> Self {
         Spec::new(

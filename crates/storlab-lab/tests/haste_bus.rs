@@ -1,4 +1,4 @@
-//! The HASTE study's NVM on the memory bus (ddr-nvm.md; the issue's
+//! The HASTE study's NVM on the memory bus (docs/spec/ddr-nvm.md; the issue's
 //! section "NVM on the memory bus: the copying CPU"): every row of the
 //! `haste-bus` reproduction holds or misses for a stated reason, and the
 //! crossover figure has its shape. The runs are short (8 requests of 4 MB

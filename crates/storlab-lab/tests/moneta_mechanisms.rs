@@ -1,14 +1,14 @@
-//! Moneta behaviour beyond targets.md's rows (those are `storlab lab
+//! Moneta behaviour beyond docs/spec/targets.md's rows (those are `storlab lab
 //! reproduce moneta`, checked in `reproductions.rs`): +Balance's fairness,
 //! the shape of the bandwidth curves, and more controllers hiding slow
-//! media (pcie-arrays.md).
+//! media (docs/spec/pcie-arrays.md).
 
 mod support;
 use support::*;
 
 #[test]
 fn balance_keeps_aggregate_bandwidth_and_unblocks_small_requests() {
-    // aggregate bandwidth unchanged (pcie-arrays.md +Balance)
+    // aggregate bandwidth unchanged (docs/spec/pcie-arrays.md +Balance)
     let q2 = sim(Spec::xdd("moneta-2q", &[], "randrw", "512k", 40));
     let bal = sim(Spec::xdd("moneta-balance", &[], "randrw", "512k", 40));
     within(
@@ -17,7 +17,7 @@ fn balance_keeps_aggregate_bandwidth_and_unblocks_small_requests() {
         1.0,
         0.05,
     );
-    // fairness mix (workloads.md): four 4 KB readers beside four 512 KB readers
+    // fairness mix (docs/spec/workloads.md): four 4 KB readers beside four 512 KB readers
     let small = |dev: &str| {
         let jobs = Spec::new(
             dev,
@@ -94,7 +94,7 @@ fn bandwidth_versus_size_large_near_link_small_software_bound_on_baseline() {
 
 #[test]
 fn more_controllers_hide_longer_media_latency() {
-    // pcie-arrays.md hardware variant 6
+    // docs/spec/pcie-arrays.md hardware variant 6
     let job = [
         "--name=x",
         "--rw=randread",

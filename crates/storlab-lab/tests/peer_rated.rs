@@ -1,5 +1,5 @@
 //! Each peer preset against its rated figures: sequential bandwidth and
-//! queue-depth-1 latency (peer-devices.md and the manufacturers'
+//! queue-depth-1 latency (docs/spec/peer-devices.md and the manufacturers'
 //! datasheets), through the host stack with fio jobs.
 //!
 //! Tolerances, and why:
@@ -13,7 +13,7 @@
 //!   (the host stack removed, as the rating is for the drive): ±40% for the
 //!   X25-E and +50% for the ioDrive. The manufacturers do not say how they
 //!   measured (transfer size, pattern, host); the model's reads are bound by
-//!   physics it takes from the spec (media.md: a 25 us SLC array read, plus
+//!   physics it takes from the spec (docs/spec/media.md: a 25 us SLC array read, plus
 //!   the bus transfer), and its writes by the calibrated controller, so a
 //!   rating that sits between a buffered write and a NAND read cannot be
 //!   hit by both; the ioDrive's 26 us is barely above the array read alone.
@@ -88,7 +88,7 @@ fn x25e_rated_figures() {
 #[test]
 fn fusion_io_rated_figures() {
     let ov = full(SMALL_FUSION);
-    // peer-devices.md: 750 MB/s reads, 500 MB/s writes (calibrated DMA rate)
+    // docs/spec/peer-devices.md: 750 MB/s reads, 500 MB/s writes (calibrated DMA rate)
     within(
         "ioDrive sequential read MB/s",
         seq("fusion-io", &ov, "read", "1m", 8, 600).mbps(0),
@@ -101,7 +101,7 @@ fn fusion_io_rated_figures() {
         500.0,
         0.10,
     );
-    // peer-devices.md: 26 us read latency; the array read alone is 25 us
+    // docs/spec/peer-devices.md: 26 us read latency; the array read alone is 25 us
     let lat = qd1("fusion-io", &ov, "randread", 2000).device_us(0);
     eprintln!("ioDrive QD1 read latency, device us: model {lat:.2}, rated 26");
     assert!(
@@ -148,7 +148,7 @@ fn hdd_rated_figures() {
         105.0,
         0.15,
     );
-    // software is a sliver of a disk's latency (pcie-arrays.md: about 1% for the disk array)
+    // software is a sliver of a disk's latency (docs/spec/pcie-arrays.md: about 1% for the disk array)
     assert!(
         r.software_share(0) < 0.02,
         "software share {:.4}",
@@ -159,7 +159,7 @@ fn hdd_rated_figures() {
 #[test]
 fn raid_ssd_rated_figures() {
     let ov = with(SMALL_RAID_SSD, &["raid.member_set=[\"device.capacity_bytes=536870912\", \"ssd.nand.blocks_per_plane=64\", \"ssd.ftl.precondition=\\\"full\\\"\"]"]);
-    // peer-devices.md: about 1 GB/s peak for the four drives (4 x 250 MB/s)
+    // docs/spec/peer-devices.md: about 1 GB/s peak for the four drives (4 x 250 MB/s)
     within(
         "RAID-SSD sequential read MB/s",
         seq("raid-ssd", &ov, "read", "1m", 8, 1000).mbps(0),
@@ -187,7 +187,7 @@ fn raid_ssd_rated_figures() {
         75.0,
         0.40,
     );
-    // pcie-arrays.md: software is 17% of the SSD array's latency
+    // docs/spec/pcie-arrays.md: software is 17% of the SSD array's latency
     within(
         "RAID-SSD software share",
         raid.software_share(0),
@@ -220,7 +220,7 @@ fn raid_disk_rated_figures() {
         8.2 + 4.17,
         0.10,
     );
-    // pcie-arrays.md: software is about 1% of the disk array's latency
+    // docs/spec/pcie-arrays.md: software is about 1% of the disk array's latency
     assert!(
         r.software_share(0) < 0.02,
         "software share {:.4}",

@@ -1,8 +1,8 @@
-//! The PSD study's other findings (peer-devices.md: performance depends
+//! The PSD study's other findings (docs/spec/peer-devices.md: performance depends
 //! on the read/write mix; on queue depth: the study's figure, checked in
 //! `reproductions.rs`) and the flash steady state,
 //! through the whole host + device path with fio jobs. The findings
-//! targets.md lists (pattern and write sensitivity against flash) are rows
+//! docs/spec/targets.md lists (pattern and write sensitivity against flash) are rows
 //! of `storlab lab reproduce psd`, checked in `reproductions.rs`.
 
 mod support;

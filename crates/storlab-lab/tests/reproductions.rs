@@ -1,4 +1,4 @@
-//! spec/targets.md: every published result, with its tolerance, through
+//! docs/spec/targets.md: every published result, with its tolerance, through
 //! the reproductions `storlab lab reproduce` prints (one table serves the
 //! report and the test), and the figures' shapes.
 
@@ -22,7 +22,7 @@ fn model_series(f: &Figure) -> impl Iterator<Item = &storlab_lab::figure::Series
 #[test]
 fn moneta_rows_and_bandwidth_curves() {
     let r = reproduce("moneta");
-    assert_eq!(r.rows.len(), 16, "every Moneta row of targets.md");
+    assert_eq!(r.rows.len(), 16, "every Moneta row of docs/spec/targets.md");
     let f = &r.figures[0];
     let titles: Vec<&str> = f.panels.iter().map(|p| p.title.as_str()).collect();
     assert_eq!(titles, ["reads", "writes", "50/50"]);
@@ -63,7 +63,11 @@ fn moneta_rows_and_bandwidth_curves() {
 #[test]
 fn haste_ddr_rows_and_media_sweep() {
     let r = reproduce("haste-ddr");
-    assert_eq!(r.rows.len(), 12, "every HASTE/DDR row of targets.md");
+    assert_eq!(
+        r.rows.len(),
+        12,
+        "every HASTE/DDR row of docs/spec/targets.md"
+    );
     let f = &r.figures[0];
     for s in model_series(f) {
         let xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
@@ -83,8 +87,8 @@ fn haste_ddr_rows_and_media_sweep() {
 #[test]
 fn psd_rows_and_queue_depth_curves() {
     let r = reproduce("psd");
-    assert_eq!(r.rows.len(), 6, "PSD rows of targets.md");
-    // peer-devices.md: performance depends on queue depth
+    assert_eq!(r.rows.len(), 6, "PSD rows of docs/spec/targets.md");
+    // docs/spec/peer-devices.md: performance depends on queue depth
     let f = &r.figures[0];
     let curve = |panel: &str| -> Vec<f64> {
         f.series(panel, "micron-psd (PCM)")
@@ -116,7 +120,7 @@ fn psd_rows_and_queue_depth_curves() {
 #[test]
 fn nvmm_rows_and_msync_curves() {
     let r = reproduce("nvmm");
-    assert_eq!(r.rows.len(), 8, "every NVMM row of targets.md");
+    assert_eq!(r.rows.len(), 8, "every NVMM row of docs/spec/targets.md");
     let f = &r.figures[0];
     let rg = nvmm::regions();
     for m in nvmm::MODES {

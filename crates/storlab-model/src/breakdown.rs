@@ -1,5 +1,5 @@
 //! Per-request latency breakdown by component: the rows of the Moneta
-//! IO-stack cost table (pcie-arrays.md), plus the peer devices' stages.
+//! IO-stack cost table (docs/spec/pcie-arrays.md), plus the peer devices' stages.
 
 use serde::Serialize;
 

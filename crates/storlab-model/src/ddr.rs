@@ -1,4 +1,4 @@
-//! NVM on the DDR memory bus as a RAM disk with injected delay (ddr-nvm.md).
+//! NVM on the DDR memory bus as a RAM disk with injected delay (docs/spec/ddr-nvm.md).
 //!
 //! No link, DMA, interrupt or lock: the requesting CPU copies the data with
 //! loads and stores through its caches (the host runs this device in
@@ -14,10 +14,10 @@
 //! path, `core_mlp` lines at a time, not once per row. A written line
 //! waits for the write latency, not for the read that fetches it for
 //! ownership: the study's driver injects each medium's delay per access in
-//! the access's direction (ddr-nvm.md), and an NVM row is closed (written)
-//! when its access completes (media.md), so the write is what each line of
+//! the access's direction (docs/spec/ddr-nvm.md), and an NVM row is closed (written)
+//! when its access completes (docs/spec/media.md), so the write is what each line of
 //! a write waits for; this is why writes suffer more than reads on slow
-//! media at queue depth 1 (targets.md). The user buffer's
+//! media at queue depth 1 (docs/spec/targets.md). The user buffer's
 //! side misses too when the buffer is larger than the thread's share of
 //! the last-level cache (`cache_bytes`; fio reuses one buffer per job, so
 //! a smaller one stays cached between requests), at `line_path_ns +

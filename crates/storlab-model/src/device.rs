@@ -30,7 +30,7 @@ pub enum Op {
     Trim,
     /// An IO barrier: completes when everything acknowledged before it is
     /// durable; ordered against other requests as the device's scheduler
-    /// says (see pcie-arrays.md, +2Q and +Balance).
+    /// says (see docs/spec/pcie-arrays.md, +2Q and +Balance).
     Flush,
 }
 

@@ -2,7 +2,7 @@
 //! measures the emulator's transport floor, a fixed latency checks that the
 //! emulator honours a known deadline, and with a bandwidth it is main
 //! memory (`dram-mem`: Table 1's latency and bandwidth of the flash
-//! placement study, media.md).
+//! placement study, docs/spec/media.md).
 //!
 //! Without a bandwidth, requests are independent (unlimited parallelism).
 //! With one, every request's bytes also cross one shared channel in

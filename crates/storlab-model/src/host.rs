@@ -1,6 +1,6 @@
 //! The host software stack on CPU cores: system call, file system, block
 //! layer and IO scheduler, driver (tag, lock, PIO, copies), completion by
-//! interrupt and wake-up or by spinning (pcie-arrays.md, "Host" and the
+//! interrupt and wake-up or by spinning (docs/spec/pcie-arrays.md, "Host" and the
 //! IO-stack cost breakdown).
 //!
 //! Resources: a pool of cores; each issuing thread (a fio job thread); the
@@ -106,7 +106,7 @@ pub struct HostConfig {
     /// File system in the path.
     pub file_system: FileSystem,
     /// The file system's CPU per request on the issuing core, ns (measured
-    /// for XFS: pcie-arrays.md's "extra when a file system (XFS) is in the
+    /// for XFS: docs/spec/pcie-arrays.md's "extra when a file system (XFS) is in the
     /// path"; used for every file system in the path).
     pub xfs_ns: Rw,
     /// Block queue and IO scheduler, excluding the scheduler hand-off.
@@ -1147,7 +1147,7 @@ mod tests {
     use crate::fixed::FixedLatency;
     use std::collections::BinaryHeap;
 
-    /// The standard stack of the peer presets (pcie-arrays.md table), no
+    /// The standard stack of the peer presets (docs/spec/pcie-arrays.md table), no
     /// driver lock, interrupts.
     fn cfg() -> HostConfig {
         HostConfig {

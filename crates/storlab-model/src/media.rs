@@ -1,15 +1,15 @@
-//! Memory technologies (media.md): named array timings a preset or the
+//! Memory technologies (docs/spec/media.md): named array timings a preset or the
 //! command line can pick with `media = "<name>"`.
 
 use crate::pcie::MediaConfig;
 
 /// `(name, read ns, write ns, source)`.
 pub const TECHNOLOGIES: &[(&str, u64, u64, &str)] = &[
-    ("dram", 25, 25, "media.md technology table (HASTE study, ITRS 2009)"),
-    ("sttm", 30, 95, "media.md: STT-MRAM 29.5 ns read (rounded up to the 4 ns-step emulator's next ns), 95 ns write"),
-    ("pcm", 68, 215, "media.md: PCM 67.5 ns read (rounded to whole ns), 215 ns write"),
-    ("pcm-lee", 48, 150, "media.md: PCM per Lee et al. ISCA 2009, used by the Moneta study"),
-    ("slc-nand", 25_000, 200_000, "media.md: SLC NAND flash 25 us read, 200 us program"),
+    ("dram", 25, 25, "docs/spec/media.md technology table (HASTE study, ITRS 2009)"),
+    ("sttm", 30, 95, "docs/spec/media.md: STT-MRAM 29.5 ns read (rounded up to the 4 ns-step emulator's next ns), 95 ns write"),
+    ("pcm", 68, 215, "docs/spec/media.md: PCM 67.5 ns read (rounded to whole ns), 215 ns write"),
+    ("pcm-lee", 48, 150, "docs/spec/media.md: PCM per Lee et al. ISCA 2009, used by the Moneta study"),
+    ("slc-nand", 25_000, 200_000, "docs/spec/media.md: SLC NAND flash 25 us read, 200 us program"),
 ];
 
 /// Look up a technology by name.

@@ -1,4 +1,4 @@
-//! Non-volatile main memory (nvmm.md): a persistent-memory file mapped into
+//! Non-volatile main memory (docs/spec/nvmm.md): a persistent-memory file mapped into
 //! the application, used with loads and stores, with PMEP's knobs (L_READ,
 //! Th_BW, L_WBAR, M_FLUSH, M_SYNC).
 //!

@@ -1,4 +1,4 @@
-//! A PCIe-attached NVM array: HASTE and Moneta (pcie-arrays.md).
+//! A PCIe-attached NVM array: HASTE and Moneta (docs/spec/pcie-arrays.md).
 //!
 //! Request path inside the device: command queue(s) and scheduler policy →
 //! split into transfers of at most one buffer (by size and alignment) →
@@ -84,7 +84,7 @@ pub struct PcieArrayConfig {
     pub selective_writes: bool,
 }
 
-/// The Moneta power model (pcie-arrays.md, "Power model").
+/// The Moneta power model (docs/spec/pcie-arrays.md, "Power model").
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerConfig {
@@ -382,7 +382,7 @@ impl PcieArray {
             }
             _ if !self.barriers.is_empty() => {
                 // nothing behind a barrier is queued until it completes
-                // (pcie-arrays.md +2Q and +Balance); a request waiting here
+                // (docs/spec/pcie-arrays.md +2Q and +Balance); a request waiting here
                 // cannot block the requests the barrier waits for
                 self.held.push_back(ri);
             }

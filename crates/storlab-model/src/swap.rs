@@ -1,4 +1,4 @@
-//! Paging through Linux's swap path (hybrid.md, paging; the HASTE and
+//! Paging through Linux's swap path (docs/spec/hybrid.md, paging; the HASTE and
 //! Moneta studies' thrash): threads touch pages of an anonymous memory
 //! larger than DRAM, and the pages that do not fit live on a swap device,
 //! which is any preset with its whole host stack.

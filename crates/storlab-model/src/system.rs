@@ -14,7 +14,7 @@ use crate::pcie::{MediaConfig, PcieArray, PcieArrayConfig, PowerConfig};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DeviceClass {
-    /// Non-volatile main memory with PMEP's knobs (nvmm.md).
+    /// Non-volatile main memory with PMEP's knobs (docs/spec/nvmm.md).
     Nvmm,
     /// PCIe NVM array (HASTE, Moneta).
     PcieArray,

@@ -1,4 +1,4 @@
-//! A block cache on one device in front of another (hybrid.md, flash as a
+//! A block cache on one device in front of another (docs/spec/hybrid.md, flash as a
 //! disk cache: Fusion-io directCache over a disk array; the same layer
 //! serves any pair of presets).
 //!

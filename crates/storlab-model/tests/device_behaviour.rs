@@ -1,5 +1,5 @@
 //! PCIe array mechanisms at the device interface: barriers (fio's
-//! fsync/fdatasync) are ordered as pcie-arrays.md says for every scheduler,
+//! fsync/fdatasync) are ordered as docs/spec/pcie-arrays.md says for every scheduler,
 //! and the device never loses a request.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! The NVMM cost model: what reads, writes, persists and syncs cost on a
-//! non-volatile main memory with PMEP's knobs (see `nvmm.md`).
+//! non-volatile main memory with PMEP's knobs (see `docs/spec/nvmm.md`).
 //!
 //! This module is pure: no clock, no IO, no global state, no hash maps, and
 //! it uses nothing else from this crate (the runtime uses *it*, for the
@@ -392,7 +392,7 @@ pub const HOST_EPYC_KVM_2026_11_21: Calibration = Calibration {
 /// dirty 4 KB page of a 10 MiB file, its mean sync latency (`storlab sim
 /// --device hdd-7200 --name=m --rw=randwrite --bs=4k --fsync=1 --size=10m
 /// --number_ios=2000`: 5.64 ms; a short seek, the write settle and half a
-/// rotation). nvmm.md gives no figure, only that msync with clflush or
+/// rotation). docs/spec/nvmm.md gives no figure, only that msync with clflush or
 /// clflushopt of a region over 10 MB was slower than msync on a hard disk;
 /// `storlab lab reproduce nvmm` runs both and fails if they drift apart.
 /// (Until 2026-11-25 this was half a rotation alone, 4.17 ms, which put
@@ -401,7 +401,7 @@ pub const HDD_MSYNC_NS: f64 = 5.64e6;
 
 /// DRAM bandwidth assumed by the presets, in bytes per second: two DDR3-1600
 /// channels (12.8 GB/s each, the JEDEC peak of a 64-bit channel) per
-/// socket, since nvmm.md puts NVMM on channels 2-3 of each socket of the
+/// socket, since docs/spec/nvmm.md puts NVMM on channels 2-3 of each socket of the
 /// PMEP machine but does not give the DDR speed.
 pub const ASSUMED_PMEP_DRAM_BW_BYTES_PER_S: f64 = 2.0 * 12.8e9;
 
@@ -414,7 +414,7 @@ pub struct NvmmParams {
     /// L_READ: the NVMM read latency to emulate, in ns.
     pub l_read_ns: f64,
     /// The real DRAM latency: PMEP cannot emulate a read latency below it
-    /// (nvmm.md: flat at about 150 ns for L_READ below 150 ns).
+    /// (docs/spec/nvmm.md: flat at about 150 ns for L_READ below 150 ns).
     pub dram_read_ns: f64,
     /// Th_BW: bandwidth as a fraction of DRAM bandwidth, 1/16 to 1.
     pub th_bw: f64,
@@ -502,22 +502,22 @@ impl NvmmParams {
     /// `presets/` hold the same values with a source for each (a test keeps
     /// them equal). Sources:
     ///
-    /// * L_READ, Th_BW, L_WBAR, M_FLUSH, M_SYNC: nvmm.md's table;
-    ///   `dram_read_ns` = 150: nvmm.md (PMEP's floor);
+    /// * L_READ, Th_BW, L_WBAR, M_FLUSH, M_SYNC: docs/spec/nvmm.md's table;
+    ///   `dram_read_ns` = 150: docs/spec/nvmm.md (PMEP's floor);
     /// * `dram_bw_bytes_per_s`: [`ASSUMED_PMEP_DRAM_BW_BYTES_PER_S`];
-    /// * `clflush`, `clflushopt` per line: nvmm.md says msync with them of a
+    /// * `clflush`, `clflushopt` per line: docs/spec/nvmm.md says msync with them of a
     ///   region over 10 MB was slower than on a hard disk, so the cost of
     ///   10 MiB of lines equals [`HDD_MSYNC_NS`]: 34.4 ns per line;
     /// * WOF per line: one 64-byte line written at the preset's NVMM
     ///   bandwidth (WOF rewrites every line it flushes; on this crate's host
     ///   WOF is likewise bandwidth-bound), 2.5 ns at Th_BW 1, 20 ns at 1/8;
-    /// * `clwb` per line: nvmm.md only says it is cheaper than clflush, like
+    /// * `clwb` per line: docs/spec/nvmm.md only says it is cheaper than clflush, like
     ///   WOF; set equal to WOF;
     /// * fence and SPF costs: [`HOST_EPYC_KVM_2026_11_21`] (the study's
     ///   in-kernel SPF has no published cost; ours is what the runtime pays).
     pub fn preset(p: Preset) -> NvmmParams {
         let host = HOST_EPYC_KVM_2026_11_21;
-        // nvmm.md, "Configurations of the study".
+        // docs/spec/nvmm.md, "Configurations of the study".
         let (l_read_ns, th_bw, l_wbar_ns, m_flush, m_sync) = match p {
             Preset::Pdram => (150.0, 1.0, 0.0, FlushMode::Clflush, SyncMode::Default),
             Preset::PmLat => (300.0, 1.0, 0.0, FlushMode::Clflush, SyncMode::Default),
@@ -625,7 +625,7 @@ impl NvmmParams {
     }
 
     /// The read latency PMEP delivers: L_READ, but never below the DRAM
-    /// latency (nvmm.md: flat at about 150 ns below 150 ns, tracking L_READ
+    /// latency (docs/spec/nvmm.md: flat at about 150 ns below 150 ns, tracking L_READ
     /// from 150 to 600 ns).
     pub fn read_latency_ns(&self) -> f64 {
         self.l_read_ns.max(self.dram_read_ns)
@@ -662,7 +662,7 @@ impl NvmmParams {
     }
 
     /// Cost of writing `bytes`: stores land in the write-back caches, so the
-    /// cost is the bandwidth to eventually move them to NVMM (nvmm.md: write
+    /// cost is the bandwidth to eventually move them to NVMM (docs/spec/nvmm.md: write
     /// latency is not emulated directly, writes are modelled through
     /// bandwidth).
     pub fn write_ns(&self, bytes: u64) -> u64 {
@@ -679,7 +679,7 @@ impl NvmmParams {
     ///   and then becomes clean; a partly covered page (a range smaller than
     ///   a page, or the ragged ends of a larger one) has only the range's
     ///   lines flushed if it is dirty, and stays dirty, because other lines
-    ///   of it may still be dirty (nvmm.md).
+    ///   of it may still be dirty (docs/spec/nvmm.md).
     pub fn sync_plan(&self, offset: u64, len: u64, dirty_pages: &[u64]) -> SyncPlan {
         let lines = covered_lines(offset, len, self.line_bytes);
         if self.m_sync == SyncMode::Default {

@@ -145,7 +145,7 @@ fn wof_is_cheaper_than_clflush_and_clflush_crosses_the_disk_above_10mb() {
         assert!(m.flush_ns_per_line(FlushMode::Wof) < m.flush_ns_per_line(FlushMode::Clflush));
         assert!(m.flush_ns_per_line(FlushMode::Clwb) < m.flush_ns_per_line(FlushMode::Clflushopt));
     }
-    // nvmm.md: msync with clflush of a region over 10 MB is slower than on
+    // docs/spec/nvmm.md: msync with clflush of a region over 10 MB is slower than on
     // a hard disk (the presets take hdd-7200's msync, 5.64 ms).
     let disk = storlab_pmem::model::HDD_MSYNC_NS as u64;
     assert!(write_then_sync_ns(&raw, 8 * MIB) < disk);

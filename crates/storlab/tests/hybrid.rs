@@ -76,13 +76,19 @@ fn enough_dram_means_no_device_traffic() {
 fn bad_input_is_refused_by_name() {
     for (args, want) in [
         (vec!["--size", "4q"], "--size 4q"),
-        (vec!["--dram", "1k", "--size", "1m"], "dram_bytes"),
-        (vec!["--size", "100000"], "size_bytes"),
+        (
+            vec!["--dram", "1k", "--size", "1m"],
+            "--dram 1k: 1024 holds fewer",
+        ),
+        (
+            vec!["--size", "100000"],
+            "--size 100000: 100000 is not a positive multiple",
+        ),
         (vec!["--device", "nosuch"], "nosuch"),
         (vec!["--store", "disk:/x"], "--store"),
         (
             vec!["--threads", "0", "--size", "1m", "--dram", "1m"],
-            "threads",
+            "--threads 0: 0 is not 1 to 1024",
         ),
         (vec!["--output-format", "xml"], "--output-format=xml"),
     ] {

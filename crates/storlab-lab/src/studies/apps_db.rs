@@ -37,7 +37,7 @@ pub fn app_spec(device: &str, overrides: &[&str], app: &str, pairs: &[&str]) -> 
 }
 
 /// The NVMM study's TPC-C configurations: (label, preset, file system).
-/// "DRAM" is tmpfs on the same host; SSD and HDD are ext4 (nvmm.md).
+/// "DRAM" is tmpfs on the same host; SSD and HDD are ext4 (docs/spec/nvmm.md).
 pub const NVMM_CONFIGS: [(&str, &str, &str); 8] = [
     ("DRAM", "pdram", "tmpfs"),
     ("PDRAM", "pdram", "pmfs"),

@@ -255,7 +255,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "s",
         )
-        .miss_because("not calibrated: 100,000 transactions over files of 1 KB to 64 MB (uniform, as Postmark draws them) read and write terabytes, so even with no CPU the run takes far longer than 27.4 s (apps calibrate reports the target out of range); the studies' Postmark must have used smaller files than workloads.md says, and Postmark's cpu_us stays an ESTIMATE"));
+        .miss_because("not calibrated: 100,000 transactions over files of 1 KB to 64 MB (uniform, as Postmark draws them) read and write terabytes, so even with no CPU the run takes far longer than 27.4 s (apps calibrate reports the target out of range); the studies' Postmark must have used smaller files than docs/spec/workloads.md says, and Postmark's cpu_us stays an ESTIMATE"));
         rows.push(
             Row::within(
                 "Table V: Build on Moneta (moneta-balance, XFS)",

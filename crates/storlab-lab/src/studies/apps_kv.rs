@@ -156,7 +156,7 @@ pub fn prepare() -> Prepared {
             let [pd, pl, pd0, pl0] = ids.map(|id| r[id].app_metric());
             rows.push(Row::holds(
                 format!("memcached {ratio}: PM-Lat (300 ns) against PDRAM (150 ns), every load missing the LLC"),
-                "NOT A PUBLISHED FIGURE (nvmm.md gives none): slower reads lower throughput",
+                "NOT A PUBLISHED FIGURE (docs/spec/nvmm.md gives none): slower reads lower throughput",
                 format!(
                     "{:+.1}% ({pl0:.0} vs {pd0:.0} ops/s); with the 20 MB LLC holding the data: {:+.1}%",
                     (pl0 / pd0 - 1.0) * 100.0,

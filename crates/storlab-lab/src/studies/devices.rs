@@ -58,7 +58,7 @@ fn seq_bw(device: &str, overrides: &[&str], rw: &str) -> Spec {
 }
 
 /// QD1 4 KB random accesses on `hdd-7200` over the flash placement
-/// study's 200 GB database (hybrid.md), 300 of them.
+/// study's 200 GB database (docs/spec/hybrid.md), 300 of them.
 fn disk_qd1(overrides: &[&str], rw: &str) -> Spec {
     peer(
         "hdd-7200",
@@ -111,7 +111,7 @@ pub fn prepare() -> Prepared {
     let fbr = p.add(seq_bw("placement-flash", &card, "read"));
     let fbw = p.add(seq_bw("placement-flash", &card, "write"));
     // table 1: the disk, random over the study's 200 GB database
-    // (hybrid.md); its write latency with the write cache off (the
+    // (docs/spec/hybrid.md); its write latency with the write cache off (the
     // table's 9 ms is the platter's, as for reads)
     let dr = p.add(disk_qd1(&[], "randread"));
     let dw = p.add(disk_qd1(&["disk.write_cache=false"], "randwrite"));
@@ -273,7 +273,7 @@ pub fn prepare() -> Prepared {
             )
             .miss_because(
                 "at QD1 the model's 4 KB read is 24 µs, 19 µs of it the Moneta-era Linux stack \
-                 (syscall, block layer, interrupt, wake-up) the preset takes from pcie-arrays.md; \
+                 (syscall, block layer, interrupt, wake-up) the preset takes from docs/spec/pcie-arrays.md; \
                  the ratio of writes (120 µs P8P program) to that is 6x; at depth both are \
                  bound by the one issuing thread's software. A 19x gap needs a read path of \
                  about 7 µs, which the spec's host costs do not give",

@@ -1,6 +1,6 @@
 //! File systems as mechanisms (the HASTE study, SC 2010, section V-A):
 //! XDD through XFS and ext3 against the raw device, on the HASTE and DDR
-//! devices and the disk and SSD RAIDs (workloads.md, "Raw device and file
+//! devices and the disk and SSD RAIDs (docs/spec/workloads.md, "Raw device and file
 //! access"; the file-system layer is `storlab_model::fs`).
 //!
 //! The XDD runs: 16 threads, one request outstanding each, direct IO, one

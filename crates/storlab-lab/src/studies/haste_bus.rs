@@ -1,9 +1,9 @@
 //! NVM on the memory bus and the copying CPU (HASTE study, SC 2010, Fig.
-//! 4-7; ddr-nvm.md): the DDR-attached RAM disk's bandwidth with 16 threads
+//! 4-7; docs/spec/ddr-nvm.md): the DDR-attached RAM disk's bandwidth with 16 threads
 //! (XDD's six tests), what STT-MRAM and PCM timing cost its 4 MB writes,
 //! the media latency at which its 4 KB latency overtakes HASTE's, where a
 //! HASTE-DRAM access spends its time, and main memory's latency and
-//! bandwidth as the flash placement study's Table 1 gives them (media.md).
+//! bandwidth as the flash placement study's Table 1 gives them (docs/spec/media.md).
 
 use storlab_model::breakdown::Component;
 
@@ -12,7 +12,7 @@ use crate::measure::{Plan, Run, Spec};
 use crate::report::{Prepared, Reproduction, Row};
 use crate::studies::haste_ddr::sweep_point;
 
-/// XDD's six tests (workloads.md, jobs/xdd-*.fio): fio `rw`, block size.
+/// XDD's six tests (docs/spec/workloads.md, jobs/xdd-*.fio): fio `rw`, block size.
 pub const XDD: [(&str, &str); 6] = [
     ("read", "4m"),
     ("write", "4m"),

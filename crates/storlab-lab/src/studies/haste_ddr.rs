@@ -1,5 +1,5 @@
 //! HASTE and DDR-attached NVM (SC 2010): one thread, random 4 KB, raw
-//! device (targets.md, "HASTE and DDR-attached NVM"; ddr-nvm.md), and the
+//! device (docs/spec/targets.md, "HASTE and DDR-attached NVM"; docs/spec/ddr-nvm.md), and the
 //! media-latency sweep drawn for both attachments.
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};

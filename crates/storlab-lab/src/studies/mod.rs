@@ -1,5 +1,5 @@
 //! The published studies, each reproduced from its presets and workloads
-//! (spec/targets.md): `prepare` gives the runs and how to read the rows
+//! (docs/spec/targets.md): `prepare` gives the runs and how to read the rows
 //! and figures off them.
 
 pub mod apps_db;

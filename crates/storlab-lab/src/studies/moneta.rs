@@ -1,5 +1,5 @@
 //! Moneta (MICRO 2010): the IO-stack variants on random accesses through
-//! the raw block device (targets.md, "Moneta"; pcie-arrays.md), and the
+//! the raw block device (docs/spec/targets.md, "Moneta"; docs/spec/pcie-arrays.md), and the
 //! study's main figure, bandwidth against request size for every variant
 //! beside the ideal link.
 

@@ -1,6 +1,6 @@
 //! The NVMM (PMEP) study, MSST 2015: msync of a mapped region on
 //! non-volatile main memory with each cache-flush mode, and selective
-//! persistence flushing (targets.md, "NVMM"; nvmm.md), on the simulator's
+//! persistence flushing (docs/spec/targets.md, "NVMM"; docs/spec/nvmm.md), on the simulator's
 //! nvmm class. The same shapes on the host's own CPU are `storlab pmem
 //! msync-bench`'s job.
 

@@ -1,4 +1,4 @@
-//! Paging through Linux's swap path (the HASTE study's Fig. 9; hybrid.md,
+//! Paging through Linux's swap path (the HASTE study's Fig. 9; docs/spec/hybrid.md,
 //! paging): thrash (16 threads, random updates of their own parts of an
 //! array after touching every page) on the swap model
 //! (`storlab_model::swap`, preset `swap-linux`) with each device as the

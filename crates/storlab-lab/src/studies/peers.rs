@@ -1,10 +1,10 @@
 //! The peer devices as the Moneta and HASTE studies measured them
-//! (targets.md §4): Table III of the Moneta study (4 KB random IOPS at 16
+//! (docs/spec/targets.md §4): Table III of the Moneta study (4 KB random IOPS at 16
 //! threads and instructions per 4 KB IO on the raw device), the software
 //! share of the arrays' 4 KB latency, and HASTE's Fig. 4 (Fusion-io
 //! against the SSD array).
 //!
-//! # Workloads (workloads.md, XDD)
+//! # Workloads (docs/spec/workloads.md, XDD)
 //!
 //! IOPS: 16 threads, one request each (fio's psync), random 4 KB, raw
 //! device, 55 GB footprint. Latency: one thread, queue depth 1, random
@@ -47,7 +47,7 @@ use crate::measure::{Plan, Run, Spec};
 use crate::report::{Prepared, Reproduction, Row};
 use crate::studies::psd;
 
-/// The XDD footprint (workloads.md).
+/// The XDD footprint (docs/spec/workloads.md).
 pub const SPAN: &str = "55g";
 
 /// Controller cache of the disk array for the sustained-write run, bytes
@@ -57,7 +57,7 @@ pub const RAID_DISK_CACHE: u64 = 8 << 20;
 /// Threads of the XDD runs.
 pub const THREADS: u32 = 16;
 
-/// Published IOPS tolerance (targets.md §4: ±30 %).
+/// Published IOPS tolerance (docs/spec/targets.md §4: ±30 %).
 pub const IOPS_TOL: f64 = 0.30;
 
 /// `raid-ssd` over four small X25-Es preconditioned as `state`.

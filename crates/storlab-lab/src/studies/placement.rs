@@ -1,6 +1,6 @@
-//! The flash placement study (hybrid.md): flash as a disk cache in front
+//! The flash placement study (docs/spec/hybrid.md): flash as a disk cache in front
 //! of a disk array, flash as hybrid main memory behind DRAM, and paging
-//! with the studies' thrash benchmark. hybrid.md publishes no figures for
+//! with the studies' thrash benchmark. docs/spec/hybrid.md publishes no figures for
 //! these, only findings; each finding is a row, and the paging curve (the
 //! HASTE and Moneta studies' experiment: thrash over array sizes from
 //! fitting in DRAM to many times it) is drawn for three devices.
@@ -229,7 +229,7 @@ pub fn prepare() -> Prepared {
         Reproduction {
             study: "flash-placement".into(),
             title: "Sudan, Badam and Nellans, NAND-Flash: Fast Storage or Slow Memory? (with the HASTE and Moneta studies' paging)".into(),
-            setting: "Flash cache: fio libaio 4 KB at queue depth 8 over a 64 MB hot set. Paging: thrash (16 threads, 64-byte updates of their own parts after touching every page) on hybrid-mem with 64 MiB of DRAM, relative to the same jobs on dram-mem. hybrid.md publishes findings, not figures.".into(),
+            setting: "Flash cache: fio libaio 4 KB at queue depth 8 over a 64 MB hot set. Paging: thrash (16 threads, 64-byte updates of their own parts after touching every page) on hybrid-mem with 64 MiB of DRAM, relative to the same jobs on dram-mem. docs/spec/hybrid.md publishes findings, not figures.".into(),
             rows,
             figures: vec![Figure {
                 id: "paging-thrash".into(),

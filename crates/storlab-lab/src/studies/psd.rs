@@ -1,5 +1,5 @@
 //! The PCM SSD study: the Micron PSD prototype against flash SSDs
-//! (targets.md, "PCM SSD"; peer-devices.md), fio with libaio.
+//! (docs/spec/targets.md, "PCM SSD"; docs/spec/peer-devices.md), fio with libaio.
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Spec};

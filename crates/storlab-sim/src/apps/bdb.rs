@@ -1,6 +1,6 @@
 //! Berkeley DB: random inserts and deletes on a key/value store kept as
 //! a B+tree (`bdb-btree`) or a hash table (`bdb-hash`), every update an
-//! ACID transaction (workloads.md: 16 GB in the HASTE study, 4 GB in the
+//! ACID transaction (docs/spec/workloads.md: 16 GB in the HASTE study, 4 GB in the
 //! Moneta study).
 //!
 //! A transaction: the thread computes (`cpu_us`: the library's code, the
@@ -28,7 +28,7 @@ const PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "db",
         default: "4g",
-        help: "database size, bytes (workloads.md: 4 GB in the Moneta study, 16 GB in the HASTE study)",
+        help: "database size, bytes (docs/spec/workloads.md: 4 GB in the Moneta study, 16 GB in the HASTE study)",
     },
     ParamDef {
         name: "record",

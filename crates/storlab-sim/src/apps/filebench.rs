@@ -1,5 +1,5 @@
 //! Filebench's `fileserver`, `webserver` and `varmail` personalities
-//! (nvmm.md), as Filebench 1.4's workload files define them
+//! (docs/spec/nvmm.md), as Filebench 1.4's workload files define them
 //! (workloads/fileserver.f, webserver.f, varmail.f):
 //!
 //! - fileserver: 50 threads, 10,000 files (gamma sizes, mean 128 KiB, 80 %

@@ -1,4 +1,4 @@
-//! File workloads of the HASTE and Moneta studies (workloads.md):
+//! File workloads of the HASTE and Moneta studies (docs/spec/workloads.md):
 //! Postmark (an email server's small-file traffic), a Linux kernel build
 //! (compute bound) and applying the Linux patches 2.6.0 to 2.6.29.
 //!
@@ -115,22 +115,22 @@ const POSTMARK_PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "files",
         default: "10000",
-        help: "files in the initial pool (workloads.md: 10,000)",
+        help: "files in the initial pool (docs/spec/workloads.md: 10,000)",
     },
     ParamDef {
         name: "size_lo",
         default: "1k",
-        help: "smallest file, bytes (workloads.md: 1 KB)",
+        help: "smallest file, bytes (docs/spec/workloads.md: 1 KB)",
     },
     ParamDef {
         name: "size_hi",
         default: "64m",
-        help: "largest file, bytes (workloads.md: 64 MB); appends stop a file there",
+        help: "largest file, bytes (docs/spec/workloads.md: 64 MB); appends stop a file there",
     },
     ParamDef {
         name: "transactions",
         default: "100000",
-        help: "transactions (workloads.md: 100,000), each a read or an append and a create or a delete",
+        help: "transactions (docs/spec/workloads.md: 100,000), each a read or an append and a create or a delete",
     },
     ParamDef {
         name: "block",
@@ -177,7 +177,7 @@ static POSTMARK: AppInfo = AppInfo {
         "direct IO requests are 128 KiB (the studies do not say how they made Postmark use O_DIRECT; the same size as buffered read-ahead, so the two modes differ by the page cache alone)",
         "the page cache starts empty; Postmark's own memory (its file table) is not modelled",
     ],
-    calibration: "none: cpu_us is an ESTIMATE (10 µs). The Moneta study's Table V gives 27.4 s on Moneta, but 100,000 transactions over files of 1 KB to 64 MB move terabytes (reads of whole files averaging 32 MB), far more than any device of the study moves in 27.4 s, so no CPU cost reaches it (`storlab apps calibrate postmark --device moneta-balance --target 27.4` reports the target out of range); the studies' Postmark must have had smaller files than workloads.md states",
+    calibration: "none: cpu_us is an ESTIMATE (10 µs). The Moneta study's Table V gives 27.4 s on Moneta, but 100,000 transactions over files of 1 KB to 64 MB move terabytes (reads of whole files averaging 32 MB), far more than any device of the study moves in 27.4 s, so no CPU cost reaches it (`storlab apps calibrate postmark --device moneta-balance --target 27.4` reports the target out of range); the studies' Postmark must have had smaller files than docs/spec/workloads.md states",
     params: POSTMARK_PARAMS,
     build: build_postmark,
 };
@@ -333,7 +333,7 @@ const BUILD_PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "tree",
         default: "512m",
-        help: "source tree, bytes (workloads.md: 0.5 GB); what the build does not read is laid out beside it",
+        help: "source tree, bytes (docs/spec/workloads.md: 0.5 GB); what the build does not read is laid out beside it",
     },
     ParamDef {
         name: "units",

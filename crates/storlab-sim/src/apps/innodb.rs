@@ -1,7 +1,7 @@
 //! MySQL/InnoDB: sysbench OLTP (`oltp`) and TPC-C (`tpcc`) on one model
-//! of InnoDB's storage engine (workloads.md: OLTP 8 GB; TPC-C 100
+//! of InnoDB's storage engine (docs/spec/workloads.md: OLTP 8 GB; TPC-C 100
 //! warehouses, 100 clients, 9.4 GB in the NVMM study, 200 GB with 24 GB
-//! of DRAM in the flash placement study, hybrid.md).
+//! of DRAM in the flash placement study, docs/spec/hybrid.md).
 //!
 //! The engine ([`Inno`]): 16 KB pages of one tablespace file held in a
 //! buffer pool (clock replacement; InnoDB's LRU with a midpoint insertion
@@ -26,7 +26,7 @@
 //! flushes that page itself through the doublewrite buffer (a single-page
 //! flush).
 //!
-//! Hybrid memory (hybrid.md, placement 2): with `hybrid` bytes the
+//! Hybrid memory (docs/spec/hybrid.md, placement 2): with `hybrid` bytes the
 //! buffer pool is `buffer_pool + hybrid` bytes of flash-backed memory of
 //! which only `buffer_pool` bytes are in DRAM; a touch of a buffer page
 //! that is not in DRAM waits for the page to be faulted in from the flash
@@ -119,7 +119,7 @@ const INNODB_PARAMS: [ParamDef; 8] = [
     ParamDef {
         name: "hybrid",
         default: "0",
-        help: "bytes of flash-backed hybrid memory added to the buffer pool (hybrid.md placement 2): the pool is buffer_pool + hybrid bytes, only buffer_pool of it in DRAM; 0: none",
+        help: "bytes of flash-backed hybrid memory added to the buffer pool (docs/spec/hybrid.md placement 2): the pool is buffer_pool + hybrid bytes, only buffer_pool of it in DRAM; 0: none",
     },
     ParamDef {
         name: "hybrid_fault_us",
@@ -142,7 +142,7 @@ const OLTP_PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "db",
         default: "8g",
-        help: "database size, bytes (workloads.md: sysbench OLTP on 8 GB); the table's rows follow from it",
+        help: "database size, bytes (docs/spec/workloads.md: sysbench OLTP on 8 GB); the table's rows follow from it",
     },
     ParamDef {
         name: "buffer_pool",
@@ -1229,7 +1229,7 @@ mod tests {
             panic!("closed")
         };
         let gb = m.extra()["database_bytes"].as_f64().unwrap() / 1e9;
-        // workloads.md: 100 warehouses, 9.4 GB
+        // docs/spec/workloads.md: 100 warehouses, 9.4 GB
         assert!((gb - 9.4).abs() < 1.0, "{gb} GB");
     }
 

@@ -1,5 +1,5 @@
 //! memcached 1.4 under memtier_benchmark with NVMM as its memory
-//! (nvmm.md: set:get 1:6 and 1:30, values of 10-500 bytes, 100,000
+//! (docs/spec/nvmm.md: set:get 1:6 and 1:30, values of 10-500 bytes, 100,000
 //! requests).
 //!
 //! memtier's connections (4 threads x 50 clients, its defaults) each keep
@@ -33,12 +33,12 @@ const PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "ratio",
         default: "1:6",
-        help: "set:get ratio (nvmm.md: 1:6 and 1:30), as S:G",
+        help: "set:get ratio (docs/spec/nvmm.md: 1:6 and 1:30), as S:G",
     },
     ParamDef {
         name: "requests",
         default: "100000",
-        help: "requests in all connections together (nvmm.md: 100,000)",
+        help: "requests in all connections together (docs/spec/nvmm.md: 100,000)",
     },
     ParamDef {
         name: "client_threads",
@@ -58,12 +58,12 @@ const PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "value_min",
         default: "10",
-        help: "smallest value, bytes (nvmm.md: 10-500 bytes, uniform)",
+        help: "smallest value, bytes (docs/spec/nvmm.md: 10-500 bytes, uniform)",
     },
     ParamDef {
         name: "value_max",
         default: "500",
-        help: "largest value, bytes (nvmm.md)",
+        help: "largest value, bytes (docs/spec/nvmm.md)",
     },
     ParamDef {
         name: "keys",
@@ -83,7 +83,7 @@ const PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "llc",
         default: "20m",
-        help: "last-level cache memcached's data competes for, bytes (nvmm.md: 40 MB on the PMEP's two sockets; one socket's 20 MB)",
+        help: "last-level cache memcached's data competes for, bytes (docs/spec/nvmm.md: 40 MB on the PMEP's two sockets; one socket's 20 MB)",
     },
 ];
 

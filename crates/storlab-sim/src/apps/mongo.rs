@@ -1,5 +1,5 @@
 //! MongoDB 2.x (mmapv1 storage) under YCSB workloads A to F (`ycsb-a` ..
-//! `ycsb-f`; workloads.md and nvmm.md: 1,000 operations on 1,000
+//! `ycsb-f`; docs/spec/workloads.md and docs/spec/nvmm.md: 1,000 operations on 1,000
 //! records of 1 KB).
 //!
 //! MongoDB keeps its data in memory-mapped files: a read is loads from
@@ -7,7 +7,7 @@
 //! (YCSB's `mongodb.writeConcern`, parameter `mode`):
 //! - `fsync-safe` (FSYNC_SAFE): after every write, `getLastError` with
 //!   `fsync: true` msyncs the mapped files (`MemoryMappedFile::flushAll`);
-//!   no journal (nvmm.md: "FSYNC_SAFE mode syncs the data file after
+//!   no journal (docs/spec/nvmm.md: "FSYNC_SAFE mode syncs the data file after
 //!   every write");
 //! - `journaled` (JOURNALED, `j: true`): the write is acknowledged once
 //!   the journal thread has written and synced a journal section that
@@ -51,12 +51,12 @@ const PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "records",
         default: "1000",
-        help: "records loaded before the run (workloads.md: 1,000), scaled by `scale`",
+        help: "records loaded before the run (docs/spec/workloads.md: 1,000), scaled by `scale`",
     },
     ParamDef {
         name: "operations",
         default: "1000",
-        help: "operations in all client threads together (workloads.md: 1,000)",
+        help: "operations in all client threads together (docs/spec/workloads.md: 1,000)",
     },
     ParamDef {
         name: "record",
@@ -81,7 +81,7 @@ const PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "llc",
         default: "20m",
-        help: "last-level cache the data set's lines compete for, bytes (nvmm.md: 40 MB on the PMEP's two sockets; one socket's 20 MB, where mongod runs)",
+        help: "last-level cache the data set's lines compete for, bytes (docs/spec/nvmm.md: 40 MB on the PMEP's two sockets; one socket's 20 MB, where mongod runs)",
     },
     ParamDef {
         name: "commit_interval",

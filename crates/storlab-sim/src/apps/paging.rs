@@ -1,4 +1,4 @@
-//! Paging programs (hybrid.md, paging; workloads.md, memory-hungry
+//! Paging programs (docs/spec/hybrid.md, paging; docs/spec/workloads.md, memory-hungry
 //! programs): the NAS Parallel Benchmarks 3.3 OpenMP class D (BT, CG, IS,
 //! LU, MG, SP, UA; 16 threads), DGEMM (30,000 x 30,000 doubles) and
 //! thrash, each as a memory-access stream ([`MemWorkload`]) that pages
@@ -31,7 +31,7 @@ pub const APPS: &[&AppInfo] = &[
 /// The studies' sizes over the defaults: 8 GB of DRAM becomes 64 MiB and
 /// every footprint keeps its ratio to it (the paging study's 1/128).
 pub const SCALE: u64 = 128;
-/// The studies' DRAM: 8 GB (hybrid.md, the HASTE study's paging runs).
+/// The studies' DRAM: 8 GB (docs/spec/hybrid.md, the HASTE study's paging runs).
 pub const STUDY_DRAM: u64 = 8 << 30;
 /// The least DRAM a program runs with, bytes: 1,024 frames, so that the
 /// watermarks and 16 threads' reclaim batches (32 pages each) leave
@@ -39,12 +39,12 @@ pub const STUDY_DRAM: u64 = 8 << 30;
 /// a smaller `dram` x `scale` is raised to it, the footprint keeping its
 /// ratio.
 pub const MIN_DRAM: u64 = 4 << 20;
-/// Clock of the host, GHz (pcie-arrays.md, Host: 2.26 GHz Xeons).
+/// Clock of the host, GHz (docs/spec/pcie-arrays.md, Host: 2.26 GHz Xeons).
 pub const GHZ: f64 = 2.26;
 /// Instructions per cycle of one hardware thread while it computes.
 /// ESTIMATE: the NPB kernels retire about 1-1.4 instructions per cycle on
 /// a Nehalem core (memory-bound stencils and sparse codes at the low end),
-/// and the 16 threads share 8 cores two to a core (pcie-arrays.md Host),
+/// and the 16 threads share 8 cores two to a core (docs/spec/pcie-arrays.md Host),
 /// so about 0.6 each.
 pub const IPC: f64 = 0.6;
 /// Threads: the studies' 16 (NPB OpenMP with 16 threads; thrash's 16).
@@ -58,7 +58,7 @@ pub const POINT_BYTES: f64 = 40.0;
 /// A program's stream, before scaling.
 #[derive(Clone, Copy)]
 struct Program {
-    /// Footprint at full size, bytes (workloads.md).
+    /// Footprint at full size, bytes (docs/spec/workloads.md).
     footprint: u64,
     /// Its locality.
     shape: Shape,
@@ -215,7 +215,7 @@ const PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "footprint",
         default: "",
-        help: "the program's memory, bytes, times `scale`; empty: its class-D footprint's ratio to 8 GB of DRAM (workloads.md) times `dram`",
+        help: "the program's memory, bytes, times `scale`; empty: its class-D footprint's ratio to 8 GB of DRAM (docs/spec/workloads.md) times `dram`",
     },
     ParamDef {
         name: "cpu_ns",
@@ -378,7 +378,7 @@ static THRASH: AppInfo = AppInfo {
     summary: "thrash: 16 threads update random entries of their own parts of an array (60 GB) with 8 GB of DRAM",
     unit: "updates/s",
     models: &[
-        "thrash (hybrid.md): 16 threads touch every page of their own parts of an array of integers, then each makes random updates within its part (swap's Uniform pattern, every access a store); the metric is updates per second after the touch, also relative to enough DRAM",
+        "thrash (docs/spec/hybrid.md): 16 threads touch every page of their own parts of an array of integers, then each makes random updates within its part (swap's Uniform pattern, every access a store); the metric is updates per second after the touch, also relative to enough DRAM",
         COMMON_MODELS,
     ],
     simplifies: &[

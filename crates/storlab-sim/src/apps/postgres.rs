@@ -1,4 +1,4 @@
-//! PostgreSQL: the Moneta study's scientific databases (workloads.md):
+//! PostgreSQL: the Moneta study's scientific databases (docs/spec/workloads.md):
 //! the Palomar Transient Factory's six time-critical index queries over
 //! 50 GB (`ptfdb`) and BiologicalNetworks' long pathway queries over
 //! 35 GB (`bionet`). Both are read-only index scans.
@@ -85,12 +85,12 @@ const fn params(db: &'static str, db_help: &'static str, x: [ParamDef; 4]) -> [P
 
 static PTF_PARAMS: [ParamDef; 9] = params(
     "50g",
-    "database size, bytes (workloads.md: 50 GB)",
+    "database size, bytes (docs/spec/workloads.md: 50 GB)",
     [
         ParamDef {
             name: "queries",
             default: "6",
-            help: "queries, each in its own backend, all at once (workloads.md: six time-critical queries)",
+            help: "queries, each in its own backend, all at once (docs/spec/workloads.md: six time-critical queries)",
         },
         ParamDef {
             name: "probes",
@@ -112,7 +112,7 @@ static PTF_PARAMS: [ParamDef; 9] = params(
 
 static BIONET_PARAMS: [ParamDef; 9] = params(
     "35g",
-    "database size, bytes (workloads.md: 35 GB)",
+    "database size, bytes (docs/spec/workloads.md: 35 GB)",
     [
         ParamDef {
             name: "queries",

@@ -1,0 +1,121 @@
+//! `scripts/test` says what it installs and why before it does, and ends
+//! with one `N passed, N failed` line over every suite, failing when one
+//! failed (its `--plan` and `--summarize` modes run those parts alone).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/test")
+}
+
+fn run(args: &[&str], path: Option<&Path>) -> Output {
+    let mut c = Command::new("/bin/bash");
+    c.arg(script()).args(args);
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    c.output().expect("run scripts/test")
+}
+
+#[test]
+fn the_plan_names_each_missing_package_and_what_needs_it() {
+    // a PATH with none of the tools: every package is missing
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dirname = Command::new("/bin/bash")
+        .args(["-c", "command -v dirname"])
+        .output()
+        .expect("bash");
+    let dirname = String::from_utf8_lossy(&dirname.stdout).trim().to_string();
+    std::os::unix::fs::symlink(&dirname, dir.path().join("dirname")).expect("symlink");
+    let out = run(&["--plan"], Some(dir.path()));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("missing; the tests need them"), "{text}");
+    for pkg in [
+        "fio",
+        "libnbd-bin",
+        "nbdfuse",
+        "nbdkit",
+        "qemu-utils",
+        "xfsprogs",
+        "fuse3",
+        "sqlite3",
+        "blktrace",
+        "mount",
+        "parallel",
+    ] {
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(&format!("  {pkg}: needs `")))
+            .unwrap_or_else(|| panic!("no line for {pkg}: {text}"));
+        // what needs it: a test or an example, by its file
+        assert!(line.contains(".rs"), "{line}");
+    }
+    assert!(
+        text.contains("fio.service"),
+        "the service fio ships: {text}"
+    );
+    assert!(text.contains("installing nothing"), "{text}");
+    assert!(!text.contains("apt-get update"), "--plan installs: {text}");
+}
+
+#[test]
+fn the_summary_counts_every_suite_and_fails_on_any_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = dir.path().join("a.log");
+    let b = dir.path().join("b.log");
+    std::fs::write(
+        &a,
+        "running 3 tests\ntest result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.1s\n",
+    )
+    .expect("write");
+    std::fs::write(
+        &b,
+        "test result: FAILED. 2 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.1s\n\
+         test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.1s\n",
+    )
+    .expect("write");
+    let out = run(
+        &["--summarize", a.to_str().unwrap(), b.to_str().unwrap()],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().last(), Some("9 passed, 1 failed"), "{text}");
+    assert!(!out.status.success(), "a failure must fail the script");
+    let out = run(&["--summarize", a.to_str().unwrap()], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().last(), Some("3 passed, 0 failed"), "{text}");
+    assert!(out.status.success());
+}
+
+#[test]
+fn a_full_run_ends_with_the_summary_and_runs_every_suite() {
+    let text = std::fs::read_to_string(script()).expect("scripts/test");
+    // every cargo test binary runs even after one fails
+    assert!(text.contains("cargo test --no-fail-fast"), "{text}");
+    // the last two commands: the summary line, then the status from it
+    let cmds: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(
+        cmds[cmds.len() - 2],
+        r#"echo "$passed passed, $failed failed""#
+    );
+    assert_eq!(cmds[cmds.len() - 1], r#"[ "$failed" -eq 0 ]"#);
+    // no step runs outside the counting (a bare cargo line would be
+    // neither counted nor, with set +e, able to fail the script)
+    for l in &cmds {
+        assert!(
+            !l.starts_with("cargo ") || l.starts_with(r#"cargo test --no-fail-fast "$@""#),
+            "a step outside run_check/run_cargo_test: {l}"
+        );
+    }
+}

@@ -61,30 +61,12 @@ pub enum ConfigError {
         message: String,
     },
     /// A value out of its allowed range, with the place that set it.
-    #[error("{place}: {field}: {message}")]
-    InvalidAt {
-        /// Where the value was set: `file:line` or `command line`.
-        place: String,
-        /// Dotted key path.
-        field: String,
-        /// Why.
-        message: String,
-    },
+    #[error("{}: {}: {}", .0.place, .0.field, .0.message)]
+    InvalidAt(Box<InvalidAt>),
     /// A key set (in a preset, a file or on the command line) that the
     /// resolved device does not read: setting it would change nothing.
-    #[error("{place}: `{key}` is not used by device '{device}' (class {class}); {readers}")]
-    Unused {
-        /// Where the key was set: `file:line` or `command line`.
-        place: String,
-        /// Dotted key path.
-        key: String,
-        /// The preset or file resolved.
-        device: String,
-        /// Its device class.
-        class: String,
-        /// Which classes read the key.
-        readers: String,
-    },
+    #[error("{}: `{}` is not used by device '{}' (class {}); {}", .0.place, .0.key, .0.device, .0.class, .0.readers)]
+    Unused(Box<UnusedKey>),
     /// `extends` loops.
     #[error("preset '{0}' extends itself (through a chain)")]
     Cycle(String),
@@ -96,6 +78,33 @@ pub enum ConfigError {
         /// Why.
         message: String,
     },
+}
+
+/// A value out of range ([`ConfigError::InvalidAt`]).
+#[derive(Debug)]
+pub struct InvalidAt {
+    /// Where the value was set: `file:line` or `command line`.
+    pub place: String,
+    /// Dotted key path.
+    pub field: String,
+    /// Why.
+    pub message: String,
+}
+
+/// A key set that the device does not read ([`ConfigError::Unused`]).
+#[derive(Debug)]
+pub struct UnusedKey {
+    /// Where the key was set: `file:line`, `command line`,
+    /// `raid.member_set`...
+    pub place: String,
+    /// Dotted key path.
+    pub key: String,
+    /// The preset or file resolved.
+    pub device: String,
+    /// Its device class.
+    pub class: String,
+    /// Which classes read the key.
+    pub readers: String,
 }
 
 /// One resolved leaf: its value, the comment naming its source, and the file
@@ -651,11 +660,11 @@ impl Resolved {
     pub fn placed(&self, e: ConfigError) -> ConfigError {
         match e {
             ConfigError::Invalid { field, message } => match self.leaves.get(&field) {
-                Some(leaf) => ConfigError::InvalidAt {
+                Some(leaf) => ConfigError::InvalidAt(Box::new(InvalidAt {
                     place: leaf.place(),
                     field,
                     message,
-                },
+                })),
                 None => ConfigError::Invalid { field, message },
             },
             e => e,

@@ -105,13 +105,13 @@ fn check_used(resolved: &Resolved, class: DeviceClass) -> Result<(), ConfigError
             continue;
         }
         let names: Vec<&str> = readers.iter().map(|c| c.name()).collect();
-        return Err(ConfigError::Unused {
+        return Err(ConfigError::Unused(Box::new(crate::config::UnusedKey {
             place: leaf.place(),
             key: path.clone(),
             device: resolved.chain.first().cloned().unwrap_or_default(),
             class: class.name().into(),
             readers: format!("only {} devices read it", names.join(" and ")),
-        });
+        })));
     }
     Ok(())
 }

@@ -204,3 +204,41 @@ fn the_scan_finds_what_it_must() {
         ["spec/a.md#x"]
     );
 }
+
+/// README and docs quote how long storlab's own runs take only with the
+/// command and the machine (the crates' READMEs do, beside their
+/// figures): no "about eight seconds", no "13-18 µs here".
+#[test]
+fn no_timing_claim_without_its_command_and_machine() {
+    let mut docs = files("docs", &[".md"]);
+    docs.push(root().join("README.md"));
+    let mut bad = Vec::new();
+    for f in docs {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        // sentences run over lines
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for claim in [
+            " here)",
+            "takes seconds",
+            "take seconds",
+            "run takes",
+            "runs in seconds",
+            "seconds on this",
+            "about eight seconds",
+        ] {
+            for (at, _) in flat.match_indices(claim) {
+                let from = flat[..at]
+                    .char_indices()
+                    .rev()
+                    .nth(60)
+                    .map_or(0, |(i, _)| i);
+                bad.push(format!(
+                    "{}: ...{}...",
+                    rel(&f),
+                    &flat[from..at + claim.len()]
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

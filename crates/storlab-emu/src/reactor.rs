@@ -44,7 +44,7 @@ use std::os::unix::io::RawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use storlab_model::{DevRequest, Nanos, Op};
+use storlab_model::{DevRequest, Device, Nanos, Op};
 use storlab_trace::{TraceOp, TraceRecord};
 
 use crate::assist::Assist;
@@ -783,7 +783,16 @@ impl Reactor {
                     let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
                         break;
                     };
-                    let job = prepare(&shared, c, slot, handle, command, lead, epoch);
+                    let job = prepare(
+                        &shared,
+                        core.device(),
+                        c,
+                        slot,
+                        handle,
+                        command,
+                        lead,
+                        epoch,
+                    );
                     if let std::borrow::Cow::Owned(v) = payload {
                         // A payload that came in pieces was gathered in a
                         // buffer of the stream's: give it back for the next
@@ -932,9 +941,16 @@ impl Reactor {
         };
         while payload.len() - lead.applied > APPLY_CHUNK {
             let piece = &payload[lead.applied..lead.applied + APPLY_CHUNK];
+            let dev = core.device();
             let seq = shared
                 .data
-                .write_part(piece, offset + lead.applied as u64, fua, lead.first)
+                .write_part(
+                    piece,
+                    offset + lead.applied as u64,
+                    fua,
+                    lead.first,
+                    &|o, l| dev.volatile_holds(o, l),
+                )
                 .map_err(|_| ())?;
             if lead.first.is_none() {
                 lead.first = Some(seq);
@@ -1192,8 +1208,10 @@ fn reply_header_len(structured: bool) -> usize {
 /// Carry out a valid request's data access at arrival (a large write's
 /// leading pieces are already applied, `lead`); `None` (with an
 /// error reply queued) when the store failed.
+#[allow(clippy::too_many_arguments)]
 fn prepare(
     shared: &Shared,
+    dev: &dyn Device,
     c: &mut Conn,
     slot: usize,
     handle: u64,
@@ -1202,6 +1220,7 @@ fn prepare(
     epoch: u64,
 ) -> Option<Job> {
     let data = &shared.data;
+    let holds = |o, l| dev.volatile_holds(o, l);
     let kind = match command {
         Command::Read { offset, len } => match lead.read {
             Some(b) => Ok(JobKind::Read(b)),
@@ -1217,6 +1236,7 @@ fn prepare(
                 offset + lead.applied as u64,
                 fua,
                 lead.first,
+                &holds,
             )
             .map(|seq| JobKind::Write {
                 first: lead.first.unwrap_or(seq),
@@ -1227,7 +1247,7 @@ fn prepare(
         | Command::WriteZeroes {
             offset, len, fua, ..
         } => data
-            .zero(offset, len as u64, fua)
+            .zero(offset, len as u64, fua, &holds)
             .map(|seq| JobKind::Write {
                 first: seq,
                 seq,

@@ -384,11 +384,16 @@ pub(crate) struct Shared {
 impl Shared {
     fn report(&self) -> ServeReport {
         let now = self.clock.now();
-        let (device, clamped) = {
-            let core = lock(&self.core);
-            (core.device().report(now), core.clamped_arrivals())
-        };
         self.data.collect_destaged();
+        let (device, clamped, durability) = {
+            let core = lock(&self.core);
+            let dev = core.device();
+            (
+                dev.report(now),
+                core.clamped_arrivals(),
+                self.data.stats_with(&|o, l| dev.volatile_holds(o, l)),
+            )
+        };
         let clock = ClockReport {
             source: self.clock.source(),
             tsc_hz: self.clock.tsc_hz(),
@@ -406,7 +411,7 @@ impl Shared {
             self.store_desc.clone(),
             self.data.store().allocated_bytes(),
             clamped,
-            self.data.stats(),
+            durability,
             device,
             clock,
         );
@@ -417,7 +422,11 @@ impl Shared {
     fn power_cut(&self) -> io::Result<()> {
         let _w = self.gate.write().unwrap_or_else(|e| e.into_inner());
         self.epoch.fetch_add(1, Ordering::SeqCst);
-        self.data.power_cut()
+        // What the model's volatile caches hold now is lost; what they
+        // destaged is on the media.
+        let core = lock(&self.core);
+        let dev = core.device();
+        self.data.power_cut_with(&|o, l| dev.volatile_holds(o, l))
     }
 
     fn wake_reactor(&self) {

@@ -197,7 +197,9 @@ impl Conn {
     /// fair share of it.
     fn throttled(&self, b: Budget) -> bool {
         let own = self.buffered();
-        let total = b.total - self.accounted + own;
+        // (Saturating: a budget taken before this connection's last
+        // accounting may count less than it holds.)
+        let total = b.total.saturating_sub(self.accounted) + own;
         self.inflight >= MAX_INFLIGHT || own >= b.conn || (total >= b.global && own >= b.fair_share)
     }
 
@@ -822,6 +824,7 @@ impl Reactor {
             }
         }
         self.process_input(slot);
+        let budget = self.budget();
         if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
             // Clients send a write's header and its payload in two system
             // calls (libnbd does): the rest of a request partly read is

@@ -15,6 +15,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{pattern, RawClient, TestServer};
+use storlab_emu::proto::CMD_WRITE;
 use storlab_emu::ServeOptions;
 use storlab_model::config::PresetStore;
 use storlab_model::{Device, SystemConfig};
@@ -41,10 +42,15 @@ fn power_cut_follows_the_model(name: &str, writes: u64, len: usize, stride: u64)
     );
     let ctl = srv.handle().control().clone();
     let mut c = RawClient::connect(&srv.socket, false);
+    // Sent back to back, replies read after: the writes reach the model
+    // within milliseconds, before it can destage many.
     let write_all = |c: &mut RawClient, seed: u8| {
         for i in 0..writes {
-            let r = c.write(i, i * stride, &pattern(seed.wrapping_add(i as u8), len), 0);
-            assert_eq!(r.error, 0, "{name}: write {i}");
+            let data = pattern(seed.wrapping_add(i as u8), len);
+            c.send(CMD_WRITE, 0, i, i * stride, len as u32, &data);
+        }
+        for i in 0..writes {
+            assert_eq!(c.recv(|_| 0).error, 0, "{name}: write {i}");
         }
     };
 

@@ -538,23 +538,6 @@ fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64) {
         sock.shutdown(Shutdown::Both);
         return;
     };
-    // Take a serving slot; the limit may have been reached while this
-    // client negotiated (the check at accept only saw the slots then).
-    let max = shared.limits.max_connections;
-    let took = shared
-        .live_conns
-        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-            (n < max).then_some(n + 1)
-        })
-        .is_ok();
-    if !took {
-        shared
-            .limit_counters
-            .refused_at_go
-            .fetch_add(1, Ordering::Relaxed);
-        sock.shutdown(Shutdown::Both);
-        return;
-    }
     let _ = sock.set_read_timeout(None);
     let _ = sock.set_write_timeout(None);
     lock(&shared.incoming).push(NewConn {
@@ -566,9 +549,21 @@ fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64) {
     shared.wake_reactor();
 }
 
+/// Take a serving slot (false: all are taken).
+fn take_serving_slot(shared: &Shared) -> bool {
+    let max = shared.limits.max_connections;
+    shared
+        .live_conns
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .is_ok()
+}
+
 /// Run the handshake within the handshake deadline (the whole of it: each
 /// read and send may take only what is left); on success, what was
-/// negotiated and the bytes read past its end.
+/// negotiated and the bytes read past its end, with a serving slot taken
+/// (given back when the reactor closes the connection).
 fn handshake(shared: &Shared, sock: &Sock) -> Option<(Negotiated, Vec<u8>)> {
     let deadline = Instant::now() + shared.limits.handshake_timeout;
     let left = || {
@@ -591,13 +586,29 @@ fn handshake(shared: &Shared, sock: &Sock) -> Option<(Negotiated, Vec<u8>)> {
     let (mut lo, mut hi) = (0usize, 0usize);
     let outcome = loop {
         let out = hs.take_output();
+        let ending = matches!(hs.outcome(), Some(Outcome::Transmission(_)));
+        if ending && !take_serving_slot(shared) {
+            // Every serving slot was taken while this client negotiated:
+            // close before the final reply, so it never believes it is in.
+            shared
+                .limit_counters
+                .refused_at_go
+                .fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
         if !out.is_empty() {
             let Some(t) = left() else {
+                if ending {
+                    shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+                }
                 timed_out();
                 return None;
             };
             let _ = sock.set_write_timeout(Some(t));
             if send_all_blocking(sock.fd(), &out).is_err() {
+                if ending {
+                    shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+                }
                 if left().is_none() {
                     timed_out();
                 } else {

@@ -747,7 +747,7 @@ fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
     }
     if opts.max_connections == 0 || opts.max_handshakes == 0 {
         return Err(EmuError::Config(
-            "max_connections and max_handshakes must be at least 1".into(),
+            "max_connections (--max-connections) and max_handshakes (--max-handshakes) must be at least 1".into(),
         ));
     }
     if opts.handshake_timeout.is_zero() {
@@ -757,14 +757,15 @@ fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
     }
     if opts.idle_timeout.is_some_and(|t| t.is_zero()) {
         return Err(EmuError::Config(
-            "idle_timeout must be more than 0 (None turns it off)".into(),
+            "idle_timeout (--idle-timeout) must be more than 0 (None, or `off`, turns it off)"
+                .into(),
         ));
     }
     if opts.max_buffer_per_connection < u64::from(b.maximum)
         || opts.max_buffer < opts.max_buffer_per_connection
     {
         return Err(EmuError::Config(format!(
-            "max_buffer_per_connection ({}) must hold one largest request ({} B), and max_buffer ({}) at least that",
+            "max_buffer_per_connection (--max-buffer-per-connection, {} B) must hold one largest request ({} B), and max_buffer (--max-buffer, {} B) at least that",
             opts.max_buffer_per_connection, b.maximum, opts.max_buffer
         )));
     }

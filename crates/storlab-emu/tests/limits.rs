@@ -182,6 +182,39 @@ fn idle_clients_are_closed_after_the_idle_timeout() {
 }
 
 #[test]
+fn a_handshake_ending_when_the_serving_slots_are_taken_is_refused() {
+    let srv = null_server(ServeOptions {
+        max_connections: 1,
+        ..opts()
+    });
+    // A starts its handshake (reads the greeting, says nothing yet).
+    let mut a = UnixStream::connect(&srv.socket).expect("connect");
+    a.set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    let mut greet = [0u8; 18];
+    a.read_exact(&mut greet).expect("greeting");
+    // B takes the only serving slot.
+    let b = idle_client(&srv.socket).expect("B is served");
+    // A finishes its handshake: closed before the final reply.
+    a.write_all(&handshake_bytes()).expect("go");
+    let mut reply = [0u8; 20];
+    assert!(
+        matches!(a.read(&mut reply), Ok(0)),
+        "A reads end-of-file, not an acknowledgement"
+    );
+    // A newcomer is closed on arrival, at once.
+    let t = Instant::now();
+    assert!(probe(&srv.socket, Duration::from_secs(1)).is_err());
+    assert!(t.elapsed() < Duration::from_millis(500));
+    let l = srv.handle().control().report().limits;
+    assert_eq!((l.refused_at_go, l.refused_connections), (1, 1), "{l:?}");
+    // B leaves: its slot is free again.
+    drop(b);
+    served_within(&srv.socket, Instant::now(), Duration::from_secs(2));
+    srv.stop();
+}
+
+#[test]
 fn silent_connections_do_not_lock_newcomers_out() {
     let srv = null_server(opts());
     let silent: Vec<UnixStream> = (0..500)

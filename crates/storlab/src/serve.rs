@@ -86,7 +86,7 @@ pub struct ServeArgs {
     /// Close a connection idle this many seconds (nothing sent, nothing
     /// in flight; or its replies not taken); `off` never does.
     #[arg(long, default_value = "60", value_parser = parse_timeout)]
-    pub idle_timeout: Option<f64>,
+    pub idle_timeout: f64,
     /// Reply bytes one connection may have buffered before the server
     /// stops reading its requests until it takes its replies (K/M/G).
     #[arg(long, default_value = "64M", value_parser = parse_size)]
@@ -109,11 +109,11 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Seconds, or `off` / `0` for never.
-pub fn parse_timeout(s: &str) -> Result<Option<f64>, String> {
+/// Seconds, or `off` / `0` for never (0).
+pub fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.trim() {
-        "off" | "0" | "0s" | "none" => Ok(None),
-        t => parse_seconds(t).map(Some),
+        "off" | "0" | "0s" | "none" => Ok(0.0),
+        t => parse_seconds(t),
     }
 }
 
@@ -172,7 +172,8 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
         max_connections: a.max_connections as usize,
         max_handshakes: a.max_handshakes as usize,
         handshake_timeout: std::time::Duration::from_secs_f64(a.handshake_timeout),
-        idle_timeout: a.idle_timeout.map(std::time::Duration::from_secs_f64),
+        idle_timeout: (a.idle_timeout > 0.0)
+            .then(|| std::time::Duration::from_secs_f64(a.idle_timeout)),
         max_buffer_per_connection: a.max_buffer_per_connection,
         max_buffer: a.max_buffer,
         ..ServeOptions::default()
@@ -193,4 +194,21 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
     let report = server.run()?;
     println!("{report}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_parse_with_off() {
+        assert_eq!(parse_seconds("10"), Ok(10.0));
+        assert_eq!(parse_seconds("0.5s"), Ok(0.5));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("soon").unwrap_err().contains("soon"));
+        assert_eq!(parse_timeout("off"), Ok(0.0));
+        assert_eq!(parse_timeout("0"), Ok(0.0));
+        assert_eq!(parse_timeout("60"), Ok(60.0));
+    }
 }

@@ -530,9 +530,9 @@ impl Shared {
 /// One connection's handshake, on its own thread (blocking, within the
 /// handshake deadline); then the socket goes to the reactor, if a serving
 /// slot is free.
-fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64) {
+fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64, over: &AtomicBool) {
     shared.stats.connection();
-    let outcome = handshake(&shared, &sock);
+    let outcome = handshake(&shared, &sock, over);
     shared.handshaking.fetch_sub(1, Ordering::SeqCst);
     let Some((negotiated, leftover)) = outcome else {
         sock.shutdown(Shutdown::Both);
@@ -564,7 +564,7 @@ fn take_serving_slot(shared: &Shared) -> bool {
 /// read and send may take only what is left); on success, what was
 /// negotiated and the bytes read past its end, with a serving slot taken
 /// (given back when the reactor closes the connection).
-fn handshake(shared: &Shared, sock: &Sock) -> Option<(Negotiated, Vec<u8>)> {
+fn handshake(shared: &Shared, sock: &Sock, over: &AtomicBool) -> Option<(Negotiated, Vec<u8>)> {
     let deadline = Instant::now() + shared.limits.handshake_timeout;
     let left = || {
         deadline
@@ -587,6 +587,10 @@ fn handshake(shared: &Shared, sock: &Sock) -> Option<(Negotiated, Vec<u8>)> {
     let outcome = loop {
         let out = hs.take_output();
         let ending = matches!(hs.outcome(), Some(Outcome::Transmission(_)));
+        if ending {
+            // In: never cut to make room from now on.
+            over.store(true, Ordering::SeqCst);
+        }
         if ending && !take_serving_slot(shared) {
             // Every serving slot was taken while this client negotiated:
             // close before the final reply, so it never believes it is in.
@@ -1129,8 +1133,9 @@ impl Server {
             None
         };
         // Connections still in their handshake, oldest first: (socket,
-        // thread, cut to make room).
-        let mut conns: Vec<(Sock, JoinHandle<()>, bool)> = Vec::new();
+        // thread, cut to make room, handshake over: set by the thread once
+        // the client is in, so a finished one is never cut).
+        let mut conns: Vec<(Sock, JoinHandle<()>, bool, Arc<AtomicBool>)> = Vec::new();
         let mut next_conn = 0u64;
         let mut fds: Vec<libc::pollfd> = self
             .listeners
@@ -1190,9 +1195,12 @@ impl Server {
                         // cut for the newcomer (a real client's handshake
                         // takes a millisecond, so slow or silent ones go
                         // first, and cannot lock newcomers out).
-                        let in_hs = conns.iter().filter(|c| !c.2).count();
+                        let cuttable = |c: &&mut (Sock, JoinHandle<()>, bool, Arc<AtomicBool>)| {
+                            !c.2 && !c.3.load(Ordering::SeqCst)
+                        };
+                        let in_hs = conns.iter_mut().filter(cuttable).count();
                         if in_hs >= lim.max_handshakes {
-                            if let Some(old) = conns.iter_mut().find(|c| !c.2) {
+                            if let Some(old) = conns.iter_mut().find(cuttable) {
                                 old.0.shutdown(Shutdown::Both);
                                 old.2 = true;
                                 shared
@@ -1207,12 +1215,14 @@ impl Server {
                         next_conn += 1;
                         let s = shared.clone();
                         let id = next_conn;
+                        let over = Arc::new(AtomicBool::new(false));
+                        let o = over.clone();
                         shared.handshaking.fetch_add(1, Ordering::SeqCst);
                         match thread::Builder::new()
                             .name(format!("nbd-hs-{id}"))
-                            .spawn(move || serve_connection(s, sock, id))
+                            .spawn(move || serve_connection(s, sock, id, &o))
                         {
-                            Ok(h) => conns.push((watch, h, false)),
+                            Ok(h) => conns.push((watch, h, false, over)),
                             Err(_) => {
                                 shared.handshaking.fetch_sub(1, Ordering::SeqCst);
                                 watch.shutdown(Shutdown::Both);
@@ -1247,18 +1257,18 @@ impl Server {
             }
             // Handshake threads end quickly; forget the finished ones
             // (their sockets are the reactor's now, or closed).
-            conns.retain(|(_, h, _)| !h.is_finished());
+            conns.retain(|(_, h, _, _)| !h.is_finished());
         }
         // Stop: handshakes in progress end, connections see end-of-file
         // (the reactor shuts their input), their in-flight requests
         // finish, they close, the reactor ends; then the store is synced.
         shared.stopping.store(true, Ordering::SeqCst);
-        for (s, _, _) in &conns {
+        for (s, _, _, _) in &conns {
             // Both ways: a handshake blocked sending to a client that does
             // not read ends at once too.
             s.shutdown(Shutdown::Both);
         }
-        for (_, h, _) in conns {
+        for (_, h, _, _) in conns {
             let _ = h.join();
         }
         shared.reactor_stop.store(true, Ordering::SeqCst);

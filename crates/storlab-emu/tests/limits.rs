@@ -383,11 +383,13 @@ fn attack_slow_bytes(p: PathBuf, stop: Arc<AtomicBool>) {
                         std::thread::sleep(Duration::from_millis(100));
                         continue;
                     };
+                    // A byte every 100 ms; cut (or done), it comes back
+                    // at the same pace.
                     for &byte in &b {
+                        std::thread::sleep(Duration::from_millis(100));
                         if stop.load(Ordering::SeqCst) || s.write_all(&[byte]).is_err() {
                             break;
                         }
-                        std::thread::sleep(Duration::from_millis(100));
                     }
                 }
             })

@@ -2,24 +2,33 @@
 //!
 //! The store always holds the latest image (what reads return). For a
 //! device with a volatile write cache, a journal keeps, for every write
-//! since the last durable point, the bytes it overwrote (undo) and, for FUA
-//! writes, the bytes it wrote (redo). Writes are numbered in the order they
-//! were applied.
+//! since the last durable point, the bytes it overwrote (undo). Writes are
+//! numbered in the order they were applied.
 //!
-//! - A FUA write becomes durable when its reply is released.
-//! - A flush, when its reply is released, makes durable every write applied
-//!   before the flush arrived (the NBD rule: writes replied to before the
-//!   flush must be durable; writes racing with it may be).
-//! - A power cut undoes every journalled write newest first (back to the
-//!   last point before which everything is durable), then redoes the
-//!   durable FUA writes oldest first. What remains is exactly the durable
-//!   image; the server keeps serving it.
+//! A write is durable when any of these holds:
+//! - it was FUA and its reply was released;
+//! - a flush's reply was released and the write was applied before the
+//!   flush arrived (the NBD rule: writes replied to before the flush must
+//!   be durable; writes racing with it may be);
+//! - the model destaged it: at the cut, no volatile cache of the model
+//!   holds its range ([`Device::volatile_holds`]), or a later write found
+//!   its range clean when it arrived (so what it overwrote had reached the
+//!   media).
+//!
+//! A power cut walks the journal newest first. A durable record settles
+//! its range (what is in the store there now is what the media holds); a
+//! lost record is undone on the part of its range not settled yet, and
+//! settles its range if the model held none of it when it arrived. What
+//! remains is the image the model's media holds; the server keeps serving
+//! it. The model is asked about ranges of the journal's records only, at
+//! the cut and once per journalled write while older writes are
+//! journalled: the simulator never pays for it.
 //!
 //! A device without a volatile cache loses nothing: writes are durable when
 //! applied and no journal is kept. The journal is bounded
 //! ([`Durability::new`]'s `limit`): past it the oldest writes are treated
-//! as written back, as a real cache destages when full (counted in
-//! [`DurabilityStats::destaged_writes`]).
+//! as written back (counted in [`DurabilityStats::destaged_writes`], as are
+//! the writes the model had destaged at a cut).
 //!
 //! For a file store, FLUSH and FUA also `fdatasync` the host file, and a
 //! clean shutdown syncs it, so nothing acknowledged is lost on the host
@@ -29,8 +38,10 @@
 //! reply waits for the deadline and for a sync that started after the
 //! ticket ([`Durability::sync_state`]). Syncs are batched: one `fdatasync`
 //! answers every ticket taken before it started.
+//!
+//! [`Device::volatile_holds`]: storlab_model::Device::volatile_holds
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -40,9 +51,14 @@ use crate::store::Store;
 /// Sequence number of an applied write (0: not journalled).
 pub type WriteSeq = u64;
 
-enum Redo {
-    Data(Vec<u8>),
-    Zero,
+/// Asks the model whether a volatile cache still holds any byte of
+/// `(offset, len)` ([`storlab_model::Device::volatile_holds`]).
+pub type Holds<'a> = &'a dyn Fn(u64, u64) -> bool;
+
+/// A cache that never destages on its own (no model to ask): every write
+/// not flushed or FUA is lost at a cut.
+pub fn never_destaged(_offset: u64, _len: u64) -> bool {
+    true
 }
 
 struct Record {
@@ -54,7 +70,9 @@ struct Record {
     len: u64,
     /// Data extents of the overwritten range (the rest was zeros).
     undo: Vec<(u64, Vec<u8>)>,
-    redo: Option<Redo>,
+    /// No volatile cache of the model held the range when the write
+    /// arrived: what it overwrote was on the media.
+    base_clean: bool,
     durable: bool,
     bytes: u64,
 }
@@ -87,9 +105,11 @@ pub struct DurabilityStats {
     pub lost_writes: u64,
     /// Bytes those writes covered.
     pub lost_bytes: u64,
-    /// Writes treated as written back because the journal was full.
+    /// Writes treated as written back because the journal was full, or
+    /// found destaged by the model at a power cut.
     pub destaged_writes: u64,
-    /// Writes in the journal now (not yet durable).
+    /// Writes not yet durable: journalled, not flushed, not FUA, and (in
+    /// a server's report) still held by a volatile cache of the model.
     pub volatile_writes: u64,
     /// `fdatasync` calls on the host store for FLUSH and FUA requests.
     pub host_syncs: u64,
@@ -248,12 +268,24 @@ impl Durability {
         self.journal.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Counters so far.
+    /// Counters so far (every write not flushed or FUA counts as
+    /// volatile).
     pub fn stats(&self) -> DurabilityStats {
+        self.stats_with(&never_destaged)
+    }
+
+    /// Counters so far, a write counting as volatile only while the model
+    /// still `holds` its range.
+    pub fn stats_with(&self, holds: Holds<'_>) -> DurabilityStats {
         let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner()).clone();
         s.volatile_writes = {
             let j = self.journal();
-            let mut v: Vec<WriteSeq> = j.records.iter().map(|r| r.request).collect();
+            let mut v: Vec<WriteSeq> = j
+                .records
+                .iter()
+                .filter(|r| !r.durable && holds(r.offset, r.len))
+                .map(|r| r.request)
+                .collect();
             v.dedup();
             v.len() as u64
         };
@@ -267,45 +299,48 @@ impl Durability {
         self.store.read_at(buf, offset)
     }
 
-    /// Write `data` at `offset` (with `fua`, also journalled for redo; the
-    /// caller takes a [`Durability::sync_ticket`] for the host). Returns
-    /// the write's sequence number for [`Durability::fua_released`].
+    /// Write `data` at `offset` (the caller takes a
+    /// [`Durability::sync_ticket`] for the host with `fua`), with a cache
+    /// that never destages on its own. Returns the write's sequence number
+    /// for [`Durability::fua_released`].
     pub fn write(&self, data: &[u8], offset: u64, fua: bool) -> io::Result<WriteSeq> {
-        self.write_part(data, offset, fua, None)
+        self.write_part(data, offset, fua, None, &never_destaged)
     }
 
     /// [`Durability::write`] for a piece of a larger write whose first
-    /// piece got sequence number `first` (`None`: this is the first).
-    /// Reports count requests, not pieces.
+    /// piece got sequence number `first` (`None`: this is the first);
+    /// `holds` asks the model what its volatile caches hold now (before
+    /// this write reaches it). Reports count requests, not pieces.
     pub fn write_part(
         &self,
         data: &[u8],
         offset: u64,
-        fua: bool,
+        _fua: bool,
         first: Option<WriteSeq>,
+        holds: Holds<'_>,
     ) -> io::Result<WriteSeq> {
-        let redo = if fua {
-            Some(Redo::Data(data.to_vec()))
-        } else {
-            None
-        };
-        self.mutate(offset, data.len() as u64, redo, first, |s| {
+        self.mutate(offset, data.len() as u64, first, holds, |s| {
             s.write_at(data, offset)
         })
     }
 
     /// Zero `[offset, offset + len)` (trim or write-zeroes).
-    pub fn zero(&self, offset: u64, len: u64, fua: bool) -> io::Result<WriteSeq> {
-        let redo = if fua { Some(Redo::Zero) } else { None };
-        self.mutate(offset, len, redo, None, |s| s.zero(offset, len))
+    pub fn zero(
+        &self,
+        offset: u64,
+        len: u64,
+        _fua: bool,
+        holds: Holds<'_>,
+    ) -> io::Result<WriteSeq> {
+        self.mutate(offset, len, None, holds, |s| s.zero(offset, len))
     }
 
     fn mutate(
         &self,
         offset: u64,
         len: u64,
-        redo: Option<Redo>,
         first: Option<WriteSeq>,
+        holds: Holds<'_>,
         apply: impl FnOnce(&dyn Store) -> io::Result<()>,
     ) -> io::Result<WriteSeq> {
         if !self.volatile {
@@ -315,13 +350,11 @@ impl Durability {
         let mut j = self.journal();
         let extents = self.store.data_extents(offset, len)?;
         let undo_bytes: u64 = extents.iter().map(|e| e.1).sum();
-        let redo_bytes = match &redo {
-            Some(Redo::Data(d)) => d.len() as u64,
-            _ => 0,
-        };
+        // Only matters when an older write may be undone under this one.
+        let base_clean = !j.records.is_empty() && !holds(offset, len);
         // Count the range itself too: the journal stands for the device's
         // cache, which holds every byte written until it is destaged.
-        let bytes = len + undo_bytes + redo_bytes + 64;
+        let bytes = len + undo_bytes + 64;
         if bytes > self.limit {
             // Bigger than the whole cache (a huge trim, say): everything
             // before is written back and this goes straight to the medium.
@@ -348,7 +381,7 @@ impl Durability {
             offset,
             len,
             undo,
-            redo,
+            base_clean,
             durable: false,
             bytes,
         });
@@ -396,30 +429,49 @@ impl Durability {
         j.trim_front();
     }
 
-    /// Emulated power cut: the store goes back to the durable image. The
-    /// caller must stop all other use of the store while this runs.
+    /// Emulated power cut with a cache that never destages on its own.
     pub fn power_cut(&self) -> io::Result<()> {
+        self.power_cut_with(&never_destaged)
+    }
+
+    /// Emulated power cut: the store goes back to the image the media
+    /// holds, the model saying which ranges its volatile caches still hold
+    /// (`holds`). The caller must stop all other use of the store while
+    /// this runs.
+    pub fn power_cut_with(&self, holds: Holds<'_>) -> io::Result<()> {
         let mut j = self.journal();
         let records: Vec<Record> = j.records.drain(..).collect();
         j.bytes = 0;
-        let destaged = std::mem::take(&mut j.destaged);
-        let (mut lost, mut lost_bytes, mut last_lost) = (0, 0, 0);
+        let mut destaged = std::mem::take(&mut j.destaged);
+        let (mut lost, mut lost_bytes, mut last_lost, mut last_kept) = (0, 0, 0, 0);
+        let mut settled = Ranges::default();
         for r in records.iter().rev() {
-            self.store.zero(r.offset, r.len)?;
-            for (o, data) in &r.undo {
-                self.store.write_at(data, *o)?;
-            }
-        }
-        for r in &records {
-            match (&r.redo, r.durable) {
-                (Some(Redo::Data(d)), true) => self.store.write_at(d, r.offset)?,
-                (Some(Redo::Zero), true) => self.store.zero(r.offset, r.len)?,
-                _ => {
-                    // A request counts once, however many of its pieces.
-                    lost += u64::from(r.request != last_lost);
-                    last_lost = r.request;
-                    lost_bytes += r.len;
+            let end = r.offset + r.len;
+            if r.durable || !holds(r.offset, r.len) {
+                // On the media: flushed, FUA, or destaged by the model.
+                if !r.durable && r.request != last_kept {
+                    destaged += 1;
+                    last_kept = r.request;
                 }
+                settled.insert(r.offset, end);
+                continue;
+            }
+            for (lo, hi) in settled.gaps(r.offset, end) {
+                self.store.zero(lo, hi - lo)?;
+                for (o, data) in &r.undo {
+                    let (a, b) = ((*o).max(lo), (o + data.len() as u64).min(hi));
+                    if a < b {
+                        self.store
+                            .write_at(&data[(a - o) as usize..(b - o) as usize], a)?;
+                    }
+                }
+            }
+            // A request counts once, however many of its pieces.
+            lost += u64::from(r.request != last_lost);
+            last_lost = r.request;
+            lost_bytes += r.len;
+            if r.base_clean {
+                settled.insert(r.offset, end);
             }
         }
         self.store.sync()?;
@@ -447,6 +499,53 @@ impl Durability {
     }
 }
 
+/// Disjoint byte ranges (start -> end), merged as they are inserted.
+/// Hand-written: a few lines over `BTreeMap`, where an interval crate
+/// would be a dependency for one power-cut loop.
+#[derive(Default)]
+struct Ranges(BTreeMap<u64, u64>);
+
+impl Ranges {
+    fn insert(&mut self, mut lo: u64, mut hi: u64) {
+        if lo >= hi {
+            return;
+        }
+        // Merge with a range starting before `lo` that reaches it.
+        if let Some((&s, &e)) = self.0.range(..=lo).next_back() {
+            if e >= lo {
+                lo = s;
+                hi = hi.max(e);
+                self.0.remove(&s);
+            }
+        }
+        // Swallow ranges starting inside [lo, hi].
+        while let Some((&s, &e)) = self.0.range(lo..=hi).next() {
+            hi = hi.max(e);
+            self.0.remove(&s);
+        }
+        self.0.insert(lo, hi);
+    }
+
+    /// The parts of `[lo, hi)` no range covers.
+    fn gaps(&self, lo: u64, hi: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut at = lo;
+        if let Some((_, &e)) = self.0.range(..=lo).next_back() {
+            at = at.max(e);
+        }
+        for (&s, &e) in self.0.range(lo..hi) {
+            if s > at {
+                out.push((at, s));
+            }
+            at = at.max(e);
+        }
+        if at < hi {
+            out.push((at, hi));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,13 +568,57 @@ mod tests {
         let f = d.write(&[4; 100], 8192, true).unwrap();
         d.fua_released(f..=f);
         d.write(&[5; 50], 8192, false).unwrap(); // unflushed over the FUA write
-        d.zero(0, 100, false).unwrap();
+        d.zero(0, 100, false, &never_destaged).unwrap();
         d.power_cut().unwrap();
         assert_eq!(read(&d, 0, 4096), vec![1; 4096]);
         assert_eq!(read(&d, 4096, 4096), vec![0; 4096]);
         assert_eq!(read(&d, 8192, 100), vec![4; 100]);
         let s = d.stats();
         assert_eq!((s.power_cuts, s.lost_writes), (1, 4));
+    }
+
+    #[test]
+    fn what_the_model_destaged_survives_a_cut() {
+        let d = Durability::new(Box::new(MemoryStore::new(1 << 20)), true, 1 << 30);
+        d.write(&[1; 4096], 0, false).unwrap();
+        d.write(&[2; 4096], 4096, false).unwrap();
+        d.write(&[3; 4096], 8192, false).unwrap();
+        // The model still holds only the second write's range.
+        d.power_cut_with(&|o, l| o < 8192 && 4096 < o + l).unwrap();
+        assert_eq!(read(&d, 0, 4096), vec![1; 4096]);
+        assert_eq!(read(&d, 4096, 4096), vec![0; 4096]);
+        assert_eq!(read(&d, 8192, 4096), vec![3; 4096]);
+        let s = d.stats();
+        assert_eq!((s.lost_writes, s.destaged_writes), (1, 2));
+    }
+
+    #[test]
+    fn an_overwrite_of_destaged_data_loses_only_itself() {
+        let d = Durability::new(Box::new(MemoryStore::new(1 << 20)), true, 1 << 30);
+        let dirty = std::cell::Cell::new(false);
+        let holds = |_o: u64, _l: u64| dirty.get();
+        d.write_part(&[1; 4096], 0, false, None, &holds).unwrap();
+        // The model destages it; then a second write dirties the range.
+        d.write_part(&[7; 100], 9000, false, None, &holds).unwrap();
+        d.write_part(&[2; 4096], 0, false, None, &holds).unwrap();
+        dirty.set(true);
+        d.power_cut_with(&holds).unwrap();
+        // The first write reached the media before the second arrived.
+        assert_eq!(read(&d, 0, 4096), vec![1; 4096]);
+        assert_eq!(read(&d, 9000, 100), vec![0; 100]);
+    }
+
+    #[test]
+    fn ranges_merge_and_give_gaps() {
+        let mut r = Ranges::default();
+        r.insert(10, 20);
+        r.insert(30, 40);
+        r.insert(18, 31);
+        r.insert(50, 60);
+        assert_eq!(r.0.len(), 2);
+        assert_eq!(r.gaps(0, 70), vec![(0, 10), (40, 50), (60, 70)]);
+        assert_eq!(r.gaps(12, 15), vec![]);
+        assert_eq!(r.gaps(35, 55), vec![(40, 50)]);
     }
 
     #[test]

@@ -44,7 +44,7 @@ use std::os::unix::io::RawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use storlab_model::{DevRequest, Nanos, Op};
+use storlab_model::{DevRequest, Device, Nanos, Op};
 use storlab_trace::{TraceOp, TraceRecord};
 
 use crate::assist::Assist;
@@ -59,8 +59,8 @@ use crate::server::{lock, NewConn, RecorderMsg, Shared, Sock};
 
 /// Most requests in flight on one connection before its input waits.
 const MAX_INFLIGHT: u64 = 4096;
-/// Most reply bytes queued for a slow client before its input waits.
-const MAX_QUEUED: usize = 256 << 20;
+/// How often idle connections are looked for.
+const IDLE_SCAN_NS: Nanos = 20_000_000;
 /// Read buffer per connection.
 const READ_BUF: usize = 256 << 10;
 /// Most bytes taken from a socket by one `recv`.
@@ -91,7 +91,7 @@ const APPLY_CHUNK: usize = 64 << 10;
 /// pages of a memory store: tens of µs), releasing due replies between.
 const STATUS_SLICE: u64 = 64 << 20;
 /// How long a stopping server keeps trying to deliver queued replies.
-const GIVE_UP_NS: u64 = 5_000_000_000;
+const GIVE_UP_NS: u64 = 1_000_000_000;
 
 /// What a request left to do when its reply is released.
 pub(crate) enum JobKind {
@@ -162,6 +162,23 @@ struct Conn {
     idle_until: Nanos,
     /// A request is partly read: spin for the rest until then (0: don't).
     partial_until: Nanos,
+    /// Bytes of read replies built for requests in flight.
+    reads_inflight: u64,
+    /// What this connection adds to the reactor's `buffered` total.
+    accounted: u64,
+    /// When it last sent bytes, and when its queued replies last moved.
+    last_input: Nanos,
+    last_progress: Nanos,
+}
+
+/// The reply-buffer budgets as one connection sees them.
+#[derive(Clone, Copy)]
+struct Budget {
+    /// Reply bytes buffered over every connection.
+    total: u64,
+    conn: u64,
+    global: u64,
+    fair_share: u64,
 }
 
 impl Conn {
@@ -169,14 +186,26 @@ impl Conn {
         self.sock.fd()
     }
 
-    /// Input is held back (too much in flight or queued).
-    fn throttled(&self) -> bool {
-        self.inflight >= MAX_INFLIGHT || self.out.queued() > MAX_QUEUED
+    /// Reply bytes this connection holds: queued, and read for its
+    /// requests in flight.
+    fn buffered(&self) -> u64 {
+        self.out.queued() as u64 + self.reads_inflight
     }
 
-    fn wanted_interest(&self) -> u32 {
+    /// Input is held back: too much in flight, or the reply-buffer
+    /// budgets: its own, or the global one once it holds more than its
+    /// fair share of it.
+    fn throttled(&self, b: Budget) -> bool {
+        let own = self.buffered();
+        // (Saturating: a budget taken before this connection's last
+        // accounting may count less than it holds.)
+        let total = b.total.saturating_sub(self.accounted) + own;
+        self.inflight >= MAX_INFLIGHT || own >= b.conn || (total >= b.global && own >= b.fair_share)
+    }
+
+    fn wanted_interest(&self, b: Budget) -> u32 {
         let mut ev = 0;
-        if !self.closed_input && !self.throttled() {
+        if !self.closed_input && !self.throttled(b) {
             ev |= libc::EPOLLIN as u32;
         }
         if !self.dead && !self.out.is_empty() {
@@ -200,8 +229,20 @@ impl Conn {
         self.out.push_slice(&r);
     }
 
+    /// Done with: the client is gone (its requests in flight are
+    /// forgotten: their replies are dropped when released), or it sent its
+    /// last request and has every reply.
     fn finished(&self) -> bool {
-        self.closed_input && self.inflight == 0 && (self.dead || self.out.is_empty())
+        self.dead || (self.closed_input && self.inflight == 0 && self.out.is_empty())
+    }
+
+    /// The client is gone (hung up, reset, or a send failed): drop what it
+    /// sent and was not yet read, and everything queued for it.
+    fn kill(&mut self) {
+        self.dead = true;
+        self.closed_input = true;
+        self.lo = self.hi;
+        self.out.clear();
     }
 }
 
@@ -256,6 +297,11 @@ struct Reactor {
     /// then (refreshed while a deadline is in the future).
     timed_until: Nanos,
     give_up_at: Option<Nanos>,
+    /// Reply bytes buffered over every connection (the sum of their
+    /// `accounted`).
+    buffered: u64,
+    /// When idle connections were last looked for.
+    idle_scanned: Nanos,
 }
 
 fn epoll_ctl(epfd: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
@@ -325,6 +371,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         timed_until: 0,
         give_up_at: None,
+        buffered: 0,
+        idle_scanned: 0,
     };
     r.run();
 }
@@ -365,7 +413,15 @@ impl Reactor {
                     continue;
                 }
                 let slot = token as usize;
-                if flags & (libc::EPOLLIN | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0 {
+                if flags & (libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0 {
+                    // The client is gone: what it sent and we have not
+                    // read is dropped unread (4096 queued 32 MiB reads of
+                    // a client that left used to be served to nobody for
+                    // a minute), and so is what is queued for it.
+                    self.kill(slot);
+                    continue;
+                }
+                if flags & libc::EPOLLIN as u32 != 0 {
                     self.read_input(slot);
                 }
                 if flags & libc::EPOLLOUT as u32 != 0 {
@@ -390,7 +446,84 @@ impl Reactor {
         }
         self.recheck_held();
         self.resume_throttled();
+        if now >= self.idle_scanned + IDLE_SCAN_NS {
+            self.idle_scanned = now;
+            self.expire_idle(now);
+        }
         self.reap();
+    }
+
+    /// The budgets as they stand.
+    fn budget(&self) -> Budget {
+        let l = &self.shared.limits;
+        Budget {
+            total: self.buffered,
+            conn: l.conn_buffer,
+            global: l.buffer,
+            fair_share: l.fair_share,
+        }
+    }
+
+    /// Bring the global count of buffered reply bytes up to date with
+    /// connection `slot`'s.
+    fn account(&mut self, slot: usize) {
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        let now = c.buffered();
+        self.buffered = self.buffered - c.accounted + now;
+        c.accounted = now;
+        let lc = &self.shared.limit_counters;
+        lc.buffered.store(self.buffered, Ordering::Relaxed);
+        lc.buffered_peak.fetch_max(self.buffered, Ordering::Relaxed);
+    }
+
+    /// Connection `slot`'s client is gone.
+    fn kill(&mut self, slot: usize) {
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        if c.lo < c.hi || c.inflight > 0 || !c.out.is_empty() {
+            self.shared
+                .limit_counters
+                .dropped_dead
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        c.kill();
+        self.account(slot);
+    }
+
+    /// Close the connections idle past the idle timeout: nothing sent,
+    /// nothing in flight or queued; or queued replies not taken.
+    fn expire_idle(&mut self, now: Nanos) {
+        let t = self.shared.limits.idle_timeout_ns;
+        if t == u64::MAX {
+            return;
+        }
+        for slot in 0..self.conns.len() {
+            let Some(c) = self.conns[slot].as_mut() else {
+                continue;
+            };
+            if c.dead {
+                continue;
+            }
+            if c.out.is_empty() {
+                // Nothing waits to be taken: the stuck clock starts when
+                // something does.
+                c.last_progress = now;
+            }
+            let silent =
+                c.inflight == 0 && c.out.is_empty() && now.saturating_sub(c.last_input) > t;
+            let stuck = !c.out.is_empty() && now.saturating_sub(c.last_progress) > t;
+            if silent || stuck {
+                self.shared
+                    .limit_counters
+                    .idle_closed
+                    .fetch_add(1, Ordering::Relaxed);
+                c.kill();
+                self.account(slot);
+            }
+        }
     }
 
     /// Connections still sending requests.
@@ -634,6 +767,10 @@ impl Reactor {
                 interest,
                 idle_until: 0,
                 partial_until: 0,
+                reads_inflight: 0,
+                accounted: 0,
+                last_input: self.shared.clock.now(),
+                last_progress: self.shared.clock.now(),
             });
             if hi > 0 {
                 self.process_input(slot);
@@ -643,10 +780,12 @@ impl Reactor {
 
     /// One `recv` on a readable connection, then its requests.
     fn read_input(&mut self, slot: usize) {
+        let budget = self.budget();
+        let now = self.shared.clock.now();
         let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return;
         };
-        if c.closed_input || c.throttled() {
+        if c.closed_input || c.throttled(budget) {
             self.update_interest(slot);
             return;
         }
@@ -670,7 +809,10 @@ impl Reactor {
         let n = unsafe { libc::recv(fd, room.as_mut_ptr().cast(), room.len(), libc::MSG_DONTWAIT) };
         match n {
             0 => c.closed_input = true,
-            n if n > 0 => c.hi += n as usize,
+            n if n > 0 => {
+                c.hi += n as usize;
+                c.last_input = now;
+            }
             _ => {
                 let e = io::Error::last_os_error();
                 if !matches!(
@@ -682,11 +824,12 @@ impl Reactor {
             }
         }
         self.process_input(slot);
+        let budget = self.budget();
         if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
             // Clients send a write's header and its payload in two system
             // calls (libnbd does): the rest of a request partly read is
             // microseconds away, too soon to sleep for.
-            c.partial_until = if c.stream.mid_request() && !c.closed_input && !c.throttled() {
+            c.partial_until = if c.stream.mid_request() && !c.closed_input && !c.throttled(budget) {
                 self.shared.clock.now() + PARTIAL_SPIN_NS
             } else {
                 0
@@ -717,10 +860,18 @@ impl Reactor {
             // replies: release what fell due, and send replies held longer
             // than `BATCH_NS`, between requests.
             self.release_between(&mut core);
+            let budget = self.budget();
             let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
                 break;
             };
-            if c.lo >= c.hi || c.throttled() || c.stream.is_closed() {
+            if c.lo >= c.hi || c.dead || c.stream.is_closed() {
+                break;
+            }
+            if c.throttled(budget) {
+                self.shared
+                    .limit_counters
+                    .throttled
+                    .fetch_add(1, Ordering::Relaxed);
                 break;
             }
             let (used, ev) = c.stream.feed(&input[c.lo..c.hi]);
@@ -783,7 +934,16 @@ impl Reactor {
                     let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
                         break;
                     };
-                    let job = prepare(&shared, c, slot, handle, command, lead, epoch);
+                    let job = prepare(
+                        &shared,
+                        core.device(),
+                        c,
+                        slot,
+                        handle,
+                        command,
+                        lead,
+                        epoch,
+                    );
                     if let std::borrow::Cow::Owned(v) = payload {
                         // A payload that came in pieces was gathered in a
                         // buffer of the stream's: give it back for the next
@@ -798,6 +958,9 @@ impl Reactor {
                     let (op, offset, len, fua) = timing_of(command);
                     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
                     c.inflight += 1;
+                    if let JobKind::Read(b) = &job.kind {
+                        c.reads_inflight += b.len() as u64;
+                    }
                     let req = DevRequest {
                         id,
                         op,
@@ -932,9 +1095,16 @@ impl Reactor {
         };
         while payload.len() - lead.applied > APPLY_CHUNK {
             let piece = &payload[lead.applied..lead.applied + APPLY_CHUNK];
+            let dev = core.device();
             let seq = shared
                 .data
-                .write_part(piece, offset + lead.applied as u64, fua, lead.first)
+                .write_part(
+                    piece,
+                    offset + lead.applied as u64,
+                    fua,
+                    lead.first,
+                    &|o, l| dev.volatile_holds(o, l),
+                )
                 .map_err(|_| ())?;
             if lead.first.is_none() {
                 lead.first = Some(seq);
@@ -993,6 +1163,9 @@ impl Reactor {
                 continue;
             }
             c.inflight -= 1;
+            if let JobKind::Read(b) = &job.kind {
+                c.reads_inflight -= b.len() as u64;
+            }
             if c.inflight == 0 {
                 c.idle_until = at.max(arrival) + shared.timing.idle_poll_ns;
             }
@@ -1087,20 +1260,28 @@ impl Reactor {
             }
             c.sent.clear();
         }
+        let before = c.out.queued();
         if !c.dead && c.out.send(c.fd()).is_err() {
-            c.dead = true;
+            // The client is gone.
+            self.kill(slot);
+            self.update_interest(slot);
+            return;
         }
         if c.dead {
             c.out.clear();
+        } else if c.out.queued() < before {
+            c.last_progress = now;
         }
         self.update_interest(slot);
     }
 
     fn update_interest(&mut self, slot: usize) {
+        self.account(slot);
+        let budget = self.budget();
         let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return;
         };
-        let want = c.wanted_interest();
+        let want = c.wanted_interest(budget);
         if want != c.interest
             && epoll_ctl(self.epfd, libc::EPOLL_CTL_MOD, c.fd(), want, slot as u64).is_ok()
         {
@@ -1112,12 +1293,13 @@ impl Reactor {
     /// they have buffered.
     fn resume_throttled(&mut self) {
         for slot in 0..self.conns.len() {
+            let budget = self.budget();
             let Some(c) = self.conns[slot].as_ref() else {
                 continue;
             };
-            if !c.throttled() && c.lo < c.hi && !c.stream.is_closed() && !c.closed_input {
+            if !c.throttled(budget) && c.lo < c.hi && !c.stream.is_closed() && !c.closed_input {
                 self.process_input(slot);
-            } else if c.wanted_interest() != c.interest {
+            } else if c.wanted_interest(budget) != c.interest {
                 self.update_interest(slot);
             }
         }
@@ -1130,6 +1312,11 @@ impl Reactor {
                 continue;
             }
             if let Some(c) = self.conns[slot].take() {
+                self.buffered -= c.accounted;
+                self.shared
+                    .limit_counters
+                    .buffered
+                    .store(self.buffered, Ordering::Relaxed);
                 // SAFETY: removes a registered fd; a null event is allowed.
                 unsafe {
                     libc::epoll_ctl(self.epfd, libc::EPOLL_CTL_DEL, c.fd(), std::ptr::null_mut())
@@ -1192,8 +1379,10 @@ fn reply_header_len(structured: bool) -> usize {
 /// Carry out a valid request's data access at arrival (a large write's
 /// leading pieces are already applied, `lead`); `None` (with an
 /// error reply queued) when the store failed.
+#[allow(clippy::too_many_arguments)]
 fn prepare(
     shared: &Shared,
+    dev: &dyn Device,
     c: &mut Conn,
     slot: usize,
     handle: u64,
@@ -1202,6 +1391,7 @@ fn prepare(
     epoch: u64,
 ) -> Option<Job> {
     let data = &shared.data;
+    let holds = |o, l| dev.volatile_holds(o, l);
     let kind = match command {
         Command::Read { offset, len } => match lead.read {
             Some(b) => Ok(JobKind::Read(b)),
@@ -1217,6 +1407,7 @@ fn prepare(
                 offset + lead.applied as u64,
                 fua,
                 lead.first,
+                &holds,
             )
             .map(|seq| JobKind::Write {
                 first: lead.first.unwrap_or(seq),
@@ -1227,7 +1418,7 @@ fn prepare(
         | Command::WriteZeroes {
             offset, len, fua, ..
         } => data
-            .zero(offset, len as u64, fua)
+            .zero(offset, len as u64, fua, &holds)
             .map(|seq| JobKind::Write {
                 first: seq,
                 seq,

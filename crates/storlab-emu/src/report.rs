@@ -126,6 +126,36 @@ impl RecordReport {
     }
 }
 
+/// What the availability limits did.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct LimitsReport {
+    /// Connections closed at once on arrival: every serving slot was
+    /// taken.
+    pub refused_connections: u64,
+    /// Handshakes cut to make room for a newcomer (every handshake slot
+    /// was taken; the one that had lasted longest goes).
+    pub handshakes_cut: u64,
+    /// Connections whose handshake was refused at its end because every
+    /// serving slot was taken meanwhile.
+    pub refused_at_go: u64,
+    /// Handshakes cut at the handshake deadline.
+    pub handshake_timeouts: u64,
+    /// Connections closed after the idle timeout (nothing sent, nothing
+    /// in flight; or replies queued and none taken).
+    pub idle_closed: u64,
+    /// Connections gone (hung up or reset) with work left: the input
+    /// they had sent was dropped unread.
+    pub dropped_dead: u64,
+    /// Times a connection's input was held because of the reply-buffer
+    /// budgets.
+    pub throttled: u64,
+    /// Reply bytes buffered now (queued to send, or read for requests in
+    /// flight), over every connection.
+    pub reply_buffer_bytes: u64,
+    /// The most reply bytes buffered at once.
+    pub reply_buffer_peak_bytes: u64,
+}
+
 /// The server's report, returned by `serve` and printed on exit.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ServeReport {
@@ -161,6 +191,8 @@ pub struct ServeReport {
     pub breakdown_mean_ns: Vec<(String, f64)>,
     /// Power cuts and what they discarded.
     pub durability: DurabilityStats,
+    /// What the availability limits did ([`crate::ServeOptions`]).
+    pub limits: LimitsReport,
     /// The device's report at the end.
     pub device: DeviceReport,
     /// Timekeeping.
@@ -263,6 +295,19 @@ impl fmt::Display for ServeReport {
             self.durability.destaged_writes,
             self.durability.host_syncs,
             self.durability.held_for_host_sync
+        )?;
+        let l = &self.limits;
+        writeln!(
+            f,
+            "  limits: refused={} (at go: {}) handshakes cut={} handshake timeouts={} idle closed={} dropped dead={} throttled={} reply buffer peak={} MiB",
+            l.refused_connections,
+            l.refused_at_go,
+            l.handshakes_cut,
+            l.handshake_timeouts,
+            l.idle_closed,
+            l.dropped_dead,
+            l.throttled,
+            l.reply_buffer_peak_bytes >> 20
         )
     }
 }
@@ -436,6 +481,7 @@ impl Stats {
             clamped_arrivals,
             breakdown_mean_ns,
             durability,
+            limits: LimitsReport::default(),
             device,
             clock,
             record: None,

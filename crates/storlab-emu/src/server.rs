@@ -42,7 +42,7 @@ use crate::durability::Durability;
 use crate::error::EmuError;
 use crate::handshake::{BlockSizes, ExportConfig, Handshake, Negotiated, Outcome};
 use crate::reactor::{self, Job};
-use crate::report::{ClockReport, RecordReport, ServeReport, Stats};
+use crate::report::{ClockReport, LimitsReport, RecordReport, ServeReport, Stats};
 use crate::store::{open_store, StoreSpec};
 
 /// Everything `storlab serve` can be told.
@@ -111,8 +111,37 @@ pub struct ServeOptions {
     /// Largest volatile-cache journal (bytes) before the oldest writes are
     /// treated as written back.
     pub journal_limit: u64,
-    /// Most simultaneous connections.
+    /// Most connections served at once (in transmission phase). A client
+    /// arriving when every serving slot is taken is closed at once (it
+    /// reads end-of-file before the greeting); one whose handshake ends
+    /// when they are all taken is closed then.
     pub max_connections: usize,
+    /// Most handshakes at once, slots of their own apart from the serving
+    /// ones: clients that connect and say nothing hold these, never a
+    /// serving slot. A client arriving when all are taken takes the slot
+    /// of the handshake that has lasted longest, which is cut (a real
+    /// client's handshake takes about a millisecond).
+    pub max_handshakes: usize,
+    /// The whole handshake must end within this (not each read): a client
+    /// sending a byte at a time is cut when it runs out. Replies sent
+    /// during the handshake must be taken within it too.
+    pub handshake_timeout: Duration,
+    /// Close a served connection that has sent nothing for this long
+    /// while nothing of it is in flight or queued, or whose queued replies
+    /// have not moved for this long (a client that stopped reading).
+    /// `None`: never.
+    pub idle_timeout: Option<Duration>,
+    /// Most reply bytes one connection may have buffered (queued to send,
+    /// or read for its requests in flight) before the server stops reading
+    /// its requests until it takes its replies (back-pressure: nothing is
+    /// dropped). The request that crosses the budget is still served, so
+    /// a connection holds at most this plus one maximum request.
+    pub max_buffer_per_connection: u64,
+    /// Most reply bytes buffered over all connections: past it, a
+    /// connection holding more than its fair share (this divided by
+    /// `max_connections`) is not read until the total falls below it; a
+    /// connection under its share is never held by others' buffers.
+    pub max_buffer: u64,
     /// Before serving, measure the transport floor with this many
     /// zero-latency round trips (0: don't); the report shows it
     /// ([`crate::probe`]).
@@ -143,6 +172,11 @@ impl Default for ServeOptions {
             wake_assist: true,
             journal_limit: 1 << 30,
             max_connections: 64,
+            max_handshakes: 16,
+            handshake_timeout: Duration::from_secs(10),
+            idle_timeout: Some(Duration::from_secs(60)),
+            max_buffer_per_connection: 64 << 20,
+            max_buffer: 1 << 30,
             floor_probe: 0,
         }
     }
@@ -274,6 +308,12 @@ impl Sock {
             Sock::Tcp(s) => s.set_read_timeout(t),
         }
     }
+    fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Sock::Unix(s) => s.set_write_timeout(t),
+            Sock::Tcp(s) => s.set_write_timeout(t),
+        }
+    }
     pub(crate) fn shutdown(&self, how: Shutdown) {
         let _ = match self {
             Sock::Unix(s) => s.shutdown(how),
@@ -343,6 +383,33 @@ pub(crate) struct Timing {
     pub(crate) wake_assist: bool,
 }
 
+/// The availability limits (see [`ServeOptions`]).
+pub(crate) struct Limits {
+    pub(crate) max_connections: usize,
+    pub(crate) max_handshakes: usize,
+    pub(crate) handshake_timeout: Duration,
+    /// ns; `u64::MAX`: never.
+    pub(crate) idle_timeout_ns: u64,
+    pub(crate) conn_buffer: u64,
+    pub(crate) buffer: u64,
+    /// `buffer / max_connections`.
+    pub(crate) fair_share: u64,
+}
+
+/// What the limits did (for [`LimitsReport`]).
+#[derive(Default)]
+pub(crate) struct LimitCounters {
+    pub(crate) refused: AtomicU64,
+    pub(crate) refused_at_go: AtomicU64,
+    pub(crate) handshakes_cut: AtomicU64,
+    pub(crate) handshake_timeouts: AtomicU64,
+    pub(crate) idle_closed: AtomicU64,
+    pub(crate) dropped_dead: AtomicU64,
+    pub(crate) throttled: AtomicU64,
+    pub(crate) buffered: AtomicU64,
+    pub(crate) buffered_peak: AtomicU64,
+}
+
 /// What every thread of the server shares.
 pub(crate) struct Shared {
     pub(crate) clock: WallClock,
@@ -375,8 +442,13 @@ pub(crate) struct Shared {
     /// The reactor's epoll set.
     pub(crate) epoll: OwnedFd,
     pub(crate) reactor_stop: AtomicBool,
-    /// Connections accepted and not yet closed (handshaking or served).
+    /// Connections served (a serving slot taken: from the end of the
+    /// handshake to the close).
     pub(crate) live_conns: AtomicUsize,
+    /// Connections in their handshake.
+    pub(crate) handshaking: AtomicUsize,
+    pub(crate) limits: Limits,
+    pub(crate) limit_counters: LimitCounters,
     store_desc: String,
     started: Instant,
 }
@@ -384,11 +456,16 @@ pub(crate) struct Shared {
 impl Shared {
     fn report(&self) -> ServeReport {
         let now = self.clock.now();
-        let (device, clamped) = {
-            let core = lock(&self.core);
-            (core.device().report(now), core.clamped_arrivals())
-        };
         self.data.collect_destaged();
+        let (device, clamped, durability) = {
+            let core = lock(&self.core);
+            let dev = core.device();
+            (
+                dev.report(now),
+                core.clamped_arrivals(),
+                self.data.stats_with(&|o, l| dev.volatile_holds(o, l)),
+            )
+        };
         let clock = ClockReport {
             source: self.clock.source(),
             tsc_hz: self.clock.tsc_hz(),
@@ -406,18 +483,35 @@ impl Shared {
             self.store_desc.clone(),
             self.data.store().allocated_bytes(),
             clamped,
-            self.data.stats(),
+            durability,
             device,
             clock,
         );
         r.transport_floor = self.floor.clone();
+        let c = &self.limit_counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        r.limits = LimitsReport {
+            refused_connections: get(&c.refused),
+            refused_at_go: get(&c.refused_at_go),
+            handshakes_cut: get(&c.handshakes_cut),
+            handshake_timeouts: get(&c.handshake_timeouts),
+            idle_closed: get(&c.idle_closed),
+            dropped_dead: get(&c.dropped_dead),
+            throttled: get(&c.throttled),
+            reply_buffer_bytes: get(&c.buffered),
+            reply_buffer_peak_bytes: get(&c.buffered_peak),
+        };
         r
     }
 
     fn power_cut(&self) -> io::Result<()> {
         let _w = self.gate.write().unwrap_or_else(|e| e.into_inner());
         self.epoch.fetch_add(1, Ordering::SeqCst);
-        self.data.power_cut()
+        // What the model's volatile caches hold now is lost; what they
+        // destaged is on the media.
+        let core = lock(&self.core);
+        let dev = core.device();
+        self.data.power_cut_with(&|o, l| dev.volatile_holds(o, l))
     }
 
     fn wake_reactor(&self) {
@@ -433,33 +527,57 @@ impl Shared {
     }
 }
 
-/// One connection's handshake, on its own thread (blocking, with a
-/// timeout); then the socket goes to the reactor.
-fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64) {
+/// One connection's handshake, on its own thread (blocking, within the
+/// handshake deadline); then the socket goes to the reactor, if a serving
+/// slot is free.
+fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64, over: &AtomicBool) {
     shared.stats.connection();
-    let outcome = handshake(&shared, &sock);
-    match outcome {
-        Some((negotiated, leftover)) => {
-            let _ = sock.set_read_timeout(None);
-            lock(&shared.incoming).push(NewConn {
-                id,
-                sock,
-                negotiated,
-                leftover,
-            });
-            shared.wake_reactor();
-        }
-        None => {
-            sock.shutdown(Shutdown::Both);
-            shared.live_conns.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
+    let outcome = handshake(&shared, &sock, over);
+    shared.handshaking.fetch_sub(1, Ordering::SeqCst);
+    let Some((negotiated, leftover)) = outcome else {
+        sock.shutdown(Shutdown::Both);
+        return;
+    };
+    let _ = sock.set_read_timeout(None);
+    let _ = sock.set_write_timeout(None);
+    lock(&shared.incoming).push(NewConn {
+        id,
+        sock,
+        negotiated,
+        leftover,
+    });
+    shared.wake_reactor();
 }
 
-/// Run the handshake; on success, what was negotiated and the bytes read
-/// past its end.
-fn handshake(shared: &Shared, sock: &Sock) -> Option<(Negotiated, Vec<u8>)> {
-    let _ = sock.set_read_timeout(Some(Duration::from_secs(30)));
+/// Take a serving slot (false: all are taken).
+fn take_serving_slot(shared: &Shared) -> bool {
+    let max = shared.limits.max_connections;
+    shared
+        .live_conns
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .is_ok()
+}
+
+/// Run the handshake within the handshake deadline (the whole of it: each
+/// read and send may take only what is left); on success, what was
+/// negotiated and the bytes read past its end, with a serving slot taken
+/// (given back when the reactor closes the connection).
+fn handshake(shared: &Shared, sock: &Sock, over: &AtomicBool) -> Option<(Negotiated, Vec<u8>)> {
+    let deadline = Instant::now() + shared.limits.handshake_timeout;
+    let left = || {
+        deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+    };
+    let timed_out = || {
+        shared
+            .limit_counters
+            .handshake_timeouts
+            .fetch_add(1, Ordering::Relaxed);
+        shared.stats.handshake_failure();
+    };
     let mut hs = Handshake::new(shared.export.clone());
     if shared.stopping.load(Ordering::SeqCst) {
         hs.set_shutting_down();
@@ -468,15 +586,64 @@ fn handshake(shared: &Shared, sock: &Sock) -> Option<(Negotiated, Vec<u8>)> {
     let (mut lo, mut hi) = (0usize, 0usize);
     let outcome = loop {
         let out = hs.take_output();
-        if !out.is_empty() && send_all_blocking(sock.fd(), &out).is_err() {
-            shared.stats.handshake_failure();
+        let ending = matches!(hs.outcome(), Some(Outcome::Transmission(_)));
+        if ending {
+            // In: never cut to make room from now on.
+            over.store(true, Ordering::SeqCst);
+        }
+        if ending && !take_serving_slot(shared) {
+            // Every serving slot was taken while this client negotiated:
+            // close before the final reply, so it never believes it is in.
+            shared
+                .limit_counters
+                .refused_at_go
+                .fetch_add(1, Ordering::Relaxed);
             return None;
+        }
+        if !out.is_empty() {
+            let Some(t) = left() else {
+                if ending {
+                    shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+                }
+                timed_out();
+                return None;
+            };
+            let _ = sock.set_write_timeout(Some(t));
+            if send_all_blocking(sock.fd(), &out).is_err() {
+                if ending {
+                    shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+                }
+                if left().is_none() {
+                    timed_out();
+                } else {
+                    shared.stats.handshake_failure();
+                }
+                return None;
+            }
         }
         if let Some(o) = hs.outcome() {
             break o.clone();
         }
+        let Some(t) = left() else {
+            timed_out();
+            return None;
+        };
+        let _ = sock.set_read_timeout(Some(t));
         let n = match sock.read(&mut buf) {
-            Ok(0) | Err(_) => {
+            Ok(0) => {
+                shared.stats.handshake_failure();
+                return None;
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                timed_out();
+                return None;
+            }
+            Err(_) => {
                 shared.stats.handshake_failure();
                 return None;
             }
@@ -580,6 +747,30 @@ fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
         return Err(EmuError::Config(format!(
             "maximum block size {} must be a multiple of the minimum, >= the preferred and <= 1 GiB",
             b.maximum
+        )));
+    }
+    if opts.max_connections == 0 || opts.max_handshakes == 0 {
+        return Err(EmuError::Config(
+            "max_connections (--max-connections) and max_handshakes (--max-handshakes) must be at least 1".into(),
+        ));
+    }
+    if opts.handshake_timeout.is_zero() {
+        return Err(EmuError::Config(
+            "handshake_timeout must be more than 0".into(),
+        ));
+    }
+    if opts.idle_timeout.is_some_and(|t| t.is_zero()) {
+        return Err(EmuError::Config(
+            "idle_timeout (--idle-timeout) must be more than 0 (None, or `off`, turns it off)"
+                .into(),
+        ));
+    }
+    if opts.max_buffer_per_connection < u64::from(b.maximum)
+        || opts.max_buffer < opts.max_buffer_per_connection
+    {
+        return Err(EmuError::Config(format!(
+            "max_buffer_per_connection (--max-buffer-per-connection, {} B) must hold one largest request ({} B), and max_buffer (--max-buffer, {} B) at least that",
+            opts.max_buffer_per_connection, b.maximum, opts.max_buffer
         )));
     }
     if opts.export_name.len() > 4096 || opts.description.len() > 4096 {
@@ -732,7 +923,6 @@ pub struct Server {
     /// The signal handlers, from `bind` on (a SIGTERM while binding or
     /// probing stops the server cleanly once it runs).
     signals: Option<SignalGuard>,
-    max_connections: usize,
     shutdown: ShutdownHandle,
     recorder: Option<JoinHandle<RecordReport>>,
     uris: Vec<String>,
@@ -864,6 +1054,19 @@ impl Server {
             epoll,
             reactor_stop: AtomicBool::new(false),
             live_conns: AtomicUsize::new(0),
+            handshaking: AtomicUsize::new(0),
+            limits: Limits {
+                max_connections: opts.max_connections,
+                max_handshakes: opts.max_handshakes,
+                handshake_timeout: opts.handshake_timeout,
+                idle_timeout_ns: opts
+                    .idle_timeout
+                    .map_or(u64::MAX, |t| t.as_nanos().min(u64::MAX as u128) as u64),
+                conn_buffer: opts.max_buffer_per_connection,
+                buffer: opts.max_buffer,
+                fair_share: opts.max_buffer / opts.max_connections as u64,
+            },
+            limit_counters: LimitCounters::default(),
             store_desc: opts.store.to_string(),
             started: Instant::now(),
         });
@@ -873,7 +1076,6 @@ impl Server {
             control,
             control_busy: Arc::new(AtomicUsize::new(0)),
             signals,
-            max_connections: opts.max_connections,
             shutdown,
             recorder,
             uris,
@@ -930,8 +1132,10 @@ impl Server {
         } else {
             None
         };
-        // Connections still in their handshake: (socket, thread).
-        let mut conns: Vec<(Sock, JoinHandle<()>)> = Vec::new();
+        // Connections still in their handshake, oldest first: (socket,
+        // thread, cut to make room, handshake over: set by the thread once
+        // the client is in, so a finished one is never cut).
+        let mut conns: Vec<(Sock, JoinHandle<()>, bool, Arc<AtomicBool>)> = Vec::new();
         let mut next_conn = 0u64;
         let mut fds: Vec<libc::pollfd> = self
             .listeners
@@ -973,9 +1177,37 @@ impl Server {
                         continue;
                     }
                     while let Ok(sock) = l.accept() {
-                        if shared.live_conns.load(Ordering::SeqCst) >= self.max_connections {
+                        // A client arriving when every serving slot is
+                        // taken is closed at once (end-of-file before the
+                        // greeting), never left waiting.
+                        let lim = &shared.limits;
+                        if shared.live_conns.load(Ordering::SeqCst) >= lim.max_connections {
+                            shared
+                                .limit_counters
+                                .refused
+                                .fetch_add(1, Ordering::Relaxed);
                             sock.shutdown(Shutdown::Both);
                             continue;
+                        }
+                        // Handshake slots are apart from serving slots, so
+                        // silent clients fill only those; when all are
+                        // taken, the handshake that has lasted longest is
+                        // cut for the newcomer (a real client's handshake
+                        // takes a millisecond, so slow or silent ones go
+                        // first, and cannot lock newcomers out).
+                        let cuttable = |c: &&mut (Sock, JoinHandle<()>, bool, Arc<AtomicBool>)| {
+                            !c.2 && !c.3.load(Ordering::SeqCst)
+                        };
+                        let in_hs = conns.iter_mut().filter(cuttable).count();
+                        if in_hs >= lim.max_handshakes {
+                            if let Some(old) = conns.iter_mut().find(cuttable) {
+                                old.0.shutdown(Shutdown::Both);
+                                old.2 = true;
+                                shared
+                                    .limit_counters
+                                    .handshakes_cut
+                                    .fetch_add(1, Ordering::Relaxed);
+                            }
                         }
                         let Ok(watch) = sock.try_clone() else {
                             continue;
@@ -983,14 +1215,16 @@ impl Server {
                         next_conn += 1;
                         let s = shared.clone();
                         let id = next_conn;
-                        shared.live_conns.fetch_add(1, Ordering::SeqCst);
+                        let over = Arc::new(AtomicBool::new(false));
+                        let o = over.clone();
+                        shared.handshaking.fetch_add(1, Ordering::SeqCst);
                         match thread::Builder::new()
                             .name(format!("nbd-hs-{id}"))
-                            .spawn(move || serve_connection(s, sock, id))
+                            .spawn(move || serve_connection(s, sock, id, &o))
                         {
-                            Ok(h) => conns.push((watch, h)),
+                            Ok(h) => conns.push((watch, h, false, over)),
                             Err(_) => {
-                                shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+                                shared.handshaking.fetch_sub(1, Ordering::SeqCst);
                                 watch.shutdown(Shutdown::Both);
                             }
                         }
@@ -1023,16 +1257,18 @@ impl Server {
             }
             // Handshake threads end quickly; forget the finished ones
             // (their sockets are the reactor's now, or closed).
-            conns.retain(|(_, h)| !h.is_finished());
+            conns.retain(|(_, h, _, _)| !h.is_finished());
         }
         // Stop: handshakes in progress end, connections see end-of-file
         // (the reactor shuts their input), their in-flight requests
         // finish, they close, the reactor ends; then the store is synced.
         shared.stopping.store(true, Ordering::SeqCst);
-        for (s, _) in &conns {
-            s.shutdown(Shutdown::Read);
+        for (s, _, _, _) in &conns {
+            // Both ways: a handshake blocked sending to a client that does
+            // not read ends at once too.
+            s.shutdown(Shutdown::Both);
         }
-        for (_, h) in conns {
+        for (_, h, _, _) in conns {
             let _ = h.join();
         }
         shared.reactor_stop.store(true, Ordering::SeqCst);

@@ -706,6 +706,18 @@ impl Device for ControllerCache {
         (self.cfg.write_back && !self.cfg.battery_backed) || self.next.volatile_write_cache()
     }
 
+    /// A dirty line (destaging or not) of a volatile write-back cache
+    /// holds the range, or the device behind it does (same offsets).
+    fn volatile_holds(&self, offset: u64, len: u64) -> bool {
+        if self.cfg.write_back && !self.cfg.battery_backed {
+            let (l0, l1) = self.line_range(offset, len);
+            if self.dirty.range(l0..l1).next().is_some() {
+                return true;
+            }
+        }
+        self.next.volatile_holds(offset, len)
+    }
+
     fn report(&self, now: Nanos) -> DeviceReport {
         let s = &self.stats;
         let mut r = DeviceReport {

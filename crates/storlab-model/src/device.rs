@@ -135,6 +135,18 @@ pub trait Device: Send {
         false
     }
 
+    /// Whether a volatile write cache in this device still holds bytes of
+    /// `[offset, offset + len)` that are not on stable media, as of the
+    /// last call the device was given: a power cut now would lose them.
+    /// The emulator asks it at a power cut and when it journals a write
+    /// (never the simulator: it costs nothing unless called). Every device
+    /// whose [`Device::volatile_write_cache`] can be true answers it; the
+    /// default (nothing volatile) suits the rest.
+    fn volatile_holds(&self, offset: u64, len: u64) -> bool {
+        let _ = (offset, len);
+        false
+    }
+
     /// Utilisation, power, energy and wear up to `now`.
     fn report(&self, now: Nanos) -> crate::report::DeviceReport;
 

@@ -887,6 +887,20 @@ impl Device for Disk {
         self.cfg.write_cache
     }
 
+    /// A destage (a media write of no request: the write cache's) queued
+    /// or running covers a sector of the range.
+    fn volatile_holds(&self, offset: u64, len: u64) -> bool {
+        if !self.cfg.write_cache || self.dirty_bytes == 0 {
+            return false;
+        }
+        let lba = offset / self.sector;
+        let end = (offset + len.max(1)).div_ceil(self.sector);
+        self.cur
+            .iter()
+            .chain(self.queue.iter())
+            .any(|op| op.req == NOREQ && op.lba < end && lba < op.lba + op.n)
+    }
+
     fn report(&self, now: Nanos) -> DeviceReport {
         let s = &self.stats;
         let ops = (s.media_reads + s.media_writes).max(1) as f64;

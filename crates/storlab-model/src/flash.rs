@@ -1186,6 +1186,22 @@ impl Device for Ssd {
         self.buf_cap > 0
     }
 
+    /// A unit of the range maps to a page still in the DRAM write buffer
+    /// (not yet programmed).
+    fn volatile_holds(&self, offset: u64, len: u64) -> bool {
+        if self.inbuf.is_empty() {
+            return false;
+        }
+        let lpns = self.ftl.logical_units() as u64;
+        let first = (offset / self.unit).min(lpns) as u32;
+        let last = (offset + len.max(1)).div_ceil(self.unit).min(lpns) as u32;
+        (first..last).any(|lpn| {
+            self.ftl
+                .lookup(lpn)
+                .is_some_and(|ppa| self.inbuf.contains_key(&(ppa / self.upp)))
+        })
+    }
+
     fn report(&self, now: Nanos) -> DeviceReport {
         let el = now.max(1) as f64;
         let frac = |b: u64| crate::units::busy_fraction(b, now);

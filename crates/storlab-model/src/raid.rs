@@ -271,6 +271,22 @@ impl Device for Raid0 {
         self.members.iter().any(|m| m.volatile_write_cache())
     }
 
+    /// Any member holds its piece of the range (cut at stripe boundaries
+    /// as requests are).
+    fn volatile_holds(&self, offset: u64, len: u64) -> bool {
+        let end = offset + len.max(1);
+        let mut off = offset;
+        while off < end {
+            let n = (self.stripe - off % self.stripe).min(end - off);
+            let (m, moff) = self.map(off);
+            if self.members[m].volatile_holds(moff, n) {
+                return true;
+            }
+            off += n;
+        }
+        false
+    }
+
     fn report(&self, now: Nanos) -> DeviceReport {
         let mut r = DeviceReport {
             counters: vec![

@@ -911,6 +911,19 @@ impl Device for FlashCache {
         self.cache.volatile_write_cache() || self.back.volatile_write_cache()
     }
 
+    /// The tier's own dirty blocks live on the cache device (flash: not
+    /// volatile); a block is held volatile when the cache device holds
+    /// its slot so, or the backing device holds the range so.
+    fn volatile_holds(&self, offset: u64, len: u64) -> bool {
+        let bs = self.cfg.block_bytes;
+        let (b0, b1) = (offset / bs, (offset + len.max(1)).div_ceil(bs));
+        (b0..b1).any(|b| {
+            self.blocks
+                .slot(b)
+                .is_some_and(|s| self.cache.volatile_holds(s as u64 * bs, bs))
+        }) || self.back.volatile_holds(offset, len)
+    }
+
     fn report(&self, now: Nanos) -> DeviceReport {
         let s = &self.stats;
         let reads = (s.read_hits + s.read_misses).max(1) as f64;

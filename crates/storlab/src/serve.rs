@@ -70,6 +70,51 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 20_000,
           value_parser = clap::value_parser!(u32).range(0..=10_000_000))]
     pub floor_probe: u32,
+    /// Most connections served at once; a client over it is closed at
+    /// once (it reads end-of-file before the greeting).
+    #[arg(long, default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub max_connections: u32,
+    /// Most handshakes at once, apart from the serving slots; when all are
+    /// taken, the one that has lasted longest is cut for the newcomer.
+    #[arg(long, default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub max_handshakes: u32,
+    /// The whole handshake must end within this many seconds.
+    #[arg(long, default_value = "10", value_parser = parse_seconds)]
+    pub handshake_timeout: f64,
+    /// Close a connection idle this many seconds (nothing sent, nothing
+    /// in flight; or its replies not taken); `off` never does.
+    #[arg(long, default_value = "60", value_parser = parse_timeout)]
+    pub idle_timeout: f64,
+    /// Reply bytes one connection may have buffered before the server
+    /// stops reading its requests until it takes its replies (K/M/G).
+    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    pub max_buffer_per_connection: u64,
+    /// Reply bytes buffered over all connections (K/M/G); past it, a
+    /// connection holding more than its share (this / --max-connections)
+    /// waits.
+    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    pub max_buffer: u64,
+}
+
+/// Seconds: a positive number, at most a day.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('s').parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        Ok(v) => Err(format!(
+            "{v}: seconds must be more than 0 and at most 86400"
+        )),
+        Err(_) => Err(format!("{s}: not a number of seconds")),
+    }
+}
+
+/// Seconds, or `off` / `0` for never (0).
+pub fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.trim() {
+        "off" | "0" | "0s" | "none" => Ok(0.0),
+        t => parse_seconds(t),
+    }
 }
 
 /// `8G`, `512m`, `1.5GiB`, `4096`: binary units (K = 1024), more than
@@ -124,6 +169,13 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
         wake_assist: !a.no_wake_assist,
         realtime: !a.no_realtime,
         floor_probe: a.floor_probe as usize,
+        max_connections: a.max_connections as usize,
+        max_handshakes: a.max_handshakes as usize,
+        handshake_timeout: std::time::Duration::from_secs_f64(a.handshake_timeout),
+        idle_timeout: (a.idle_timeout > 0.0)
+            .then(|| std::time::Duration::from_secs_f64(a.idle_timeout)),
+        max_buffer_per_connection: a.max_buffer_per_connection,
+        max_buffer: a.max_buffer,
         ..ServeOptions::default()
     };
     let server = storlab_emu::Server::bind(opts, device, ShutdownHandle::new())?;
@@ -142,4 +194,21 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
     let report = server.run()?;
     println!("{report}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_parse_with_off() {
+        assert_eq!(parse_seconds("10"), Ok(10.0));
+        assert_eq!(parse_seconds("0.5s"), Ok(0.5));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("soon").unwrap_err().contains("soon"));
+        assert_eq!(parse_timeout("off"), Ok(0.0));
+        assert_eq!(parse_timeout("0"), Ok(0.0));
+        assert_eq!(parse_timeout("60"), Ok(60.0));
+    }
 }

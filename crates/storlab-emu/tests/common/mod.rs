@@ -397,6 +397,11 @@ impl<D: Device> Device for Volatile<D> {
     fn volatile_write_cache(&self) -> bool {
         true
     }
+    /// Its cache never destages on its own: only flushes and FUA make
+    /// writes durable.
+    fn volatile_holds(&self, _offset: u64, _len: u64) -> bool {
+        true
+    }
     fn report(&self, now: storlab_model::Nanos) -> storlab_model::DeviceReport {
         self.0.report(now)
     }

@@ -371,12 +371,18 @@ impl Figure {
         panel_w = width / n;
         let notes = self.note_lines().len() as u32;
         let notes_h = if notes > 0 { notes * NOTE_LINE + 8 } else { 0 };
-        let chart_h = 400 - line_px(TITLE_FONT).ceil() as u32;
+        // tall enough for the rotated y axis description beside the plot
+        let above_below = line_px(TITLE_FONT).ceil() as u32
+            + 2 * MARGIN
+            + line_px(CAPTION_FONT).ceil() as u32
+            + x_area;
+        let height = 400u32.max(text_px(&self.y_label, DESC_FONT).ceil() as u32 + 16 + above_below);
+        let chart_h = height - line_px(TITLE_FONT).ceil() as u32;
         let plot_w = (panel_w - MARGIN - right - y_area) as f64;
         let plot_h = (chart_h - 2 * MARGIN - line_px(CAPTION_FONT).ceil() as u32 - x_area) as f64;
         Layout {
             width,
-            height: 400 + notes_h,
+            height: height + notes_h,
             notes_h,
             y_area,
             x_area,

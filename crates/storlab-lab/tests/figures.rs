@@ -252,11 +252,16 @@ fn left_out_points_are_marked_and_explained() {
 
 #[test]
 fn axis_labels_are_inside_the_drawing_and_apart() {
-    for (y_log, big) in [(false, 1_234_567.0), (true, 98_765.0), (false, 0.000123)] {
+    let long = "completion latency per request, mean over every thread and both directions (µs)";
+    for (y_log, big, y_label) in [
+        (false, 1_234_567.0, "completion latency per request (µs)"),
+        (true, 98_765.0, "completion latency per request (µs)"),
+        (false, 0.000123, long),
+    ] {
         let f = figure(
             true,
             y_log,
-            "completion latency per request (µs)",
+            y_label,
             vec![series(
                 "a fairly long legend entry for a model line",
                 SeriesKind::Model,

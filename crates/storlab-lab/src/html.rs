@@ -253,13 +253,20 @@ pub fn study_page(rep: &Reproduction, meta: &SiteMeta) -> Result<String> {
     let runs = study_runs(&rep.study);
     s.push_str("<h2>Devices</h2>\n");
     match &runs {
-        Some(runs) => s.push_str(&devices_html(runs)),
+        Some(runs) => s.push_str(&devices_html(runs, &named_presets(rep))),
         None => s.push_str("<p>Not one of the lab's studies: no runs or devices to list.</p>\n"),
     }
     s.push_str("<h2>How the figures were made</h2>\n");
     s.push_str(&meta_table(meta));
-    if let Some(runs) = &runs {
-        s.push_str(&runs_html(runs));
+    match &runs {
+        Some(runs) if !runs.is_empty() => s.push_str(&runs_html(runs)),
+        Some(_) => s.push_str(&format!(
+            "<p>This study runs its simulations itself (the paging model's own driver, not \
+             <code>storlab sim</code> job runs): see <code>crates/storlab-lab/src/studies/{}.rs</code>; \
+             <code>storlab paging</code> runs the same model from the command line.</p>\n",
+            text(&rep.study.replace('-', "_"))
+        )),
+        None => {}
     }
     s.push_str(TAIL);
     Ok(s)
@@ -343,7 +350,49 @@ fn preset_named<'a>(v: &'a str, names: &BTreeSet<String>) -> Option<&'a str> {
     names.contains(v).then_some(v)
 }
 
-fn devices_html(runs: &[Spec]) -> String {
+/// The presets a study names without running them as [`Spec`]s (the
+/// paging studies drive the swap model themselves): their device lists,
+/// and any preset named in the study's text, rows or figures' legends.
+fn named_presets(rep: &Reproduction) -> Vec<String> {
+    let mut v: Vec<String> = match rep.study.as_str() {
+        "paging" => crate::studies::paging::DEVICES
+            .iter()
+            .map(|d| d.1.to_string())
+            .collect(),
+        "apps-paging" => crate::studies::apps_paging::DEVICES
+            .iter()
+            .map(|d| d.1.to_string())
+            .collect(),
+        _ => Vec::new(),
+    };
+    if rep.study.contains("paging") {
+        v.push("swap-linux".into());
+    }
+    let names: BTreeSet<String> = PresetStore::default()
+        .list()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let mut words = vec![rep.setting.as_str()];
+    for r in &rep.rows {
+        words.extend([r.what.as_str(), r.model.as_str()]);
+    }
+    for f in &rep.figures {
+        for p in &f.panels {
+            words.extend(p.series.iter().map(|s| s.label.as_str()));
+        }
+    }
+    for w in words {
+        for t in w.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+            if names.contains(t) {
+                v.push(t.to_string());
+            }
+        }
+    }
+    v
+}
+
+fn devices_html(runs: &[Spec], named: &[String]) -> String {
     let store = PresetStore::default();
     let names: BTreeSet<String> = store.list().into_iter().map(|(n, _)| n).collect();
     // device -> distinct override sets and how many runs use each
@@ -357,7 +406,15 @@ fn devices_html(runs: &[Spec]) -> String {
     }
     // the presets to show: those run, and those their values or the
     // runs' overrides name (a swap device, a cache's members), in turn
-    let mut todo: Vec<String> = uses.keys().map(|d| d.to_string()).collect();
+    let mut todo: Vec<String> = uses.keys().rev().map(|d| d.to_string()).collect();
+    // the presets the study only names come after those it runs
+    let mut shown_last: Vec<String> = named
+        .iter()
+        .filter(|n| names.contains(*n) && !uses.contains_key(n.as_str()))
+        .cloned()
+        .collect();
+    shown_last.reverse();
+    todo.splice(0..0, shown_last);
     for r in runs {
         for o in &r.overrides {
             if let Some((_, v)) = o.split_once('=') {
@@ -386,9 +443,14 @@ fn devices_html(runs: &[Spec]) -> String {
         match SystemConfig::load(&store, &d, &[]) {
             Ok((resolved, _)) => {
                 s.push_str(&format!(
-                    " (resolved from {}; {} keys)</summary>\n",
+                    " (resolved from {}; {} keys){}</summary>\n",
                     text(&resolved.chain.join(" ← ")),
-                    resolved.leaves.len()
+                    resolved.leaves.len(),
+                    if uses.contains_key(d.as_str()) {
+                        ""
+                    } else {
+                        ": named by the study or by another preset's value"
+                    }
                 ));
                 s.push_str(
                     "<table><tr><th>key</th><th>value</th><th>source</th><th>set in</th></tr>\n",
@@ -481,4 +543,77 @@ fn runs_html(runs: &[Spec]) -> String {
     }
     s.push_str("</pre></details>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rep(study: &str, setting: &str) -> Reproduction {
+        Reproduction {
+            study: study.into(),
+            title: "t".into(),
+            setting: setting.into(),
+            rows: vec![Row::holds("on raid-ssd", "x", "y".into(), true)],
+            figures: vec![],
+        }
+    }
+
+    #[test]
+    fn a_study_that_runs_no_plan_still_lists_its_devices() {
+        let named = named_presets(&rep("paging", "through swap-linux"));
+        for d in ["raid-disk", "haste-sttm", "swap-linux", "raid-ssd"] {
+            assert!(named.iter().any(|n| n == d), "{d} in {named:?}");
+        }
+        let page = devices_html(&[], &named);
+        assert!(page.contains("<summary><b>raid-disk</b> (resolved from raid-disk"));
+        assert!(page.contains("named by the study"));
+        // a word that only contains a preset's name is not one
+        let named = named_presets(&rep("x", "pre-raid-ssd-like, null-ish"));
+        assert_eq!(named, ["raid-ssd"], "from the row only");
+        // and the paging page says where its runs are
+        let page = study_page(&rep("paging", ""), &SiteMeta::default()).unwrap();
+        assert!(page.contains("studies/paging.rs"), "{page}");
+    }
+
+    #[test]
+    fn names_and_commands_are_safe() {
+        assert_eq!(page_name("moneta"), "moneta.html");
+        assert_eq!(page_name("../x y"), "___x_y.html");
+        assert_eq!(page_name("index"), "study-index.html");
+        assert_eq!(shell_word("--bs=4k"), "--bs=4k");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+        let s = Spec::new("moneta-spin", &["swap.device_set=[\"a\"]"], &["--name=x"]);
+        assert_eq!(
+            sim_command(&s),
+            "storlab sim --device moneta-spin --set 'swap.device_set=[\"a\"]' --seed 1 --name=x"
+        );
+    }
+
+    #[test]
+    fn every_verdict_has_its_colour() {
+        let cells: Vec<(String, &str)> = [
+            Row::within("a", 1.0, 1.0, 0.1, ""),
+            Row::within("b", 1.0, 1.0, 0.1, "").input("k"),
+            Row::within("c", 2.0, 1.0, 0.1, "").miss_because("why"),
+            Row::within("d", 2.0, 1.0, 0.1, ""),
+        ]
+        .iter()
+        .map(verdict_cell)
+        .collect();
+        assert_eq!(
+            cells,
+            [
+                ("ok".to_string(), "v-ok"),
+                ("input".to_string(), "v-input"),
+                ("MISS (known: why)".to_string(), "v-known"),
+                ("FAIL".to_string(), "v-fail"),
+            ]
+        );
+        for class in ["v-ok", "v-input", "v-known", "v-fail"] {
+            assert!(STYLE.contains(&format!(".{class}{{")), "{class}");
+        }
+    }
 }

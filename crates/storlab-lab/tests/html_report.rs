@@ -177,7 +177,7 @@ fn chromium() -> PathBuf {
 fn screenshot(page: &Path, out: &Path, profile: &Path) {
     let browser = chromium();
     let url = format!("file://{}", page.display());
-    let status = Command::new(&browser)
+    let mut child = Command::new(&browser)
         .args([
             "--headless",
             "--no-sandbox",
@@ -192,8 +192,21 @@ fn screenshot(page: &Path, out: &Path, profile: &Path) {
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .status()
+        .spawn()
         .unwrap_or_else(|e| panic!("running {}: {e}", browser.display()));
+    // a browser that hangs fails this test rather than hanging the suite
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{} took over 120 s for one screenshot", browser.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     assert!(
         status.success(),
         "{} exited with {status}",

@@ -190,10 +190,13 @@ impl<R: BufRead> ClosedReader<R> {
         let mut read = |line: &mut String, line_no: &mut u64| -> Result<bool, TraceError> {
             line.clear();
             *line_no += 1;
-            input.read_line(line).map(|n| n > 0).map_err(|e| TraceError::Io {
-                path: path.to_string(),
-                source: e,
-            })
+            input
+                .read_line(line)
+                .map(|n| n > 0)
+                .map_err(|e| TraceError::Io {
+                    path: path.to_string(),
+                    source: e,
+                })
         };
         if !read(&mut line, &mut line_no)? {
             return Err(TraceError::Input {
@@ -262,7 +265,9 @@ impl<R: BufRead> ClosedReader<R> {
         let thread = n32(next("thread")?, "thread")?;
         let rank = num(next("rank")?, "rank")?;
         let after = num(next("after")?, "after")?;
-        let op: TraceOp = next("op")?.parse().map_err(|e| format!("column `op`: {e}"))?;
+        let op: TraceOp = next("op")?
+            .parse()
+            .map_err(|e| format!("column `op`: {e}"))?;
         let offset = num(next("offset")?, "offset")?;
         let len = num(next("len")?, "len")?;
         let fua = match next("fua")? {
@@ -777,14 +782,20 @@ mod tests {
     #[test]
     fn errors_name_the_file_and_line() {
         let bad = format!("{MAGIC} 1\n{COLUMNS}\n# c\n0 0 0 0 read 0 4096 0 0 10 10 0\n0 0 1 2 read 0 4096 0 20 30 30 10\n");
-        let e = load_from(bad.as_bytes(), "x.trace").unwrap_err().to_string();
+        let e = load_from(bad.as_bytes(), "x.trace")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("x.trace:5:"), "{e}");
         assert!(e.contains("after 2 > rank 1"), "{e}");
-        let e = load_from(&b"storlab-closed 2\n"[..], "y").unwrap_err().to_string();
+        let e = load_from(&b"storlab-closed 2\n"[..], "y")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("y:1:") && e.contains("version 2"), "{e}");
         let e = load_from(&b"0 1 2\n"[..], "z").unwrap_err().to_string();
         assert!(e.contains("not a closed-loop trace"), "{e}");
-        let dup = format!("{MAGIC} 1\n{COLUMNS}\n0 0 0 0 read 0 1 0 0 1 1 0\n0 0 0 0 read 0 1 0 2 3 3 2\n");
+        let dup = format!(
+            "{MAGIC} 1\n{COLUMNS}\n0 0 0 0 read 0 1 0 0 1 1 0\n0 0 0 0 read 0 1 0 2 3 3 2\n"
+        );
         let e = load_from(dup.as_bytes(), "d").unwrap_err().to_string();
         assert!(e.contains("d:4") && e.contains("appears twice"), "{e}");
     }

@@ -6,8 +6,13 @@
 //!
 //! ```text
 //! cargo run --release -p storlab-sim --example closed_crosscheck -- \
-//!     [--apps fio,sqlite,tar,postmark] [--devices raid-disk,fusion-io,moneta-spin] [--keep DIR]
+//!     [--apps fio,sqlite,tar,postmark] [--devices raid-disk,fusion-io,moneta-spin] \
+//!     [--repeat] [--keep DIR]
 //! ```
+//!
+//! `--repeat` runs each application a second time on each device and
+//! predicts that run from the first: the error of a prediction where only
+//! the machine's noise differs (the floor under every other figure).
 //!
 //! The file-system applications need root (nbdfuse, a loop device, mkfs,
 //! mount), like `storlab app run`.
@@ -49,6 +54,7 @@ fn main() {
         .split(',')
         .map(str::to_string)
         .collect();
+    let repeat = args.iter().any(|a| a == "--repeat");
     let keep = args
         .iter()
         .position(|a| a == "--keep")
@@ -75,6 +81,31 @@ fn main() {
                 r
             })
             .collect();
+        // the noise floor: the same device again, predicted from the first
+        // run (nothing but the machine changed)
+        let mut again = Vec::new();
+        if repeat {
+            let d = dir.join("again");
+            std::fs::create_dir_all(&d).expect("mkdir");
+            for r in &runs {
+                let a = record(&r.device, app, 512 * MIB, &d);
+                eprintln!("  again on {}: span {:.4} s", a.device, a.span_s);
+                again.push((r, a));
+            }
+        }
+        for (from, to) in &again {
+            let c = check(from, to);
+            println!(
+                "| {} | {} | {} (again) | {:.4} | {:.4} | {:+.1} % | {:+.1} % |",
+                app.name(),
+                c.from,
+                c.to,
+                c.prediction.runtime_s,
+                c.actual_s,
+                c.error * 100.0,
+                c.naive_error * 100.0
+            );
+        }
         for from in &runs {
             for to in &runs {
                 if from.device == to.device {

@@ -34,7 +34,7 @@ pub(crate) fn start(
                 error: None,
             };
             let comment = format!(
-                "recorded by storlab serve {}; times in ns since the first arrival",
+                "recorded by storlab serve {}; times in ns since the server started",
                 env!("CARGO_PKG_VERSION")
             );
             let mut w = match ClosedWriter::new(BufWriter::new(file), &[&comment]) {
@@ -65,7 +65,7 @@ pub(crate) fn start(
             inf.finish(&mut out);
             emit(&mut out, &mut w);
             report.written = w.written();
-            report.inexact = inf.stats().late;
+            report.inexact = inf.stats().inexact;
             if let Err(e) = w.finish() {
                 failed.get_or_insert(e);
             }

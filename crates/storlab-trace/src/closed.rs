@@ -32,14 +32,17 @@
 //!   a flush); `fua`: 1 when the write asked for forced unit access.
 //! - `arrival_ns`: when it reached the device model; `complete_ns`: when the
 //!   device model completed it; `reply_ns`: when the reply was sent. All
-//!   three in ns since the trace's first arrival.
+//!   three in ns on the recording's clock (the server's: since it started);
+//!   [`load`] moves them so that the first arrival is at 0.
 //! - `think_ns`: `arrival_ns` minus the latest `complete_ns` among the
-//!   requests it waited for (0 when it waited for none: then
-//!   `arrival_ns` itself is its time from the start of the trace, which
-//!   is what `think_ns` holds). This is the issuer's CPU time, the host's
-//!   IO stack and the transport, everything that is not the device.
+//!   requests it waited for. This is the issuer's CPU time, the host's IO
+//!   stack and the transport, everything that is not the device. For a
+//!   request that waited for nothing it is its `arrival_ns` (its time from
+//!   the start; [`load`] sets it to the moved arrival).
 //!
-//! Lines are in arrival order within each stream. Readers check every line
+//! Lines are in arrival order within each stream, except a request in
+//! flight for longer than the recorder's window, written when it completes
+//! ([`load`] sorts each stream by arrival). Readers check every line
 //! on its own (numbers, operation, `after <= rank`, `think_ns <=
 //! arrival_ns`, `arrival_ns <= complete_ns <= reply_ns`);
 //! [`load`] also checks the stream as a whole (ranks a permutation,
@@ -71,9 +74,10 @@
 //!   cross-connection dependencies).
 //! - Requests are recorded when their replies are sent and put in arrival
 //!   order through a reorder window (default 1 s). A request still in
-//!   flight for longer than the window is written late, with `after` as
-//!   counted then (never past its own rank) and think time 0, and counted
-//!   as inexact.
+//!   flight for longer than the window is written late, out of order
+//!   (readers sort each stream by arrival), its `after` and think time
+//!   counted from the stream's last 2^20 replies: exact unless it is older
+//!   than all of them (then counted as inexact, `after` 0).
 
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::io::{BufRead, Write};
@@ -109,11 +113,12 @@ pub struct ClosedRecord {
     pub len: u64,
     /// Forced unit access.
     pub fua: bool,
-    /// Arrival at the device model, ns since the trace's first arrival.
+    /// Arrival at the device model, ns (since the trace's first arrival
+    /// once [`load`]ed).
     pub arrival_ns: u64,
-    /// The device model's completion, ns since the trace's first arrival.
+    /// The device model's completion, ns.
     pub complete_ns: u64,
-    /// Reply sent, ns since the trace's first arrival.
+    /// Reply sent, ns.
     pub reply_ns: u64,
     /// Time from the latest completion waited for (or from the trace's
     /// start, when `after` is 0) to the arrival, ns.
@@ -398,26 +403,33 @@ impl ClosedTrace {
 
 /// Read and check a whole closed-loop trace from `input` (named `path` in
 /// errors): each line (see [`ClosedReader`]), then each stream: its ranks
-/// must be `0..n` exactly once, its lines in arrival order, and a
-/// request's `after` may not count a request that arrived after it.
+/// must be `0..n` exactly once and a request's `after` may not count a
+/// request that arrived after it. Each stream is put in arrival order.
 pub fn load_from<R: BufRead>(input: R, path: &str) -> Result<ClosedTrace, TraceError> {
     let reader = ClosedReader::new(input, path)?;
     let mut streams: BTreeMap<u32, Vec<(u64, ClosedRecord)>> = BTreeMap::new();
     for item in reader {
         let (line, r) = item?;
-        let s = streams.entry(r.stream).or_default();
-        if let Some((_, prev)) = s.last() {
-            if r.arrival_ns < prev.arrival_ns {
-                return Err(TraceError::Input {
-                    path: format!("{path}:{line}"),
-                    problem: format!(
-                        "stream {}: arrival_ns {} is before the previous line's {} (lines of a stream are in arrival order)",
-                        r.stream, r.arrival_ns, prev.arrival_ns
-                    ),
-                });
-            }
+        streams.entry(r.stream).or_default().push((line, r));
+    }
+    let first = streams
+        .values()
+        .flat_map(|v| v.iter().map(|(_, r)| r.arrival_ns))
+        .min()
+        .unwrap_or(0);
+    for recs in streams.values_mut() {
+        // stable: equal arrivals keep file order
+        recs.sort_by_key(|(_, r)| r.arrival_ns);
+        for (_, r) in recs.iter_mut() {
+            r.arrival_ns -= first;
+            r.complete_ns -= first;
+            r.reply_ns -= first;
+            r.think_ns = if r.after == 0 {
+                r.arrival_ns
+            } else {
+                r.think_ns.min(r.arrival_ns)
+            };
         }
-        s.push((line, r));
     }
     let mut out = ClosedTrace::default();
     for (id, recs) in streams {
@@ -506,23 +518,42 @@ pub struct InferenceStats {
     /// Records emitted.
     pub emitted: u64,
     /// Records emitted out of arrival order (in flight longer than the
-    /// window): their `after` and think time are approximate.
+    /// window; readers put them back in order).
     pub late: u64,
+    /// Records whose `after` or think time is approximate (a late record
+    /// older than the replies a stream remembers, 2^20).
+    pub inexact: u64,
 }
+
+/// Replies a stream remembers for requests written late (in flight longer
+/// than the window): 16 bytes each.
+const HISTORY: usize = 1 << 20;
 
 #[derive(Default)]
 struct StreamState {
-    /// Replies received, not yet counted by a processed arrival:
-    /// `(reply_ns, complete_ns)` in reply (rank) order.
-    replies: VecDeque<(u64, u64)>,
-    /// Replies counted: the `after` of the latest arrival processed.
+    /// Replies received, in reply (rank) order: `(reply_ns, the latest
+    /// device completion among this and every earlier rank)`; the first
+    /// is rank `hist_base` (older ones are forgotten past [`HISTORY`]).
+    hist: VecDeque<(u64, u64)>,
+    hist_base: u64,
+    /// Replies counted by the latest arrival processed in order (its
+    /// `after`).
     counted: u64,
-    /// The latest device completion among the counted replies.
-    latest_complete: u64,
-    /// Ranks assigned so far.
-    next_rank: u64,
     /// Each slot's latest request's rank.
     slots: Vec<u64>,
+}
+
+impl StreamState {
+    fn next_rank(&self) -> u64 {
+        self.hist_base + self.hist.len() as u64
+    }
+
+    /// The latest device completion among ranks below `after` (> 0), if
+    /// still remembered.
+    fn latest_complete(&self, after: u64) -> Option<u64> {
+        let i = after.checked_sub(1)?.checked_sub(self.hist_base)?;
+        self.hist.get(i as usize).map(|&(_, c)| c)
+    }
 }
 
 /// Infers a closed-loop trace from the requests a server served, fed in the
@@ -535,8 +566,6 @@ pub struct Inference {
     pending: BinaryHeap<std::cmp::Reverse<(u64, u64, PendingReq)>>,
     seq: u64,
     latest_reply: u64,
-    /// The first arrival processed: time 0 of the trace.
-    base: Option<u64>,
     /// The latest arrival processed.
     processed_to: u64,
     stats: InferenceStats,
@@ -564,7 +593,6 @@ impl Inference {
             pending: BinaryHeap::new(),
             seq: 0,
             latest_reply: 0,
-            base: None,
             processed_to: 0,
             stats: InferenceStats::default(),
         }
@@ -574,11 +602,16 @@ impl Inference {
     /// `out`.
     pub fn push(&mut self, s: Served, out: &mut Vec<ClosedRecord>) {
         let st = self.streams.entry(s.stream).or_default();
-        let rank = st.next_rank;
-        st.next_rank += 1;
+        let rank = st.next_rank();
         let complete = s.complete_ns.max(s.arrival_ns);
-        let reply = s.reply_ns.max(complete);
-        st.replies.push_back((reply, complete));
+        let prev = st.hist.back().map_or((0, 0), |&x| x);
+        // the server's clock is monotonic, replies of a stream come in order
+        let reply = s.reply_ns.max(complete).max(prev.0);
+        st.hist.push_back((reply, prev.1.max(complete)));
+        while st.hist.len() > HISTORY && st.hist_base < st.counted {
+            st.hist.pop_front();
+            st.hist_base += 1;
+        }
         self.latest_reply = self.latest_reply.max(reply);
         let op = match s.op {
             TraceOp::Read => 0,
@@ -623,27 +656,42 @@ impl Inference {
             let Some(std::cmp::Reverse((arrival, _, p))) = self.pending.pop() else {
                 break;
             };
-            let base = *self.base.get_or_insert(arrival);
             let late = arrival < self.processed_to;
             self.processed_to = self.processed_to.max(arrival);
             let st = self.streams.entry(p.stream).or_default();
-            while let Some(&(reply, complete)) = st.replies.front() {
-                if reply >= arrival {
-                    break;
-                }
-                st.replies.pop_front();
-                st.counted += 1;
-                st.latest_complete = st.latest_complete.max(complete);
-            }
-            let after = st.counted.min(p.rank);
-            let think = if late {
+            let mut exact = true;
+            let after = if late {
+                // in flight longer than the window: count the replies
+                // before its arrival in the history
                 self.stats.late += 1;
-                0
-            } else if after == 0 {
-                arrival.saturating_sub(base)
+                let i = st.hist.partition_point(|&(reply, _)| reply < arrival) as u64;
+                if i == 0 && st.hist_base > 0 {
+                    exact = false;
+                    0
+                } else {
+                    st.hist_base + i
+                }
             } else {
-                arrival.saturating_sub(st.latest_complete)
+                st.counted = st.counted.max(st.hist_base);
+                while st.counted < st.next_rank()
+                    && st.hist[(st.counted - st.hist_base) as usize].0 < arrival
+                {
+                    st.counted += 1;
+                }
+                st.counted
+            }
+            .min(p.rank);
+            let think = match st.latest_complete(after) {
+                Some(c) => arrival.saturating_sub(c),
+                None if after == 0 => arrival,
+                None => {
+                    exact = false;
+                    0
+                }
             };
+            if !exact {
+                self.stats.inexact += 1;
+            }
             // the free slot whose latest request completed last, else a new one
             let mut best: Option<(usize, u64)> = None;
             for (i, &last) in st.slots.iter().enumerate() {
@@ -661,8 +709,6 @@ impl Inference {
                     st.slots.len() - 1
                 }
             };
-            let rel = |t: u64| t.saturating_sub(base);
-            let arrival_ns = rel(arrival);
             self.stats.emitted += 1;
             out.push(ClosedRecord {
                 stream: p.stream,
@@ -673,10 +719,10 @@ impl Inference {
                 offset: p.offset,
                 len: p.len,
                 fua: p.fua,
-                arrival_ns,
-                complete_ns: rel(p.complete_ns),
-                reply_ns: rel(p.reply_ns),
-                think_ns: think.min(arrival_ns),
+                arrival_ns: arrival,
+                complete_ns: p.complete_ns,
+                reply_ns: p.reply_ns,
+                think_ns: think.min(arrival),
             });
         }
     }
@@ -727,12 +773,13 @@ mod tests {
             assert_eq!(r.thread, 0);
             assert_eq!(r.rank, i as u64);
             assert_eq!(r.after, i as u64);
-            assert_eq!(r.arrival_ns, i as u64 * 100);
+            // the server's clock, not moved
+            assert_eq!(r.arrival_ns, 1000 + i as u64 * 100);
             if i > 0 {
                 // arrival minus the previous completion: 100 - 30
                 assert_eq!(r.think_ns, 70);
             } else {
-                assert_eq!(r.think_ns, 0);
+                assert_eq!(r.think_ns, 1000);
             }
         }
     }

@@ -572,7 +572,7 @@ mod tests {
         // QD1 chain recorded on a 100 us device with 20 us think time
         let mut lines = String::new();
         for i in 0..10u64 {
-            let a = i * 120_000 + if i == 0 { 0 } else { 0 };
+            let a = i * 120_000;
             let think = if i == 0 { 0 } else { 20_000 };
             lines += &format!(
                 "0 0 {i} {i} read {} 4096 0 {a} {} {} {think}\n",

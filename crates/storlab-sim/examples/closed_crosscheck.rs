@@ -7,12 +7,15 @@
 //! ```text
 //! cargo run --release -p storlab-sim --example closed_crosscheck -- \
 //!     [--apps fio,sqlite,tar,postmark] [--devices raid-disk,fusion-io,moneta-spin] \
-//!     [--repeat] [--keep DIR]
+//!     [--reps 3] [--keep DIR]
 //! ```
 //!
-//! `--repeat` runs each application a second time on each device and
-//! predicts that run from the first: the error of a prediction where only
-//! the machine's noise differs (the floor under every other figure).
+//! Each application runs `--reps` times on each device (the machine's load
+//! moves a run's think time): every recording on one device predicts every
+//! run on another, and the table gives the medians, the spread of the
+//! actual runs, and the median error. The "(again)" rows predict the other
+//! runs on the same device: only the machine's noise differs, the floor
+//! under every other figure.
 //!
 //! The file-system applications need root (nbdfuse, a loop device, mkfs,
 //! mount), like `storlab app run`.
@@ -44,8 +47,8 @@ fn main() {
                 kib: 64,
             },
             "postmark" => App::Postmark {
-                files: 500,
-                transactions: 2000,
+                files: 1000,
+                transactions: 4000,
             },
             other => panic!("unknown application {other} (fio, sqlite, tar, postmark)"),
         })
@@ -54,75 +57,90 @@ fn main() {
         .split(',')
         .map(str::to_string)
         .collect();
-    let repeat = args.iter().any(|a| a == "--repeat");
+    let reps: usize = get("--reps", "3").parse().expect("--reps: a number");
     let keep = args
         .iter()
         .position(|a| a == "--keep")
         .and_then(|i| args.get(i + 1));
     let tmp = tempfile::tempdir().expect("tempdir");
     let base = keep.map_or_else(|| tmp.path().to_path_buf(), std::path::PathBuf::from);
-    println!("| application | recorded on | predicted for | predicted (s) | actual (s) | error | ignoring the device |");
-    println!("|---|---|---|---:|---:|---:|---:|");
+    println!("| application | recorded on | predicted for | predicted (s) | actual (s) | actual's spread | error | ignoring the device |");
+    println!("|---|---|---|---:|---:|---:|---:|---:|");
     for (k, app) in apps.iter().enumerate() {
-        let dir = base.join(format!("app{k}"));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        let runs: Vec<Run> = devices
+        // runs[device][rep]
+        let runs: Vec<Vec<Run>> = devices
             .iter()
             .map(|d| {
-                let r = record(d, app, 512 * MIB, &dir);
-                eprintln!(
-                    "{}: {} on {d}: {} requests, span {:.4} s, wall {:.3} s",
-                    app.name(),
-                    r.trace.display(),
-                    r.requests,
-                    r.span_s,
-                    r.wall_s
-                );
-                r
+                (0..reps)
+                    .map(|rep| {
+                        let dir = base.join(format!("app{k}")).join(format!("rep{rep}"));
+                        std::fs::create_dir_all(&dir).expect("mkdir");
+                        let r = record(d, app, 512 * MIB, &dir);
+                        eprintln!(
+                            "{}: {} on {d}: {} requests, span {:.4} s, wall {:.3} s",
+                            app.name(),
+                            r.trace.display(),
+                            r.requests,
+                            r.span_s,
+                            r.wall_s
+                        );
+                        r
+                    })
+                    .collect()
             })
             .collect();
-        // the noise floor: the same device again, predicted from the first
-        // run (nothing but the machine changed)
-        let mut again = Vec::new();
-        if repeat {
-            let d = dir.join("again");
-            std::fs::create_dir_all(&d).expect("mkdir");
-            for r in &runs {
-                let a = record(&r.device, app, 512 * MIB, &d);
-                eprintln!("  again on {}: span {:.4} s", a.device, a.span_s);
-                again.push((r, a));
-            }
-        }
-        for (from, to) in &again {
-            let c = check(from, to);
-            println!(
-                "| {} | {} | {} (again) | {:.4} | {:.4} | {:+.1} % | {:+.1} % |",
-                app.name(),
-                c.from,
-                c.to,
-                c.prediction.runtime_s,
-                c.actual_s,
-                c.error * 100.0,
-                c.naive_error * 100.0
-            );
-        }
         for from in &runs {
             for to in &runs {
-                if from.device == to.device {
+                let same = from[0].device == to[0].device;
+                if same && reps < 2 {
                     continue;
                 }
-                let c = check(from, to);
+                // every recording on `from` predicts every run on `to` (on
+                // the same device: every other run)
+                let mut predicted = Vec::new();
+                let mut errors = Vec::new();
+                let mut naive = Vec::new();
+                for (i, f) in from.iter().enumerate() {
+                    let p = check(f, &to[0]).prediction.runtime_s;
+                    predicted.push(p);
+                    for (j, t) in to.iter().enumerate() {
+                        if same && i == j {
+                            continue;
+                        }
+                        errors.push(p / t.span_s - 1.0);
+                        naive.push(f.span_s / t.span_s - 1.0);
+                    }
+                }
+                let actual: Vec<f64> = to.iter().map(|r| r.span_s).collect();
+                let (lo, hi) = actual
+                    .iter()
+                    .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
                 println!(
-                    "| {} | {} | {} | {:.4} | {:.4} | {:+.1} % | {:+.1} % |",
+                    "| {} | {} | {}{} | {:.4} | {:.4} | {:.3}-{:.3} | {:+.1} % | {:+.1} % |",
                     app.name(),
-                    c.from,
-                    c.to,
-                    c.prediction.runtime_s,
-                    c.actual_s,
-                    c.error * 100.0,
-                    c.naive_error * 100.0
+                    from[0].device,
+                    to[0].device,
+                    if same { " (again)" } else { "" },
+                    median(&mut predicted),
+                    median(&mut actual.clone()),
+                    lo,
+                    hi,
+                    median(&mut errors) * 100.0,
+                    median(&mut naive) * 100.0
                 );
             }
         }
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }

@@ -97,6 +97,7 @@ pub fn config(device: &str) -> SystemConfig {
 /// Run `app` against the emulator on `device` (an export of `size`
 /// bytes), recording a closed-loop trace in `dir`.
 pub fn record(device: &str, app: &App, size: u64, dir: &Path) -> Run {
+    prepare(app, dir);
     let cfg = config(device);
     let dev = cfg
         .build_device_in(&PresetStore::default())
@@ -195,6 +196,38 @@ impl Drop for Chain {
     }
 }
 
+/// What an application needs before the device is attached (made outside
+/// the recording, so its time does not count).
+fn prepare(app: &App, dir: &Path) {
+    if let App::TarCp { files, kib } = app {
+        let src = dir.join("src.tar");
+        if src.exists() {
+            return;
+        }
+        let tree = dir.join("tree");
+        let _ = std::fs::create_dir_all(tree.join("src"));
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for f in 0..*files {
+            let data: Vec<u8> = (0..kib * 1024)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            std::fs::write(tree.join("src").join(format!("f{f}")), data)
+                .expect("writing the tree");
+        }
+        run(Command::new("tar")
+            .arg("cf")
+            .arg(&src)
+            .arg("-C")
+            .arg(&tree)
+            .arg("src"));
+    }
+}
+
 /// nbdfuse (one connection) → loop device with direct IO → XFS → the
 /// application → unmount, as `storlab app run` attaches a device.
 fn fs_session(uri: &str, size: u64, dir: &Path, app: &App) {
@@ -261,31 +294,8 @@ fn fs_session(uri: &str, size: u64, dir: &Path, app: &App) {
             )));
             assert!(out.contains(&rows.to_string()), "sqlite3: {out}");
         }
-        App::TarCp { files, kib } => {
+        App::TarCp { .. } => {
             let src = dir.join("src.tar");
-            if !src.exists() {
-                let tree = dir.join("tree");
-                let _ = std::fs::create_dir_all(tree.join("src"));
-                let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-                for f in 0..*files {
-                    let data: Vec<u8> = (0..kib * 1024)
-                        .map(|_| {
-                            x ^= x << 13;
-                            x ^= x >> 7;
-                            x ^= x << 17;
-                            x as u8
-                        })
-                        .collect();
-                    std::fs::write(tree.join("src").join(format!("f{f}")), data)
-                        .expect("writing the tree");
-                }
-                run(Command::new("tar")
-                    .arg("cf")
-                    .arg(&src)
-                    .arg("-C")
-                    .arg(&tree)
-                    .arg("src"));
-            }
             let m = mnt.display();
             run(Command::new("sh").arg("-c").arg(format!(
                 "set -e; tar xf {} -C {m}; sync -f {m}; cp -r {m}/src {m}/copy; sync -f {m}; \
@@ -303,7 +313,7 @@ fn fs_session(uri: &str, size: u64, dir: &Path, app: &App) {
                 &cfg,
                 format!(
                     "set location {}\nset number {files}\nset transactions {transactions}\n\
-                     set size 512 16384\nset seed 42\nrun\nquit\n",
+                     set size 512 65536\nset seed 42\nrun\nquit\n",
                     mnt.display()
                 ),
             )

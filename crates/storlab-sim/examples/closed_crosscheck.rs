@@ -7,8 +7,11 @@
 //! ```text
 //! cargo run --release -p storlab-sim --example closed_crosscheck -- \
 //!     [--apps fio,sqlite,tar,postmark] [--devices raid-disk,fusion-io,moneta-spin] \
-//!     [--reps 3] [--keep DIR]
+//!     [--reps 3] [--keep DIR [--reuse]]
 //! ```
+//!
+//! `--reuse` takes the recordings already in the `--keep` directory
+//! instead of running the applications again.
 //!
 //! Each application runs `--reps` times on each device (the machine's load
 //! moves a run's think time): every recording on one device predicts every
@@ -57,6 +60,7 @@ fn main() {
         .split(',')
         .map(str::to_string)
         .collect();
+    let reuse = args.iter().any(|a| a == "--reuse");
     let reps: usize = get("--reps", "3").parse().expect("--reps: a number");
     let keep = args
         .iter()
@@ -64,8 +68,8 @@ fn main() {
         .and_then(|i| args.get(i + 1));
     let tmp = tempfile::tempdir().expect("tempdir");
     let base = keep.map_or_else(|| tmp.path().to_path_buf(), std::path::PathBuf::from);
-    println!("| application | recorded on | predicted for | predicted (s) | actual (s) | actual's spread | error | ignoring the device |");
-    println!("|---|---|---|---:|---:|---:|---:|---:|");
+    println!("| application | recorded on | predicted for | predicted (s) | actual (s) | actual runs (s) | error | error range | ignoring the device |");
+    println!("|---|---|---|---:|---:|---:|---:|---:|---:|");
     for (k, app) in apps.iter().enumerate() {
         // runs[device][rep]
         let runs: Vec<Vec<Run>> = devices
@@ -75,7 +79,20 @@ fn main() {
                     .map(|rep| {
                         let dir = base.join(format!("app{k}")).join(format!("rep{rep}"));
                         std::fs::create_dir_all(&dir).expect("mkdir");
-                        let r = record(d, app, 512 * MIB, &dir);
+                        let r = if reuse {
+                            let trace = dir.join(format!("{d}.trace"));
+                            let t = storlab_trace::closed::load(&trace)
+                                .unwrap_or_else(|e| panic!("--reuse: {e}"));
+                            Run {
+                                device: d.clone(),
+                                trace,
+                                span_s: t.recorded_span_ns() as f64 / 1e9,
+                                wall_s: f64::NAN,
+                                requests: t.requests(),
+                            }
+                        } else {
+                            record(d, app, 512 * MIB, &dir)
+                        };
                         eprintln!(
                             "{}: {} on {d}: {} requests, span {:.4} s, wall {:.3} s",
                             app.name(),
@@ -115,8 +132,11 @@ fn main() {
                 let (lo, hi) = actual
                     .iter()
                     .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+                let (elo, ehi) = errors
+                    .iter()
+                    .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
                 println!(
-                    "| {} | {} | {}{} | {:.4} | {:.4} | {:.3}-{:.3} | {:+.1} % | {:+.1} % |",
+                    "| {} | {} | {}{} | {:.3} | {:.3} | {:.3}-{:.3} | {:+.0} % | {:+.0} to {:+.0} % | {:+.0} % |",
                     app.name(),
                     from[0].device,
                     to[0].device,
@@ -126,6 +146,8 @@ fn main() {
                     lo,
                     hi,
                     median(&mut errors) * 100.0,
+                    elo * 100.0,
+                    ehi * 100.0,
                     median(&mut naive) * 100.0
                 );
             }

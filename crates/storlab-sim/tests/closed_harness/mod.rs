@@ -216,8 +216,7 @@ fn prepare(app: &App, dir: &Path) {
                     x as u8
                 })
                 .collect();
-            std::fs::write(tree.join("src").join(format!("f{f}")), data)
-                .expect("writing the tree");
+            std::fs::write(tree.join("src").join(format!("f{f}")), data).expect("writing the tree");
         }
         run(Command::new("tar")
             .arg("cf")

@@ -9,11 +9,12 @@
  * Built at run time by `storlab app run bdb-btree|bdb-hash` with
  *   cc -O2 -pthread bdb-bench.c -ldb -o bdb-bench
  * (libdb5.3-dev). Usage:
- *   bdb-bench DIR btree|hash KEYS THREADS SECONDS CACHE_MB
- * DIR is created; the first KEYS/2 keys (of KEYS) are loaded in large
- * non-durable transactions and checkpointed, then each thread runs
- * random transactions for SECONDS: an insert (put) or a delete of a
- * uniformly random key, half each. Prints one JSON line:
+ *   bdb-bench DIR btree|hash KEYS THREADS SECONDS CACHE_MB load|run
+ * load: DIR is created and every other key of KEYS (half of them) is
+ * loaded in large non-durable transactions, then checkpointed. run: each
+ * thread runs random transactions for SECONDS: an insert (put) or a
+ * delete of a uniformly random key of KEYS, half each. Prints one JSON
+ * line:
  *   {"load_s":..,"seconds":..,"transactions":..,"tps":..,"deadlocks":..}
  */
 #include <db.h>
@@ -106,8 +107,8 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 7) {
-		fprintf(stderr, "usage: bdb-bench DIR btree|hash KEYS THREADS SECONDS CACHE_MB\n");
+	if (argc != 8 || (strcmp(argv[7], "load") && strcmp(argv[7], "run"))) {
+		fprintf(stderr, "usage: bdb-bench DIR btree|hash KEYS THREADS SECONDS CACHE_MB load|run\n");
 		return 2;
 	}
 	const char *dir = argv[1];
@@ -116,6 +117,7 @@ int main(int argc, char **argv)
 	int threads = atoi(argv[4]);
 	run_seconds = atof(argv[5]);
 	unsigned cache_mb = (unsigned)atoi(argv[6]);
+	int load_only = strcmp(argv[7], "load") == 0;
 	if (nkeys < 2 || threads < 1 || run_seconds <= 0) {
 		fprintf(stderr, "bdb-bench: KEYS >= 2, THREADS >= 1, SECONDS > 0\n");
 		return 2;
@@ -149,7 +151,7 @@ int main(int argc, char **argv)
 	 * then a checkpoint makes them durable */
 	double t0 = now();
 	char val[VALUE_BYTES];
-	for (uint64_t base = 0; base < nkeys; base += 20000) {
+	for (uint64_t base = 0; load_only && base < nkeys; base += 20000) {
 		DB_TXN *t;
 		if ((ret = env->txn_begin(env, NULL, &t, DB_TXN_NOSYNC)) != 0)
 			die("txn_begin (load)", ret);
@@ -166,6 +168,12 @@ int main(int argc, char **argv)
 	if ((ret = env->txn_checkpoint(env, 0, 0, DB_FORCE)) != 0)
 		die("checkpoint", ret);
 	double load = now() - t0;
+	if (load_only) {
+		db->close(db, 0);
+		env->close(env, 0);
+		printf("{\"load_s\":%.3f}\n", load);
+		return 0;
+	}
 
 	pthread_t *tid = calloc(threads, sizeof *tid);
 	struct worker *w = calloc(threads, sizeof *w);

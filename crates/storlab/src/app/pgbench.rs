@@ -89,9 +89,17 @@ impl App for Pgbench {
                 .args(["-c", "listen_addresses=", "-c", "max_connections=1100"]),
             Duration::from_secs(60),
         )?;
-        let s = sock.join(".s.PGSQL.5432");
+        // ready when it accepts connections (its socket appears earlier,
+        // while it is still starting up)
+        let isready = prog("pg_isready");
+        let s = sock.clone();
         cx.wait_ready("postgres", &mut server, Duration::from_secs(120), || {
-            std::os::unix::net::UnixStream::connect(&s).is_ok()
+            Command::new(&isready)
+                .arg("-q")
+                .arg("-h")
+                .arg(&s)
+                .status()
+                .is_ok_and(|st| st.success())
         })?;
         drop(server); // its group stays on the undo stack until teardown
         let sf = ((STUDY_SF * cx.scale).round() as u64).max(1);

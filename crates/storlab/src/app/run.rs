@@ -130,6 +130,7 @@ impl Ctx<'_> {
     /// Run a command to completion (own process group, output logged in
     /// the private directory as `NAME.log`); its output.
     pub fn run(&mut self, name: &str, cmd: &mut Command) -> anyhow::Result<String> {
+        cmd.env("TMPDIR", self.tmp.join("scratch"));
         let log = self.tmp.join(format!("{}.log", name.replace([' ', '/'], "_")));
         teardown::run(self.td, name, cmd, &log, None)
     }
@@ -137,6 +138,7 @@ impl Ctx<'_> {
     /// Start a long-lived process (a database server) in its own process
     /// group, killed on teardown after `grace`.
     pub fn spawn(&mut self, name: &str, cmd: &mut Command, grace: Duration) -> anyhow::Result<Proc> {
+        cmd.env("TMPDIR", self.tmp.join("scratch"));
         let log = self.tmp.join(format!("{}.log", name.replace([' ', '/'], "_")));
         teardown::spawn(self.td, name, cmd, &log, grace)
     }
@@ -391,6 +393,11 @@ fn session(app: &dyn App, o: &RunOpts, attach: Attach, td: &mut Teardown) -> any
     td.push(Undo::Umount(mnt.clone()));
     teardown::run(td, "mount", &mut mount, &tmp.join("mount.log"), None)?;
 
+    // the applications' temporary files stay in the private directory
+    // (world-writable and sticky: the database servers' users write there)
+    let scratch = tmp.join("scratch");
+    std::fs::create_dir(&scratch)?;
+    std::fs::set_permissions(&scratch, std::fs::Permissions::from_mode(0o1777))?;
     let scale = o.scale.unwrap_or(app.default_scale());
     let duration = o.duration.unwrap_or(super::DEFAULT_DURATION);
     let mut cx = Ctx {

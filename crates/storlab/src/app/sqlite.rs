@@ -18,7 +18,7 @@ pub struct Sqlite;
 const STUDY_ROWS: f64 = 1048576.0;
 /// Transactions per sqlite3 invocation (each invocation is one batch;
 /// the loop stops at the end of the duration).
-const BATCH: u64 = 200;
+const BATCH: u64 = 50;
 
 impl App for Sqlite {
     fn name(&self) -> &'static str {

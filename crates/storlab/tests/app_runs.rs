@@ -21,8 +21,19 @@ fn on_each_device(app: &str, extra: &[&str], unit: &str, durable: bool) -> Vec<s
             let json = tempfile::NamedTempFile::new().expect("json file");
             let j = json.path().to_str().expect("utf-8 path");
             let mut args = vec![
-                "app", "run", app, "--device", dev, "--size", "1G", "--floor-probe", "200",
-                "--threads", "2", "--json", j,
+                "app",
+                "run",
+                app,
+                "--device",
+                dev,
+                "--size",
+                "1G",
+                "--floor-probe",
+                "200",
+                "--threads",
+                "2",
+                "--json",
+                j,
             ];
             args.extend_from_slice(extra);
             let out = s.run(&args);
@@ -48,41 +59,78 @@ fn on_each_device(app: &str, extra: &[&str], unit: &str, durable: bool) -> Vec<s
 
 #[test]
 fn bdb_btree() {
-    on_each_device("bdb-btree", &["--scale", "0.0005", "--duration", "1s"], "transactions/s", true);
+    on_each_device(
+        "bdb-btree",
+        &["--scale", "0.0005", "--duration", "1s"],
+        "transactions/s",
+        true,
+    );
 }
 
 #[test]
 fn bdb_hash() {
-    on_each_device("bdb-hash", &["--scale", "0.0005", "--duration", "1s"], "transactions/s", true);
+    on_each_device(
+        "bdb-hash",
+        &["--scale", "0.0005", "--duration", "1s"],
+        "transactions/s",
+        true,
+    );
 }
 
 #[test]
 fn postmark_buffered_and_direct() {
     on_each_device("postmark", &["--scale", "0.002"], "seconds", false);
     // direct: the sync mount makes every write reach the device
-    on_each_device("postmark", &["--scale", "0.002", "--direct"], "seconds", true);
+    on_each_device(
+        "postmark",
+        &["--scale", "0.002", "--direct"],
+        "seconds",
+        true,
+    );
 }
 
 #[test]
 fn sysbench_oltp() {
-    let reps = on_each_device("sysbench-oltp", &["--scale", "0.0005", "--duration", "1s"], "transactions/s", true);
+    let reps = on_each_device(
+        "sysbench-oltp",
+        &["--scale", "0.0005", "--duration", "1s"],
+        "transactions/s",
+        true,
+    );
     assert!(reps[0]["result"]["extra"].to_string().contains("queries/s"));
 }
 
 #[test]
 fn pgbench() {
-    on_each_device("pgbench", &["--scale", "0.01", "--duration", "1s"], "transactions/s", true);
+    on_each_device(
+        "pgbench",
+        &["--scale", "0.01", "--duration", "1s"],
+        "transactions/s",
+        true,
+    );
 }
 
 #[test]
 fn sqlite() {
-    on_each_device("sqlite", &["--scale", "0.002", "--duration", "1s"], "transactions/s", true);
+    on_each_device(
+        "sqlite",
+        &["--scale", "0.002", "--duration", "1s"],
+        "transactions/s",
+        true,
+    );
 }
 
 #[test]
 fn rocksdb() {
-    let reps = on_each_device("rocksdb", &["--scale", "0.0001", "--duration", "2s"], "fillrandom ops/s (synced)", true);
-    assert!(reps[0]["result"]["extra"].to_string().contains("readrandom"));
+    let reps = on_each_device(
+        "rocksdb",
+        &["--scale", "0.0001", "--duration", "2s"],
+        "fillrandom ops/s (synced)",
+        true,
+    );
+    assert!(reps[0]["result"]["extra"]
+        .to_string()
+        .contains("readrandom"));
 }
 
 #[test]

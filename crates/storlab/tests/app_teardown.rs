@@ -16,8 +16,21 @@ fn success_leaves_nothing_behind() {
     let json = tempfile::NamedTempFile::new().expect("json file");
     let j = json.path().to_str().expect("utf-8 path");
     let out = s.run(&[
-        "app", "run", "bdb-hash", "--device", "fusion-io", "--size", "1G", "--scale", "0.0005",
-        "--duration", "1s", "--floor-probe", "500", "--json", j,
+        "app",
+        "run",
+        "bdb-hash",
+        "--device",
+        "fusion-io",
+        "--size",
+        "1G",
+        "--scale",
+        "0.0005",
+        "--duration",
+        "1s",
+        "--floor-probe",
+        "500",
+        "--json",
+        j,
     ]);
     let rep = report(&out, json.path());
     s.assert_clean();
@@ -26,7 +39,12 @@ fn success_leaves_nothing_behind() {
     assert!(requests(&rep, "flush") > 0, "durable commits flush: {rep}");
     assert!(rep["device_stats"]["transport_floor"]["count"].as_u64() == Some(500));
     let text = String::from_utf8_lossy(&out.stdout);
-    for what in ["result:", "lateness (reply - deadline)", "transport floor", "breakdown (mean)"] {
+    for what in [
+        "result:",
+        "lateness (reply - deadline)",
+        "transport floor",
+        "breakdown (mean)",
+    ] {
         assert!(text.contains(what), "no {what:?} in:\n{text}");
     }
 }
@@ -36,8 +54,21 @@ fn an_application_failure_leaves_nothing_behind() {
     let s = Scratch::new();
     // 16 MiB cannot hold 330 k records: the load fails (ENOSPC)
     let out = s.run(&[
-        "app", "run", "bdb-btree", "--device", "null", "--fs", "ext4", "--size", "16M",
-        "--scale", "0.005", "--duration", "1s", "--floor-probe", "0",
+        "app",
+        "run",
+        "bdb-btree",
+        "--device",
+        "null",
+        "--fs",
+        "ext4",
+        "--size",
+        "16M",
+        "--scale",
+        "0.005",
+        "--duration",
+        "1s",
+        "--floor-probe",
+        "0",
     ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -50,8 +81,19 @@ fn sigterm_mid_run_leaves_nothing_behind() {
     let s = Scratch::new();
     let mut child = s
         .command(&[
-            "app", "run", "sysbench-oltp", "--device", "null", "--size", "1G", "--scale",
-            "0.0005", "--duration", "120s", "--floor-probe", "0",
+            "app",
+            "run",
+            "sysbench-oltp",
+            "--device",
+            "null",
+            "--size",
+            "1G",
+            "--scale",
+            "0.0005",
+            "--duration",
+            "120s",
+            "--floor-probe",
+            "0",
         ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -67,8 +109,14 @@ fn sigterm_mid_run_leaves_nothing_behind() {
             .any(|e| e.path().join("sysbench_run.log").exists())
     };
     while !started() {
-        assert!(t.elapsed() < Duration::from_secs(90), "sysbench never started its run");
-        assert!(child.try_wait().expect("wait").is_none(), "storlab ended early");
+        assert!(
+            t.elapsed() < Duration::from_secs(90),
+            "sysbench never started its run"
+        );
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "storlab ended early"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(500));
@@ -78,7 +126,11 @@ fn sigterm_mid_run_leaves_nothing_behind() {
     }
     let t = Instant::now();
     let out = child.wait_with_output().expect("wait");
-    assert!(t.elapsed() < Duration::from_secs(60), "teardown took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(60),
+        "teardown took {:?}",
+        t.elapsed()
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("interrupted by SIGTERM"), "{err}");
@@ -122,7 +174,10 @@ fn list_names_every_application_and_its_package() {
             .find(|l| l.starts_with(&format!("{app} ")))
             .unwrap_or_else(|| panic!("no {app} in:\n{text}"));
         assert!(line.contains(pkg), "{line}");
-        assert!(line.contains(" yes "), "{app} is not installed here: {line}");
+        assert!(
+            line.contains(" yes "),
+            "{app} is not installed here: {line}"
+        );
     }
     // each subcommand's help points to the other
     let h = s.run(&["app", "--help"]);

@@ -110,7 +110,11 @@ pub fn compile_c(
 ) -> anyhow::Result<std::path::PathBuf> {
     // FNV-1a of the source and flags names the binary
     let mut h: u64 = 0xcbf29ce484222325;
-    for b in source.bytes().chain(flags.concat().bytes()).chain(libs.concat().bytes()) {
+    for b in source
+        .bytes()
+        .chain(flags.concat().bytes())
+        .chain(libs.concat().bytes())
+    {
         h = (h ^ b as u64).wrapping_mul(0x100000001b3);
     }
     let (base, cc, ext) = match name.strip_suffix("++") {

@@ -50,7 +50,12 @@ impl App for Build {
         "make -jN of Brotli's C sources (PyPI sdist, cached) on the device"
     }
     fn needs(&self) -> Vec<(&'static str, &'static str)> {
-        vec![("make", "make"), ("cc", "gcc"), ("tar", "tar"), ("python3", "python3-pip")]
+        vec![
+            ("make", "make"),
+            ("cc", "gcc"),
+            ("tar", "tar"),
+            ("python3", "python3-pip"),
+        ]
     }
     fn default_scale(&self) -> f64 {
         1.0
@@ -69,7 +74,14 @@ impl App for Build {
             cx.run(
                 "pip download brotli",
                 Command::new("python3")
-                    .args(["-m", "pip", "download", "--no-deps", "--no-binary", "brotli"])
+                    .args([
+                        "-m",
+                        "pip",
+                        "download",
+                        "--no-deps",
+                        "--no-binary",
+                        "brotli",
+                    ])
                     .arg(format!("brotli=={VERSION}"))
                     .arg("-d")
                     .arg(&src),
@@ -79,15 +91,29 @@ impl App for Build {
         for i in 0..Self::copies(cx) {
             let dir = cx.mnt.join(format!("build{i}"));
             std::fs::create_dir_all(&dir)?;
-            cx.run("tar", Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&dir))?;
-            std::fs::write(dir.join(format!("brotli-{VERSION}")).join("Makefile.storlab"), MAKEFILE)?;
+            cx.run(
+                "tar",
+                Command::new("tar")
+                    .arg("xzf")
+                    .arg(&tarball)
+                    .arg("-C")
+                    .arg(&dir),
+            )?;
+            std::fs::write(
+                dir.join(format!("brotli-{VERSION}"))
+                    .join("Makefile.storlab"),
+                MAKEFILE,
+            )?;
         }
         Ok(())
     }
     fn run(&self, cx: &mut Ctx) -> anyhow::Result<Measured> {
         let t = Instant::now();
         for i in 0..Self::copies(cx) {
-            let dir = cx.mnt.join(format!("build{i}")).join(format!("brotli-{VERSION}"));
+            let dir = cx
+                .mnt
+                .join(format!("build{i}"))
+                .join(format!("brotli-{VERSION}"));
             let mut make = Command::new("make");
             make.arg("-C")
                 .arg(&dir)
@@ -99,7 +125,10 @@ impl App for Build {
                 cx.run("make", &mut make)?;
             } else {
                 cx.run("make", &mut make)?;
-                cx.run("brotli --version", Command::new(dir.join("brotli")).arg("--version"))?;
+                cx.run(
+                    "brotli --version",
+                    Command::new(dir.join("brotli")).arg("--version"),
+                )?;
             }
         }
         Ok(Measured {

@@ -55,7 +55,11 @@ impl Table {
     /// is faster).
     pub fn speedup(&self, d: usize) -> Option<f64> {
         let (first, this) = (self.value(0)?, self.value(d)?);
-        let s = if self.lower_better { first / this } else { this / first };
+        let s = if self.lower_better {
+            first / this
+        } else {
+            this / first
+        };
         s.is_finite().then_some(s)
     }
 
@@ -69,11 +73,28 @@ impl Table {
 
     /// The table as text.
     pub fn text(&self) -> String {
-        let w = self.devices.iter().map(|d| d.len()).max().unwrap_or(6).max(6);
-        let mut s = format!("{} ({}), speedup over {}\n", self.app, self.unit, self.devices[0]);
-        s.push_str(&format!("{:<w$}  {:>14}  {:>8}\n", "device", self.unit, "speedup"));
+        let w = self
+            .devices
+            .iter()
+            .map(|d| d.len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let mut s = format!(
+            "{} ({}), speedup over {}\n",
+            self.app, self.unit, self.devices[0]
+        );
+        s.push_str(&format!(
+            "{:<w$}  {:>14}  {:>8}\n",
+            "device", self.unit, "speedup"
+        ));
         for d in 0..self.devices.len() {
-            s.push_str(&format!("{:<w$}  {:>14}  {:>8}\n", self.devices[d], self.cell(d), self.sp(d)));
+            s.push_str(&format!(
+                "{:<w$}  {:>14}  {:>8}\n",
+                self.devices[d],
+                self.cell(d),
+                self.sp(d)
+            ));
         }
         s.push_str(&self.notes());
         s
@@ -234,18 +255,31 @@ mod tests {
             unit: "seconds".into(),
             lower_better: true,
             devices: vec!["a".into(), "b".into(), "c".into()],
-            runs: vec![Ok(rep(10.0, false)), Ok(rep(5.0, false)), Err("boom".into())],
+            runs: vec![
+                Ok(rep(10.0, false)),
+                Ok(rep(5.0, false)),
+                Err("boom".into()),
+            ],
         };
         assert_eq!(t.speedup(0), Some(1.0));
         assert_eq!(t.speedup(1), Some(2.0));
         assert_eq!(t.speedup(2), None);
-        assert!(t.markdown().contains("| postmark | seconds | 10.00 | 1.00x | 5.00 | 2.00x | - | - |"), "{}", t.markdown());
+        assert!(
+            t.markdown()
+                .contains("| postmark | seconds | 10.00 | 1.00x | 5.00 | 2.00x | - | - |"),
+            "{}",
+            t.markdown()
+        );
         assert!(t.csv().contains("postmark,seconds,b,5,2\n"), "{}", t.csv());
         assert!(t.text().contains("not run on c: boom"));
         assert_eq!(t.json()["speedups"][1], 2.0);
         let r = Table {
             lower_better: false,
-            runs: vec![Ok(rep(100.0, true)), Ok(rep(300.0, true)), Ok(rep(50.0, true))],
+            runs: vec![
+                Ok(rep(100.0, true)),
+                Ok(rep(300.0, true)),
+                Ok(rep(50.0, true)),
+            ],
             ..t
         };
         assert_eq!(r.speedup(1), Some(3.0));

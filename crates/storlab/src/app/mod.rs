@@ -120,13 +120,6 @@ pub fn which(program: &str) -> Option<PathBuf> {
     found
 }
 
-/// A program, or an error naming the Debian package to install.
-pub fn need(program: &str, package: &str) -> anyhow::Result<PathBuf> {
-    which(program).ok_or_else(|| {
-        anyhow::anyhow!("{program} is not installed (Debian: apt-get install {package})")
-    })
-}
-
 /// The programs of `needs` that are missing, as `program (package)`.
 pub fn missing(needs: &[(&str, &str)]) -> Vec<String> {
     needs
@@ -164,8 +157,8 @@ pub fn main(cmd: &AppCmd) -> anyhow::Result<()> {
 fn list() {
     let apps = all();
     println!(
-        "{:<14} {:<9} {:<5} {:<10} {:<44} {}",
-        "app", "installed", "scale", "duration", "Debian packages", "what it runs"
+        "{:<14} {:<9} {:<5} {:<10} {:<44} what it runs",
+        "app", "installed", "scale", "duration", "Debian packages"
     );
     for a in apps {
         let miss = missing(&a.needs());

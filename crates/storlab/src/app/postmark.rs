@@ -72,7 +72,14 @@ impl App for Postmark {
         let tps = out
             .lines()
             .find(|l| l.contains("seconds of transactions"))
-            .and_then(|l| l.split('(').nth(1)?.split_whitespace().next()?.parse::<f64>().ok());
+            .and_then(|l| {
+                l.split('(')
+                    .nth(1)?
+                    .split_whitespace()
+                    .next()?
+                    .parse::<f64>()
+                    .ok()
+            });
         let mut extra = Vec::new();
         if let Some(t) = tps {
             extra.push(("transactions/s (postmark, 1 s resolution)".into(), t));

@@ -39,7 +39,11 @@ impl App for Rocksdb {
             "db_bench",
             Command::new("db_bench")
                 .arg(format!("--db={}", cx.mnt.join("rocksdb").display()))
-                .args(["--benchmarks=fillrandom,readrandom", "--sync=1", "--value_size=100"])
+                .args([
+                    "--benchmarks=fillrandom,readrandom",
+                    "--sync=1",
+                    "--value_size=100",
+                ])
                 .arg(format!("--num={keys}"))
                 .arg(format!("--threads={}", cx.threads))
                 .arg(format!("--duration={half}"))

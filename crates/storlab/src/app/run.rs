@@ -122,8 +122,6 @@ pub struct Ctx<'a> {
     pub duration: Duration,
     /// Data set size relative to the study's.
     pub scale: f64,
-    /// The options of the run.
-    pub opts: &'a RunOpts,
 }
 
 impl Ctx<'_> {
@@ -131,15 +129,24 @@ impl Ctx<'_> {
     /// the private directory as `NAME.log`); its output.
     pub fn run(&mut self, name: &str, cmd: &mut Command) -> anyhow::Result<String> {
         cmd.env("TMPDIR", self.tmp.join("scratch"));
-        let log = self.tmp.join(format!("{}.log", name.replace([' ', '/'], "_")));
+        let log = self
+            .tmp
+            .join(format!("{}.log", name.replace([' ', '/'], "_")));
         teardown::run(self.td, name, cmd, &log, None)
     }
 
     /// Start a long-lived process (a database server) in its own process
     /// group, killed on teardown after `grace`.
-    pub fn spawn(&mut self, name: &str, cmd: &mut Command, grace: Duration) -> anyhow::Result<Proc> {
+    pub fn spawn(
+        &mut self,
+        name: &str,
+        cmd: &mut Command,
+        grace: Duration,
+    ) -> anyhow::Result<Proc> {
         cmd.env("TMPDIR", self.tmp.join("scratch"));
-        let log = self.tmp.join(format!("{}.log", name.replace([' ', '/'], "_")));
+        let log = self
+            .tmp
+            .join(format!("{}.log", name.replace([' ', '/'], "_")));
         teardown::spawn(self.td, name, cmd, &log, grace)
     }
 
@@ -264,10 +271,25 @@ pub fn run(app: &dyn App, o: &RunOpts) -> anyhow::Result<Report> {
         x => x,
     };
     let mut needs = app.needs();
-    needs.push((if o.fs == "xfs" { "mkfs.xfs" } else { "mkfs.ext4" }, if o.fs == "xfs" { "xfsprogs" } else { "e2fsprogs" }));
+    needs.push((
+        if o.fs == "xfs" {
+            "mkfs.xfs"
+        } else {
+            "mkfs.ext4"
+        },
+        if o.fs == "xfs" {
+            "xfsprogs"
+        } else {
+            "e2fsprogs"
+        },
+    ));
     match attach {
         Attach::Nbd => needs.push(("nbd-client", "nbd-client")),
-        _ => needs.extend([("nbdfuse", "nbdfuse"), ("fusermount3", "fuse3"), ("losetup", "mount")]),
+        _ => needs.extend([
+            ("nbdfuse", "nbdfuse"),
+            ("fusermount3", "fuse3"),
+            ("losetup", "mount"),
+        ]),
     }
     let miss = super::missing(&needs);
     if !miss.is_empty() {
@@ -299,7 +321,12 @@ pub fn run(app: &dyn App, o: &RunOpts) -> anyhow::Result<Report> {
     Ok(rep)
 }
 
-fn session(app: &dyn App, o: &RunOpts, attach: Attach, td: &mut Teardown) -> anyhow::Result<Report> {
+fn session(
+    app: &dyn App,
+    o: &RunOpts,
+    attach: Attach,
+    td: &mut Teardown,
+) -> anyhow::Result<Report> {
     let t_start = Instant::now();
     let tmp = tempfile::Builder::new()
         .prefix("storlab-app-")
@@ -337,7 +364,13 @@ fn session(app: &dyn App, o: &RunOpts, attach: Attach, td: &mut Teardown) -> any
         cmd.args(["--set", s]);
     }
     let serve_log = tmp.join("serve.log");
-    let mut server = teardown::spawn(td, "storlab serve", &mut cmd, &serve_log, Duration::from_secs(10))?;
+    let mut server = teardown::spawn(
+        td,
+        "storlab serve",
+        &mut cmd,
+        &serve_log,
+        Duration::from_secs(10),
+    )?;
     // replace the plain kill by an orderly shutdown (the final report,
     // the recorded trace flushed)
     td.forget(server.token());
@@ -381,7 +414,13 @@ fn session(app: &dyn App, o: &RunOpts, attach: Attach, td: &mut Teardown) -> any
         let mut c = Command::new("mkfs.ext4");
         // no lazy initialisation: it would write in the background of the
         // measured phase
-        c.args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", &dev]);
+        c.args([
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0",
+            &dev,
+        ]);
         c
     };
     teardown::run(td, "mkfs", &mut mkfs, &tmp.join("mkfs.log"), None)?;
@@ -407,11 +446,16 @@ fn session(app: &dyn App, o: &RunOpts, attach: Attach, td: &mut Teardown) -> any
         threads: o.threads,
         duration,
         scale,
-        opts: o,
     };
     app.prepare(&mut cx)?;
     // flush what preparing left dirty, then count only the measured phase
-    teardown::run(cx.td, "sync", Command::new("sync").arg("-f").arg(&mnt), &tmp.join("sync.log"), None)?;
+    teardown::run(
+        cx.td,
+        "sync",
+        Command::new("sync").arg("-f").arg(&mnt),
+        &tmp.join("sync.log"),
+        None,
+    )?;
     teardown::control_command(&ctl, "reset-stats")?;
     let prepare_s = t_start.elapsed().as_secs_f64();
     let t_run = Instant::now();
@@ -478,8 +522,15 @@ fn attach_nbdfuse(td: &mut Teardown, tmp: &Path, sock: &Path, size: u64) -> anyh
     std::fs::create_dir(&fuse)?;
     let disk = fuse.join("disk");
     let mut cmd = Command::new("nbdfuse");
-    cmd.arg(&disk).arg(format!("nbd+unix:///?socket={}", sock.display()));
-    let mut p = teardown::spawn(td, "nbdfuse", &mut cmd, &tmp.join("nbdfuse.log"), Duration::from_secs(5))?;
+    cmd.arg(&disk)
+        .arg(format!("nbd+unix:///?socket={}", sock.display()));
+    let mut p = teardown::spawn(
+        td,
+        "nbdfuse",
+        &mut cmd,
+        &tmp.join("nbdfuse.log"),
+        Duration::from_secs(5),
+    )?;
     td.push(Undo::FuseUnmount(fuse.clone()));
     let end = Instant::now() + Duration::from_secs(20);
     while std::fs::metadata(&disk).map(|m| m.len()).unwrap_or(0) != size {

@@ -51,7 +51,9 @@ impl App for Sqlite {
     }
     fn run(&self, cx: &mut Ctx) -> anyhow::Result<Measured> {
         let db = cx.mnt.join("bench.db");
-        let rows: u64 = std::fs::read_to_string(cx.tmp.join("rows"))?.trim().parse()?;
+        let rows: u64 = std::fs::read_to_string(cx.tmp.join("rows"))?
+            .trim()
+            .parse()?;
         // half the time inserting, half reading
         let half = cx.duration.mul_f64(0.5);
         let mut next = rows + 1;
@@ -68,7 +70,12 @@ impl App for Sqlite {
             }
             let f = cx.tmp.join("batch.sql");
             std::fs::write(&f, sql)?;
-            cx.run("sqlite3 insert", Command::new("sqlite3").arg(&db).arg(format!(".read {}", f.display())))?;
+            cx.run(
+                "sqlite3 insert",
+                Command::new("sqlite3")
+                    .arg(&db)
+                    .arg(format!(".read {}", f.display())),
+            )?;
             txns += BATCH;
         }
         let ins_s = t.elapsed().as_secs_f64();
@@ -87,7 +94,12 @@ impl App for Sqlite {
             }
             let f = cx.tmp.join("reads.sql");
             std::fs::write(&f, sql)?;
-            cx.run("sqlite3 read", Command::new("sqlite3").arg(&db).arg(format!(".read {}", f.display())))?;
+            cx.run(
+                "sqlite3 read",
+                Command::new("sqlite3")
+                    .arg(&db)
+                    .arg(format!(".read {}", f.display())),
+            )?;
             reads += 2000;
         }
         let read_s = t.elapsed().as_secs_f64();

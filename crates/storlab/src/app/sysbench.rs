@@ -52,7 +52,10 @@ impl App for SysbenchOltp {
                 .args(["--no-defaults", "--user=root", "--skip-networking"])
                 .arg(format!("--datadir={}", data.display()))
                 .arg(format!("--socket={}", sock.display()))
-                .arg(format!("--pid-file={}", cx.tmp.join("mariadbd.pid").display()))
+                .arg(format!(
+                    "--pid-file={}",
+                    cx.tmp.join("mariadbd.pid").display()
+                ))
                 .arg(format!("--tmpdir={}", cx.tmp.display()))
                 .args([
                     "--innodb-flush-method=O_DIRECT",
@@ -83,7 +86,14 @@ impl App for SysbenchOltp {
         let per_sec = |what: &str| {
             out.lines()
                 .find(|l| l.trim_start().starts_with(what))
-                .and_then(|l| l.split('(').nth(1)?.split_whitespace().next()?.parse::<f64>().ok())
+                .and_then(|l| {
+                    l.split('(')
+                        .nth(1)?
+                        .split_whitespace()
+                        .next()?
+                        .parse::<f64>()
+                        .ok()
+                })
         };
         let tps = per_sec("transactions:")
             .ok_or_else(|| anyhow::anyhow!("sysbench printed no transactions line:\n{out}"))?;
@@ -111,8 +121,15 @@ fn sysbench(cx: &Ctx, what: &str) -> Command {
     let rows = ((STUDY_ROWS * cx.scale) as u64).max(100);
     let mut c = Command::new("sysbench");
     c.arg("oltp_read_write")
-        .args(["--db-driver=mysql", "--mysql-user=root", "--mysql-db=sbtest"])
-        .arg(format!("--mysql-socket={}", cx.tmp.join("mysql.sock").display()))
+        .args([
+            "--db-driver=mysql",
+            "--mysql-user=root",
+            "--mysql-db=sbtest",
+        ])
+        .arg(format!(
+            "--mysql-socket={}",
+            cx.tmp.join("mysql.sock").display()
+        ))
         .arg(format!("--tables={TABLES}"))
         .arg(format!("--table-size={rows}"))
         .arg(format!("--threads={}", cx.threads))

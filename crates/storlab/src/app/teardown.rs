@@ -63,11 +63,6 @@ pub fn check_stop() -> anyhow::Result<()> {
     }
 }
 
-/// True once a signal asked us to stop.
-pub fn stopping() -> bool {
-    stop_flag().load(Ordering::SeqCst) != 0
-}
-
 /// Sleep `d`, waking early with an error when a signal arrives.
 pub fn sleep(d: Duration) -> anyhow::Result<()> {
     let end = Instant::now() + d;
@@ -109,9 +104,6 @@ pub enum Undo {
     FuseUnmount(PathBuf),
     /// Disconnect a kernel NBD device.
     NbdDisconnect(String),
-    /// Run a command (an application's own orderly stop); its failure is
-    /// reported, later undo actions still run.
-    Run(Vec<String>),
     /// Remove a directory tree.
     RemoveDir(PathBuf),
 }
@@ -263,13 +255,6 @@ fn undo(u: &Undo) -> anyhow::Result<()> {
         }
         Undo::NbdDisconnect(dev) => {
             quiet(Command::new("nbd-client").args(["-d", dev]))?;
-            Ok(())
-        }
-        Undo::Run(argv) => {
-            let st = quiet(Command::new(&argv[0]).args(&argv[1..]))?;
-            if !st.success() {
-                bail!("{}: {st}", argv.join(" "));
-            }
             Ok(())
         }
         Undo::RemoveDir(p) => match std::fs::remove_dir_all(p) {
@@ -427,29 +412,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn undo_runs_newest_first_and_once() {
+    fn unwinding_stops_at_its_token_and_runs_once() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let a = dir.path().join("a");
-        let b = a.join("b");
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&a).expect("mkdir");
         std::fs::create_dir_all(&b).expect("mkdir");
-        let log = dir.path().join("log");
         let mut td = Teardown::default();
         td.push(Undo::RemoveDir(a.clone()));
-        // `rmdir b` must run before a is removed, or it fails
-        td.push(Undo::Run(vec!["rmdir".into(), b.display().to_string()]));
+        let tb = td.push(Undo::RemoveDir(b.clone()));
+        td.unwind_to(tb);
+        assert!(!b.exists() && a.exists());
         td.run_all();
-        assert!(td.problems.is_empty(), "{:?}", td.problems);
         assert!(!a.exists());
+        assert!(td.problems.is_empty(), "{:?}", td.problems);
+        // again: nothing left to do
         td.run_all();
         assert!(td.problems.is_empty());
-        // a failing undo is reported, the rest still runs
+        // a forgotten entry is not undone
         std::fs::create_dir_all(&a).expect("mkdir");
-        td.push(Undo::RemoveDir(a.clone()));
-        td.push(Undo::Run(vec!["false".into()]));
+        let ta = td.push(Undo::RemoveDir(a.clone()));
+        td.forget(ta);
         td.run_all();
-        assert_eq!(td.problems.len(), 1);
-        assert!(!a.exists());
-        let _ = log;
+        assert!(a.exists());
     }
 
     #[test]

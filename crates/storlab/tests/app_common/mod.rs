@@ -52,9 +52,16 @@ impl Scratch {
         assert!(
             !mounts.contains(&p),
             "a mount is left under {p}:\n{}",
-            mounts.lines().filter(|l| l.contains(&p)).collect::<Vec<_>>().join("\n")
+            mounts
+                .lines()
+                .filter(|l| l.contains(&p))
+                .collect::<Vec<_>>()
+                .join("\n")
         );
-        let loops = Command::new("losetup").arg("-a").output().expect("losetup -a");
+        let loops = Command::new("losetup")
+            .arg("-a")
+            .output()
+            .expect("losetup -a");
         let loops = String::from_utf8_lossy(&loops.stdout);
         assert!(!loops.contains(&p), "a loop device is left: {loops}");
         let mut procs = Vec::new();

@@ -1,0 +1,61 @@
+//! `storlab app compare`: one application on several devices, the Table V
+//! shaped table as text, JSON, CSV and Markdown, every run taken down.
+
+mod app_common;
+
+use app_common::*;
+
+#[test]
+fn compare_writes_every_format_and_speedups_over_the_first() {
+    let s = Scratch::new();
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let f = |n: &str| out_dir.path().join(n).display().to_string();
+    let (j, c, m) = (f("t.json"), f("t.csv"), f("t.md"));
+    let out = s.run(&[
+        "app",
+        "compare",
+        "bdb-btree",
+        "--devices",
+        "raid-disk,fusion-io",
+        "--size",
+        "1G",
+        "--scale",
+        "0.0005",
+        "--duration",
+        "1s",
+        "--floor-probe",
+        "200",
+        "--threads",
+        "2",
+        "--json",
+        &j,
+        "--csv",
+        &c,
+        "--markdown",
+        &m,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    s.assert_clean();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&j).expect("json")).expect("JSON");
+    assert_eq!(v["devices"], serde_json::json!(["raid-disk", "fusion-io"]));
+    assert_eq!(v["speedups"][0], 1.0);
+    let (a, b) = (
+        v["values"][0].as_f64().expect("raid-disk value"),
+        v["values"][1].as_f64().expect("fusion-io value"),
+    );
+    let sp = v["speedups"][1].as_f64().expect("speedup");
+    assert!((sp - b / a).abs() < 1e-9 * sp, "{sp} vs {b}/{a}");
+    let csv = std::fs::read_to_string(&c).expect("csv");
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.starts_with("app,unit,device,value,speedup\n"));
+    let md = std::fs::read_to_string(&m).expect("markdown");
+    assert!(md.contains("| bdb-btree | transactions/s |"), "{md}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("speedup over raid-disk"), "{text}");
+}

@@ -185,3 +185,40 @@ fn list_names_every_application_and_its_package() {
     let h = s.run(&["apps", "--help"]);
     assert!(String::from_utf8_lossy(&h.stdout).contains("`storlab app`"));
 }
+
+#[test]
+fn kernel_nbd_attach_runs_where_the_host_has_it() {
+    let s = Scratch::new();
+    let json = tempfile::NamedTempFile::new().expect("json file");
+    let j = json.path().to_str().expect("utf-8 path");
+    let out = s.run(&[
+        "app",
+        "run",
+        "sqlite",
+        "--device",
+        "null",
+        "--size",
+        "1G",
+        "--scale",
+        "0.002",
+        "--duration",
+        "1s",
+        "--floor-probe",
+        "0",
+        "--attach",
+        "nbd",
+        "--json",
+        j,
+    ]);
+    if std::path::Path::new("/dev/nbd0").exists() {
+        let rep = report(&out, json.path());
+        assert_eq!(rep["attach"], "nbd (kernel client)");
+    } else {
+        // this host has no nbd module: the option says so and nothing
+        // is started
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("/dev/nbd0 is missing"), "{err}");
+    }
+    s.assert_clean();
+}

@@ -341,8 +341,7 @@ fn session(
     let ctl = tmp.join("control.sock");
 
     // the server
-    let exe = std::env::current_exe().context("finding the storlab binary")?;
-    let mut cmd = Command::new(exe);
+    let mut cmd = Command::new(exe_path()?);
     cmd.arg("serve")
         .args(["--device", &o.device])
         .args(["--size", &o.size.to_string()])
@@ -362,6 +361,12 @@ fn session(
     }
     for s in &o.set {
         cmd.args(["--set", s]);
+    }
+    // an application may leave the device idle for minutes (a build,
+    // a think phase): never drop its connection for that, where the
+    // server has an idle timeout
+    if serve_has_option(&exe_path()?, "--idle-timeout") {
+        cmd.args(["--idle-timeout", "off"]);
     }
     let serve_log = tmp.join("serve.log");
     let mut server = teardown::spawn(
@@ -495,6 +500,18 @@ fn session(
     })
 }
 
+fn exe_path() -> anyhow::Result<PathBuf> {
+    std::env::current_exe().context("finding the storlab binary")
+}
+
+/// Does this build's `storlab serve` take `option`?
+fn serve_has_option(exe: &Path, option: &str) -> bool {
+    Command::new(exe)
+        .args(["serve", "--help"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(option))
+}
+
 fn attach_nbd(td: &mut Teardown, tmp: &Path, sock: &Path) -> anyhow::Result<String> {
     // a free device: one without a connection (no pid in sysfs)
     let dev = (0..256)
@@ -506,14 +523,29 @@ fn attach_nbd(td: &mut Teardown, tmp: &Path, sock: &Path) -> anyhow::Result<Stri
     teardown::run(
         td,
         "nbd-client",
+        // `-u`: the "host" is a unix socket; the server's unnamed export
+        // accepts any name
         Command::new("nbd-client")
-            .arg("-unix")
+            .args(["-u", "-N", "storlab", "-b", "4096"])
             .arg(sock)
-            .arg(&dev)
-            .args(["-b", "4096", "-N", ""]),
+            .arg(&dev),
         &tmp.join("nbd-client.log"),
         Some(Duration::from_secs(30)),
     )?;
+    // connected once the kernel knows the size
+    let sysfs = format!("/sys/block/{}/size", dev.trim_start_matches("/dev/"));
+    let end = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&sysfs)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        == 0
+    {
+        if Instant::now() > end {
+            bail!("{dev} has no size 20 s after nbd-client connected it");
+        }
+        teardown::sleep(Duration::from_millis(20))?;
+    }
     Ok(dev)
 }
 

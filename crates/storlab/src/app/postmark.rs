@@ -92,3 +92,30 @@ impl App for Postmark {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_one_is_the_study_and_smaller_scales_shrink_every_size() {
+        let d = std::path::Path::new("/m/pm");
+        let c = config(d, 1.0);
+        for l in [
+            "set location /m/pm",
+            "set number 10000",
+            "set transactions 100000",
+            "set size 1024 67108864",
+            "set buffering false",
+        ] {
+            assert!(c.lines().any(|x| x == l), "{l} not in\n{c}");
+        }
+        let c = config(d, 0.01);
+        assert!(c.contains("set number 100\n") && c.contains("set transactions 1000\n"), "{c}");
+        assert!(c.contains("set size 1024 671088\n"), "{c}");
+        // floors: a tiny scale still runs something
+        let c = config(d, 1e-9);
+        assert!(c.contains("set number 10\n") && c.contains("set size 1024 4096\n"), "{c}");
+        assert!(c.ends_with("run\nquit\n"));
+    }
+}

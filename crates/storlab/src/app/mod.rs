@@ -63,6 +63,11 @@ pub trait App: Sync {
     /// `--scale` when none is given: sizes that prepare and run in about
     /// a minute here (1 is the study's size).
     fn default_scale(&self) -> f64;
+    /// The default scale for these options (postmark's `--direct` runs
+    /// far slower: every write waits for the device).
+    fn default_scale_for(&self, _o: &RunOpts) -> f64 {
+        self.default_scale()
+    }
     /// What scale 1 is (the study's parameters).
     fn study(&self) -> &'static str;
     /// Does it run for `--duration` (else for a fixed amount of work)?

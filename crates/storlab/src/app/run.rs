@@ -442,7 +442,7 @@ fn session(
     let scratch = tmp.join("scratch");
     std::fs::create_dir(&scratch)?;
     std::fs::set_permissions(&scratch, std::fs::Permissions::from_mode(0o1777))?;
-    let scale = o.scale.unwrap_or(app.default_scale());
+    let scale = o.scale.unwrap_or(app.default_scale_for(o));
     let duration = o.duration.unwrap_or(super::DEFAULT_DURATION);
     let mut cx = Ctx {
         td,

@@ -76,14 +76,15 @@ fn an_application_failure_leaves_nothing_behind() {
     s.assert_clean();
 }
 
-#[test]
-fn sigterm_mid_run_leaves_nothing_behind() {
+/// Start `app` for two minutes, signal it with `sig` once the log
+/// `marker` of its measured phase exists, and check the teardown.
+fn signal_mid_run(app: &str, marker: &str, sig: i32, name: &str) {
     let s = Scratch::new();
     let mut child = s
         .command(&[
             "app",
             "run",
-            "sysbench-oltp",
+            app,
             "--device",
             "null",
             "--size",
@@ -99,19 +100,18 @@ fn sigterm_mid_run_leaves_nothing_behind() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start storlab app run");
-    // mid-run: sysbench's run phase has started
     let t = Instant::now();
     let started = || {
         std::fs::read_dir(s.path())
             .into_iter()
             .flatten()
             .flatten()
-            .any(|e| e.path().join("sysbench_run.log").exists())
+            .any(|e| e.path().join(marker).exists())
     };
     while !started() {
         assert!(
             t.elapsed() < Duration::from_secs(90),
-            "sysbench never started its run"
+            "{app} never started its run"
         );
         assert!(
             child.try_wait().expect("wait").is_none(),
@@ -122,7 +122,7 @@ fn sigterm_mid_run_leaves_nothing_behind() {
     std::thread::sleep(Duration::from_millis(500));
     // SAFETY: signalling our own child.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
+        libc::kill(child.id() as i32, sig);
     }
     let t = Instant::now();
     let out = child.wait_with_output().expect("wait");
@@ -133,8 +133,29 @@ fn sigterm_mid_run_leaves_nothing_behind() {
     );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("interrupted by SIGTERM"), "{err}");
+    assert!(err.contains(&format!("interrupted by {name}")), "{err}");
     s.assert_clean();
+}
+
+#[test]
+fn sigterm_mid_run_leaves_nothing_behind() {
+    // a database server, its client and the whole device chain running
+    signal_mid_run(
+        "sysbench-oltp",
+        "sysbench_run.log",
+        libc::SIGTERM,
+        "SIGTERM",
+    );
+}
+
+#[test]
+fn ctrl_c_mid_run_leaves_nothing_behind() {
+    signal_mid_run(
+        "bdb-hash",
+        "bdb-hash_run.log",
+        libc::SIGINT,
+        "SIGINT (Ctrl-C)",
+    );
 }
 
 #[test]

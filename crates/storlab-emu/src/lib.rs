@@ -24,6 +24,7 @@
 
 mod assist;
 pub mod clock;
+mod closedrec;
 pub mod driver;
 pub mod durability;
 pub mod error;

@@ -45,7 +45,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use storlab_model::{DevRequest, Nanos, Op};
-use storlab_trace::{TraceOp, TraceRecord};
+use storlab_trace::closed::Served;
+use storlab_trace::TraceOp;
 
 use crate::assist::Assist;
 use crate::clock::{tighten_timer_slack, Clock};
@@ -133,6 +134,8 @@ struct Sent {
     bytes: u64,
     offset: u64,
     len: u64,
+    /// A write with forced unit access (for the closed-loop recorder).
+    fua: bool,
 }
 
 /// One connection in transmission phase.
@@ -1000,6 +1003,7 @@ impl Reactor {
                 continue;
             }
             let handle = job.handle;
+            let fua = matches!(job.kind, JobKind::Write { fua: true, .. });
             match job.kind {
                 JobKind::Read(mut b) if errno == 0 => {
                     if c.structured {
@@ -1038,6 +1042,7 @@ impl Reactor {
                 bytes: if moves_data { job.len } else { 0 },
                 offset: job.offset,
                 len: job.len,
+                fua,
             });
             self.dirty.push(job.slot);
         }
@@ -1074,14 +1079,15 @@ impl Reactor {
                 for s in &c.sent {
                     let op = [TraceOp::Read, TraceOp::Write, TraceOp::Trim, TraceOp::Flush]
                         [s.op.index()];
-                    let _ = rec.send(RecorderMsg::Record(TraceRecord {
-                        time_ns: s.arrival,
+                    let _ = rec.send(RecorderMsg::Served(Served {
+                        stream: c.id as u32,
                         op,
                         offset: s.offset,
                         len: s.len,
-                        device: 0,
-                        recorded_latency_ns: Some(now.saturating_sub(s.arrival)),
-                        stream: c.id as u32,
+                        fua: s.fua,
+                        arrival_ns: s.arrival,
+                        complete_ns: s.at,
+                        reply_ns: now,
                     }));
                 }
             }

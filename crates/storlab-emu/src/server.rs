@@ -159,6 +159,10 @@ pub struct RecordSpec {
     /// up to the longest latency; records later than this window are
     /// dropped (and counted).
     pub reorder_window_ns: u64,
+    /// Record a closed-loop trace (`storlab_trace::closed`: each request
+    /// with its completion, think time and the requests it waited for)
+    /// instead of `format`.
+    pub closed: bool,
 }
 
 impl RecordSpec {
@@ -168,6 +172,15 @@ impl RecordSpec {
             path: path.into(),
             format,
             reorder_window_ns: 1_000_000_000,
+            closed: false,
+        }
+    }
+
+    /// Record a closed-loop trace to `path` with a 1 s reorder window.
+    pub fn closed(path: impl Into<PathBuf>) -> Self {
+        RecordSpec {
+            closed: true,
+            ..RecordSpec::new(path, storlab_trace::Format::Fio3)
         }
     }
 }
@@ -591,7 +604,8 @@ fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
 }
 
 pub(crate) enum RecorderMsg {
-    Record(TraceRecord),
+    /// A request whose reply was sent.
+    Served(storlab_trace::closed::Served),
     Finish,
 }
 
@@ -602,6 +616,9 @@ fn start_recorder(
 ) -> Result<(mpsc::Sender<RecorderMsg>, JoinHandle<RecordReport>), EmuError> {
     let file = File::create(&spec.path)
         .map_err(|e| EmuError::io(format!("creating {}", spec.path.display()), e))?;
+    if spec.closed {
+        return crate::closedrec::start(spec, file);
+    }
     let (tx, rx) = mpsc::channel::<RecorderMsg>();
     let spec = spec.clone();
     let handle = thread::Builder::new()
@@ -621,7 +638,16 @@ fn start_recorder(
                 error: None,
             };
             let mut late = 0;
-            while let Ok(RecorderMsg::Record(r)) = rx.recv() {
+            while let Ok(RecorderMsg::Served(s)) = rx.recv() {
+                let r = TraceRecord {
+                    time_ns: s.arrival_ns,
+                    op: s.op,
+                    offset: s.offset,
+                    len: s.len,
+                    device: 0,
+                    recorded_latency_ns: Some(s.reply_ns.saturating_sub(s.arrival_ns)),
+                    stream: s.stream,
+                };
                 if w.record(&r).is_err() {
                     late += 1;
                 }

@@ -37,6 +37,11 @@
 //!   common choice for fast devices) are kept outstanding, issued in trace
 //!   order.
 //!
+//! * `closed` (module [`closed`]): a closed-loop trace recorded by
+//!   `storlab serve --record-format closed` is replayed with each request
+//!   issued after the requests it waited for plus its think time, so the
+//!   application's run time follows the device ([`closed::predict`]).
+//!
 //! # Addresses
 //!
 //! A request that does not fit the device (its end is past the capacity) is
@@ -55,6 +60,8 @@
 //! cannot fail, so the first reader error ends the source and is returned
 //! by [`simulate_trace`] after the run (naming the file and line). With
 //! `skip_bad_lines` the count of skipped lines is reported instead.
+
+pub mod closed;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

@@ -12,6 +12,10 @@
 //! | SNIA IOTTA MSR Cambridge CSV | `msr` | yes | yes (reads, writes) |
 //! | DiskSim ASCII | `disksim` | yes | yes (reads, writes) |
 //!
+//! Closed-loop traces (`storlab-closed`, what an application did with the
+//! dependencies between its requests, recorded by `storlab serve`) have a
+//! module of their own: [`closed`].
+//!
 //! Each format's module documents its layout and its quirks, and how we
 //! resolved them: [`fio`], [`blkparse`], [`blktrace`], [`msr`], [`disksim`].
 //!
@@ -44,6 +48,7 @@
 pub mod assemble;
 pub mod blkparse;
 pub mod blktrace;
+pub mod closed;
 mod detect;
 pub mod disksim;
 mod error;

@@ -42,7 +42,9 @@ pub struct ServeArgs {
     /// Record every request served as a trace to this file.
     #[arg(long)]
     pub record: Option<PathBuf>,
-    /// Format of --record (fio3, blkparse, ...).
+    /// Format of --record: fio3, blkparse, ... (open loop), or closed (a
+    /// closed-loop trace with each request's dependencies and think time,
+    /// for `storlab sim --replay closed`).
     #[arg(long = "record-format", default_value = "fio3")]
     pub record_format: String,
     /// A unix socket taking line commands: powercut, stats, reset-stats,
@@ -100,6 +102,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--store: {e}"))?;
     let record = match &a.record {
+        Some(p) if a.record_format == "closed" => Some(RecordSpec::closed(p.clone())),
         Some(p) => {
             let format = a
                 .record_format

@@ -91,7 +91,9 @@ pub struct SimArgs {
     #[arg(long)]
     pub trace: Option<std::path::PathBuf>,
     /// How to replay: timed (open loop at the recorded times), afap (as
-    /// fast as possible with --iodepth outstanding), scaled:F (times / F).
+    /// fast as possible with --iodepth outstanding), scaled:F (times / F),
+    /// closed (a closed-loop trace from `storlab serve --record-format
+    /// closed`: each request after those it waited for plus its think time).
     #[arg(long, default_value = "timed")]
     pub replay: String,
     /// Replayed requests are wrapped into the device when the trace's
@@ -300,6 +302,9 @@ fn replay(
     fmt: &str,
 ) -> anyhow::Result<()> {
     use storlab_sim::replay::{simulate_trace, ReplayMode, ReplayOptions};
+    if a.replay.trim().eq_ignore_ascii_case("closed") {
+        return replay_closed(a, cfg, resolved, trace, fio_args, fmt);
+    }
     let mode: ReplayMode = a
         .replay
         .parse()
@@ -341,6 +346,56 @@ fn replay(
         }
     } else {
         report::write_json(&result.jobs, &mut out, &opts)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `storlab sim --trace FILE --replay closed`: replay a closed-loop trace.
+fn replay_closed(
+    a: &SimArgs,
+    cfg: &SystemConfig,
+    resolved: &storlab_model::config::Resolved,
+    trace: &std::path::Path,
+    fio_args: &[String],
+    fmt: &str,
+) -> anyhow::Result<()> {
+    use storlab_sim::replay::closed::{simulate_closed, terminal_summary, ClosedOptions};
+    if let Some(f) = fio_args.first() {
+        anyhow::bail!(
+            "{f}: a closed-loop replay takes no fio option (its concurrency is the recording's)"
+        );
+    }
+    let mut args = a.read.clone();
+    if args.trace_format.as_deref() == Some("closed") {
+        args.trace_format = None;
+    }
+    let (format, read) = args.options()?;
+    if format.is_some() || read != storlab_trace::ReadOptions::default() {
+        anyhow::bail!("--replay closed reads its own format: the trace format and filter options do not apply");
+    }
+    let bar = progress_bar();
+    let mut progress = |done: u64, now: u64| {
+        bar.set_message(format!(
+            "{done} requests, {:.3} s simulated",
+            now as f64 / 1e9
+        ));
+        bar.tick();
+    };
+    let opts = ClosedOptions {
+        align: a.trace_align,
+    };
+    let result = simulate_closed(cfg, resolved, trace, &opts, &mut progress)?;
+    bar.finish_and_clear();
+    let ropts = ReportOptions::default();
+    let mut out = output(a)?;
+    if fmt == "normal" {
+        report::write_terminal(&result.jobs, &mut out, &ropts)?;
+        for j in &result.jobs {
+            write!(out, "{}", terminal_summary(j))?;
+        }
+    } else {
+        report::write_json(&result.jobs, &mut out, &ropts)?;
     }
     out.flush()?;
     Ok(())

@@ -1,6 +1,11 @@
 //! `storlab app compare`: one application on several devices, a table in
 //! the shape of the Moneta study's Table V (raw metric per device, the
-//! speedup of each over the first) as text, JSON, CSV and Markdown.
+//! speedup of each over the first) as text, JSON, CSV and Markdown; with
+//! `--predict`, the closed-loop cross-check: the run on the first device
+//! is recorded (`storlab serve --record-format closed`), the simulator
+//! predicts from that recording the run on each other device
+//! (`storlab_sim::replay::closed::predict`), the application runs there
+//! for real (recorded too), and the prediction's error is reported.
 
 use std::path::PathBuf;
 
@@ -29,6 +34,47 @@ pub struct CompareArgs {
     /// Write the table as Markdown here.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+    /// Record every run as a closed-loop trace; predict each other
+    /// device's run from the first device's recording with the simulator,
+    /// and report the error against the real run there.
+    #[arg(long)]
+    pub predict: bool,
+    /// With --predict: keep the closed-loop traces in this directory
+    /// (`DEVICE.closed`; default: a temporary directory removed at the
+    /// end).
+    #[arg(long, requires = "predict")]
+    pub traces: Option<PathBuf>,
+}
+
+/// One device's closed-loop prediction from the first device's
+/// recording, beside its real (recorded) run. Spans are the whole
+/// session the server saw: first request to last completion (mkfs,
+/// preparation and the measured phase).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Predicted {
+    /// The device predicted.
+    pub device: String,
+    /// Requests of the first device's recording, replayed.
+    pub requests: u64,
+    /// Predicted run time on this device, s.
+    pub predicted_runtime_s: f64,
+    /// The real run's time on this device (its own recording), s.
+    pub real_runtime_s: f64,
+    /// `predicted / real - 1` of the run time.
+    pub runtime_error: f64,
+    /// Predicted requests per second.
+    pub predicted_requests_per_s: f64,
+    /// The real run's requests per second.
+    pub real_requests_per_s: f64,
+    /// `predicted / real - 1` of requests per second.
+    pub requests_per_s_error: f64,
+    /// The simulator replaying this device's own recording on this
+    /// device: `predicted / recorded - 1` of the run time (the model's
+    /// and the replay's own error, no device change).
+    pub self_runtime_error: f64,
+    /// Think time in the first device's recording, s (what no device
+    /// shortens).
+    pub think_s: f64,
 }
 
 /// The compared runs.
@@ -43,6 +89,8 @@ pub struct Table {
     pub devices: Vec<String>,
     /// Per device its report, or why it has none.
     pub runs: Vec<Result<Report, String>>,
+    /// With --predict: per other device, its prediction or why none.
+    pub predictions: Vec<Result<Predicted, String>>,
 }
 
 impl Table {
@@ -96,7 +144,53 @@ impl Table {
                 self.sp(d)
             ));
         }
+        s.push_str(&self.prediction_text());
         s.push_str(&self.notes());
+        s
+    }
+
+    fn prediction_text(&self) -> String {
+        if self.predictions.is_empty() {
+            return String::new();
+        }
+        let w = self
+            .devices
+            .iter()
+            .map(|d| d.len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let mut s = format!(
+            "closed-loop prediction from the recording on {} (whole session, first request to last completion)\n",
+            self.devices[0]
+        );
+        s.push_str(&format!(
+            "{:<w$}  {:>11}  {:>9}  {:>8}  {:>11}  {:>11}  {:>8}  {:>10}\n",
+            "device",
+            "predicted s",
+            "real s",
+            "error",
+            "pred req/s",
+            "real req/s",
+            "error",
+            "self error"
+        ));
+        for p in &self.predictions {
+            match p {
+                Ok(p) => s.push_str(&format!(
+                    "{:<w$}  {:>11.2}  {:>9.2}  {:>+7.1}%  {:>11.0}  {:>11.0}  {:>+7.1}%  {:>+9.1}%\n",
+                    p.device,
+                    p.predicted_runtime_s,
+                    p.real_runtime_s,
+                    100.0 * p.runtime_error,
+                    p.predicted_requests_per_s,
+                    p.real_requests_per_s,
+                    100.0 * p.requests_per_s_error,
+                    100.0 * p.self_runtime_error
+                )),
+                Err(e) => s.push_str(&format!("not predicted: {e}\n")),
+            }
+        }
         s
     }
 
@@ -131,6 +225,25 @@ impl Table {
             s.push_str(&format!(" {} | {} |", self.cell(d), self.sp(d)));
         }
         s.push('\n');
+        if self.predictions.iter().any(|p| p.is_ok()) {
+            s.push_str(&format!(
+                "\nClosed-loop prediction from the recording on {}:\n\n| device | predicted s | real s | error | predicted req/s | real req/s | error | self error |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+                self.devices[0]
+            ));
+            for p in self.predictions.iter().flatten() {
+                s.push_str(&format!(
+                    "| {} | {:.2} | {:.2} | {:+.1}% | {:.0} | {:.0} | {:+.1}% | {:+.1}% |\n",
+                    p.device,
+                    p.predicted_runtime_s,
+                    p.real_runtime_s,
+                    100.0 * p.runtime_error,
+                    p.predicted_requests_per_s,
+                    p.real_requests_per_s,
+                    100.0 * p.requests_per_s_error,
+                    100.0 * p.self_runtime_error
+                ));
+            }
+        }
         let n = self.notes();
         if !n.is_empty() {
             s.push('\n');
@@ -154,22 +267,48 @@ impl Table {
                 Ok(rep) => serde_json::to_value(rep).unwrap_or(Value::Null),
                 Err(e) => json!({"error": e}),
             }).collect::<Vec<_>>(),
+            "predictions": self.predictions.iter().map(|p| match p {
+                Ok(p) => serde_json::to_value(p).unwrap_or(Value::Null),
+                Err(e) => json!({"error": e}),
+            }).collect::<Vec<_>>(),
         })
     }
 
     /// The table as CSV: one line per device.
     pub fn csv(&self) -> String {
-        let mut s = String::from("app,unit,device,value,speedup\n");
+        let mut s = String::from("app,unit,device,value,speedup");
+        if !self.predictions.is_empty() {
+            s.push_str(",predicted_runtime_s,real_runtime_s,runtime_error,predicted_requests_per_s,real_requests_per_s,requests_per_s_error");
+        }
+        s.push('\n');
         let o = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
         for d in 0..self.devices.len() {
             s.push_str(&format!(
-                "{},{},{},{},{}\n",
+                "{},{},{},{},{}",
                 self.app,
                 self.unit,
                 self.devices[d],
                 o(self.value(d)),
                 o(self.speedup(d))
             ));
+            if !self.predictions.is_empty() {
+                let p = self
+                    .predictions
+                    .iter()
+                    .flatten()
+                    .find(|p| p.device == self.devices[d]);
+                let f = |g: fn(&Predicted) -> f64| o(p.map(g));
+                s.push_str(&format!(
+                    ",{},{},{},{},{},{}",
+                    f(|p| p.predicted_runtime_s),
+                    f(|p| p.real_runtime_s),
+                    f(|p| p.runtime_error),
+                    f(|p| p.predicted_requests_per_s),
+                    f(|p| p.real_requests_per_s),
+                    f(|p| p.requests_per_s_error)
+                ));
+            }
+            s.push('\n');
         }
         s
     }
@@ -180,12 +319,43 @@ pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
     let app = super::find(&a.app)?;
     run::check_privileges()?;
     if a.opts.record.is_some() {
-        anyhow::bail!("--record records one run: use `storlab app run --record` per device");
+        anyhow::bail!(
+            "--record records one run: use `storlab app run --record` per device, or --predict"
+        );
     }
+    if a.predict && a.devices.len() < 2 {
+        anyhow::bail!("--predict predicts the other devices from the first: give at least two");
+    }
+    // where the closed-loop traces go (a temporary directory unless kept)
+    let tmp_traces = match (&a.predict, &a.traces) {
+        (true, None) => Some(
+            tempfile::Builder::new()
+                .prefix("storlab-traces-")
+                .tempdir()
+                .context("a directory for the traces")?,
+        ),
+        _ => None,
+    };
+    let trace_dir = a
+        .traces
+        .clone()
+        .or_else(|| tmp_traces.as_ref().map(|t| t.path().to_path_buf()));
+    if let Some(d) = &a.traces {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    let trace_of = |i: usize| {
+        trace_dir
+            .as_ref()
+            .map(|d| d.join(format!("{}-{}.closed", i, sanitize(&a.devices[i]))))
+    };
     let mut runs = Vec::new();
-    for dev in &a.devices {
+    for (i, dev) in a.devices.iter().enumerate() {
         let mut o = a.opts.clone();
         o.device = dev.clone();
+        if let Some(t) = trace_of(i) {
+            o.record = Some(t);
+            o.record_format = Some("closed".into());
+        }
         eprintln!("storlab app compare: {} on {dev}", app.name());
         let r = run::run(app, &o);
         // an interrupted compare stops at once (teardown done by `run`)
@@ -197,12 +367,25 @@ pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
         Some(r) => (r.result.unit.to_string(), !r.result.higher_better),
         None => ("?".into(), false),
     };
+    let mut predictions = Vec::new();
+    if a.predict {
+        let first = trace_of(0).expect("--predict has a trace directory");
+        for (i, dev) in a.devices.iter().enumerate().skip(1) {
+            predictions.push(if runs[0].is_err() || runs[i].is_err() {
+                Err(format!("{dev}: no run to compare with"))
+            } else {
+                let own = trace_of(i).expect("--predict has a trace directory");
+                predicted(&a.opts, dev, &first, &own).map_err(|e| format!("{dev}: {e:#}"))
+            });
+        }
+    }
     let t = Table {
         app: app.name().into(),
         unit,
         lower_better,
         devices: a.devices.clone(),
         runs,
+        predictions,
     };
     print!("{}", t.text());
     let write = |p: &Option<PathBuf>, s: String| -> anyhow::Result<()> {
@@ -218,6 +401,54 @@ pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
         anyhow::bail!("{} ran on none of the devices", app.name());
     }
     Ok(())
+}
+
+/// A device name as a file name (a preset may be a path to a TOML file).
+fn sanitize(dev: &str) -> String {
+    dev.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Predict `dev`'s run from the recording `first`, and compare with the
+/// real run there, recorded as `own`.
+fn predicted(
+    o: &RunOpts,
+    dev: &str,
+    first: &std::path::Path,
+    own: &std::path::Path,
+) -> anyhow::Result<Predicted> {
+    use storlab_model::config::PresetStore;
+    use storlab_sim::replay::closed::{predict, ClosedOptions};
+    let mut store = PresetStore::default();
+    if let Some(d) = &o.preset_dir {
+        store = store.with_dir(d);
+    }
+    let (_, cfg) = storlab_model::SystemConfig::load(&store, dev, &o.set)
+        .with_context(|| format!("device '{dev}'"))?;
+    let opts = ClosedOptions::default();
+    let p =
+        predict(first, &cfg, &opts).with_context(|| format!("replaying {}", first.display()))?;
+    let r = predict(own, &cfg, &opts).with_context(|| format!("replaying {}", own.display()))?;
+    let err = |pred: f64, real: f64| pred / real.max(1e-12) - 1.0;
+    Ok(Predicted {
+        device: dev.to_string(),
+        requests: p.requests,
+        predicted_runtime_s: p.runtime_s,
+        real_runtime_s: r.recorded_runtime_s,
+        runtime_error: err(p.runtime_s, r.recorded_runtime_s),
+        predicted_requests_per_s: p.requests_per_s,
+        real_requests_per_s: r.recorded_requests_per_s,
+        requests_per_s_error: err(p.requests_per_s, r.recorded_requests_per_s),
+        self_runtime_error: err(r.runtime_s, r.recorded_runtime_s),
+        think_s: p.think_s,
+    })
 }
 
 #[cfg(test)]

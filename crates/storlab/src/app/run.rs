@@ -59,11 +59,15 @@ pub struct RunOpts {
     /// Threads (clients) of the application.
     #[arg(long, default_value_t = 4)]
     pub threads: u32,
-    /// Record every request the device serves to this trace file
-    /// (`storlab serve --record`).
+    /// Record every request the device serves, the whole session (mkfs,
+    /// preparation, the measured phase), to this trace file (`storlab
+    /// serve --record`); a closed-loop trace unless --record-format says
+    /// otherwise: `storlab sim --trace FILE --replay closed --device D`
+    /// predicts the application on device D.
     #[arg(long)]
     pub record: Option<PathBuf>,
-    /// Format of --record (`storlab serve --record-format`).
+    /// Format of --record (`storlab serve --record-format`: closed, the
+    /// default here, or fio3, blkparse...).
     #[arg(long = "record-format")]
     pub record_format: Option<String>,
     /// postmark only: direct IO (the file system is mounted `sync`: see
@@ -351,10 +355,9 @@ fn session(
         .arg(&ctl)
         .args(["--floor-probe", &o.floor_probe.to_string()]);
     if let Some(r) = &o.record {
-        cmd.arg("--record").arg(r);
-        if let Some(f) = &o.record_format {
-            cmd.args(["--record-format", f]);
-        }
+        // closed by default: the trace `storlab sim --replay closed` runs
+        let f = o.record_format.as_deref().unwrap_or("closed");
+        cmd.arg("--record").arg(r).args(["--record-format", f]);
     }
     if let Some(d) = &o.preset_dir {
         cmd.arg("--preset-dir").arg(d);

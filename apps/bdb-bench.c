@@ -12,7 +12,8 @@
  *   bdb-bench DIR btree|hash KEYS THREADS SECONDS CACHE_MB load|run
  * load: DIR is created and every other key of KEYS (half of them) is
  * loaded in large non-durable transactions, then checkpointed. run: each
- * thread runs random transactions for SECONDS: an insert (put) or a
+ * thread runs random transactions for SECONDS (or, when SECONDS is xN,
+ * until N transactions have committed in all): an insert (put) or a
  * delete of a uniformly random key of KEYS, half each. Prints one JSON
  * line:
  *   {"load_s":..,"seconds":..,"transactions":..,"tps":..,"deadlocks":..}
@@ -33,6 +34,8 @@ static DB_ENV *env;
 static DB *db;
 static uint64_t nkeys;
 static double run_seconds;
+static uint64_t txn_limit; /* 0: run for run_seconds */
+static uint64_t issued;
 static volatile int stop;
 
 static double now(void)
@@ -80,26 +83,31 @@ static void *work(void *arg)
 	uint64_t s = 0x9e3779b97f4a7c15ULL * (uint64_t)(w->id + 1);
 	char val[VALUE_BYTES];
 	while (!stop) {
+		if (txn_limit && __atomic_fetch_add(&issued, 1, __ATOMIC_RELAXED) >= txn_limit)
+			break;
 		uint64_t r = next(&s), key;
 		DBT k, v;
-		DB_TXN *t;
-		int ret;
 		fill(&k, &v, &key, val, r % nkeys);
-		if ((ret = env->txn_begin(env, NULL, &t, 0)) != 0)
-			die("txn_begin", ret);
-		if (r >> 63)
-			ret = db->put(db, t, &k, &v, 0);
-		else
-			ret = db->del(db, t, &k, 0);
-		if (ret == DB_LOCK_DEADLOCK || ret == DB_LOCK_NOTGRANTED) {
-			t->abort(t);
-			w->deadlocks++;
-			continue;
+		for (;;) { /* until it commits: a deadlock retries it */
+			DB_TXN *t;
+			int ret;
+			if ((ret = env->txn_begin(env, NULL, &t, 0)) != 0)
+				die("txn_begin", ret);
+			if (r >> 63)
+				ret = db->put(db, t, &k, &v, 0);
+			else
+				ret = db->del(db, t, &k, 0);
+			if (ret == DB_LOCK_DEADLOCK || ret == DB_LOCK_NOTGRANTED) {
+				t->abort(t);
+				w->deadlocks++;
+				continue;
+			}
+			if (ret != 0 && ret != DB_NOTFOUND)
+				die("put/del", ret);
+			if ((ret = t->commit(t, 0)) != 0)
+				die("commit", ret);
+			break;
 		}
-		if (ret != 0 && ret != DB_NOTFOUND)
-			die("put/del", ret);
-		if ((ret = t->commit(t, 0)) != 0)
-			die("commit", ret);
 		w->txns++;
 	}
 	return NULL;
@@ -115,7 +123,12 @@ int main(int argc, char **argv)
 	DBTYPE type = strcmp(argv[2], "hash") == 0 ? DB_HASH : DB_BTREE;
 	nkeys = strtoull(argv[3], NULL, 10);
 	int threads = atoi(argv[4]);
-	run_seconds = atof(argv[5]);
+	if (argv[5][0] == 'x') {
+		txn_limit = strtoull(argv[5] + 1, NULL, 10);
+		run_seconds = txn_limit ? 1e9 : 0;
+	} else {
+		run_seconds = atof(argv[5]);
+	}
 	unsigned cache_mb = (unsigned)atoi(argv[6]);
 	int load_only = strcmp(argv[7], "load") == 0;
 	if (nkeys < 2 || threads < 1 || run_seconds <= 0) {
@@ -186,9 +199,10 @@ int main(int argc, char **argv)
 		}
 	}
 	struct timespec nap = {0, 10 * 1000 * 1000};
-	while (now() - t1 < run_seconds)
+	while (!txn_limit && now() - t1 < run_seconds)
 		nanosleep(&nap, NULL);
-	stop = 1;
+	if (!txn_limit)
+		stop = 1;
 	uint64_t txns = 0, dl = 0;
 	for (int i = 0; i < threads; i++) {
 		pthread_join(tid[i], NULL);

@@ -47,7 +47,10 @@ impl Bdb {
                 .arg(self.method)
                 .arg(self.keys(cx).to_string())
                 .arg(cx.threads.to_string())
-                .arg(format!("{:.3}", cx.duration.as_secs_f64()))
+                .arg(match (&cx.work, mode) {
+                    (Some(w), "run") => format!("x{}", w[0]),
+                    _ => format!("{:.3}", cx.duration.as_secs_f64()),
+                })
                 .arg("64")
                 .arg(mode),
         )
@@ -91,6 +94,7 @@ impl App for Bdb {
             unit: "transactions/s",
             value: f("tps"),
             higher_better: true,
+            work: vec![f("transactions") as u64],
             extra: vec![
                 ("transactions".into(), f("transactions")),
                 ("deadlocks retried".into(), f("deadlocks")),

@@ -135,6 +135,7 @@ impl App for Build {
             unit: "seconds",
             value: t.elapsed().as_secs_f64(),
             higher_better: false,
+            work: Vec::new(),
             extra: Vec::new(),
         })
     }

@@ -36,7 +36,9 @@ pub struct CompareArgs {
     pub markdown: Option<PathBuf>,
     /// Record every run as a closed-loop trace; predict each other
     /// device's run from the first device's recording with the simulator,
-    /// and report the error against the real run there.
+    /// and report the error against the real run there. A timed
+    /// application runs for --duration on the first device and does the
+    /// same work (`--work`) on the others.
     #[arg(long)]
     pub predict: bool,
     /// With --predict: keep the closed-loop traces in this directory
@@ -348,10 +350,17 @@ pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
             .as_ref()
             .map(|d| d.join(format!("{}-{}.closed", i, sanitize(&a.devices[i]))))
     };
-    let mut runs = Vec::new();
+    let mut runs: Vec<Result<Report, String>> = Vec::new();
+    // with --predict, a timed application runs for --duration on the
+    // first device and does the same work on the others, so every
+    // session does the same work and run times compare
+    let mut same_work: Vec<u64> = Vec::new();
     for (i, dev) in a.devices.iter().enumerate() {
         let mut o = a.opts.clone();
         o.device = dev.clone();
+        if i > 0 && !same_work.is_empty() {
+            o.work = same_work.clone();
+        }
         if let Some(t) = trace_of(i) {
             o.record = Some(t);
             o.record_format = Some("closed".into());
@@ -360,6 +369,19 @@ pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
         let r = run::run(app, &o);
         // an interrupted compare stops at once (teardown done by `run`)
         teardown::check_stop()?;
+        if let (0, Ok(rep), true, true) = (i, &r, a.predict, o.work.is_empty()) {
+            same_work = rep.result.work.clone();
+            if !same_work.is_empty() {
+                eprintln!(
+                    "storlab app compare: the other devices do the same work: --work {}",
+                    same_work
+                        .iter()
+                        .map(|w| w.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+            }
+        }
         runs.push(r.map_err(|e| format!("{e:#}")));
     }
     let first_ok = runs.iter().find_map(|r| r.as_ref().ok());
@@ -470,6 +492,7 @@ mod tests {
                 value: v,
                 higher_better: higher,
                 extra: vec![],
+                work: vec![],
             },
             run_s: 1.0,
             prepare_s: 1.0,

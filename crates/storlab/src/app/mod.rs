@@ -50,6 +50,10 @@ pub struct Measured {
     pub higher_better: bool,
     /// Other figures the application printed, with their units.
     pub extra: Vec<(String, f64)>,
+    /// The work a timed application did (transactions; sqlite: inserts
+    /// and reads; rocksdb: fill and read operations): `--work` repeats
+    /// it. Empty for fixed-work applications.
+    pub work: Vec<u64>,
 }
 
 /// One real application.

@@ -116,22 +116,30 @@ impl App for Pgbench {
     }
     fn run(&self, cx: &mut Ctx) -> anyhow::Result<Measured> {
         let n = cx.threads.to_string();
-        let out = cx.run(
-            "pgbench",
-            Command::new("runuser")
-                .args(["-u", "postgres", "--"])
-                .arg(prog("pgbench"))
-                .arg("-h")
-                .arg(cx.tmp.join("pgsock"))
-                .args(["-c", &n, "-j", &n, "-T"])
-                .arg(cx.duration.as_secs().max(1).to_string())
-                .arg("postgres"),
-        )?;
+        let mut cmd = Command::new("runuser");
+        cmd.args(["-u", "postgres", "--"])
+            .arg(prog("pgbench"))
+            .arg("-h")
+            .arg(cx.tmp.join("pgsock"))
+            .args(["-c", &n, "-j", &n]);
+        match &cx.work {
+            // -t is per client
+            Some(w) => cmd
+                .arg("-t")
+                .arg(w[0].div_ceil(cx.threads as u64).to_string()),
+            None => cmd.arg("-T").arg(cx.duration.as_secs().max(1).to_string()),
+        };
+        let out = cx.run("pgbench", cmd.arg("postgres"))?;
         let tps = out
             .lines()
             .find(|l| l.starts_with("tps = "))
             .and_then(|l| l[6..].split_whitespace().next()?.parse::<f64>().ok())
             .ok_or_else(|| anyhow::anyhow!("pgbench printed no tps line:\n{out}"))?;
+        let done = out
+            .lines()
+            .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+            .and_then(|l| l.split('/').next()?.trim().parse::<u64>().ok())
+            .unwrap_or(0);
         let mut extra = Vec::new();
         if let Some(l) = out
             .lines()
@@ -144,6 +152,7 @@ impl App for Pgbench {
             unit: "transactions/s",
             value: tps,
             higher_better: true,
+            work: vec![done],
             extra,
         })
     }

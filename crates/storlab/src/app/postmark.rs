@@ -96,6 +96,7 @@ impl App for Postmark {
             unit: "seconds",
             value: secs,
             higher_better: false,
+            work: Vec::new(),
             extra,
         })
     }

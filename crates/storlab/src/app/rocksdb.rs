@@ -35,21 +35,41 @@ impl App for Rocksdb {
     fn run(&self, cx: &mut Ctx) -> anyhow::Result<Measured> {
         let keys = ((STUDY_KEYS * cx.scale) as u64).max(1000);
         let half = (cx.duration.as_secs_f64() / 2.0).ceil().max(1.0) as u64;
-        let out = cx.run(
-            "db_bench",
-            Command::new("db_bench")
-                .arg(format!("--db={}", cx.mnt.join("rocksdb").display()))
-                .args([
-                    "--benchmarks=fillrandom,readrandom",
-                    "--sync=1",
-                    "--value_size=100",
-                ])
-                .arg(format!("--num={keys}"))
-                .arg(format!("--threads={}", cx.threads))
-                .arg(format!("--duration={half}"))
-                .arg(format!("--wal_dir={}", cx.mnt.join("rocksdb").display())),
-        )?;
+        let mut cmd = Command::new("db_bench");
+        cmd.arg(format!("--db={}", cx.mnt.join("rocksdb").display()))
+            .args([
+                "--benchmarks=fillrandom,readrandom",
+                "--sync=1",
+                "--value_size=100",
+            ])
+            .arg(format!("--num={keys}"))
+            .arg(format!("--threads={}", cx.threads))
+            .arg(format!("--wal_dir={}", cx.mnt.join("rocksdb").display()));
+        match &cx.work {
+            // --writes and --reads are per thread
+            Some(w) => {
+                let t = cx.threads as u64;
+                cmd.arg(format!("--writes={}", w[0].div_ceil(t)));
+                let reads = w.get(1).copied().unwrap_or(w[0]);
+                cmd.arg(format!("--reads={}", reads.div_ceil(t)));
+            }
+            None => {
+                cmd.arg(format!("--duration={half}"));
+            }
+        }
+        let out = cx.run("db_bench", &mut cmd)?;
         // "fillrandom   :      12.345 micros/op 81004 ops/sec ..."
+        // "... 10.000 seconds 810040 operations;"
+        let count = |bench: &str| {
+            out.lines()
+                .find(|l| l.starts_with(bench) && l.contains("operations"))
+                .and_then(|l| {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    let i = w.iter().position(|x| x.starts_with("operations"))?;
+                    w.get(i.checked_sub(1)?)?.parse::<u64>().ok()
+                })
+                .unwrap_or(0)
+        };
         let ops = |bench: &str| {
             out.lines()
                 .find(|l| l.starts_with(bench) && l.contains("ops/sec"))
@@ -69,6 +89,7 @@ impl App for Rocksdb {
             unit: "fillrandom ops/s (synced)",
             value: fill,
             higher_better: true,
+            work: vec![count("fillrandom"), count("readrandom")],
             extra,
         })
     }

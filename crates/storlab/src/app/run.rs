@@ -52,6 +52,11 @@ pub struct RunOpts {
     /// How long a timed application runs (`60s`, `2m`, `500ms`).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
+    /// A timed application does this much work instead of running for
+    /// --duration: the amounts its report's `work` gives (transactions;
+    /// sqlite: inserts,reads; rocksdb: fill,read operations).
+    #[arg(long, value_delimiter = ',')]
+    pub work: Vec<u64>,
     /// Data set size relative to the study's (1 = the study's); default:
     /// the application's, sized to run in about a minute here.
     #[arg(long)]
@@ -126,6 +131,8 @@ pub struct Ctx<'a> {
     pub duration: Duration,
     /// Data set size relative to the study's.
     pub scale: f64,
+    /// Fixed work instead of the duration (`--work`), if given.
+    pub work: Option<Vec<u64>>,
 }
 
 impl Ctx<'_> {
@@ -263,6 +270,15 @@ pub fn run(app: &dyn App, o: &RunOpts) -> anyhow::Result<Report> {
         if !(s > 0.0 && s.is_finite()) {
             bail!("--scale {s}: a positive number (1 = the study's size)");
         }
+    }
+    if !o.work.is_empty() && !app.timed() {
+        bail!(
+            "--work: {} does a fixed amount of work already (--scale sets it)",
+            app.name()
+        );
+    }
+    if o.work.contains(&0) {
+        bail!("--work: amounts of work are positive");
     }
     if o.threads == 0 || o.threads > 1024 {
         bail!("--threads {}: between 1 and 1024", o.threads);
@@ -454,6 +470,7 @@ fn session(
         threads: o.threads,
         duration,
         scale,
+        work: (!o.work.is_empty()).then(|| o.work.clone()),
     };
     app.prepare(&mut cx)?;
     // flush what preparing left dirty, then count only the measured phase
@@ -556,8 +573,12 @@ fn attach_nbdfuse(td: &mut Teardown, tmp: &Path, sock: &Path, size: u64) -> anyh
     let fuse = tmp.join("fuse");
     std::fs::create_dir(&fuse)?;
     let disk = fuse.join("disk");
+    // one connection, as the kernel's client makes: the order of
+    // requests on it is what a closed-loop recording infers the
+    // application's dependencies from
     let mut cmd = Command::new("nbdfuse");
-    cmd.arg(&disk)
+    cmd.args(["-C", "1"])
+        .arg(&disk)
         .arg(format!("nbd+unix:///?socket={}", sock.display()));
     let mut p = teardown::spawn(
         td,

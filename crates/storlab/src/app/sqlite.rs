@@ -59,9 +59,15 @@ impl App for Sqlite {
         let mut next = rows + 1;
         let mut txns = 0u64;
         let t = Instant::now();
-        while t.elapsed() < half || txns == 0 {
+        let (want_ins, want_reads) = match &cx.work {
+            Some(w) => (w[0], w.get(1).copied().unwrap_or(w[0])),
+            None => (u64::MAX, u64::MAX),
+        };
+        let timed = cx.work.is_none();
+        while (timed && (t.elapsed() < half || txns == 0)) || (!timed && txns < want_ins) {
+            let batch = BATCH.min(want_ins - txns);
             let mut sql = String::from("PRAGMA synchronous=FULL;\n");
-            for _ in 0..BATCH {
+            for _ in 0..batch {
                 let _ = writeln!(
                     sql,
                     "BEGIN; INSERT INTO t(id, v) VALUES({next}, randomblob(1024)); COMMIT;"
@@ -76,7 +82,7 @@ impl App for Sqlite {
                     .arg(&db)
                     .arg(format!(".read {}", f.display())),
             )?;
-            txns += BATCH;
+            txns += batch;
         }
         let ins_s = t.elapsed().as_secs_f64();
         // point reads (from the page cache where the table fits in it,
@@ -84,9 +90,12 @@ impl App for Sqlite {
         let mut x: u64 = 0x2545f4914f6cdd1d;
         let mut reads = 0u64;
         let t = Instant::now();
-        while t.elapsed() < half.max(Duration::from_millis(100)) || reads == 0 {
+        while (timed && (t.elapsed() < half.max(Duration::from_millis(100)) || reads == 0))
+            || (!timed && reads < want_reads)
+        {
+            let batch = 2000.min(want_reads - reads);
             let mut sql = String::new();
-            for _ in 0..2000 {
+            for _ in 0..batch {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
@@ -100,13 +109,14 @@ impl App for Sqlite {
                     .arg(&db)
                     .arg(format!(".read {}", f.display())),
             )?;
-            reads += 2000;
+            reads += batch;
         }
         let read_s = t.elapsed().as_secs_f64();
         Ok(Measured {
             unit: "transactions/s",
             value: txns as f64 / ins_s,
             higher_better: true,
+            work: vec![txns, reads],
             extra: vec![
                 ("insert transactions".into(), txns as f64),
                 ("point reads/s".into(), reads as f64 / read_s),

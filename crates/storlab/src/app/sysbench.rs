@@ -81,7 +81,10 @@ impl App for SysbenchOltp {
     }
     fn run(&self, cx: &mut Ctx) -> anyhow::Result<Measured> {
         let mut cmd = sysbench(cx, "run");
-        cmd.arg(format!("--time={}", cx.duration.as_secs().max(1)));
+        match &cx.work {
+            Some(w) => cmd.arg(format!("--events={}", w[0])).arg("--time=0"),
+            None => cmd.arg(format!("--time={}", cx.duration.as_secs().max(1))),
+        };
         let out = cx.run("sysbench run", &mut cmd)?;
         let per_sec = |what: &str| {
             out.lines()
@@ -97,6 +100,12 @@ impl App for SysbenchOltp {
         };
         let tps = per_sec("transactions:")
             .ok_or_else(|| anyhow::anyhow!("sysbench printed no transactions line:\n{out}"))?;
+        // "transactions:   1234   (41.12 per sec.)"
+        let done = out
+            .lines()
+            .find(|l| l.trim_start().starts_with("transactions:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0);
         let mut extra = Vec::new();
         if let Some(q) = per_sec("queries:") {
             extra.push(("queries/s".into(), q));
@@ -112,6 +121,7 @@ impl App for SysbenchOltp {
             unit: "transactions/s",
             value: tps,
             higher_better: true,
+            work: vec![done],
             extra,
         })
     }

@@ -514,6 +514,7 @@ mod tests {
                 Ok(rep(5.0, false)),
                 Err("boom".into()),
             ],
+            predictions: vec![],
         };
         assert_eq!(t.speedup(0), Some(1.0));
         assert_eq!(t.speedup(1), Some(2.0));

@@ -59,3 +59,69 @@ fn compare_writes_every_format_and_speedups_over_the_first() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("speedup over raid-disk"), "{text}");
 }
+
+#[test]
+fn predict_records_every_run_and_reports_the_error() {
+    let s = Scratch::new();
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let j = out_dir.path().join("p.json").display().to_string();
+    let traces = out_dir.path().join("traces");
+    let t = traces.display().to_string();
+    let out = s.run(&[
+        "app",
+        "compare",
+        "sqlite",
+        "--devices",
+        "raid-disk,fusion-io",
+        "--size",
+        "1G",
+        "--scale",
+        "0.002",
+        "--duration",
+        "2s",
+        "--floor-probe",
+        "200",
+        "--predict",
+        "--traces",
+        &t,
+        "--json",
+        &j,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    s.assert_clean();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&j).expect("json")).expect("JSON");
+    // the second device did the first one's work
+    assert_eq!(
+        v["runs"][0]["result"]["work"], v["runs"][1]["result"]["work"],
+        "{v}"
+    );
+    let p = &v["predictions"][0];
+    assert_eq!(p["device"], "fusion-io", "{v}");
+    let (pred, real) = (
+        p["predicted_runtime_s"].as_f64().expect("predicted"),
+        p["real_runtime_s"].as_f64().expect("real"),
+    );
+    assert!(pred > 0.0 && real > 0.0, "{p}");
+    let err = p["runtime_error"].as_f64().expect("error");
+    assert!((err - (pred / real - 1.0)).abs() < 1e-9, "{p}");
+    // the simulator replaying a recording on its own device comes back
+    // to the recording
+    assert!(
+        p["self_runtime_error"].as_f64().expect("self").abs() < 0.2,
+        "{p}"
+    );
+    // the traces were kept, one per device
+    let n = std::fs::read_dir(&traces).expect("traces").count();
+    assert_eq!(n, 2);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("closed-loop prediction from the recording on raid-disk"),
+        "{text}"
+    );
+}

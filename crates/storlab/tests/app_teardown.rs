@@ -15,6 +15,9 @@ fn success_leaves_nothing_behind() {
     let s = Scratch::new();
     let json = tempfile::NamedTempFile::new().expect("json file");
     let j = json.path().to_str().expect("utf-8 path");
+    let keep = tempfile::tempdir().expect("tempdir");
+    let trace = keep.path().join("bdb.trace");
+    let t = trace.to_str().expect("utf-8 path");
     let out = s.run(&[
         "app",
         "run",
@@ -31,9 +34,33 @@ fn success_leaves_nothing_behind() {
         "500",
         "--json",
         j,
+        "--record",
+        t,
     ]);
     let rep = report(&out, json.path());
     s.assert_clean();
+    // the recording is a closed-loop trace the simulator replays
+    assert!(
+        rep["record"]
+            .as_str()
+            .is_some_and(|r| r.contains("bdb.trace")),
+        "{rep}"
+    );
+    let sim = s.run(&[
+        "sim",
+        "--device",
+        "moneta-spin",
+        "--trace",
+        t,
+        "--replay",
+        "closed",
+    ]);
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    assert!(!sim.stdout.is_empty());
     assert!(rep["result"]["value"].as_f64().expect("value") > 0.0);
     assert_eq!(rep["result"]["unit"], "transactions/s");
     assert!(requests(&rep, "flush") > 0, "durable commits flush: {rep}");

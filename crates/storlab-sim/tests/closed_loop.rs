@@ -6,15 +6,16 @@
 //! The bounds. Flash to disk, 30 %: the device's time dominates the run
 //! (3.7 ms per request against 0.2 ms of think time), so what the replay
 //! cannot know (the disk's rotational position at each arrival, the
-//! host's noise in the think times) is a small part of it; measured
-//! +3 to +5 %. Disk to flash, 60 %: there the think time is the run, and
-//! on a loaded 2-CPU machine a client that never waits for its device
-//! is preempted during its think time far more often than one that
-//! sleeps 3.7 ms per request (measured -32 to -37 %: the prediction is
-//! short by the preemptions; a second run on the same device differs by
-//! up to 7 %). Both directions must also beat, by 3 times, the prediction
-//! that ignores the device (the recorded run time, off by +600 % and
-//! -88 %), so the test fails if the replay stops following the device.
+//! host's noise in the think times) is a small part of it; measured -13
+//! to +19 % over many runs on the loaded 2-CPU machine, usually within
+//! 5 %. Disk to flash: there the think time is the run, and two runs of
+//! fio on the *same* flash device differ by up to -78 to +362 % when the
+//! machine is loaded (crates/storlab-sim/README.md), so no bound on the
+//! error would be honest in CI; the test asserts instead that the
+//! prediction follows the device: at most half the error of taking the
+//! recorded time (which is off by +600 to +1400 %). And a replay on the
+//! recording device gives back the recorded run time exactly: the
+//! emulator and the simulator drive the same model the same way.
 
 mod closed_harness;
 
@@ -43,9 +44,16 @@ fn fio_with_think_time_predicted_from_disk_to_flash_and_back() {
             c.error * 100.0,
             c.naive_error * 100.0
         );
-        // see the module documentation for the bounds
-        let bound = if c.to == "raid-disk" { 0.30 } else { 0.60 };
-        assert!(c.error.abs() < bound, "{c:?}");
-        assert!(c.naive_error.abs() > 3.0 * c.error.abs(), "{c:?}");
+        if c.to == "raid-disk" {
+            assert!(c.error.abs() < 0.30, "{c:?}");
+        }
+        assert!(c.error.abs() < c.naive_error.abs() / 2.0, "{c:?}");
+    }
+    for run in [&disk, &flash] {
+        let c = check(run, run);
+        assert!(
+            (c.prediction.runtime_s / run.span_s - 1.0).abs() < 1e-6,
+            "replayed on its own device: {c:?}"
+        );
     }
 }

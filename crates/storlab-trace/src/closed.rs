@@ -374,6 +374,11 @@ impl<R: BufRead> Iterator for ClosedReader<R> {
 pub struct ClosedTrace {
     /// `(stream id, its requests in arrival order)`, by stream id.
     pub streams: Vec<(u32, Vec<ClosedRecord>)>,
+    /// The first arrival on the recording's clock (the records' times are
+    /// moved by it): a replay that starts its clock here sees the times
+    /// the recording's device saw (a disk's rotational position depends
+    /// on them).
+    pub origin_ns: u64,
 }
 
 impl ClosedTrace {
@@ -431,7 +436,10 @@ pub fn load_from<R: BufRead>(input: R, path: &str) -> Result<ClosedTrace, TraceE
             };
         }
     }
-    let mut out = ClosedTrace::default();
+    let mut out = ClosedTrace {
+        origin_ns: first,
+        ..ClosedTrace::default()
+    };
     for (id, recs) in streams {
         let n = recs.len() as u64;
         // by rank: the arrival of each, to check that nothing waits for a

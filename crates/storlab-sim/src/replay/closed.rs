@@ -147,7 +147,7 @@ pub fn replay(
     let mut r = Replay::new(trace, device, opts, name);
     r.run(progress)?;
     let stats = r.stats;
-    let span = r.end;
+    let span = r.end - r.origin;
     let n = trace.requests();
     let recorded_span = trace.recorded_span_ns();
     let all = || trace.streams.iter().flat_map(|(_, v)| v.iter());
@@ -214,7 +214,7 @@ pub fn simulate_closed(
         ("align".into(), opts.align.to_string()),
     ];
     let end = (p.runtime_s * 1e9).round() as u64;
-    let report = device.report(end);
+    let report = device.report(trace.origin_ns + end);
     let mut o = serde_json::Map::new();
     o.insert("device".into(), crate::run::config_json(resolved));
     o.insert("breakdown_ns".into(), job.breakdown_ns());
@@ -317,7 +317,10 @@ struct Replay<'a> {
     device: Box<dyn Device>,
     cx: Cx,
     streams: Vec<Stream<'a>>,
-    heap: BinaryHeap<Reverse<(Nanos, u64, u64)>>,
+    /// `(time, class, sequence, token)`: at one time, device wake-ups
+    /// (class 0) before completions (1) before issues (2), as the emulator
+    /// processes the wake-ups due before it lets a request arrive.
+    heap: BinaryHeap<Reverse<(Nanos, u8, u64, u64)>>,
     seq: u64,
     now: Nanos,
     end: Nanos,
@@ -327,6 +330,9 @@ struct Replay<'a> {
     outstanding: u64,
     completed: u64,
     stats: JobStats,
+    /// The recording's clock at the first arrival: the replay's time 0 is
+    /// there, so a device sees the times it saw in the recording.
+    origin: Nanos,
 }
 
 impl<'a> Replay<'a> {
@@ -373,19 +379,29 @@ impl<'a> Replay<'a> {
             outstanding: 0,
             completed: 0,
             stats,
+            origin: trace.origin_ns,
         }
     }
 
     fn push(&mut self, at: Nanos, tok: u64) {
         self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, tok)));
+        let class = if tok & ISSUE != 0 {
+            2
+        } else if tok & DONE != 0 {
+            1
+        } else {
+            0
+        };
+        self.heap.push(Reverse((at, class, self.seq, tok)));
     }
 
     fn run(&mut self, progress: Progress) -> Result<(), ReplayError> {
+        self.now = self.origin;
+        self.end = self.origin;
         for s in 0..self.streams.len() {
             self.try_schedule(s);
         }
-        while let Some(Reverse((t, _, tok))) = self.heap.pop() {
+        while let Some(Reverse((t, _, _, tok))) = self.heap.pop() {
             if t >= HORIZON_NS {
                 return Err(EngineError::PastHorizon { at: t }.into());
             }
@@ -394,7 +410,7 @@ impl<'a> Replay<'a> {
                 let (s, i) = ((tok & !DONE) >> 32, tok & 0xffff_ffff);
                 self.done(s as usize, i as usize);
                 if self.completed & 0xffff == 0 {
-                    progress(self.completed, self.now);
+                    progress(self.completed, self.now - self.origin);
                 }
             } else if tok & ISSUE != 0 {
                 self.issue((tok & !ISSUE) as usize);
@@ -416,7 +432,7 @@ impl<'a> Replay<'a> {
             }
             .into());
         }
-        let run = self.end;
+        let run = self.end - self.origin;
         for d in 0..3 {
             if self.stats.dirs[d].ios() > 0 {
                 self.stats.runtime_ns[d] = run;
@@ -438,7 +454,11 @@ impl<'a> Replay<'a> {
         if st.prefix < after {
             return;
         }
-        let base = if after == 0 { 0 } else { st.latest[after] };
+        let base = if after == 0 {
+            self.origin
+        } else {
+            st.latest[after]
+        };
         let at = base
             .saturating_add(r.think_ns)
             .max(st.last_issue)

@@ -144,7 +144,10 @@ pub fn compile_c(
             .arg(&part)
             .args(libs),
     )?;
-    std::fs::copy(&part, bin.with_extension("part"))?;
-    std::fs::rename(bin.with_extension("part"), &bin)?;
+    // runs compiling at once each copy to their own name, then rename
+    // (atomic) into place
+    let staged = bin.with_extension(format!("part{}", std::process::id()));
+    std::fs::copy(&part, &staged)?;
+    std::fs::rename(&staged, &bin)?;
     Ok(bin)
 }

@@ -100,10 +100,18 @@ pub struct Prediction {
 }
 
 impl Prediction {
-    /// `predicted / recorded - 1` of the run time (the prediction error
-    /// when the trace was recorded on the device predicted).
+    /// Predicted run time over the recorded one (1 on the recording's own
+    /// device).
     pub fn runtime_ratio(&self) -> f64 {
         self.runtime_s / self.recorded_runtime_s.max(1e-12)
+    }
+
+    /// An application's own rate measured in the recording (transactions
+    /// per second, say) as predicted for the replayed device: the same
+    /// work over the predicted run time. Assumes the rate was measured
+    /// over the span the trace covers.
+    pub fn predicted_rate(&self, recorded_rate: f64) -> f64 {
+        recorded_rate / self.runtime_ratio().max(1e-12)
     }
 }
 
@@ -134,6 +142,22 @@ pub fn replay(
             "align {} must be a power of two no larger than the device ({} bytes)",
             opts.align,
             device.capacity()
+        )));
+    }
+    if let Some((id, v)) = trace
+        .streams
+        .iter()
+        .find(|(_, v)| v.len() > u32::MAX as usize)
+    {
+        return Err(ReplayError::Options(format!(
+            "{name}: stream {id} has {} requests; a closed-loop replay takes at most 2^32-1 per stream",
+            v.len()
+        )));
+    }
+    if trace.streams.len() >= 1 << 29 {
+        return Err(ReplayError::Options(format!(
+            "{name}: {} streams; a closed-loop replay takes fewer than 2^29",
+            trace.streams.len()
         )));
     }
     if trace.requests() == 0 {
@@ -605,6 +629,8 @@ mod tests {
         let same = run(&t, 100_000);
         assert_eq!(same.runtime_s, same.recorded_runtime_s, "{same:?}");
         let fast = run(&t, 10_000);
+        let ratio = fast.runtime_s / same.runtime_s;
+        assert!((fast.predicted_rate(100.0) - 100.0 / ratio).abs() < 1e-9);
         // 10 * 10 us of device + 9 * 20 us of think
         assert!((fast.runtime_s - 280e-6).abs() < 1e-9, "{fast:?}");
         assert!(fast.requests_per_s > same.requests_per_s * 3.0);

@@ -1,6 +1,7 @@
 //! The `storlab` command: argument parsing and wiring only. Errors map to a
 //! message on stderr and a non-zero exit status.
 
+mod app;
 mod apps;
 mod bench;
 mod hybrid;
@@ -37,9 +38,17 @@ enum Cmd {
     },
     /// Application models (databases, file workloads, key-value stores,
     /// paging programs): list them, show one, calibrate one's CPU.
+    /// (`storlab app` runs the real programs on an emulated device.)
     Apps {
         #[command(subcommand)]
         cmd: Option<apps::AppsCmd>,
+    },
+    /// Real applications (Berkeley DB, postmark, MariaDB, PostgreSQL,
+    /// SQLite, RocksDB, a build) on an emulated device, one command.
+    /// (`storlab apps` lists the simulator's application models.)
+    App {
+        #[command(subcommand)]
+        cmd: app::AppCmd,
     },
     /// List device presets, or show one fully resolved with sources.
     Devices {
@@ -107,6 +116,7 @@ fn main() -> ExitCode {
         Cmd::Sim { args } => sim::run(&args),
         Cmd::Devices { what, preset_dir } => devices(what, preset_dir),
         Cmd::Apps { cmd } => apps::run(&cmd),
+        Cmd::App { cmd } => app::main(&cmd),
         Cmd::Bench(a) => bench::run(&a),
         Cmd::Pmem { args } => pmem::run(&args),
         Cmd::Trace { cmd } => trace::run(&cmd),

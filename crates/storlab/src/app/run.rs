@@ -1,0 +1,782 @@
+//! `storlab app run`: one application on one emulated device, from
+//! `storlab serve` to teardown.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde_json::{json, Value};
+
+use super::teardown::{self, Proc, Teardown, Undo};
+use super::{App, Measured};
+
+/// Options of `storlab app run`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The application (`storlab app list`).
+    pub app: String,
+    #[command(flatten)]
+    pub opts: RunOpts,
+    /// Write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// How to attach the export as a block device.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attach {
+    /// The kernel's NBD client when /dev/nbd0 exists, else nbdfuse.
+    Auto,
+    /// The kernel's NBD client (nbd-client, the nbd module).
+    Nbd,
+    /// nbdfuse exposing the export as a file, on a loop device with
+    /// direct IO.
+    Nbdfuse,
+}
+
+/// The device, file system and sizes of a run (shared with `app compare`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunOpts {
+    /// Device preset name or TOML file.
+    #[arg(long, default_value = "moneta-spin")]
+    pub device: String,
+    /// File system made on the device.
+    #[arg(long, default_value = "xfs", value_parser = ["xfs", "ext4"])]
+    pub fs: String,
+    /// Size of the emulated device (K, M, G, T: binary units).
+    #[arg(long, default_value = "8G", value_parser = crate::serve::parse_size)]
+    pub size: u64,
+    /// How long a timed application runs (`60s`, `2m`, `500ms`).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// A timed application does this much work instead of running for
+    /// --duration: the amounts its report's `work` gives (transactions;
+    /// sqlite: inserts,reads; rocksdb: fill,read operations).
+    #[arg(long, value_delimiter = ',')]
+    pub work: Vec<u64>,
+    /// Data set size relative to the study's (1 = the study's); default:
+    /// the application's, sized to run in about a minute here.
+    #[arg(long)]
+    pub scale: Option<f64>,
+    /// Threads (clients) of the application.
+    #[arg(long, default_value_t = 4)]
+    pub threads: u32,
+    /// Record every request the device serves, the whole session (mkfs,
+    /// preparation, the measured phase), to this trace file (`storlab
+    /// serve --record`); a closed-loop trace unless --record-format says
+    /// otherwise: `storlab sim --trace FILE --replay closed --device D`
+    /// predicts the application on device D.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Format of --record (`storlab serve --record-format`: closed, the
+    /// default here, or fio3, blkparse...).
+    #[arg(long = "record-format")]
+    pub record_format: Option<String>,
+    /// postmark only: direct IO (the file system is mounted `sync`: see
+    /// `storlab app list`).
+    #[arg(long)]
+    pub direct: bool,
+    /// How to attach the device.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub attach: Attach,
+    /// Round trips of the server's transport-floor probe (0 skips it).
+    #[arg(long, default_value_t = 20_000)]
+    pub floor_probe: u32,
+    /// Configuration overrides passed to the server, `key.path=value`.
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// Also look for presets in this directory.
+    #[arg(long = "preset-dir")]
+    pub preset_dir: Option<PathBuf>,
+}
+
+/// `60s`, `2m`, `1h`, `500ms`, or plain seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, mul) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && (v * mul).is_finite() && v * mul < 1e7 => {
+            Ok(Duration::from_secs_f64(v * mul))
+        }
+        _ => Err(format!(
+            "{s}: a duration is a positive number with s, m, h or ms (60s, 2m, 500ms)"
+        )),
+    }
+}
+
+/// What an application sees of the run.
+pub struct Ctx<'a> {
+    /// The undo stack (processes started are pushed on it).
+    pub td: &'a mut Teardown,
+    /// The run's private directory (sockets, logs, config files).
+    pub tmp: PathBuf,
+    /// The mounted file system on the emulated device.
+    pub mnt: PathBuf,
+    /// Threads of the application.
+    pub threads: u32,
+    /// How long a timed application runs.
+    pub duration: Duration,
+    /// Data set size relative to the study's.
+    pub scale: f64,
+    /// Fixed work instead of the duration (`--work`), if given.
+    pub work: Option<Vec<u64>>,
+}
+
+impl Ctx<'_> {
+    /// Run a command to completion (own process group, output logged in
+    /// the private directory as `NAME.log`); its output.
+    pub fn run(&mut self, name: &str, cmd: &mut Command) -> anyhow::Result<String> {
+        cmd.env("TMPDIR", self.tmp.join("scratch"));
+        let log = self
+            .tmp
+            .join(format!("{}.log", name.replace([' ', '/'], "_")));
+        teardown::run(self.td, name, cmd, &log, None)
+    }
+
+    /// Start a long-lived process (a database server) in its own process
+    /// group, killed on teardown after `grace`.
+    pub fn spawn(
+        &mut self,
+        name: &str,
+        cmd: &mut Command,
+        grace: Duration,
+    ) -> anyhow::Result<Proc> {
+        cmd.env("TMPDIR", self.tmp.join("scratch"));
+        let log = self
+            .tmp
+            .join(format!("{}.log", name.replace([' ', '/'], "_")));
+        teardown::spawn(self.td, name, cmd, &log, grace)
+    }
+
+    /// Wait until `ready` holds (polled every 50 ms), at most `limit`;
+    /// an error naming `what` if `proc` ends first or time runs out.
+    pub fn wait_ready(
+        &mut self,
+        what: &str,
+        proc: &mut Proc,
+        limit: Duration,
+        mut ready: impl FnMut() -> bool,
+    ) -> anyhow::Result<()> {
+        let end = Instant::now() + limit;
+        loop {
+            if ready() {
+                return Ok(());
+            }
+            if !proc.running() {
+                bail!(
+                    "{what} ended before it was ready; its last output:\n{}",
+                    teardown::tail(&proc.log, 20)
+                );
+            }
+            if Instant::now() > end {
+                bail!(
+                    "{what} not ready after {limit:?}; its last output:\n{}",
+                    teardown::tail(&proc.log, 20)
+                );
+            }
+            teardown::sleep(Duration::from_millis(50))?;
+        }
+    }
+}
+
+/// The report of one run.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    /// The application.
+    pub app: String,
+    /// The device preset.
+    pub device: String,
+    /// The file system.
+    pub fs: String,
+    /// The device size, bytes.
+    pub size: u64,
+    /// The data set scale.
+    pub scale: f64,
+    /// Threads.
+    pub threads: u32,
+    /// How the device was attached.
+    pub attach: String,
+    /// The application's result.
+    pub result: Measured,
+    /// Wall time of the measured phase, s.
+    pub run_s: f64,
+    /// Wall time of the preparation (mkfs, mount, load), s.
+    pub prepare_s: f64,
+    /// The emulator's statistics over the measured phase (the server's
+    /// `stats`: per-op model latency and lateness, breakdown, transport
+    /// floor).
+    pub device_stats: Value,
+    /// Where the device's figures are not to be trusted, and why.
+    pub warnings: Vec<String>,
+    /// The recorder's line from the server's final report.
+    pub record: Option<String>,
+}
+
+/// Refuse to start without what loop devices and mounts need.
+pub fn check_privileges() -> anyhow::Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return Ok(());
+    }
+    // CAP_SYS_ADMIN (bit 21) in the effective set also does.
+    let eff = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:").map(|v| v.trim().to_string()))
+        })
+        .and_then(|v| u64::from_str_radix(&v, 16).ok())
+        .unwrap_or(0);
+    if eff & (1 << 21) != 0 {
+        return Ok(());
+    }
+    bail!(
+        "storlab app run needs root (or CAP_SYS_ADMIN): it attaches the emulated device as a loop or NBD block device, makes a file system and mounts it; run it with sudo"
+    )
+}
+
+/// `storlab app run`.
+pub fn main(a: &RunArgs) -> anyhow::Result<()> {
+    let app = super::find(&a.app)?;
+    let rep = run(app, &a.opts)?;
+    print!("{}", text(&rep));
+    if let Some(p) = &a.json {
+        let j = serde_json::to_string_pretty(&rep)?;
+        std::fs::write(p, j + "\n").with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Run `app` with `o` and take everything down; the report.
+pub fn run(app: &dyn App, o: &RunOpts) -> anyhow::Result<Report> {
+    check_privileges()?;
+    if o.direct && app.name() != "postmark" {
+        bail!("--direct applies to postmark only (the other applications choose their own IO)");
+    }
+    if let Some(s) = o.scale {
+        if !(s > 0.0 && s.is_finite()) {
+            bail!("--scale {s}: a positive number (1 = the study's size)");
+        }
+    }
+    if !o.work.is_empty() && !app.timed() {
+        bail!(
+            "--work: {} does a fixed amount of work already (--scale sets it)",
+            app.name()
+        );
+    }
+    if o.work.contains(&0) {
+        bail!("--work: amounts of work are positive");
+    }
+    if o.threads == 0 || o.threads > 1024 {
+        bail!("--threads {}: between 1 and 1024", o.threads);
+    }
+    let attach = match o.attach {
+        Attach::Auto if Path::new("/dev/nbd0").exists() && super::which("nbd-client").is_some() => {
+            Attach::Nbd
+        }
+        Attach::Auto => Attach::Nbdfuse,
+        x => x,
+    };
+    let mut needs = app.needs();
+    needs.push((
+        if o.fs == "xfs" {
+            "mkfs.xfs"
+        } else {
+            "mkfs.ext4"
+        },
+        if o.fs == "xfs" {
+            "xfsprogs"
+        } else {
+            "e2fsprogs"
+        },
+    ));
+    match attach {
+        Attach::Nbd => needs.push(("nbd-client", "nbd-client")),
+        _ => needs.extend([
+            ("nbdfuse", "nbdfuse"),
+            ("fusermount3", "fuse3"),
+            ("losetup", "mount"),
+        ]),
+    }
+    let miss = super::missing(&needs);
+    if !miss.is_empty() {
+        bail!(
+            "{} needs programs that are not installed: {} (Debian: apt-get install {})",
+            app.name(),
+            miss.join(", "),
+            needs
+                .iter()
+                .filter(|(p, _)| super::which(p).is_none())
+                .map(|(_, k)| *k)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    if attach == Attach::Nbd && !Path::new("/dev/nbd0").exists() {
+        bail!("--attach nbd: /dev/nbd0 is missing (modprobe nbd), use --attach nbdfuse");
+    }
+    teardown::install_signals()?;
+    let mut td = Teardown::default();
+    let result = session(app, o, attach, &mut td);
+    td.run_all();
+    let problems = std::mem::take(&mut td.problems);
+    for p in &problems {
+        eprintln!("storlab app: teardown: {p}");
+    }
+    let rep = result?;
+    teardown::check_stop()?;
+    Ok(rep)
+}
+
+fn session(
+    app: &dyn App,
+    o: &RunOpts,
+    attach: Attach,
+    td: &mut Teardown,
+) -> anyhow::Result<Report> {
+    let t_start = Instant::now();
+    let tmp = tempfile::Builder::new()
+        .prefix("storlab-app-")
+        .tempdir()
+        .context("creating the run's private directory")?
+        .keep();
+    td.push(Undo::RemoveDir(tmp.clone()));
+    // database servers running as their own users reach their sockets
+    // through it
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o711))?;
+    let sock = tmp.join("nbd.sock");
+    let ctl = tmp.join("control.sock");
+
+    // the server
+    let mut cmd = Command::new(exe_path()?);
+    cmd.arg("serve")
+        .args(["--device", &o.device])
+        .args(["--size", &o.size.to_string()])
+        .arg("--socket")
+        .arg(&sock)
+        .arg("--control")
+        .arg(&ctl)
+        .args(["--floor-probe", &o.floor_probe.to_string()]);
+    if let Some(r) = &o.record {
+        // closed by default: the trace `storlab sim --replay closed` runs
+        let f = o.record_format.as_deref().unwrap_or("closed");
+        cmd.arg("--record").arg(r).args(["--record-format", f]);
+    }
+    if let Some(d) = &o.preset_dir {
+        cmd.arg("--preset-dir").arg(d);
+    }
+    for s in &o.set {
+        cmd.args(["--set", s]);
+    }
+    // an application may leave the device idle for minutes (a build,
+    // a think phase): never drop its connection for that, where the
+    // server has an idle timeout
+    if serve_has_option(&exe_path()?, "--idle-timeout") {
+        cmd.args(["--idle-timeout", "off"]);
+    }
+    let serve_log = tmp.join("serve.log");
+    let mut server = teardown::spawn(
+        td,
+        "storlab serve",
+        &mut cmd,
+        &serve_log,
+        Duration::from_secs(10),
+    )?;
+    // replace the plain kill by an orderly shutdown (the final report,
+    // the recorded trace flushed)
+    td.forget(server.token());
+    let serve_token = td.push(Undo::StopServer {
+        control: ctl.clone(),
+        pgid: server.child.id() as i32,
+    });
+    {
+        let end = Instant::now() + Duration::from_secs(120);
+        while std::os::unix::net::UnixStream::connect(&ctl).is_err()
+            || std::os::unix::net::UnixStream::connect(&sock).is_err()
+        {
+            if !server.running() {
+                bail!(
+                    "storlab serve --device {} did not start:\n{}",
+                    o.device,
+                    teardown::tail(&serve_log, 20)
+                );
+            }
+            if Instant::now() > end {
+                bail!("storlab serve did not listen within 2 minutes");
+            }
+            teardown::sleep(Duration::from_millis(20))?;
+        }
+    }
+
+    // the block device
+    let dev = match attach {
+        Attach::Nbd => attach_nbd(td, &tmp, &sock)?,
+        _ => attach_nbdfuse(td, &tmp, &sock, o.size)?,
+    };
+
+    // the file system
+    let mnt = tmp.join("mnt");
+    std::fs::create_dir(&mnt)?;
+    let mut mkfs = if o.fs == "xfs" {
+        let mut c = Command::new("mkfs.xfs");
+        c.args(["-q", "-f", &dev]);
+        c
+    } else {
+        let mut c = Command::new("mkfs.ext4");
+        // no lazy initialisation: it would write in the background of the
+        // measured phase
+        c.args([
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0",
+            &dev,
+        ]);
+        c
+    };
+    teardown::run(td, "mkfs", &mut mkfs, &tmp.join("mkfs.log"), None)?;
+    let mut mount = Command::new("mount");
+    if let Some(opts) = app.mount_options(o) {
+        mount.args(["-o", &opts]);
+    }
+    mount.arg(&dev).arg(&mnt);
+    td.push(Undo::Umount(mnt.clone()));
+    teardown::run(td, "mount", &mut mount, &tmp.join("mount.log"), None)?;
+
+    // the applications' temporary files stay in the private directory
+    // (world-writable and sticky: the database servers' users write there)
+    let scratch = tmp.join("scratch");
+    std::fs::create_dir(&scratch)?;
+    std::fs::set_permissions(&scratch, std::fs::Permissions::from_mode(0o1777))?;
+    let scale = o.scale.unwrap_or(app.default_scale_for(o));
+    let duration = o.duration.unwrap_or(super::DEFAULT_DURATION);
+    let mut cx = Ctx {
+        td,
+        tmp: tmp.clone(),
+        mnt: mnt.clone(),
+        threads: o.threads,
+        duration,
+        scale,
+        work: (!o.work.is_empty()).then(|| o.work.clone()),
+    };
+    app.prepare(&mut cx)?;
+    // flush what preparing left dirty, then count only the measured phase
+    teardown::run(
+        cx.td,
+        "sync",
+        Command::new("sync").arg("-f").arg(&mnt),
+        &tmp.join("sync.log"),
+        None,
+    )?;
+    teardown::control_command(&ctl, "reset-stats")?;
+    let prepare_s = t_start.elapsed().as_secs_f64();
+    let t_run = Instant::now();
+    let result = app.run(&mut cx)?;
+    let run_s = t_run.elapsed().as_secs_f64();
+    let stats_text = teardown::control_command(&ctl, "stats")?;
+    let stats: Value = serde_json::from_str(stats_text.trim())
+        .with_context(|| format!("the server's stats: {stats_text:?}"))?;
+    // take the stack down to the server (its final report names the
+    // recorded trace), keep the private directory until read
+    td.unwind_to(serve_token);
+    let record = o.record.as_ref().and_then(|_| {
+        std::fs::read_to_string(&serve_log)
+            .ok()?
+            .lines()
+            .find(|l| l.trim_start().starts_with("recorded "))
+            .map(|l| l.trim().to_string())
+    });
+    let warnings = warnings(&stats);
+    Ok(Report {
+        app: app.name().into(),
+        device: o.device.clone(),
+        fs: o.fs.clone(),
+        size: o.size,
+        scale,
+        threads: o.threads,
+        attach: match attach {
+            Attach::Nbd => "nbd (kernel client)".into(),
+            _ => "nbdfuse + loop (direct IO)".into(),
+        },
+        result,
+        run_s,
+        prepare_s,
+        device_stats: device_stats(&stats),
+        warnings,
+        record,
+    })
+}
+
+fn exe_path() -> anyhow::Result<PathBuf> {
+    std::env::current_exe().context("finding the storlab binary")
+}
+
+/// Does this build's `storlab serve` take `option`?
+fn serve_has_option(exe: &Path, option: &str) -> bool {
+    Command::new(exe)
+        .args(["serve", "--help"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(option))
+}
+
+fn attach_nbd(td: &mut Teardown, tmp: &Path, sock: &Path) -> anyhow::Result<String> {
+    // a free device: one without a connection (no pid in sysfs)
+    let dev = (0..256)
+        .map(|i| (format!("/dev/nbd{i}"), format!("/sys/block/nbd{i}/pid")))
+        .find(|(d, pid)| Path::new(d).exists() && !Path::new(pid).exists())
+        .map(|(d, _)| d)
+        .ok_or_else(|| anyhow::anyhow!("no free /dev/nbdN device"))?;
+    td.push(Undo::NbdDisconnect(dev.clone()));
+    teardown::run(
+        td,
+        "nbd-client",
+        // `-u`: the "host" is a unix socket; the server's unnamed export
+        // accepts any name
+        Command::new("nbd-client")
+            .args(["-u", "-N", "storlab", "-b", "4096"])
+            .arg(sock)
+            .arg(&dev),
+        &tmp.join("nbd-client.log"),
+        Some(Duration::from_secs(30)),
+    )?;
+    // connected once the kernel knows the size
+    let sysfs = format!("/sys/block/{}/size", dev.trim_start_matches("/dev/"));
+    let end = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&sysfs)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        == 0
+    {
+        if Instant::now() > end {
+            bail!("{dev} has no size 20 s after nbd-client connected it");
+        }
+        teardown::sleep(Duration::from_millis(20))?;
+    }
+    Ok(dev)
+}
+
+fn attach_nbdfuse(td: &mut Teardown, tmp: &Path, sock: &Path, size: u64) -> anyhow::Result<String> {
+    let fuse = tmp.join("fuse");
+    std::fs::create_dir(&fuse)?;
+    let disk = fuse.join("disk");
+    // one connection, as the kernel's client makes: the order of
+    // requests on it is what a closed-loop recording infers the
+    // application's dependencies from
+    let mut cmd = Command::new("nbdfuse");
+    cmd.args(["-C", "1"])
+        .arg(&disk)
+        .arg(format!("nbd+unix:///?socket={}", sock.display()));
+    let mut p = teardown::spawn(
+        td,
+        "nbdfuse",
+        &mut cmd,
+        &tmp.join("nbdfuse.log"),
+        Duration::from_secs(5),
+    )?;
+    td.push(Undo::FuseUnmount(fuse.clone()));
+    let end = Instant::now() + Duration::from_secs(20);
+    while std::fs::metadata(&disk).map(|m| m.len()).unwrap_or(0) != size {
+        if !p.running() {
+            bail!("nbdfuse ended:\n{}", teardown::tail(&p.log, 20));
+        }
+        if Instant::now() > end {
+            bail!("nbdfuse did not expose {} within 20 s", disk.display());
+        }
+        teardown::sleep(Duration::from_millis(20))?;
+    }
+    let out = teardown::run(
+        td,
+        "losetup",
+        Command::new("losetup")
+            .args(["--direct-io=on", "-f", "--show"])
+            .arg(&disk),
+        &tmp.join("losetup.log"),
+        Some(Duration::from_secs(30)),
+    )?;
+    let dev = out.trim().to_string();
+    if !dev.starts_with("/dev/loop") {
+        bail!("losetup printed {dev:?}, not a loop device");
+    }
+    td.push(Undo::LoopDetach(dev.clone()));
+    Ok(dev)
+}
+
+/// The device-level figures kept from the server's statistics.
+fn device_stats(s: &Value) -> Value {
+    json!({
+        "elapsed_s": s["elapsed_s"],
+        "ops": s["ops"],
+        "lateness": s["lateness"],
+        "transport_floor": s["transport_floor"],
+        "breakdown_mean_ns": s["breakdown_mean_ns"],
+        "clock": s["clock"],
+        "protocol_errors": s["protocol_errors"],
+    })
+}
+
+/// A device latency below this many transport floors is mostly the
+/// transport's: the emulator cannot make a request faster than the round
+/// trip through NBD, FUSE and the loop device, so the application then
+/// sees the host, not the modelled device.
+pub const HONEST_FLOOR_RATIO: f64 = 2.0;
+
+/// Warnings: model latencies too close to the transport floor, replies
+/// late against their deadlines.
+pub fn warnings(s: &Value) -> Vec<String> {
+    let mut w = Vec::new();
+    let floor = s["transport_floor"]["mean_ns"].as_f64();
+    let ops = s["ops"].as_array().cloned().unwrap_or_default();
+    for op in &ops {
+        let n = op["requests"].as_u64().unwrap_or(0);
+        let name = op["op"].as_str().unwrap_or("?");
+        if n == 0 || name == "trim" {
+            continue;
+        }
+        let model = op["model_latency"]["mean_ns"].as_f64().unwrap_or(0.0);
+        if let Some(f) = floor.filter(|f| *f > 0.0) {
+            if model < HONEST_FLOOR_RATIO * f {
+                w.push(format!(
+                    "{name}: the device's mean latency ({:.1} us) is within {HONEST_FLOOR_RATIO}x of the transport floor ({:.1} us): the application sees this host's NBD path more than the modelled device",
+                    model / 1000.0,
+                    f / 1000.0
+                ));
+            }
+        }
+        let late = op["lateness"]["p50_ns"].as_f64().unwrap_or(0.0);
+        if model > 1000.0 && late > 0.25 * model {
+            w.push(format!(
+                "{name}: replies were late by {:.1} us at the median against a modelled {:.1} us: the host could not keep the device's timing",
+                late / 1000.0,
+                model / 1000.0
+            ));
+        }
+    }
+    if floor.is_none() {
+        w.push("no transport floor measured (--floor-probe 0): the honesty of fast devices is not checked".into());
+    }
+    w
+}
+
+/// The report as text.
+pub fn text(r: &Report) -> String {
+    let mut s = String::new();
+    let m = &r.result;
+    s.push_str(&format!(
+        "storlab app {} on {} ({}, {} GiB, {}; scale {}, {} threads)\n",
+        r.app,
+        r.device,
+        r.fs,
+        r.size >> 30,
+        r.attach,
+        r.scale,
+        r.threads
+    ));
+    s.push_str(&format!(
+        "  result: {:.2} {}  (measured phase {:.1} s, preparation {:.1} s)\n",
+        m.value, m.unit, r.run_s, r.prepare_s
+    ));
+    for (k, v) in &m.extra {
+        s.push_str(&format!("    {k}: {v:.2}\n"));
+    }
+    let st = &r.device_stats;
+    s.push_str("  device (emulator, measured phase):\n");
+    let us = |v: &Value| v.as_f64().unwrap_or(0.0) / 1000.0;
+    for op in st["ops"].as_array().into_iter().flatten() {
+        if op["requests"].as_u64().unwrap_or(0) == 0 {
+            continue;
+        }
+        s.push_str(&format!(
+            "    {:<5} n={:<8} MiB={:<9.1} model mean={:.1}us p99={:.1}us  late p50={:.2}us p99={:.2}us\n",
+            op["op"].as_str().unwrap_or("?"),
+            op["requests"],
+            op["bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
+            us(&op["model_latency"]["mean_ns"]),
+            us(&op["model_latency"]["p99_ns"]),
+            us(&op["lateness"]["p50_ns"]),
+            us(&op["lateness"]["p99_ns"])
+        ));
+    }
+    let l = &st["lateness"];
+    s.push_str(&format!(
+        "    lateness (reply - deadline): p50={:.2}us p99={:.2}us max={:.1}us\n",
+        us(&l["p50_ns"]),
+        us(&l["p99_ns"]),
+        us(&l["max_ns"])
+    ));
+    if st["transport_floor"].is_object() {
+        let f = &st["transport_floor"];
+        s.push_str(&format!(
+            "    transport floor: mean={:.2}us p99={:.2}us\n",
+            us(&f["mean_ns"]),
+            us(&f["p99_ns"])
+        ));
+    }
+    let bd: Vec<String> = st["breakdown_mean_ns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            let v = p[1].as_f64()?;
+            (v > 0.0).then(|| format!("{}={:.2}us", p[0].as_str().unwrap_or("?"), v / 1000.0))
+        })
+        .collect();
+    if !bd.is_empty() {
+        s.push_str(&format!("    breakdown (mean): {}\n", bd.join(" ")));
+    }
+    if let Some(rec) = &r.record {
+        s.push_str(&format!("  {rec}\n"));
+    }
+    for w in &r.warnings {
+        s.push_str(&format!("  warning: {w}\n"));
+    }
+    let _ = std::io::stdout().flush();
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("60s"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn a_device_near_the_floor_is_flagged() {
+        let stats = |model: f64, late: u64| {
+            json!({
+                "transport_floor": {"mean_ns": 20_000.0},
+                "ops": [{"op": "read", "requests": 10,
+                         "model_latency": {"mean_ns": model},
+                         "lateness": {"p50_ns": late}}],
+            })
+        };
+        assert!(warnings(&stats(1_000_000.0, 100)).is_empty());
+        let w = warnings(&stats(30_000.0, 100));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("transport floor"), "{w:?}");
+        let w = warnings(&stats(1_000_000.0, 400_000));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("late"), "{w:?}");
+    }
+}

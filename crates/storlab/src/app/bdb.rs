@@ -27,7 +27,7 @@ const SOURCE: &str = include_str!("../../../../apps/bdb-bench.c");
 
 /// Keys at scale 1: half of them are loaded, 100-byte values, about
 /// 128 bytes a record on the page: 32 Mi records, the Moneta study's
-/// 4 GB data set (spec workloads.md).
+/// 4 GB data set (spec docs/spec/workloads.md).
 const STUDY_KEYS: f64 = 64.0 * 1048576.0;
 
 impl Bdb {

@@ -16,7 +16,7 @@ use super::{App, Ctx, Measured, RunOpts};
 /// Debian's postmark.
 pub struct Postmark;
 
-/// The study's pool, transactions and largest file (spec workloads.md:
+/// The study's pool, transactions and largest file (spec docs/spec/workloads.md:
 /// 10,000 files of 1 KB to 64 MB, 100,000 transactions).
 const FILES: f64 = 10_000.0;
 const TRANSACTIONS: f64 = 100_000.0;

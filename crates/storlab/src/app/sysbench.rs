@@ -11,7 +11,7 @@ use super::{App, Ctx, Measured};
 pub struct SysbenchOltp;
 
 /// Tables, and rows per table at scale 1: 8 x 4 Mi rows of about 250
-/// bytes, the studies' 8 GB (spec workloads.md).
+/// bytes, the studies' 8 GB (spec docs/spec/workloads.md).
 const TABLES: u64 = 8;
 const STUDY_ROWS: f64 = 4.0 * 1048576.0;
 

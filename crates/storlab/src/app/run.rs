@@ -382,11 +382,8 @@ fn session(
         cmd.args(["--set", s]);
     }
     // an application may leave the device idle for minutes (a build,
-    // a think phase): never drop its connection for that, where the
-    // server has an idle timeout
-    if serve_has_option(&exe_path()?, "--idle-timeout") {
-        cmd.args(["--idle-timeout", "off"]);
-    }
+    // a think phase): never drop its connection for that
+    cmd.args(["--idle-timeout", "off"]);
     let serve_log = tmp.join("serve.log");
     let mut server = teardown::spawn(
         td,
@@ -525,13 +522,6 @@ fn exe_path() -> anyhow::Result<PathBuf> {
 }
 
 /// Does this build's `storlab serve` take `option`?
-fn serve_has_option(exe: &Path, option: &str) -> bool {
-    Command::new(exe)
-        .args(["serve", "--help"])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(option))
-}
-
 fn attach_nbd(td: &mut Teardown, tmp: &Path, sock: &Path) -> anyhow::Result<String> {
     // a free device: one without a connection (no pid in sysfs)
     let dev = (0..256)

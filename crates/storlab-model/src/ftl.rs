@@ -1141,7 +1141,8 @@ impl Ftl {
     /// Write `0..n` sequentially, then (if `age`) overwrite that region at
     /// random until write amplification settles.
     fn fill_and_age(&mut self, n: u32, age: bool) -> PreconditionReport {
-        if !self.fill_striped(n) {
+        let computed = self.fill_striped(n);
+        if !computed {
             for lpn in 0..n {
                 self.write(lpn);
             }
@@ -1172,7 +1173,7 @@ impl Ftl {
             units_written: n as u64 + c.host_units - filled.host_units,
             erases: c.erases,
             units_moved: c.moved_units,
-            units_replayed: c.host_units,
+            units_replayed: c.host_units - if computed { n as u64 } else { 0 },
             derived: false,
         }
     }

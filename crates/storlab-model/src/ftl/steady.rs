@@ -74,7 +74,16 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
         let sb = &small.blocks[p * bs..(p + 1) * bs];
         let data: Vec<_> = sb.iter().filter(|b| b.state != BState::Free).collect();
         let free: Vec<_> = sb.iter().filter(|b| b.state == BState::Free).collect();
-        let c = bpp - free.len();
+        // a pool that collection keeps at its threshold is that many blocks
+        // at any size; a pool the ageing never reached (a drive written
+        // only in part) is a share of the blocks beyond the reserve
+        let kept = (thr + 2) as usize;
+        let f = if free.len() <= kept {
+            free.len()
+        } else {
+            kept + (free.len() - kept) * (bpp - kept) / (bs - kept)
+        };
+        let c = bpp - f;
         if data.is_empty() {
             return None;
         }
@@ -93,8 +102,8 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
             blk.closed_at = (closed as f64 * scale) as u64;
             blk.virt = true;
         }
-        for (i, s) in free.iter().enumerate() {
-            big.blocks[p * bpp + c + i].erases = s.erases;
+        for i in 0..f {
+            big.blocks[p * bpp + c + i].erases = free[i * free.len() / f].erases;
         }
     }
     // nudge the valid counts to sum to n, one unit per block per pass,

@@ -1012,11 +1012,19 @@ impl Ftl {
             bk.remove(plane, v);
         }
         if self.blocks[v as usize].valid > 0 {
+            // the logical units of one page, looked up once (a lookup in an
+            // aged drive's layout is the costly part of collection)
+            let mut lpns = [NONE; 64];
+            let chunk = (upp as usize).min(lpns.len()) as u32;
             for page in 0..self.geo.pages_per_block {
                 let first = base + page * upp;
                 let mut n = 0;
                 for ppa in first..first + upp {
-                    if self.p2l_get(ppa) != NONE {
+                    let l = self.p2l_get(ppa);
+                    if ppa - first < chunk {
+                        lpns[(ppa - first) as usize] = l;
+                    }
+                    if l != NONE {
                         n += 1;
                     }
                 }
@@ -1033,7 +1041,11 @@ impl Ftl {
                     });
                 }
                 for ppa in first..first + upp {
-                    let lpn = self.p2l_get(ppa);
+                    let lpn = if ppa - first < chunk {
+                        lpns[(ppa - first) as usize]
+                    } else {
+                        self.p2l_get(ppa)
+                    };
                     if lpn == NONE {
                         continue;
                     }

@@ -106,36 +106,46 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
             big.blocks[p * bpp + c + i].erases = free[i * free.len() / f].erases;
         }
     }
-    // nudge the valid counts to sum to n, one unit per block per pass,
-    // spread over the drive by a stride coprime with the block count
+    // nudge the valid counts to sum to n: each pass spreads what is left
+    // evenly over the blocks that can take it (Bresenham: block k of the
+    // eligible e takes `left / e` plus one where `k * (left % e) / e`
+    // steps), in block order, so a pass is one sequential sweep
     let nb = big.blocks.len();
+    let upb_v = big.upb;
     let total: u64 = big.blocks.iter().map(|b| b.valid as u64).sum();
     let mut diff = n as i64 - total as i64;
-    let stride = [7919usize, 7907, 7901, 1]
-        .into_iter()
-        .find(|&s| gcd(s, nb) == 1)
-        .unwrap_or(1);
-    let mut i = 0usize;
-    let mut idle = 0usize;
     while diff != 0 {
-        let blk = &mut big.blocks[i];
-        let mut moved = false;
-        if blk.state == BState::Closed {
-            if diff > 0 && blk.valid < big.upb {
-                blk.valid += 1;
-                diff -= 1;
-                moved = true;
-            } else if diff < 0 && blk.valid > 0 {
-                blk.valid -= 1;
-                diff += 1;
-                moved = true;
-            }
-        }
-        idle = if moved { 0 } else { idle + 1 };
-        if idle > nb {
+        let up = diff > 0;
+        let can = |b: &super::Block| {
+            b.state == BState::Closed && if up { b.valid < upb_v } else { b.valid > 0 }
+        };
+        let e = big.blocks.iter().filter(|b| can(b)).count() as i64;
+        if e == 0 {
             return None;
         }
-        i = (i + stride) % nb;
+        let left = diff.abs();
+        let (per, extra) = (left / e, left % e);
+        let mut k = 0i64;
+        for b in big.blocks.iter_mut() {
+            if !can(b) {
+                continue;
+            }
+            let want = per + ((k + 1) * extra / e - k * extra / e);
+            k += 1;
+            let room = if up {
+                (upb_v - b.valid) as i64
+            } else {
+                b.valid as i64
+            };
+            let d = want.min(room).min(diff.abs());
+            if up {
+                b.valid += d as u32;
+                diff -= d;
+            } else {
+                b.valid -= d as u32;
+                diff += d;
+            }
+        }
     }
     let mut base = Vec::with_capacity(nb);
     let mut count = Vec::with_capacity(nb);
@@ -170,12 +180,4 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
         units_replayed: rep.units_replayed,
         derived: true,
     })
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }

@@ -249,15 +249,16 @@ struct Buckets {
 }
 
 impl Buckets {
-    fn new(planes: u32, nblocks: usize, upb: u32) -> Self {
-        Buckets {
+    /// `None` where the allocation fails (the sizes come from the user).
+    fn new(planes: u32, nblocks: usize, upb: u32) -> Option<Self> {
+        Some(Buckets {
             upb,
-            head: vec![NONE; planes as usize * upb as usize],
-            next: vec![NONE; nblocks],
-            prev: vec![NONE; nblocks],
-            at: vec![NONE; nblocks],
-            low: vec![upb; planes as usize],
-        }
+            head: try_filled(planes as usize * upb as usize, NONE).ok()?,
+            next: try_filled(nblocks, NONE).ok()?,
+            prev: try_filled(nblocks, NONE).ok()?,
+            at: try_filled(nblocks, NONE).ok()?,
+            low: try_filled(planes as usize, upb).ok()?,
+        })
     }
 
     #[inline]
@@ -493,8 +494,11 @@ impl Ftl {
                 try_filled(nblocks, 0).map_err(|_| oom())?,
             )
         };
-        let buckets = (page && cfg.gc_policy == GcPolicy::Greedy)
-            .then(|| Buckets::new(geo.planes, nblocks, upb));
+        let buckets = if page && cfg.gc_policy == GcPolicy::Greedy {
+            Some(Buckets::new(geo.planes, nblocks, upb).ok_or_else(oom)?)
+        } else {
+            None
+        };
         let mut ftl = Self {
             geo,
             upb,

@@ -1273,6 +1273,30 @@ impl Device for Ssd {
             .min()
             .unwrap_or(0);
         counters.push(("free_blocks_min_plane".to_string(), free_min as f64));
+        if self.cfg.ftl.precondition != crate::ftl::Precondition::Fresh {
+            // what preconditioning did, apart from the measured jobs
+            // (deterministic: no wall time here)
+            let pc = &self.ftl.preconditioned;
+            counters.extend([
+                (
+                    "precondition_units_written".to_string(),
+                    pc.units_written as f64,
+                ),
+                (
+                    "precondition_units_moved".to_string(),
+                    pc.units_moved as f64,
+                ),
+                ("precondition_erases".to_string(), pc.erases as f64),
+                (
+                    "precondition_units_replayed".to_string(),
+                    pc.units_replayed as f64,
+                ),
+                (
+                    "precondition_derived".to_string(),
+                    if pc.derived { 1.0 } else { 0.0 },
+                ),
+            ]);
+        }
         if now > 0 && c.erases > 0 && units > 0 {
             // years until the mean block reaches its endurance at this run's
             // erase rate (wear levelling keeps the blocks near the mean)

@@ -16,11 +16,16 @@
 //! blocks_per_plane` is the plane), and a page may hold several units (a
 //! controller that gangs chips in lock-step has large pages).
 //!
-//! Memory: the logical-to-physical table holds one `u32` per logical unit
-//! and the physical-to-logical table (for garbage collection) one `u32` per
-//! raw unit, so with 4 KB units 1 MiB per GiB of logical capacity plus 1 MiB
-//! per GiB of raw flash (about 2.25 MiB per GiB with 20% spare), plus 24
-//! bytes per erase block. Nothing else grows with capacity.
+//! Memory: the logical-to-physical table and the physical-to-logical
+//! table (for garbage collection) hold exact entries only where the mapping
+//! was written after preconditioning; a preconditioned drive's mapping is
+//! otherwise a function of the address ([`layout`]: the striping of a
+//! sequential fill, or a seeded permutation laid over an aged drive's
+//! blocks), so it costs nothing until written. Tables up to
+//! [`layout::DENSE_MAX_BYTES`] are dense `u32` arrays (zeroed memory the
+//! host backs only where written), larger ones hash maps of the written
+//! entries. Per erase block: about 40 bytes (its state, and with greedy
+//! collection its place in the valid-count buckets).
 //! `In-place` mapping (PCM) keeps no tables at all.
 
 use std::cmp::Reverse;
@@ -29,6 +34,12 @@ use std::collections::BinaryHeap;
 use rand::Rng;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
+
+pub mod layout;
+mod steady;
+
+use layout::{Layout, Striped, Table};
+pub use steady::AGE_REPLAY_MAX_UNITS;
 
 /// "No entry" in the mapping tables.
 pub const NONE: u32 = u32::MAX;
@@ -85,10 +96,42 @@ pub enum Precondition {
     Fresh,
     /// The first `fullness` of the logical space written sequentially once.
     Full,
+    /// Steady state under uniform random overwrites of the `full` region:
+    /// the free pool, each block's valid-unit count and its wear. A drive
+    /// of at most [`AGE_REPLAY_MAX_UNITS`] raw units is aged by replay (as
+    /// `aged-replay`); a larger one has its steady state derived from the
+    /// replayed ageing of a drive of the same planes, block size, policy
+    /// and block utilisation but fewer blocks per plane, scaled up (each
+    /// block takes the valid count, erase count and age of its quantile in
+    /// the small drive; which logical units a block holds is a seeded
+    /// permutation). Ready in about a second at any capacity; its figures
+    /// differ from a replay's by the sampling of the distribution.
+    Aged,
     /// As `full`, then random overwrites of that region through the FTL's
     /// bookkeeping (no timing) until write amplification stops changing:
     /// the free pool and the valid-unit distribution are in steady state.
-    Aged,
+    /// Takes time in proportion to the capacity (about a minute for
+    /// 512 GB); the exact replay the derived `aged` is checked against.
+    AgedReplay,
+}
+
+/// What preconditioning did (reported apart from the measured jobs).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PreconditionReport {
+    /// Host units the preconditioning stands for: the fill plus the ageing
+    /// overwrites (for a derived steady state, the small drive's scaled up).
+    pub units_written: u64,
+    /// Block erases it stands for (for a derived steady state, the sum of
+    /// the derived erase counts).
+    pub erases: u64,
+    /// Units moved by garbage collection while ageing (scaled up likewise).
+    pub units_moved: u64,
+    /// Units actually written through the bookkeeping (the small drive's
+    /// writes for a derived steady state; 0 for a `full` fill, which is
+    /// computed, not replayed).
+    pub units_replayed: u64,
+    /// The steady state was derived from a smaller drive, not replayed.
+    pub derived: bool,
 }
 
 /// `[ssd.ftl]`: the flash translation layer.
@@ -185,7 +228,112 @@ struct Block {
     erases: u32,
     next_unit: u32,
     state: BState,
+    /// Its contents are still the layout's (not erased since
+    /// preconditioning).
+    virt: bool,
     closed_at: u64,
+}
+
+/// Greedy collection's index: per plane, the reclaimable closed blocks in
+/// buckets by valid count (intrusive doubly linked lists), and the lowest
+/// bucket that may be non-empty, so a victim is found without scanning
+/// the plane.
+struct Buckets {
+    upb: u32,
+    head: Vec<u32>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// Bucket of each block, or NONE.
+    at: Vec<u32>,
+    low: Vec<u32>,
+}
+
+impl Buckets {
+    /// `None` where the allocation fails (the sizes come from the user).
+    fn new(planes: u32, nblocks: usize, upb: u32) -> Option<Self> {
+        Some(Buckets {
+            upb,
+            head: try_filled(planes as usize * upb as usize, NONE).ok()?,
+            next: try_filled(nblocks, NONE).ok()?,
+            prev: try_filled(nblocks, NONE).ok()?,
+            at: try_filled(nblocks, NONE).ok()?,
+            low: try_filled(planes as usize, upb).ok()?,
+        })
+    }
+
+    #[inline]
+    fn insert(&mut self, plane: u32, b: u32, valid: u32) {
+        if valid >= self.upb {
+            return;
+        }
+        debug_assert_eq!(self.at[b as usize], NONE, "block {b} twice in the buckets");
+        let h = (plane * self.upb + valid) as usize;
+        let old = self.head[h];
+        self.next[b as usize] = old;
+        self.prev[b as usize] = NONE;
+        if old != NONE {
+            self.prev[old as usize] = b;
+        }
+        self.head[h] = b;
+        self.at[b as usize] = valid;
+        let l = &mut self.low[plane as usize];
+        *l = (*l).min(valid);
+    }
+
+    #[inline]
+    fn remove(&mut self, plane: u32, b: u32) {
+        let v = self.at[b as usize];
+        if v == NONE {
+            return;
+        }
+        let (n, p) = (self.next[b as usize], self.prev[b as usize]);
+        if p == NONE {
+            self.head[(plane * self.upb + v) as usize] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        }
+        self.at[b as usize] = NONE;
+    }
+
+    /// The greedy victim of `plane`: the block with the fewest valid units,
+    /// ties to the earliest closed then the lowest number, except that
+    /// among empty blocks the lowest number wins (as the scan it replaces).
+    fn victim(&mut self, plane: u32, blocks: &[Block]) -> Option<u32> {
+        let p = plane as usize;
+        while self.low[p] < self.upb {
+            let v = self.low[p];
+            let mut b = self.head[(plane * self.upb + v) as usize];
+            if b == NONE {
+                self.low[p] += 1;
+                continue;
+            }
+            let mut best = (
+                if v == 0 {
+                    0
+                } else {
+                    blocks[b as usize].closed_at
+                },
+                b,
+            );
+            while b != NONE {
+                let key = (
+                    if v == 0 {
+                        0
+                    } else {
+                        blocks[b as usize].closed_at
+                    },
+                    b,
+                );
+                best = best.min(key);
+                b = self.next[b as usize];
+            }
+            return Some(best.1);
+        }
+        None
+    }
 }
 
 /// Bookkeeping counters.
@@ -220,7 +368,13 @@ pub struct Ftl {
     wl_interval: u32,
     l2p: Table,
     p2l: Table,
+    /// The mapping of what the tables do not hold.
+    layout: Layout,
+    /// Logical units holding data.
+    mapped: u64,
+    seed: u64,
     blocks: Vec<Block>,
+    buckets: Option<Buckets>,
     free: Vec<BinaryHeap<Reverse<(u32, u32)>>>,
     open_user: Vec<u32>,
     open_gc: Vec<u32>,
@@ -240,6 +394,8 @@ pub struct Ftl {
     pub ops: Vec<NandOp>,
     /// Counters since the end of preconditioning.
     pub counters: FtlCounters,
+    /// What preconditioning did.
+    pub preconditioned: PreconditionReport,
 }
 
 /// Why an FTL cannot be built.
@@ -274,49 +430,6 @@ pub enum FtlError {
         /// Raw units.
         raw: u64,
     },
-}
-
-/// A mapping table of `u32` entries where [`NONE`] is stored as 0 (every
-/// value as itself plus one, wrapping), so a fresh table is zeroed memory:
-/// the allocator hands out untouched pages for it and the host backs only
-/// the parts written (a fresh 80 GB ioDrive's two tables, about 170 MB,
-/// cost nothing until used).
-struct Table(Vec<u32>);
-
-impl Table {
-    /// `n` entries, all [`NONE`]; `None` where a plain `vec!` would abort
-    /// the process (the tables scale with the configured capacity, which
-    /// comes from the user).
-    fn new(n: usize) -> Option<Self> {
-        if n == 0 {
-            return Some(Table(Vec::new()));
-        }
-        let layout = std::alloc::Layout::array::<u32>(n).ok()?;
-        // SAFETY: `layout` has a non-zero size (n > 0).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u32;
-        if ptr.is_null() {
-            return None;
-        }
-        // SAFETY: `ptr` was allocated by the global allocator with the
-        // layout of `n` u32s, all initialised (zero is a valid u32), so it
-        // is a valid Vec of length and capacity `n`.
-        Some(Table(unsafe { Vec::from_raw_parts(ptr, n, n) }))
-    }
-
-    #[inline]
-    fn get(&self, i: u32) -> u32 {
-        self.0[i as usize].wrapping_sub(1)
-    }
-
-    #[inline]
-    fn set(&mut self, i: u32, v: u32) {
-        self.0[i as usize] = v.wrapping_add(1);
-    }
-
-    /// (index, entry) for every entry.
-    fn iter(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
-        self.0.iter().map(|v| v.wrapping_sub(1)).enumerate()
-    }
 }
 
 /// `n` copies of `value`, or an error where a plain `vec!` would abort the
@@ -361,19 +474,30 @@ impl Ftl {
                 erases: 0,
                 next_unit: 0,
                 state: BState::Free,
+                virt: false,
                 closed_at: 0,
             },
         )
         .map_err(|_| oom())?;
+        let dense = 4 * (logical_units + raw) <= layout::DENSE_MAX_BYTES;
         let (l2p, p2l, inplace_writes) = if page {
-            let l2p = Table::new(logical_units as usize).ok_or_else(oom)?;
-            (l2p, Table::new(raw as usize).ok_or_else(oom)?, Vec::new())
+            let l2p = Table::new(logical_units as usize, dense).ok_or_else(oom)?;
+            (
+                l2p,
+                Table::new(raw as usize, dense).ok_or_else(oom)?,
+                Vec::new(),
+            )
         } else {
             (
-                Table(Vec::new()),
-                Table(Vec::new()),
+                Table::Dense(Vec::new()),
+                Table::Dense(Vec::new()),
                 try_filled(nblocks, 0).map_err(|_| oom())?,
             )
+        };
+        let buckets = if page && cfg.gc_policy == GcPolicy::Greedy {
+            Some(Buckets::new(geo.planes, nblocks, upb).ok_or_else(oom)?)
+        } else {
+            None
         };
         let mut ftl = Self {
             geo,
@@ -387,7 +511,11 @@ impl Ftl {
             wl_interval: cfg.static_wl_interval.max(1),
             l2p,
             p2l,
+            layout: Layout::None,
+            mapped: 0,
+            seed: cfg.seed,
             blocks,
+            buckets,
             free: (0..geo.planes).map(|_| BinaryHeap::new()).collect(),
             open_user: vec![NONE; geo.planes as usize],
             open_gc: vec![NONE; geo.planes as usize],
@@ -401,6 +529,7 @@ impl Ftl {
             clock: 0,
             ops: Vec::new(),
             counters: FtlCounters::default(),
+            preconditioned: PreconditionReport::default(),
         };
         if page {
             for b in 0..nblocks as u32 {
@@ -473,12 +602,58 @@ impl Ftl {
         self.free[p as usize].len()
     }
 
+    /// The mapping of `lpn`: the table's entry, else the layout's.
+    #[inline]
+    fn l2p_get(&self, lpn: u32) -> u32 {
+        match self.l2p.raw(lpn) {
+            Some(p) => p,
+            None => self.layout.ppa(lpn),
+        }
+    }
+
+    /// The logical unit at `ppa`: the table's entry, else the layout's if
+    /// the block still holds the layout's contents and that logical unit
+    /// has not been written, trimmed or moved since.
+    #[inline]
+    fn p2l_get(&self, ppa: u32) -> u32 {
+        if let Some(l) = self.p2l.raw(ppa) {
+            return l;
+        }
+        if !self.blocks[(ppa / self.upb) as usize].virt {
+            return NONE;
+        }
+        let l = self.layout.lpn(ppa);
+        if l != NONE && self.l2p.raw(l).is_none() {
+            l
+        } else {
+            NONE
+        }
+    }
+
+    #[inline]
+    fn l2p_set(&mut self, lpn: u32, ppa: u32) {
+        if ppa == NONE && !self.layout.covers(lpn) {
+            self.l2p.clear(lpn);
+        } else {
+            self.l2p.set(lpn, ppa);
+        }
+    }
+
+    #[inline]
+    fn p2l_set(&mut self, ppa: u32, lpn: u32) {
+        if lpn == NONE {
+            self.p2l.clear(ppa);
+        } else {
+            self.p2l.set(ppa, lpn);
+        }
+    }
+
     /// Physical unit of logical unit `lpn`, if it holds data.
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
         match self.mapping {
             Mapping::Page => {
-                let p = self.l2p.get(lpn);
+                let p = self.l2p_get(lpn);
                 (p != NONE).then_some(p)
             }
             Mapping::InPlace => Some(self.inplace_ppa(lpn)),
@@ -543,12 +718,30 @@ impl Ftl {
             );
             self.cursor = (self.cursor + 1) % np;
         };
-        self.invalidate(lpn);
-        self.l2p.set(lpn, ppa);
-        self.p2l.set(ppa, lpn);
+        // count the new unit first: if it closed its block, the block
+        // joins the greedy buckets before the old unit (maybe in it) goes
         let b = self.block_of(ppa);
-        self.blocks[b as usize].valid += 1;
+        self.count_valid(b);
+        if !self.invalidate(lpn) {
+            self.mapped += 1;
+        }
+        self.l2p_set(lpn, ppa);
+        self.p2l_set(ppa, lpn);
         ppa
+    }
+
+    /// One more valid unit in block `b`, just programmed: if that closed
+    /// it, it joins the greedy buckets.
+    #[inline]
+    fn count_valid(&mut self, b: u32) {
+        let blk = &mut self.blocks[b as usize];
+        blk.valid += 1;
+        if blk.state == BState::Closed {
+            let valid = blk.valid;
+            if let Some(bk) = &mut self.buckets {
+                bk.insert(b / self.geo.blocks_per_plane, b, valid);
+            }
+        }
     }
 
     /// Allocate a unit for host data in `plane`; `None` when the plane
@@ -632,21 +825,35 @@ impl Ftl {
         b * upb + u
     }
 
+    /// Drop the physical unit `lpn` held (its block counts one valid unit
+    /// fewer); the caller sets the new entry. Returns whether it was
+    /// mapped.
     #[inline]
-    fn invalidate(&mut self, lpn: u32) {
-        let old = self.l2p.get(lpn);
-        if old != NONE {
-            self.p2l.set(old, NONE);
-            let b = self.block_of(old);
-            self.blocks[b as usize].valid -= 1;
-            self.l2p.set(lpn, NONE);
+    fn invalidate(&mut self, lpn: u32) -> bool {
+        let old = self.l2p_get(lpn);
+        if old == NONE {
+            return false;
         }
+        self.p2l_set(old, NONE);
+        let b = self.block_of(old);
+        let blk = &mut self.blocks[b as usize];
+        blk.valid -= 1;
+        if blk.state == BState::Closed {
+            let valid = blk.valid;
+            if let Some(bk) = &mut self.buckets {
+                let p = b / self.geo.blocks_per_plane;
+                bk.remove(p, b);
+                bk.insert(p, b, valid);
+            }
+        }
+        true
     }
 
     /// Discard logical unit `lpn` (TRIM).
     pub fn trim(&mut self, lpn: u32) {
-        if self.mapping == Mapping::Page && self.l2p.get(lpn) != NONE {
-            self.invalidate(lpn);
+        if self.mapping == Mapping::Page && self.invalidate(lpn) {
+            self.l2p_set(lpn, NONE);
+            self.mapped -= 1;
             self.counters.trimmed_units += 1;
         }
     }
@@ -680,6 +887,10 @@ impl Ftl {
             if blk.next_unit == self.upb {
                 blk.state = BState::Closed;
                 blk.closed_at = self.clock;
+                let valid = blk.valid;
+                if let Some(bk) = &mut self.buckets {
+                    bk.insert(b / self.geo.blocks_per_plane, b, valid);
+                }
                 self.open_user[p] = NONE;
             }
             if self.emit {
@@ -713,6 +924,20 @@ impl Ftl {
     }
 
     fn select_victim(&mut self, plane: u32) -> Option<u32> {
+        if let Some(bk) = &mut self.buckets {
+            let v = bk.victim(plane, &self.blocks);
+            if !cfg!(debug_assertions) {
+                return v;
+            }
+            // debug builds check the index against the scan it replaces
+            let scan = self.scan_victim(plane);
+            debug_assert_eq!(v, scan, "greedy buckets disagree with the scan");
+            return v;
+        }
+        self.scan_victim(plane)
+    }
+
+    fn scan_victim(&mut self, plane: u32) -> Option<u32> {
         let bpp = self.geo.blocks_per_plane;
         let lo = (plane * bpp) as usize;
         let hi = lo + bpp as usize;
@@ -787,12 +1012,23 @@ impl Ftl {
         let plane = self.plane_of_block(v);
         let upp = self.geo.units_per_page;
         let base = v * self.upb;
+        if let Some(bk) = &mut self.buckets {
+            bk.remove(plane, v);
+        }
         if self.blocks[v as usize].valid > 0 {
+            // the logical units of one page, looked up once (a lookup in an
+            // aged drive's layout is the costly part of collection)
+            let mut lpns = [NONE; 64];
+            let chunk = (upp as usize).min(lpns.len()) as u32;
             for page in 0..self.geo.pages_per_block {
                 let first = base + page * upp;
                 let mut n = 0;
                 for ppa in first..first + upp {
-                    if self.p2l.get(ppa) != NONE {
+                    let l = self.p2l_get(ppa);
+                    if ppa - first < chunk {
+                        lpns[(ppa - first) as usize] = l;
+                    }
+                    if l != NONE {
                         n += 1;
                     }
                 }
@@ -809,16 +1045,20 @@ impl Ftl {
                     });
                 }
                 for ppa in first..first + upp {
-                    let lpn = self.p2l.get(ppa);
+                    let lpn = if ppa - first < chunk {
+                        lpns[(ppa - first) as usize]
+                    } else {
+                        self.p2l_get(ppa)
+                    };
                     if lpn == NONE {
                         continue;
                     }
                     let new = self.alloc_gc(plane);
-                    self.p2l.set(ppa, NONE);
-                    self.p2l.set(new, lpn);
-                    self.l2p.set(lpn, new);
+                    self.p2l_set(ppa, NONE);
+                    self.p2l_set(new, lpn);
+                    self.l2p_set(lpn, new);
                     let nb = self.block_of(new);
-                    self.blocks[nb as usize].valid += 1;
+                    self.count_valid(nb);
                     self.counters.moved_units += 1;
                 }
             }
@@ -833,6 +1073,7 @@ impl Ftl {
         debug_assert_eq!(blk.valid, 0);
         blk.erases = blk.erases.saturating_add(1);
         blk.state = BState::Free;
+        blk.virt = false;
         blk.next_unit = 0;
         self.counters.erases += 1;
         if self.emit {
@@ -883,17 +1124,47 @@ impl Ftl {
 
     /// Bring the device to the configured starting state without timing:
     /// no NAND work is emitted and the counters restart at zero (erase
-    /// counts per block are kept: an aged device is worn).
+    /// counts per block are kept: an aged device is worn). What it did is
+    /// in [`Ftl::preconditioned`].
     pub fn precondition(&mut self, kind: Precondition, fullness: f64) {
+        self.precondition_with(kind, fullness, AGE_REPLAY_MAX_UNITS);
+    }
+
+    /// As [`Ftl::precondition`], with `aged` replayed on drives of at most
+    /// `replay_max_units` raw units and derived above (tests compare the
+    /// two on one drive by lowering it).
+    pub fn precondition_with(&mut self, kind: Precondition, fullness: f64, replay_max_units: u64) {
         let n = ((fullness.clamp(0.0, 1.0) * self.lpns as f64) as u64).min(self.lpns as u64) as u32;
         if kind == Precondition::Fresh || n == 0 {
             return;
         }
         self.emit = false;
-        for lpn in 0..n {
-            self.write(lpn);
+        let page = self.mapping == Mapping::Page;
+        let derived =
+            (page && kind == Precondition::Aged && self.geo.raw_units() > replay_max_units)
+                .then(|| steady::derive(self, n, replay_max_units))
+                .flatten();
+        let report = match derived {
+            Some(r) => r,
+            None => self.fill_and_age(n, page && kind != Precondition::Full),
+        };
+        self.emit = true;
+        self.ops.clear();
+        self.counters = FtlCounters::default();
+        self.preconditioned = report;
+    }
+
+    /// Write `0..n` sequentially, then (if `age`) overwrite that region at
+    /// random until write amplification settles.
+    fn fill_and_age(&mut self, n: u32, age: bool) -> PreconditionReport {
+        let computed = self.fill_striped(n);
+        if !computed {
+            for lpn in 0..n {
+                self.write(lpn);
+            }
         }
-        if kind == Precondition::Aged && self.mapping == Mapping::Page {
+        let filled = self.counters;
+        if age {
             let chunk = (n / 8).max(1) as u64;
             let mut prev = f64::NAN;
             let mut total = 0u64;
@@ -913,9 +1184,112 @@ impl Ftl {
                 prev = wa;
             }
         }
-        self.emit = true;
-        self.ops.clear();
-        self.counters = FtlCounters::default();
+        let c = self.counters;
+        PreconditionReport {
+            units_written: n as u64 + c.host_units - filled.host_units,
+            erases: c.erases,
+            units_moved: c.moved_units,
+            units_replayed: c.host_units - if computed { n as u64 } else { 0 },
+            derived: false,
+        }
+    }
+
+    /// The state sequential writes of `0..n` leave on a fresh page-mapped
+    /// drive, computed instead of replayed: the mapping is the
+    /// [`Striped`] layout, each plane's first blocks are full (closed
+    /// when their last unit was written) and the next one open. Returns
+    /// false (nothing done) if the drive is not fresh or a plane would
+    /// run short of free blocks (then the caller replays the writes).
+    fn fill_striped(&mut self, n: u32) -> bool {
+        if self.mapping != Mapping::Page || self.clock != 0 || n == 0 {
+            return false;
+        }
+        let np = self.order.len() as u64;
+        let (upp, upb, bpp) = (
+            self.geo.units_per_page as u64,
+            self.upb as u64,
+            self.geo.blocks_per_plane as u64,
+        );
+        let full_pages = n as u64 / upp;
+        let rem = n as u64 % upp;
+        let units_of = |k: u64| {
+            let pages = full_pages / np + u64::from(k < full_pages % np);
+            pages * upp
+                + if rem > 0 && k == full_pages % np {
+                    rem
+                } else {
+                    0
+                }
+        };
+        for k in 0..np {
+            if units_of(k).div_ceil(upb) + self.threshold as u64 > bpp {
+                return false;
+            }
+        }
+        let mut pos = vec![0u32; np as usize];
+        for (k, &p) in self.order.iter().enumerate() {
+            pos[p as usize] = k as u32;
+        }
+        for k in 0..np {
+            let plane = self.order[k as usize];
+            let units = units_of(k);
+            let used = units.div_ceil(upb);
+            for j in 0..used {
+                let b = (plane as u64 * bpp + j) as u32;
+                let filled = (units - j * upb).min(upb);
+                let blk = &mut self.blocks[b as usize];
+                blk.valid = filled as u32;
+                blk.next_unit = filled as u32;
+                blk.virt = true;
+                if filled == upb {
+                    // the clock when its last unit was written
+                    let u = j * upb + upb - 1;
+                    let lpn = ((u / upp) * np + k) * upp + u % upp;
+                    blk.state = BState::Closed;
+                    blk.closed_at = lpn + 1;
+                } else {
+                    blk.state = BState::Open;
+                    self.open_user[plane as usize] = b;
+                }
+            }
+            self.rebuild_free(plane);
+        }
+        self.cursor = (full_pages % np) as usize;
+        self.clock = n as u64;
+        self.mapped = n as u64;
+        self.counters.host_units = n as u64;
+        self.layout = Layout::Striped(Striped {
+            n,
+            upp: upp as u32,
+            upb: upb as u32,
+            bpp: bpp as u32,
+            order: self.order.clone(),
+            pos,
+        });
+        true
+    }
+
+    /// Rebuild `plane`'s free pool and greedy buckets from its blocks'
+    /// states.
+    fn rebuild_free(&mut self, plane: u32) {
+        let bpp = self.geo.blocks_per_plane;
+        let lo = plane * bpp;
+        let mut keys = Vec::new();
+        for b in lo..lo + bpp {
+            if self.blocks[b as usize].state == BState::Free {
+                keys.push(Reverse(self.free_key(b)));
+            }
+        }
+        self.free[plane as usize] = BinaryHeap::from(keys);
+        if let Some(bk) = &mut self.buckets {
+            for b in lo..lo + bpp {
+                bk.remove(plane, b);
+                let blk = &self.blocks[b as usize];
+                if blk.state == BState::Closed {
+                    bk.insert(plane, b, blk.valid);
+                }
+            }
+        }
     }
 
     /// Erase counts: (blocks, max, mean). For in-place mapping, programs
@@ -961,7 +1335,7 @@ impl Ftl {
     /// Logical units currently holding data.
     pub fn mapped_units(&self) -> u64 {
         match self.mapping {
-            Mapping::Page => self.l2p.iter().filter(|&(_, p)| p != NONE).count() as u64,
+            Mapping::Page => self.mapped,
             Mapping::InPlace => self.lpns as u64,
         }
     }
@@ -975,21 +1349,30 @@ impl Ftl {
         if self.mapping == Mapping::InPlace {
             return Ok(());
         }
-        for (lpn, ppa) in self.l2p.iter() {
-            if ppa != NONE && self.p2l.get(ppa) != lpn as u32 {
-                return Err(format!(
-                    "lpn {lpn} maps to {ppa} whose reverse entry is {}",
-                    self.p2l.get(ppa)
-                ));
+        let mut mapped = 0;
+        for lpn in 0..self.lpns {
+            let ppa = self.l2p_get(lpn);
+            if ppa != NONE {
+                mapped += 1;
+                if self.p2l_get(ppa) != lpn {
+                    return Err(format!(
+                        "lpn {lpn} maps to {ppa} whose reverse entry is {}",
+                        self.p2l_get(ppa)
+                    ));
+                }
             }
         }
+        if mapped != self.mapped {
+            return Err(format!("{mapped} units mapped, {} counted", self.mapped));
+        }
         let mut valid = vec![0u32; self.blocks.len()];
-        for (ppa, lpn) in self.p2l.iter() {
+        for ppa in 0..self.geo.raw_units() as u32 {
+            let lpn = self.p2l_get(ppa);
             if lpn != NONE {
-                if lpn >= self.lpns || self.l2p.get(lpn) != ppa as u32 {
+                if lpn >= self.lpns || self.l2p_get(lpn) != ppa {
                     return Err(format!("ppa {ppa} claims lpn {lpn}, which maps elsewhere"));
                 }
-                valid[ppa / self.upb as usize] += 1;
+                valid[(ppa / self.upb) as usize] += 1;
             }
         }
         let mut in_pool = vec![false; self.blocks.len()];
@@ -1021,6 +1404,16 @@ impl Ftl {
             if b.state == BState::Free && b.valid != 0 {
                 return Err(format!("free block {i} holds data"));
             }
+            if let Some(bk) = &self.buckets {
+                let want = b.state == BState::Closed && b.valid < self.upb;
+                let at = bk.at[i];
+                if want != (at != NONE) || (want && at != b.valid) {
+                    return Err(format!(
+                        "block {i} ({:?}, {} valid) in greedy bucket {at}",
+                        b.state, b.valid
+                    ));
+                }
+            }
             let open = self.open_user.contains(&(i as u32)) || self.open_gc.contains(&(i as u32));
             if (b.state == BState::Open) != open {
                 return Err(format!(
@@ -1035,26 +1428,12 @@ impl Ftl {
 
 #[cfg(test)]
 mod tests {
-    use super::{try_filled, Table, NONE};
+    use super::try_filled;
 
     #[test]
     fn tables_too_large_to_allocate_are_an_error_not_an_abort() {
         assert!(try_filled(usize::MAX / 2, 0u32).is_err());
         let v = try_filled(5, 7u32).expect("small");
         assert_eq!(v, vec![7; 5]);
-        assert!(Table::new(usize::MAX / 2).is_none());
-        assert!(Table::new(usize::MAX).is_none());
-    }
-
-    #[test]
-    fn a_fresh_table_maps_nothing_and_keeps_every_value() {
-        let mut t = Table::new(1000).expect("small");
-        assert!(t.iter().all(|(_, v)| v == NONE));
-        for (i, v) in [(0, 0), (1, 5), (999, NONE - 1), (2, NONE)] {
-            t.set(i, v);
-            assert_eq!(t.get(i), v, "entry {i}");
-        }
-        assert_eq!(t.iter().filter(|&(_, v)| v != NONE).count(), 3);
-        assert_eq!(Table::new(0).expect("empty").iter().count(), 0);
     }
 }

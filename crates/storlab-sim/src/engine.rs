@@ -659,6 +659,9 @@ impl Engine {
         first_thread: u32,
         progress: &mut dyn FnMut(u64, Nanos),
     ) -> Result<Vec<JobStats>, EngineError> {
+        // the device is built (and preconditioned): tell the caller the
+        // jobs start
+        progress(self.completed, self.now);
         let start = self.now;
         self.apps = apps;
         for a in 0..self.apps.len() {

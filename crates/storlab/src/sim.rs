@@ -255,12 +255,27 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         eprintln!("{note}");
     }
     let bar = progress_bar();
+    let pre = preconditioning(&cfg);
+    if let Some(kind) = &pre {
+        bar.set_message(format!("preconditioning the drive ({kind})"));
+    }
+    let t0 = std::time::Instant::now();
+    let mut ready = None;
     let mut progress = |done: u64, now: u64| {
+        ready.get_or_insert_with(|| t0.elapsed());
         bar.set_message(format!("{done} IOs, {:.3} s simulated", now as f64 / 1e9));
         bar.tick();
     };
     let result = storlab_sim::run::simulate(&cfg, &resolved, &jobs, a.seed, &mut progress)?;
     bar.finish_and_clear();
+    if let (Some(kind), Some(t)) = (pre, ready) {
+        if !bar.is_hidden() {
+            eprintln!(
+                "preconditioning ({kind}) took {:.2} s of wall time (what it did: the device report's precondition_* counters)",
+                t.as_secs_f64()
+            );
+        }
+    }
     if let Some(note) = storlab_sim::run::unmapped_note(&result.jobs) {
         eprintln!("{note}");
     }
@@ -410,6 +425,13 @@ fn replay_closed(
     }
     out.flush()?;
     Ok(())
+}
+
+/// The preconditioning of the configured drive, if any.
+fn preconditioning(cfg: &storlab_model::SystemConfig) -> Option<String> {
+    let ssd = cfg.ssd.as_ref()?;
+    (ssd.ftl.precondition != storlab_model::ftl::Precondition::Fresh)
+        .then(|| format!("{:?}", ssd.ftl.precondition).to_lowercase())
 }
 
 /// A spinner on stderr when it is a terminal; hidden otherwise.

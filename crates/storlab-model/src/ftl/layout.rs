@@ -1,0 +1,373 @@
+//! Compact mapping: the FTL's tables hold exact entries only where the
+//! mapping was written after preconditioning; everywhere else the mapping
+//! is a function (a [`Layout`]) of the address, so a preconditioned drive
+//! costs memory in proportion to the work done on it, not to its capacity.
+//!
+//! - A drive filled sequentially (`full`) maps logical unit `l` to the
+//!   unit the FTL's striping would have given it: page `l / upp` goes to
+//!   the plane `order[(l / upp) % planes]`, where it is that plane's
+//!   `(l / upp) / planes`-th page, in the plane's blocks in number order
+//!   ([`Striped`], exactly the state sequential writes leave).
+//! - A drive aged to steady state by the derivation of
+//!   [`super::steady`] holds, in each block, the number of valid units its
+//!   valid-count distribution gives it; which logical units they are is a
+//!   seeded pseudo-random permutation of the written region laid over the
+//!   blocks in order ([`Shuffled`]), as uniform random overwrites leave it.
+//!
+//! A block stays described by the layout (`virt`) until it is erased; a
+//! logical unit until it is written, trimmed or moved, after which the
+//! tables hold it exactly.
+
+use std::collections::HashMap;
+
+use super::NONE;
+
+/// Tables larger than this (bytes of dense `u32` entries) are kept sparse
+/// (a hash map of the written entries): a dense table's pages are touched
+/// by random writes all over it, so its resident size would grow with the
+/// drive, not with the work.
+pub const DENSE_MAX_BYTES: u64 = 1 << 30;
+
+/// A mapping table of `u32` entries with three states per entry: absent
+/// (the layout decides), explicitly [`NONE`], or a value. Dense tables
+/// store absent as 0 (so a new table is zeroed memory that the host backs
+/// only where written), [`NONE`] as `u32::MAX` and `v` as `v + 1` (values
+/// are below `u32::MAX - 1`: addresses are checked to fit).
+pub(crate) enum Table {
+    /// One `u32` per entry.
+    Dense(Vec<u32>),
+    /// The written entries only (never iterated: lookups only, so the
+    /// model stays deterministic).
+    Sparse(HashMap<u32, u32, foldhash::fast::FixedState>),
+}
+
+impl Table {
+    /// `n` absent entries, dense or sparse as `dense` says; `None` where a
+    /// plain `vec!` would abort the process (the tables scale with the
+    /// configured capacity, which comes from the user).
+    pub(crate) fn new(n: usize, dense: bool) -> Option<Self> {
+        if !dense {
+            return Some(Table::Sparse(HashMap::with_hasher(
+                foldhash::fast::FixedState::with_seed(0x5354_4f52_4c41_4221),
+            )));
+        }
+        if n == 0 {
+            return Some(Table::Dense(Vec::new()));
+        }
+        let layout = std::alloc::Layout::array::<u32>(n).ok()?;
+        // SAFETY: `layout` has a non-zero size (n > 0).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u32;
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: `ptr` was allocated by the global allocator with the
+        // layout of `n` u32s, all initialised (zero is a valid u32), so it
+        // is a valid Vec of length and capacity `n`.
+        Some(Table::Dense(unsafe { Vec::from_raw_parts(ptr, n, n) }))
+    }
+
+    /// The entry: `None` when absent.
+    #[inline]
+    pub(crate) fn raw(&self, i: u32) -> Option<u32> {
+        match self {
+            Table::Dense(v) => match v[i as usize] {
+                0 => None,
+                u32::MAX => Some(NONE),
+                x => Some(x - 1),
+            },
+            Table::Sparse(m) => m.get(&i).copied(),
+        }
+    }
+
+    /// Set an entry (`NONE` explicitly).
+    #[inline]
+    pub(crate) fn set(&mut self, i: u32, v: u32) {
+        match self {
+            Table::Dense(t) => t[i as usize] = if v == NONE { u32::MAX } else { v + 1 },
+            Table::Sparse(m) => {
+                m.insert(i, v);
+            }
+        }
+    }
+
+    /// Make an entry absent.
+    #[inline]
+    pub(crate) fn clear(&mut self, i: u32) {
+        match self {
+            Table::Dense(t) => t[i as usize] = 0,
+            Table::Sparse(m) => {
+                m.remove(&i);
+            }
+        }
+    }
+}
+
+/// A seeded permutation of `0..n` that scatters: `x -> (a x + c) mod n`
+/// with `a` coprime with `n` near `n` times the golden ratio (so
+/// neighbours land far apart) and `c` from the seed, and its inverse
+/// `y -> a^-1 (y - c) mod n`. One multiply each way: it sits on the path
+/// of every write and every collected unit of an aged drive, where a
+/// keyed (Feistel) permutation cost a third of the run. Uniform random
+/// overwrites leave the data in no order; which one the layout picks does
+/// not matter to a workload that is itself random, and a sequential one
+/// is scattered over the blocks as on an aged drive.
+#[derive(Clone, Debug)]
+pub(crate) struct Perm {
+    n: u64,
+    a: u64,
+    a_inv: u64,
+    c: u64,
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The inverse of `a` modulo `n` (`gcd(a, n) == 1`).
+fn inverse(a: u64, n: u64) -> u64 {
+    let (mut r0, mut r1) = (n as i128, a as i128);
+    let (mut t0, mut t1) = (0i128, 1i128);
+    while r1 != 0 {
+        let q = r0 / r1;
+        (r0, r1) = (r1, r0 - q * r1);
+        (t0, t1) = (t1, t0 - q * t1);
+    }
+    t0.rem_euclid(n as i128) as u64
+}
+
+impl Perm {
+    /// A permutation of `0..n` chosen by `seed`.
+    pub(crate) fn new(n: u64, seed: u64) -> Self {
+        if n <= 1 {
+            return Perm {
+                n: n.max(1),
+                a: 1,
+                a_inv: 1,
+                c: 0,
+            };
+        }
+        let mut a = ((n as f64 * 0.618_033_988_749_895) as u64).max(1) + seed % 64;
+        a %= n;
+        while a == 0 || gcd(a, n) != 1 {
+            a = (a + 1) % n;
+        }
+        Perm {
+            n,
+            a,
+            a_inv: inverse(a, n),
+            c: (seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) % n,
+        }
+    }
+
+    /// The image of `x < n`.
+    #[inline]
+    pub(crate) fn fwd(&self, x: u64) -> u64 {
+        ((self.a as u128 * x as u128 + self.c as u128) % self.n as u128) as u64
+    }
+
+    /// The preimage of `y < n`.
+    #[inline]
+    pub(crate) fn inv(&self, y: u64) -> u64 {
+        let d = (y + self.n - self.c) % self.n;
+        ((self.a_inv as u128 * d as u128) % self.n as u128) as u64
+    }
+}
+
+/// Where sequential writes of logical units `0..n` put them on a fresh
+/// drive (see the module doc).
+#[derive(Clone, Debug)]
+pub(crate) struct Striped {
+    pub(crate) n: u32,
+    pub(crate) upp: u32,
+    pub(crate) upb: u32,
+    pub(crate) bpp: u32,
+    /// Planes in host striping order.
+    pub(crate) order: Vec<u32>,
+    /// Position of each plane in `order`.
+    pub(crate) pos: Vec<u32>,
+}
+
+impl Striped {
+    #[inline]
+    fn ppa(&self, lpn: u32) -> u32 {
+        if lpn >= self.n {
+            return NONE;
+        }
+        let np = self.order.len() as u64;
+        let (g, s) = ((lpn / self.upp) as u64, (lpn % self.upp) as u64);
+        let plane = self.order[(g % np) as usize] as u64;
+        let u = (g / np) * self.upp as u64 + s;
+        let block = plane * self.bpp as u64 + u / self.upb as u64;
+        (block * self.upb as u64 + u % self.upb as u64) as u32
+    }
+
+    #[inline]
+    fn lpn(&self, ppa: u32) -> u32 {
+        let (b, off) = ((ppa / self.upb) as u64, (ppa % self.upb) as u64);
+        let plane = (b / self.bpp as u64) as usize;
+        let u = (b % self.bpp as u64) * self.upb as u64 + off;
+        let (r, s) = (u / self.upp as u64, u % self.upp as u64);
+        let np = self.order.len() as u64;
+        let l = (r * np + self.pos[plane] as u64) * self.upp as u64 + s;
+        if l < self.n as u64 {
+            l as u32
+        } else {
+            NONE
+        }
+    }
+}
+
+/// The written region `0..n` spread over the blocks by a permutation:
+/// block `b` holds the permuted positions `base[b]..base[b] + count[b]`,
+/// spaced evenly over its units.
+#[derive(Clone, Debug)]
+pub(crate) struct Shuffled {
+    pub(crate) n: u32,
+    pub(crate) upb: u32,
+    pub(crate) perm: Perm,
+    pub(crate) base: Vec<u32>,
+    pub(crate) count: Vec<u32>,
+}
+
+impl Shuffled {
+    #[inline]
+    fn ppa(&self, lpn: u32) -> u32 {
+        if lpn >= self.n {
+            return NONE;
+        }
+        let pos = self.perm.fwd(lpn as u64) as u32;
+        let b = self.base.partition_point(|&x| x <= pos) - 1;
+        let slot = (pos - self.base[b]) as u64;
+        let unit = slot * self.upb as u64 / self.count[b] as u64;
+        (b as u64 * self.upb as u64 + unit) as u32
+    }
+
+    #[inline]
+    fn lpn(&self, ppa: u32) -> u32 {
+        let (b, u) = ((ppa / self.upb) as usize, (ppa % self.upb) as u64);
+        let c = self.count[b] as u64;
+        if c == 0 {
+            return NONE;
+        }
+        let upb = self.upb as u64;
+        let slot = (u * c).div_ceil(upb);
+        if slot >= c || slot * upb / c != u {
+            return NONE;
+        }
+        self.perm.inv(self.base[b] as u64 + slot) as u32
+    }
+}
+
+/// The mapping of units the tables do not hold.
+#[derive(Clone, Debug)]
+pub(crate) enum Layout {
+    /// Nothing is mapped outside the tables.
+    None,
+    /// Sequentially written.
+    Striped(Striped),
+    /// Aged (derived steady state).
+    Shuffled(Shuffled),
+}
+
+impl Layout {
+    /// The unit the layout gives `lpn`, or [`NONE`].
+    #[inline]
+    pub(crate) fn ppa(&self, lpn: u32) -> u32 {
+        match self {
+            Layout::None => NONE,
+            Layout::Striped(s) => s.ppa(lpn),
+            Layout::Shuffled(s) => s.ppa(lpn),
+        }
+    }
+
+    /// The logical unit the layout puts at `ppa`, or [`NONE`].
+    #[inline]
+    pub(crate) fn lpn(&self, ppa: u32) -> u32 {
+        match self {
+            Layout::None => NONE,
+            Layout::Striped(s) => s.lpn(ppa),
+            Layout::Shuffled(s) => s.lpn(ppa),
+        }
+    }
+
+    /// Logical units `0..n` the layout maps.
+    #[inline]
+    pub(crate) fn covers(&self, lpn: u32) -> bool {
+        match self {
+            Layout::None => false,
+            Layout::Striped(s) => lpn < s.n,
+            Layout::Shuffled(s) => lpn < s.n,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_permutation_is_a_bijection_with_its_inverse() {
+        for n in [1u64, 2, 3, 5, 17, 1000, 4097] {
+            let p = Perm::new(n, 42);
+            let mut seen = vec![false; n as usize];
+            for x in 0..n {
+                let y = p.fwd(x);
+                assert!(y < n);
+                assert!(!seen[y as usize], "n {n}: {y} twice");
+                seen[y as usize] = true;
+                assert_eq!(p.inv(y), x);
+            }
+        }
+        // neighbours land far apart
+        let p = Perm::new(1000, 1);
+        assert!((0..999).all(|x| p.fwd(x).abs_diff(p.fwd(x + 1)) > 100));
+    }
+
+    #[test]
+    fn tables_keep_three_states_dense_and_sparse() {
+        for dense in [true, false] {
+            let mut t = Table::new(100, dense).expect("small");
+            assert_eq!(t.raw(5), None);
+            t.set(5, 0);
+            assert_eq!(t.raw(5), Some(0));
+            t.set(6, NONE);
+            assert_eq!(t.raw(6), Some(NONE));
+            t.set(7, NONE - 2);
+            assert_eq!(t.raw(7), Some(NONE - 2));
+            t.clear(5);
+            assert_eq!(t.raw(5), None);
+        }
+        assert!(Table::new(usize::MAX / 2, true).is_none());
+    }
+
+    #[test]
+    fn shuffled_layout_inverts() {
+        let upb = 8;
+        let count = vec![3u32, 0, 8, 5];
+        let mut base = Vec::new();
+        let mut s = 0;
+        for &c in &count {
+            base.push(s);
+            s += c;
+        }
+        let l = Shuffled {
+            n: s,
+            upb,
+            perm: Perm::new(s as u64, 3),
+            base,
+            count: count.clone(),
+        };
+        let mut per_block = [0u32; 4];
+        for lpn in 0..s {
+            let ppa = l.ppa(lpn);
+            assert_eq!(l.lpn(ppa), lpn);
+            per_block[(ppa / upb) as usize] += 1;
+        }
+        assert_eq!(per_block.to_vec(), count);
+        assert_eq!(l.ppa(s), NONE);
+    }
+}

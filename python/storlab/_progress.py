@@ -1,0 +1,70 @@
+"""Progress bars for long calls: tqdm on a terminal or in a notebook, quiet
+otherwise. The Rust call runs on a thread of its own (it releases the GIL)
+and counts its steps in a ``Counter``; this thread polls it for the bar."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Callable, TypeVar
+
+from . import _native
+
+T = TypeVar("T")
+
+
+def _in_notebook() -> bool:
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()  # type: ignore[attr-defined]
+    except Exception:
+        return False
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def enabled(progress: bool | None = None) -> bool:
+    """Whether to show a bar: ``progress`` when given, else $STORLAB_PROGRESS
+    (0 or 1) when set, else on a terminal (stderr) or in a notebook."""
+    if progress is not None:
+        return progress
+    env = os.environ.get("STORLAB_PROGRESS")
+    if env is not None:
+        return env not in ("", "0", "false", "no")
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return tty or _in_notebook()
+
+
+def run(call: Callable[[Any], T], desc: str, unit: str, progress: bool | None = None) -> T:
+    """``call(counter)``, with a bar of the counter's steps when enabled."""
+    if not enabled(progress):
+        return call(None)
+    from tqdm.auto import tqdm
+
+    counter = _native.Counter()
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = call(counter)
+        except BaseException as e:  # handed to the caller's thread below
+            out["error"] = e
+
+    t = threading.Thread(target=target, name=f"storlab {desc}", daemon=True)
+    t.start()
+    with tqdm(desc=desc, unit=unit, leave=False) as bar:
+        while t.is_alive():
+            t.join(0.1)
+            total = counter.total()
+            if total and bar.total != total:
+                bar.total = total
+            bar.n = counter.done()
+            bar.refresh()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]

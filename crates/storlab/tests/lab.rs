@@ -336,7 +336,7 @@ fn a_sweep_can_measure_one_job_group() {
         "--number_ios=200",
     ];
     let t = ok(&storlab(&args, dir.path()));
-    let rows: Vec<&str> = t.lines().skip(2).collect();
+    let rows: Vec<&str> = t.lines().skip(1).collect();
     assert_eq!(rows.len(), 2, "{t}");
     assert!(rows.iter().all(|r| r.contains(",read,200,")), "{t}");
     let all = ok(&storlab(

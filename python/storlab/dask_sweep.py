@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any, Mapping
 
@@ -110,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spec", required=True, help="the sweep's definition (JSON)")
     ap.add_argument("--result", required=True, help="where to write the rows (JSON)")
     ap.add_argument("--batch-size", type=int, default=None)
+    ap.add_argument(
+        "--timeout",
+        default=os.environ.get("STORLAB_DASK_TIMEOUT", "30s"),
+        help="how long to try to reach the scheduler ($STORLAB_DASK_TIMEOUT, default 30s)",
+    )
     a = ap.parse_args(argv)
     try:
         from dask.distributed import Client
@@ -122,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(a.spec) as f:
         spec = json.load(f)
     try:
-        with Client(a.address, timeout="30s") as client:
+        with Client(a.address, timeout=a.timeout) as client:
             rows = dask_rows(client, spec, batch_size=a.batch_size)
     except _native.StorlabError as e:
         print(f"storlab: error: {e}", file=sys.stderr)

@@ -40,12 +40,27 @@ def enabled(progress: bool | None = None) -> bool:
     return tty or _in_notebook()
 
 
+def bar_class() -> Any:
+    """tqdm's notebook bar in a notebook with ipywidgets, else its text bar."""
+    if _in_notebook():
+        try:
+            import ipywidgets  # noqa: F401
+
+            from tqdm.notebook import tqdm as nb
+
+            return nb
+        except ImportError:
+            pass
+    from tqdm import tqdm as text
+
+    return text
+
+
 def run(call: Callable[[Any], T], desc: str, unit: str, progress: bool | None = None) -> T:
     """``call(counter)``, with a bar of the counter's steps when enabled."""
     if not enabled(progress):
         return call(None)
-    from tqdm.auto import tqdm
-
+    tqdm = bar_class()
     counter = _native.Counter()
     out: dict[str, Any] = {}
 

@@ -84,9 +84,7 @@ def dask_rows(
     index = {f.key: i for i, f in enumerate(futures)}
     bar = None
     if _progress.enabled(progress):
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=n, desc="sweep (dask)", unit="point", leave=False)
+        bar = _progress.bar_class()(total=n, desc="sweep (dask)", unit="point", leave=False)
     try:
         for fut in as_completed(futures):
             i = index[fut.key]

@@ -295,59 +295,75 @@ type RepRow = (
     Option<f64>,
 );
 
-/// Reproduce one study: (title, rows, files written into `out` if given).
+/// One study's reproduction: (study, title, rows).
+type StudyRows = (String, String, Vec<RepRow>);
+
+/// Reproduce studies (every name checked before anything runs): each
+/// study's rows, and the files written into `out` if given.
 #[pyfunction]
-#[pyo3(signature = (study, out=None, counter=None))]
+#[pyo3(signature = (names, out=None, counter=None))]
 fn reproduce(
     py: Python<'_>,
-    study: String,
+    names: Vec<String>,
     out: Option<PathBuf>,
     counter: Option<Py<Counter>>,
-) -> PyResult<(String, Vec<RepRow>, Vec<String>)> {
+) -> PyResult<(Vec<StudyRows>, Vec<String>)> {
     let cells = cells(&counter);
     guarded(py, move || {
-        let prepared = studies::prepare(&study)?;
+        let prepared = names
+            .iter()
+            .map(|n| studies::prepare(n))
+            .collect::<Result<Vec<_>, _>>()?;
         if let Some((_, total)) = &cells {
-            total.store(prepared.plan.len() as u64, Ordering::Relaxed);
+            let n: usize = prepared.iter().map(|p| p.plan.len()).sum();
+            total.store(n as u64, Ordering::Relaxed);
         }
         let progress = || {
             if let Some((d, _)) = &cells {
                 d.fetch_add(1, Ordering::Relaxed);
             }
         };
-        let rep = prepared.run(&progress)?;
-        let files = match &out {
-            Some(dir) => rep
-                .write_files(dir)?
-                .into_iter()
-                .map(|p| p.display().to_string())
-                .collect(),
-            None => Vec::new(),
-        };
-        let rows = rep
-            .rows
+        let mut files = Vec::new();
+        let mut reps = Vec::new();
+        for p in prepared {
+            let rep = p.run(&progress)?;
+            if let Some(dir) = &out {
+                files.extend(rep.write_files(dir)?);
+            }
+            reps.push(rep);
+        }
+        let studies = reps
             .iter()
-            .map(|r| {
-                // the tolerance is the published text's part after ±
-                // (Row::within writes "VALUE ±N%"); a range is its own
-                let tolerance = match r.published.rsplit_once(" ±") {
-                    Some((_, t)) => format!("±{t}"),
-                    None if r.target.is_some() => r.published.clone(),
-                    None => String::new(),
-                };
-                (
-                    r.what.clone(),
-                    r.published.clone(),
-                    r.model.clone(),
-                    tolerance,
-                    r.verdict_text(),
-                    r.value,
-                    r.target,
-                    r.error,
-                )
+            .map(|rep| {
+                let rows = rep
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        // the tolerance is the published text's part after
+                        // ± (Row::within writes "VALUE ±N%"); a range is
+                        // its own
+                        let tolerance = match r.published.rsplit_once(" ±") {
+                            Some((_, t)) => format!("±{t}"),
+                            None if r.target.is_some() => r.published.clone(),
+                            None => String::new(),
+                        };
+                        (
+                            r.what.clone(),
+                            r.published.clone(),
+                            r.model.clone(),
+                            tolerance,
+                            r.verdict_text(),
+                            r.value,
+                            r.target,
+                            r.error,
+                        )
+                    })
+                    .collect();
+                (rep.study.clone(), rep.title.clone(), rows)
             })
             .collect();
-        Ok((rep.title.clone(), rows, files))
+        let files = files.iter().map(|p| p.display().to_string()).collect();
+        Ok((studies, files))
     })
 }
 

@@ -342,18 +342,15 @@ def reproduce(
     figures (SVG, CSV) are written there; ``df.attrs["files"]`` lists them
     and ``df.attrs["titles"]`` the studies' titles."""
     names = [n for n, _ in _native.studies_list()] if study is None else ([study] if isinstance(study, str) else list(study))
-    frames, files, titles = [], [], {}
     cols = ["study", "what", "published", "model", "tolerance", "verdict", "value", "target", "error"]
-    for name in names:
-        title, rows, written = _progress.run(
-            lambda c, name=name: _native.reproduce(name, None if out is None else os.fspath(out), c),
-            f"reproduce {name}",
-            "run",
-            progress,
-        )
-        titles[name] = title
-        files.extend(written)
-        frames.append(pd.DataFrame([(name, *r) for r in rows], columns=cols))
+    reps, files = _progress.run(
+        lambda c: _native.reproduce(names, None if out is None else os.fspath(out), c),
+        "reproduce",
+        "run",
+        progress,
+    )
+    frames = [pd.DataFrame([(name, *r) for r in rows], columns=cols) for name, _, rows in reps]
+    titles = {name: title for name, title, _ in reps}
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
     df.attrs["files"] = files
     df.attrs["titles"] = titles

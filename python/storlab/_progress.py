@@ -72,14 +72,18 @@ def run(call: Callable[[Any], T], desc: str, unit: str, progress: bool | None = 
 
     t = threading.Thread(target=target, name=f"storlab {desc}", daemon=True)
     t.start()
-    with tqdm(desc=desc, unit=unit, leave=False) as bar:
+    # a notebook keeps every redraw of a text bar: redraw seldom there
+    every = 1.0 if _in_notebook() else 0.1
+    with tqdm(desc=desc, unit=unit, leave=False, mininterval=every) as bar:
         while t.is_alive():
             t.join(0.1)
             total = counter.total()
             if total and bar.total != total:
                 bar.total = total
-            bar.n = counter.done()
-            bar.refresh()
+                bar.refresh()
+            step = counter.done() - bar.n
+            if step > 0:
+                bar.update(step)
     if "error" in out:
         raise out["error"]
     return out["value"]

@@ -221,3 +221,20 @@ def test_read_trace_whole_and_in_chunks(tmp_path):
     with pytest.raises(storlab.StorlabError) as e:
         storlab.read_trace(bad, format="msr")
     assert e.value.file == str(bad) and e.value.line == 3
+
+
+def test_a_sweep_with_a_progress_bar_is_the_same_sweep(capsys):
+    quiet = storlab.sweep("moneta-spin", vary={"bs": ["4k", "64k"]}, fio=SWEEP_FIO, progress=False)
+    loud = storlab.sweep("moneta-spin", vary={"bs": ["4k", "64k"]}, fio=SWEEP_FIO, progress=True)
+    pd.testing.assert_frame_equal(quiet, loud)
+    assert "sweep" in capsys.readouterr().err
+
+
+def test_reproduce_checks_every_name_before_running_any():
+    t0 = time.perf_counter()
+    with pytest.raises(storlab.StorlabError, match="nosuch"):
+        storlab.reproduce(["haste-bus", "nosuch"])
+    assert time.perf_counter() - t0 < 1.0
+    df = storlab.reproduce(["haste-bus", "haste-ddr"])
+    assert list(dict.fromkeys(df["study"])) == ["haste-bus", "haste-ddr"]
+    assert set(df.attrs["titles"]) == {"haste-bus", "haste-ddr"}

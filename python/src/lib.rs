@@ -571,6 +571,15 @@ impl Server {
     }
 }
 
+/// Panics inside [`guarded`], for the test that no panic crosses into
+/// Python (it must come back as a `StorlabError`).
+#[pyfunction]
+fn _panic_inside_guard(py: Python<'_>) -> PyResult<()> {
+    guarded(py, || -> anyhow::Result<()> {
+        panic!("a deliberate panic (storlab's own test)")
+    })
+}
+
 /// The module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -586,5 +595,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(studies_list, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_inside_guard, m)?)?;
     Ok(())
 }

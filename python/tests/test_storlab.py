@@ -238,3 +238,11 @@ def test_reproduce_checks_every_name_before_running_any():
     df = storlab.reproduce(["haste-bus", "haste-ddr"])
     assert list(dict.fromkeys(df["study"])) == ["haste-bus", "haste-ddr"]
     assert set(df.attrs["titles"]) == {"haste-bus", "haste-ddr"}
+
+
+def test_no_panic_crosses_into_python():
+    from storlab import _native
+
+    with pytest.raises(storlab.StorlabError, match="internal error.*deliberate panic") as e:
+        _native._panic_inside_guard()
+    assert e.value.file is None

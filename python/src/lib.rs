@@ -299,13 +299,17 @@ type RepRow = (
 type StudyRows = (String, String, Vec<RepRow>);
 
 /// Reproduce studies (every name checked before anything runs): each
-/// study's rows, and the files written into `out` if given.
+/// study's rows, and the files written: each study's into `out` if given,
+/// the HTML report (index first) into `html` if given, its pages saying
+/// `command` made them.
 #[pyfunction]
-#[pyo3(signature = (names, out=None, counter=None))]
+#[pyo3(signature = (names, out=None, html=None, command=String::new(), counter=None))]
 fn reproduce(
     py: Python<'_>,
     names: Vec<String>,
     out: Option<PathBuf>,
+    html: Option<PathBuf>,
+    command: String,
     counter: Option<Py<Counter>>,
 ) -> PyResult<(Vec<StudyRows>, Vec<String>)> {
     let cells = cells(&counter);
@@ -331,6 +335,10 @@ fn reproduce(
                 files.extend(rep.write_files(dir)?);
             }
             reps.push(rep);
+        }
+        if let Some(dir) = &html {
+            let meta = storlab_lab::html::SiteMeta::new(command);
+            files.extend(storlab_lab::html::write_site(dir, &reps, &meta)?);
         }
         let studies = reps
             .iter()

@@ -332,6 +332,7 @@ def studies() -> pd.DataFrame:
 def reproduce(
     study: str | Sequence[str] | None = None,
     out: str | os.PathLike[str] | None = None,
+    html: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
 ) -> pd.DataFrame:
     """Reproduce published studies (all without ``study``), as ``storlab
@@ -339,12 +340,21 @@ def reproduce(
     ``published``, ``model``, ``tolerance``, ``verdict`` (ok, MISS, input,
     MISS (known: ...)), and the numbers behind them (``value``,
     ``target``, ``error``). With ``out``, each study's .md, .json and
-    figures (SVG, CSV) are written there; ``df.attrs["files"]`` lists them
-    and ``df.attrs["titles"]`` the studies' titles."""
+    figures (SVG, CSV) are written there. With ``html``, the HTML report
+    (as ``storlab lab reproduce --html``) is written there: ``index.html``
+    and one self-contained page per study, opening from disk with no
+    server (``df.attrs["html"]`` is the index). ``df.attrs["files"]``
+    lists every file written and ``df.attrs["titles"]`` the studies'
+    titles."""
     names = [n for n, _ in _native.studies_list()] if study is None else ([study] if isinstance(study, str) else list(study))
     cols = ["study", "what", "published", "model", "tolerance", "verdict", "value", "target", "error"]
+    call = [repr(study)] if study is not None else []
+    call += [f"{k}={os.fspath(v)!r}" for k, v in (("out", out), ("html", html)) if v is not None]
+    command = f"storlab.reproduce({', '.join(call)})  # Python, storlab {__version__}"
     reps, files = _progress.run(
-        lambda c: _native.reproduce(names, None if out is None else os.fspath(out), c),
+        lambda c: _native.reproduce(
+            names, None if out is None else os.fspath(out), None if html is None else os.fspath(html), command, c
+        ),
         "reproduce",
         "run",
         progress,
@@ -354,6 +364,8 @@ def reproduce(
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
     df.attrs["files"] = files
     df.attrs["titles"] = titles
+    if html is not None:
+        df.attrs["html"] = os.path.join(os.fspath(html), "index.html")
     return df
 
 

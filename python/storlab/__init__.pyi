@@ -73,9 +73,10 @@ def studies() -> pd.DataFrame:
 def reproduce(
     study: str | Sequence[str] | None = None,
     out: PathLike | None = None,
+    html: PathLike | None = None,
     progress: bool | None = None,
 ) -> pd.DataFrame:
-    """study, what, published, model, tolerance, verdict, value, target, error."""
+    """study, what, published, model, tolerance, verdict, value, target, error; html=DIR writes the HTML report."""
 
 @overload
 def read_trace(

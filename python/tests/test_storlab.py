@@ -246,3 +246,19 @@ def test_no_panic_crosses_into_python():
     with pytest.raises(storlab.StorlabError, match="internal error.*deliberate panic") as e:
         _native._panic_inside_guard()
     assert e.value.file is None
+
+
+def test_reproduce_writes_the_html_report(tmp_path):
+    df = storlab.reproduce(["haste-bus", "haste-ddr"], html=tmp_path / "report")
+    index = tmp_path / "report" / "index.html"
+    assert df.attrs["html"] == str(index)
+    assert str(index) in df.attrs["files"]
+    text = index.read_text()
+    assert "haste-bus" in text and "haste-ddr" in text
+    page = next(p for p in (tmp_path / "report").glob("*.html") if p.name != "index.html" and "bus" in p.name)
+    html = page.read_text()
+    assert "<table" in html and "<svg" in html
+    # the page says how it was made: the Python call
+    assert "storlab.reproduce(" in html
+    # a row of the table is on the page
+    assert html.count(df[df["study"] == "haste-bus"]["what"].iloc[0].split(" (")[0][:30]) >= 1

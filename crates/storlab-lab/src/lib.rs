@@ -7,6 +7,7 @@
 
 pub mod error;
 pub mod figure;
+pub mod html;
 pub mod measure;
 pub mod report;
 pub mod studies;

@@ -297,6 +297,11 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.specs.is_empty()
     }
+    /// The runs, in the order they were added (what the HTML report
+    /// lists under how the figures were made).
+    pub fn specs(&self) -> &[Spec] {
+        &self.specs
+    }
     /// Run everything, in parallel; `progress` is called once per
     /// finished run (from any thread). The first error, in plan order,
     /// is returned.

@@ -32,6 +32,12 @@ pub enum LabCmd {
         /// Table V (`scale=0.1` for a quicker table).
         #[arg(long = "app-set")]
         app_set: Vec<String>,
+        /// Also write an HTML report into this directory: index.html and
+        /// one self-contained page per study (tables with the verdicts,
+        /// figures inline, each device's resolved configuration, the runs
+        /// as commands); opens from disk, no server or network.
+        #[arg(long)]
+        html: Option<PathBuf>,
     },
     /// Run one simulation per point of the varied parameters (the last
     /// varies fastest) and write a CSV table: per point and direction, IOs,
@@ -159,7 +165,8 @@ pub fn run(cmd: &LabCmd) -> anyhow::Result<()> {
             out,
             devices,
             app_set,
-        } => reproduce(names, out, devices, app_set),
+            html,
+        } => reproduce(names, out, devices, app_set, html.as_deref()),
         LabCmd::Sweep(a) => run_sweep(a),
         LabCmd::Merge { tables, out } => {
             out.check()?;
@@ -287,6 +294,7 @@ fn reproduce(
     out: &std::path::Path,
     devices: &[String],
     app_set: &[String],
+    html: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     let all = || studies::STUDIES.iter().map(|(n, _)| n.to_string());
     // `apps` is every application study, and the Table V after them
@@ -361,6 +369,20 @@ fn reproduce(
         )?;
         writeln!(w, "  wrote {}", out.join("table-v.md").display())?;
         writeln!(w)?;
+    }
+    if let Some(dir) = html {
+        let command = std::env::args()
+            .map(|a| storlab_lab::html::shell_word(&a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let meta = storlab_lab::html::SiteMeta::new(command);
+        let pages = storlab_lab::html::write_site(dir, &reps, &meta)?;
+        writeln!(
+            stdout.lock(),
+            "  wrote {} (and {} study pages)\n",
+            pages[0].display(),
+            pages.len() - 1
+        )?;
     }
     storlab_lab::Summary::of(&reps).write_text(&mut stdout.lock())?;
     // the device-level studies and the application studies apart, when

@@ -253,6 +253,9 @@ fn dask_sweep(sw: &sweep::Sweep, address: &str) -> anyhow::Result<sweep::Table> 
         .arg(&spec)
         .arg("--result")
         .arg(&result)
+        // the table may go to standard output: nothing of Python's there
+        // (its messages go to standard error, which stays the user's)
+        .stdout(std::process::Stdio::null())
         .status();
     let outcome = (|| -> anyhow::Result<sweep::Table> {
         let status = status.map_err(|e| {

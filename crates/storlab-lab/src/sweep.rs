@@ -1,14 +1,23 @@
 //! Parameter sweeps: one simulation per point of the cartesian product of
 //! the varied parameters, a table of results (CSV) and a figure.
 //!
+//! A table is a plain CSV file, its header first (what `csv.DictReader`
+//! and `pandas.read_csv` read with no options), and its metadata (points
+//! in the whole sweep, the shard, the sweep's definition) in a JSON file
+//! beside it ([`meta_path`]: `X.csv` and `X.json`).
+//!
 //! A sweep splits into shards (`K/N`: the points whose index modulo N is
 //! K-1) so that any scheduler that runs commands can spread it over
 //! machines (a Slurm array, GNU parallel, Kubernetes jobs, Ray tasks each
 //! running `storlab lab sweep ... --shard K/N`); `merge` joins the shards'
 //! tables into the table one unsharded run writes, byte for byte, and
-//! refuses missing, repeated or foreign points.
+//! refuses missing, repeated or foreign points. [`Sweep::run_points`] runs
+//! any set of points, for schedulers that hand out points themselves
+//! (the Python package's Dask sweep).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::{LabError, Result};
 use crate::figure::{csv_field, Figure, Panel, Series, SeriesKind};
@@ -17,7 +26,7 @@ use crate::measure::{Plan, Run, Spec};
 /// One varied parameter: a fio option (`bs`, `iodepth`, `rw`...) or, when
 /// the name has a dot, a model key as `storlab sim --set` takes it
 /// (`pcie.controllers`, `media.read_ns`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Vary {
     /// Option or key.
     pub name: String,
@@ -32,17 +41,31 @@ impl Vary {
         let (name, vals) = arg
             .split_once('=')
             .ok_or_else(|| bad("expected NAME=V1,V2,..."))?;
-        let name = name.trim().trim_start_matches("--");
-        if name.is_empty() || name.contains([',', ' ']) {
-            return Err(bad("the name is empty or has a comma or space"));
-        }
         let values: Vec<String> = vals.split(',').map(|v| v.trim().to_string()).collect();
-        if values.iter().any(|v| v.is_empty()) {
-            return Err(bad("an empty value"));
+        Vary::check(name, values).map_err(|why| bad(&why))
+    }
+
+    /// A varied parameter from its name and values (as a program gives
+    /// them), checked as [`Vary::parse`] checks them; errors name it.
+    pub fn new(name: &str, values: Vec<String>) -> Result<Vary> {
+        Vary::check(name, values.clone())
+            .map_err(|why| LabError::Sweep(format!("--vary {name}={}: {why}", values.join(","))))
+    }
+
+    fn check(name: &str, values: Vec<String>) -> std::result::Result<Vary, String> {
+        let name = name.trim().trim_start_matches("--");
+        if name.is_empty() || name.contains([',', ' ', '=']) {
+            return Err("the name is empty or has a comma, space or =".into());
+        }
+        if values.is_empty() {
+            return Err("no values".into());
+        }
+        if values.iter().any(|v| v.trim().is_empty()) {
+            return Err("an empty value".into());
         }
         for (i, v) in values.iter().enumerate() {
             if values[..i].contains(v) {
-                return Err(bad(&format!("'{v}' given twice")));
+                return Err(format!("'{v}' given twice"));
             }
         }
         Ok(Vary {
@@ -184,19 +207,47 @@ impl Sweep {
         let mine: Vec<usize> = (0..self.points())
             .filter(|i| shard.is_none_or(|s| i % s.n == s.k - 1))
             .collect();
+        let mut t = self.run_points(&mine, progress)?;
+        t.shard = shard;
+        Ok(t)
+    }
+
+    /// Run the points listed (indices below [`Sweep::points`]) in
+    /// parallel: a table of their rows, in the order given, each point's
+    /// row exactly as in the whole sweep's table. `progress` once per point.
+    pub fn run_points(&self, points: &[usize], progress: &(dyn Fn() + Sync)) -> Result<Table> {
+        if let Some(&bad) = points.iter().find(|&&i| i >= self.points()) {
+            return Err(LabError::Sweep(format!(
+                "point {bad}: the sweep has {} points",
+                self.points()
+            )));
+        }
         let mut plan = Plan::new();
-        let ids: Vec<_> = mine.iter().map(|&i| plan.add(self.spec(i))).collect();
+        let ids: Vec<_> = points.iter().map(|&i| plan.add(self.spec(i))).collect();
         let results = plan.run(progress)?;
         let mut rows = Vec::new();
-        for (&i, id) in mine.iter().zip(ids) {
+        for (&i, id) in points.iter().zip(ids) {
             rows.extend(point_rows(i, &self.values(i), &results[id]));
         }
         Ok(Table {
             points: self.points(),
-            shard,
+            shard: None,
             columns: self.vary.iter().map(|v| v.name.clone()).collect(),
             rows,
+            sweep: Some(self.definition()),
         })
+    }
+
+    /// The definition the metadata file records.
+    pub fn definition(&self) -> Definition {
+        Definition {
+            device: self.base.device.clone(),
+            set: self.base.overrides.clone(),
+            vary: self.vary.clone(),
+            seed: self.base.seed,
+            job: self.base.only.clone(),
+            fio: self.base.fio.clone(),
+        }
     }
 
     /// The number of points in shard `s`.
@@ -249,6 +300,24 @@ pub struct TableRow {
     pub metrics: Vec<String>,
 }
 
+/// What a sweep ran, as its metadata file records it: merging refuses
+/// tables of different definitions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Definition {
+    /// Device preset or file.
+    pub device: String,
+    /// `--set` overrides at every point.
+    pub set: Vec<String>,
+    /// The varied parameters.
+    pub vary: Vec<Vary>,
+    /// The seed.
+    pub seed: u64,
+    /// `--job`: only the jobs of this name are measured.
+    pub job: Option<String>,
+    /// The fio arguments.
+    pub fio: Vec<String>,
+}
+
 /// A sweep's results (or one shard's).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Table {
@@ -260,9 +329,37 @@ pub struct Table {
     pub columns: Vec<String>,
     /// The rows, by point then direction.
     pub rows: Vec<TableRow>,
+    /// The sweep's definition, when known (tables written before the
+    /// metadata recorded it, or by hand, have none).
+    pub sweep: Option<Definition>,
 }
 
-const MAGIC: &str = "# storlab lab sweep";
+/// The metadata file of a table (`X.csv` and `X.json`), as JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Meta {
+    /// [`FORMAT`].
+    format: String,
+    points: usize,
+    /// `K/N`, or null.
+    shard: Option<String>,
+    columns: Vec<String>,
+    metrics: Vec<String>,
+    sweep: Option<Definition>,
+    /// The storlab that wrote it.
+    storlab_version: String,
+}
+
+/// The `format` of a table's metadata file.
+pub const FORMAT: &str = "storlab-sweep-table/1";
+
+/// Where the metadata of the table at `csv` lives: beside it, the same
+/// name with `.json` for its extension. None when `csv` itself ends in
+/// `.json` (the two would be one file).
+pub fn meta_path(csv: &Path) -> Option<PathBuf> {
+    let p = csv.with_extension("json");
+    (p != csv).then_some(p)
+}
 
 impl Table {
     fn header(&self) -> Vec<String> {
@@ -273,14 +370,9 @@ impl Table {
         h
     }
 
-    /// The table as CSV, after a `#` line saying how many points the sweep
-    /// has and which shard this is.
+    /// The table as CSV: the header line, then a line per row.
     pub fn to_csv(&self) -> String {
-        let mut s = format!("{MAGIC}: points {}", self.points);
-        if let Some(sh) = self.shard {
-            s.push_str(&format!(", shard {}/{}", sh.k, sh.n));
-        }
-        s.push('\n');
+        let mut s = String::new();
         s.push_str(
             &self
                 .header()
@@ -301,43 +393,69 @@ impl Table {
         s
     }
 
-    /// Read a table written by [`Table::to_csv`]; errors name `path` and
-    /// the line.
-    pub fn parse(path: &Path, text: &str) -> Result<Table> {
+    /// The table's metadata file ([`meta_path`]), as JSON.
+    pub fn meta_json(&self) -> String {
+        let meta = Meta {
+            format: FORMAT.into(),
+            points: self.points,
+            shard: self.shard.map(|s| format!("{}/{}", s.k, s.n)),
+            columns: self.columns.clone(),
+            metrics: METRICS.iter().map(|m| m.to_string()).collect(),
+            sweep: self.sweep.clone(),
+            storlab_version: env!("CARGO_PKG_VERSION").into(),
+        };
+        serde_json::to_string_pretty(&meta).expect("a table's metadata serializes") + "\n"
+    }
+
+    /// Read a table written by [`Table::to_csv`] (`path`, `text`) and
+    /// [`Table::meta_json`] (`meta_path`, `meta_text`); errors name the
+    /// file and the line.
+    pub fn parse(path: &Path, text: &str, meta_path: &Path, meta_text: &str) -> Result<Table> {
         let bad = |line: usize, message: String| LabError::Merge {
             path: path.to_path_buf(),
             line,
             message,
         };
-        let mut lines = text.lines();
-        let first = lines.next().unwrap_or("");
-        let meta = first
-            .strip_prefix(MAGIC)
-            .and_then(|m| m.strip_prefix(": points "))
-            .ok_or_else(|| {
-                bad(
-                    1,
-                    format!(
-                        "not a storlab sweep table (the first line should start '{MAGIC}: points')"
-                    ),
-                )
-            })?;
-        let (points, shard) = match meta.split_once(", shard ") {
-            Some((p, sh)) => (
-                p,
-                Some(sh.parse::<Shard>().map_err(|e| bad(1, e.to_string()))?),
-            ),
-            None => (meta, None),
+        let bad_meta = |line: usize, message: String| LabError::Merge {
+            path: meta_path.to_path_buf(),
+            line,
+            message,
         };
-        let points: usize = points
-            .parse()
-            .map_err(|_| bad(1, format!("'{points}' is not a number of points")))?;
+        let meta: Meta = serde_json::from_str(meta_text).map_err(|e| {
+            bad_meta(
+                e.line(),
+                format!("not the metadata of a storlab sweep table: {e}"),
+            )
+        })?;
+        if meta.format != FORMAT {
+            return Err(bad_meta(
+                0,
+                format!("format '{}', this storlab reads '{FORMAT}'", meta.format),
+            ));
+        }
+        if meta.metrics != METRICS {
+            return Err(bad_meta(
+                0,
+                format!(
+                    "metrics {:?}, this storlab writes {}",
+                    meta.metrics,
+                    METRICS.join(", ")
+                ),
+            ));
+        }
+        let points = meta.points;
+        let shard = meta
+            .shard
+            .as_deref()
+            .map(|s| s.parse::<Shard>().map_err(|e| bad_meta(0, e.to_string())))
+            .transpose()?;
+        let mut lines = text.lines();
         let header = parse_csv_line(
             lines
                 .next()
-                .ok_or_else(|| bad(2, "no header line".into()))?,
+                .ok_or_else(|| bad(1, "no header line".into()))?,
         )
-        .map_err(|m| bad(2, m))?;
+        .map_err(|m| bad(1, m))?;
         let ncol = header.len();
         let fixed = 2 + METRICS.len();
         if ncol < fixed + 1
@@ -346,7 +464,7 @@ impl Table {
             || header[ncol - METRICS.len()..] != METRICS
         {
             return Err(bad(
-                2,
+                1,
                 format!(
                     "header {header:?} is not point, parameters..., dir, {}",
                     METRICS.join(", ")
@@ -354,9 +472,35 @@ impl Table {
             ));
         }
         let columns = header[1..ncol - METRICS.len() - 1].to_vec();
+        if columns != meta.columns {
+            return Err(bad(
+                1,
+                format!(
+                    "the parameters {columns:?} are not those of its metadata {} ({:?})",
+                    meta_path.display(),
+                    meta.columns
+                ),
+            ));
+        }
+        if let Some(d) = &meta.sweep {
+            let names: Vec<&String> = d.vary.iter().map(|v| &v.name).collect();
+            if names.len() != columns.len() || names.iter().zip(&columns).any(|(a, b)| *a != b) {
+                return Err(bad_meta(
+                    0,
+                    format!("the sweep varies {names:?}, the columns are {columns:?}"),
+                ));
+            }
+            let n: usize = d.vary.iter().map(|v| v.values.len()).product();
+            if n != points {
+                return Err(bad_meta(
+                    0,
+                    format!("the sweep has {n} points, the metadata says {points}"),
+                ));
+            }
+        }
         let mut rows = Vec::new();
         for (n, line) in lines.enumerate() {
-            let ln = n + 3;
+            let ln = n + 2;
             if line.is_empty() {
                 continue;
             }
@@ -398,6 +542,7 @@ impl Table {
             shard,
             columns,
             rows,
+            sweep: meta.sweep,
         })
     }
 
@@ -422,7 +567,8 @@ impl Table {
             if parts[..i].iter().any(same) {
                 return Err(whole("given twice".into(), path));
             }
-            if t.points != first.points || t.columns != first.columns {
+            let other_def = matches!((&t.sweep, &first.sweep), (Some(a), Some(b)) if a != b);
+            if t.points != first.points || t.columns != first.columns || other_def {
                 return Err(whole(
                     format!(
                         "a different sweep from {} ({} points of {:?} against {} of {:?})",
@@ -482,6 +628,7 @@ impl Table {
             shard: None,
             columns: first.columns.clone(),
             rows,
+            sweep: first.sweep.clone(),
         })
     }
 
@@ -546,14 +693,17 @@ impl Table {
     }
 }
 
-/// The reader's invariants on any text, for the fuzz target and the
-/// property tests: no panic; a table read back from its own CSV is the
-/// same table; merging it alone either gives it back whole or says why.
+/// The reader's invariants on any text (a table's CSV and its metadata),
+/// for the fuzz target and the property tests: no panic; a table read
+/// back from its own CSV and metadata is the same table; merging it alone
+/// either gives it back whole or says why.
 #[doc(hidden)]
-pub fn check_table_text(text: &str) {
+pub fn check_table_text(text: &str, meta: &str) {
     let p = Path::new("fuzz.csv");
-    if let Ok(t) = Table::parse(p, text) {
-        let again = Table::parse(p, &t.to_csv()).expect("a table's own CSV reads back");
+    let m = Path::new("fuzz.json");
+    if let Ok(t) = Table::parse(p, text, m, meta) {
+        let again =
+            Table::parse(p, &t.to_csv(), m, &t.meta_json()).expect("a table's own CSV reads back");
         assert_eq!(again, t, "round trip");
         if let Ok(m) = Table::merge(&[(p.to_path_buf(), t.clone())]) {
             assert_eq!(m.rows.len(), t.rows.len());

@@ -42,14 +42,17 @@ pub enum LabCmd {
     /// Run one simulation per point of the varied parameters (the last
     /// varies fastest) and write a CSV table: per point and direction, IOs,
     /// IOPS, MB/s, mean latency, and completion latency mean, p50, p99,
-    /// p99.9. `--shard K/N` runs
-    /// every N-th point from the K-th, for spreading a sweep over machines;
-    /// `storlab lab merge` joins the shards.
+    /// p99.9. The CSV is plain (header first); with --output X.csv the
+    /// sweep's metadata (points, shard, definition) goes beside it as
+    /// X.json. `--shard K/N` runs every N-th point from the K-th, for
+    /// spreading a sweep over machines; `storlab lab merge` joins the
+    /// shards. `--dask ADDRESS` runs the points on a Dask cluster.
     Sweep(SweepArgs),
-    /// Join sweep shards (CSV tables from `sweep --shard`) into the whole
-    /// sweep's table, refusing missing or repeated points.
+    /// Join sweep shards (CSV tables from `sweep --shard`, each with its
+    /// metadata X.json beside it) into the whole sweep's table, refusing
+    /// missing or repeated points.
     Merge {
-        /// The shards' tables.
+        /// The shards' tables (X.csv; X.json is read beside each).
         #[arg(required = true)]
         tables: Vec<PathBuf>,
         #[command(flatten)]
@@ -77,8 +80,16 @@ pub struct SweepArgs {
     #[arg(long)]
     job: Option<String>,
     /// Run only shard K of N (1-based): points i with i mod N = K-1.
+    /// Needs --output (the shard's metadata is written beside it).
     #[arg(long)]
     shard: Option<String>,
+    /// Run the points on the Dask cluster whose scheduler is at ADDRESS
+    /// (`tcp://host:8786`), one task per batch of points, through the
+    /// Python package (`python3 -m storlab.dask_sweep`; the interpreter is
+    /// $STORLAB_PYTHON when set). Needs Python 3 with storlab
+    /// (`pip install ./python`) and dask.distributed.
+    #[arg(long, conflicts_with = "shard")]
+    dask: Option<String>,
     #[command(flatten)]
     out: TableOut,
     /// The fio job after `--`: options (--name=x --rw=randread ...) or a
@@ -89,7 +100,8 @@ pub struct SweepArgs {
 
 #[derive(clap::Args)]
 pub struct TableOut {
-    /// Write the CSV table here (default: standard output).
+    /// Write the CSV table here (default: standard output), and its
+    /// metadata beside it (the same name with .json).
     #[arg(long)]
     output: Option<PathBuf>,
     /// Also draw the metric given by --y against the first parameter as SVG.
@@ -106,6 +118,14 @@ impl TableOut {
         if !sweep::METRICS.contains(&self.y.as_str()) {
             anyhow::bail!("--y {}: one of {}", self.y, sweep::METRICS.join(", "));
         }
+        if let Some(p) = &self.output {
+            if sweep::meta_path(p).is_none() {
+                anyhow::bail!(
+                    "--output {}: the table's metadata goes beside it as .json; name the table otherwise (X.csv)",
+                    p.display()
+                );
+            }
+        }
         Ok(())
     }
 
@@ -113,7 +133,10 @@ impl TableOut {
         let csv = t.to_csv();
         match &self.output {
             Some(p) => {
-                std::fs::write(p, csv).with_context(|| format!("--output {}", p.display()))?
+                std::fs::write(p, csv).with_context(|| format!("--output {}", p.display()))?;
+                let m = sweep::meta_path(p).expect("checked in check()");
+                std::fs::write(&m, t.meta_json())
+                    .with_context(|| format!("--output {}: its metadata", m.display()))?;
             }
             None => std::io::stdout().lock().write_all(csv.as_bytes())?,
         }
@@ -150,7 +173,20 @@ pub fn run(cmd: &LabCmd) -> anyhow::Result<()> {
             let mut parts = Vec::new();
             for p in tables {
                 let text = std::fs::read_to_string(p).with_context(|| p.display().to_string())?;
-                parts.push((p.clone(), sweep::Table::parse(p, &text)?));
+                let m = sweep::meta_path(p).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: a table is X.csv with its metadata X.json beside it",
+                        p.display()
+                    )
+                })?;
+                let meta = std::fs::read_to_string(&m).with_context(|| {
+                    format!(
+                        "{}: the metadata of {} (written beside the table by `lab sweep --output`)",
+                        m.display(),
+                        p.display()
+                    )
+                })?;
+                parts.push((p.clone(), sweep::Table::parse(p, &text, &m, &meta)?));
             }
             out.write(&sweep::Table::merge(&parts)?)
         }
@@ -164,6 +200,11 @@ fn run_sweep(a: &SweepArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(str::parse::<sweep::Shard>)
         .transpose()?;
+    if shard.is_some() && a.out.output.is_none() {
+        anyhow::bail!(
+            "--shard needs --output X.csv: `lab merge` reads the shard's metadata, written beside it as X.json"
+        );
+    }
     let vary = a
         .vary
         .iter()
@@ -185,10 +226,70 @@ fn run_sweep(a: &SweepArgs) -> anyhow::Result<()> {
         only: a.job.clone(),
     };
     let sw = sweep::Sweep::new(base, vary)?;
+    if let Some(addr) = &a.dask {
+        let table = dask_sweep(&sw, addr)?;
+        return a.out.write(&table);
+    }
     let bar = crate::sim::progress_bar_len(sw.shard_len(shard) as u64, "points");
     let table = sw.run(shard, &|| bar.inc(1))?;
     bar.finish_and_clear();
     a.out.write(&table)
+}
+
+/// Run the sweep's points on a Dask cluster through the Python package:
+/// `python3 -m storlab.dask_sweep` reads the sweep's definition (the
+/// metadata's JSON) and writes the rows of every point as JSON; the table
+/// is then written here, as a local sweep writes it.
+fn dask_sweep(sw: &sweep::Sweep, address: &str) -> anyhow::Result<sweep::Table> {
+    let python = std::env::var("STORLAB_PYTHON").unwrap_or_else(|_| "python3".into());
+    let tmp = tempfile::tempdir().context("--dask: a temporary directory")?;
+    let dir = tmp.path();
+    let spec = dir.join("sweep.json");
+    let result = dir.join("rows.json");
+    std::fs::write(&spec, serde_json::to_string(&sw.definition())?)
+        .with_context(|| spec.display().to_string())?;
+    let status = std::process::Command::new(&python)
+        .args(["-m", "storlab.dask_sweep", "--address", address, "--spec"])
+        .arg(&spec)
+        .arg("--result")
+        .arg(&result)
+        // the table may go to standard output: nothing of Python's there
+        // (its messages go to standard error, which stays the user's)
+        .stdout(std::process::Stdio::null())
+        .status();
+    let outcome = (|| -> anyhow::Result<sweep::Table> {
+        let status = status.map_err(|e| {
+            anyhow::anyhow!(
+                "--dask: cannot run {python} ({e}); --dask needs Python 3 with the storlab package (pip install ./python) and dask.distributed; set STORLAB_PYTHON to choose the interpreter"
+            )
+        })?;
+        if !status.success() {
+            anyhow::bail!(
+                "--dask {address}: `{python} -m storlab.dask_sweep` failed ({status}); its message is above"
+            );
+        }
+        let text =
+            std::fs::read_to_string(&result).with_context(|| result.display().to_string())?;
+        let rows: Vec<(usize, Vec<String>, String, Vec<String>)> = serde_json::from_str(&text)
+            .with_context(|| format!("--dask: the rows written by {python}"))?;
+        Ok(sweep::Table {
+            points: sw.points(),
+            shard: None,
+            columns: sw.vary.iter().map(|v| v.name.clone()).collect(),
+            rows: rows
+                .into_iter()
+                .map(|(point, values, dir, metrics)| sweep::TableRow {
+                    point,
+                    values,
+                    dir,
+                    metrics,
+                })
+                .collect(),
+            sweep: Some(sw.definition()),
+        })
+    })();
+    drop(tmp);
+    outcome
 }
 
 fn reproduce(

@@ -171,22 +171,17 @@ fn shards_merge_into_the_unsharded_table_byte_for_byte() {
     let d = dir.path();
     let whole = ok(&sweep(&["--plot", "whole.svg", "--y", "bw_mb_s"], d));
     let lines: Vec<&str> = whole.lines().collect();
-    assert_eq!(lines[0], "# storlab lab sweep: points 6");
+    // a plain CSV: the header first
     assert_eq!(
-        lines[1],
+        lines[0],
         "point,bs,pcie.controllers,dir,ios,iops,bw_mb_s,lat_mean_us,clat_mean_us,clat_p50_us,clat_p99_us,clat_p99.9_us"
     );
-    assert_eq!(lines.len(), 2 + 6 * 2, "a read and a write row per point");
-    assert!(lines[2].starts_with("0,512,1,read,"));
-    assert!(lines[13].starts_with("5,64k,4,write,"));
+    assert_eq!(lines.len(), 1 + 6 * 2, "a read and a write row per point");
+    assert!(lines[1].starts_with("0,512,1,read,"));
+    assert!(lines[12].starts_with("5,64k,4,write,"));
     // more controllers never hurt, and help large random requests
     let bw = |line: &str| -> f64 { line.split(',').nth(6).unwrap().parse().unwrap() };
-    assert!(
-        bw(lines[12]) > bw(lines[10]),
-        "{}\n{}",
-        lines[10],
-        lines[12]
-    );
+    assert!(bw(lines[11]) > bw(lines[9]), "{}\n{}", lines[9], lines[11]);
     let svg = std::fs::read_to_string(d.join("whole.svg")).expect("plot");
     assert!(
         svg.contains("pcie.controllers=4 write"),
@@ -199,8 +194,16 @@ fn shards_merge_into_the_unsharded_table_byte_for_byte() {
         ok(&sweep(&["--shard", &shard, "--output", &out], d));
     }
     let part2 = std::fs::read_to_string(d.join("part2.csv")).expect("shard");
-    assert!(part2.starts_with("# storlab lab sweep: points 6, shard 2/3\n"));
+    assert!(part2.starts_with("point,bs,pcie.controllers,dir,"));
     assert!(part2.contains("\n1,512,4,read,") && part2.contains("\n4,64k,1,read,"));
+    // the metadata beside it: the whole sweep's size, the shard, the sweep
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("part2.json")).expect("metadata"))
+            .expect("JSON");
+    assert_eq!(meta["points"], 6);
+    assert_eq!(meta["shard"], "2/3");
+    assert_eq!(meta["sweep"]["device"], "moneta-spin");
+    assert_eq!(meta["sweep"]["vary"][0]["values"][2], "64k");
     let merged = ok(&storlab(
         &["lab", "merge", "part3.csv", "part1.csv", "part2.csv"],
         d,
@@ -221,7 +224,7 @@ fn shards_merge_into_the_unsharded_table_byte_for_byte() {
         &storlab(&["lab", "merge", "part1.csv", "copy.csv"], d),
         &["copy.csv", "point 0 is also in an earlier table"],
     );
-    let other = ok(&storlab(
+    ok(&storlab(
         &[
             "lab",
             "sweep",
@@ -229,6 +232,8 @@ fn shards_merge_into_the_unsharded_table_byte_for_byte() {
             "bs=4k,8k",
             "--shard",
             "2/3",
+            "--output",
+            "other.csv",
             "--",
             "--name=x",
             "--rw=read",
@@ -236,29 +241,48 @@ fn shards_merge_into_the_unsharded_table_byte_for_byte() {
         ],
         d,
     ));
-    std::fs::write(d.join("other.csv"), other).expect("write");
     refused(
         &storlab(&["lab", "merge", "part1.csv", "other.csv"], d),
         &["other.csv", "a different sweep"],
     );
+    // the same parameters and points, another seed: another sweep
+    ok(&sweep(
+        &["--seed", "7", "--shard", "2/3", "--output", "seed7.csv"],
+        d,
+    ));
+    refused(
+        &storlab(&["lab", "merge", "part1.csv", "seed7.csv", "part3.csv"], d),
+        &["seed7.csv", "a different sweep"],
+    );
     // a damaged table: file and line
+    let meta2 = std::fs::read_to_string(d.join("part2.json")).expect("metadata");
     let bad = part2.replacen(",read,", ",", 1);
     std::fs::write(d.join("bad.csv"), bad).expect("write");
+    std::fs::write(d.join("bad.json"), &meta2).expect("write");
     refused(
         &storlab(&["lab", "merge", "part1.csv", "bad.csv", "part3.csv"], d),
-        &["bad.csv:3:", "11 fields, the header has 12"],
+        &["bad.csv:2:", "11 fields, the header has 12"],
     );
     let moved = part2.replacen("\n1,", "\n0,", 1);
     std::fs::write(d.join("moved.csv"), moved).expect("write");
+    std::fs::write(d.join("moved.json"), &meta2).expect("write");
     refused(
         &storlab(&["lab", "merge", "moved.csv"], d),
-        &["moved.csv:3:", "point 0 is not in shard 2/3"],
+        &["moved.csv:2:", "point 0 is not in shard 2/3"],
     );
+    // no metadata, or not a table's
     std::fs::write(d.join("not.csv"), "a,b\n1,2\n").expect("write");
     refused(
         &storlab(&["lab", "merge", "not.csv"], d),
-        &["not.csv:1:", "not a storlab sweep table"],
+        &["not.json: the metadata of not.csv"],
     );
+    std::fs::write(d.join("not.json"), "{\"a\": 1}").expect("write");
+    refused(
+        &storlab(&["lab", "merge", "not.csv"], d),
+        &["not.json:1:", "not the metadata of a storlab sweep table"],
+    );
+    // a shard needs --output (its metadata goes beside it)
+    refused(&sweep(&["--shard", "1/3"], d), &["--shard needs --output"]);
 }
 
 #[test]
@@ -317,7 +341,7 @@ fn a_sweep_can_measure_one_job_group() {
         "--number_ios=200",
     ];
     let t = ok(&storlab(&args, dir.path()));
-    let rows: Vec<&str> = t.lines().skip(2).collect();
+    let rows: Vec<&str> = t.lines().skip(1).collect();
     assert_eq!(rows.len(), 2, "{t}");
     assert!(rows.iter().all(|r| r.contains(",read,200,")), "{t}");
     let all = ok(&storlab(

@@ -3,12 +3,15 @@
 //! nbdfuse → loop device → XFS → SQLite. A missing tool fails the test
 //! with the Debian package to install (these tests are never skipped).
 
+#[path = "common/chain.rs"]
+mod chain;
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use chain::Chain;
 use common::*;
 use storlab_emu::{BlockSizes, ServeOptions};
 use storlab_model::fixed::FixedLatency;
@@ -293,39 +296,6 @@ fn fio_verify_soak_with_many_jobs_and_depth_32() {
     assert!(ios > 10_000, "only {ios} IOs");
     let report = srv.stop();
     assert_eq!(report.protocol_errors, 0);
-}
-
-/// Tears the chain down in reverse, even when the test fails half-way.
-struct Chain {
-    procs: Vec<Child>,
-    fuse_dir: Option<PathBuf>,
-    loopdev: Option<String>,
-    mnt: Option<PathBuf>,
-}
-
-impl Drop for Chain {
-    fn drop(&mut self) {
-        if let Some(m) = self.mnt.take() {
-            let _ = Command::new("umount").arg(&m).status();
-        }
-        if let Some(l) = self.loopdev.take() {
-            let _ = Command::new("losetup").args(["-d", &l]).status();
-        }
-        if let Some(f) = self.fuse_dir.take() {
-            let _ = Command::new("fusermount3").arg("-u").arg(&f).status();
-        }
-        for p in &mut self.procs {
-            let end = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < end {
-                if let Ok(Some(_)) = p.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = p.kill();
-            let _ = p.wait();
-        }
-    }
 }
 
 #[test]

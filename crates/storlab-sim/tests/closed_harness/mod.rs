@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use storlab_emu::{spawn, RecordSpec, ServeOptions};
@@ -163,38 +163,9 @@ fn run_fio(uri: &str, app: &App, dir: &Path) {
     ]));
 }
 
-/// Tears the chain down in reverse, even when the run fails half-way.
-struct Chain {
-    procs: Vec<Child>,
-    fuse_dir: Option<PathBuf>,
-    loopdev: Option<String>,
-    mnt: Option<PathBuf>,
-}
-
-impl Drop for Chain {
-    fn drop(&mut self) {
-        if let Some(m) = self.mnt.take() {
-            let _ = Command::new("umount").arg(&m).status();
-        }
-        if let Some(l) = self.loopdev.take() {
-            let _ = Command::new("losetup").args(["-d", &l]).status();
-        }
-        if let Some(f) = self.fuse_dir.take() {
-            let _ = Command::new("fusermount3").arg("-u").arg(&f).status();
-        }
-        for p in &mut self.procs {
-            let end = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < end {
-                if let Ok(Some(_)) = p.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = p.kill();
-            let _ = p.wait();
-        }
-    }
-}
+#[path = "../../../storlab-emu/tests/common/chain.rs"]
+mod chain;
+use chain::Chain;
 
 /// What an application needs before the device is attached (made outside
 /// the recording, so its time does not count).

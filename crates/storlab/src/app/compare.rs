@@ -121,15 +121,14 @@ impl Table {
         self.speedup(d).map_or("-".into(), |x| format!("{x:.2}x"))
     }
 
+    /// Width of the device column: the longest name, at least 6.
+    fn name_width(&self) -> usize {
+        self.devices.iter().map(|d| d.len()).max().unwrap_or(6).max(6)
+    }
+
     /// The table as text.
     pub fn text(&self) -> String {
-        let w = self
-            .devices
-            .iter()
-            .map(|d| d.len())
-            .max()
-            .unwrap_or(6)
-            .max(6);
+        let w = self.name_width();
         let mut s = format!(
             "{} ({}), speedup over {}\n",
             self.app, self.unit, self.devices[0]
@@ -155,13 +154,7 @@ impl Table {
         if self.predictions.is_empty() {
             return String::new();
         }
-        let w = self
-            .devices
-            .iter()
-            .map(|d| d.len())
-            .max()
-            .unwrap_or(6)
-            .max(6);
+        let w = self.name_width();
         let mut s = format!(
             "closed-loop prediction from the recording on {} (whole session, first request to last completion)\n",
             self.devices[0]

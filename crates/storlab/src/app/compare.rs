@@ -123,7 +123,12 @@ impl Table {
 
     /// Width of the device column: the longest name, at least 6.
     fn name_width(&self) -> usize {
-        self.devices.iter().map(|d| d.len()).max().unwrap_or(6).max(6)
+        self.devices
+            .iter()
+            .map(|d| d.len())
+            .max()
+            .unwrap_or(6)
+            .max(6)
     }
 
     /// The table as text.

@@ -47,11 +47,14 @@ impl App for Pgbench {
         "pgbench (TPC-B-like) on a private PostgreSQL cluster run as user postgres"
     }
     fn needs(&self) -> Vec<(&'static str, &'static str)> {
-        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        // PostgreSQL's programs live in a versioned directory, found once
+        static PROGS: std::sync::OnceLock<[String; 3]> = std::sync::OnceLock::new();
+        let [initdb, postgres, pgbench] =
+            PROGS.get_or_init(|| [prog("initdb"), prog("postgres"), prog("pgbench")]);
         vec![
-            (leak(prog("initdb")), "postgresql"),
-            (leak(prog("postgres")), "postgresql"),
-            (leak(prog("pgbench")), "postgresql-contrib"),
+            (initdb.as_str(), "postgresql"),
+            (postgres.as_str(), "postgresql"),
+            (pgbench.as_str(), "postgresql-contrib"),
             ("runuser", "util-linux"),
         ]
     }

@@ -219,7 +219,9 @@ fn shards_merge_into_the_unsharded_table_byte_for_byte() {
         &storlab(&["lab", "merge", "part1.csv", "part1.csv"], d),
         &["merge: part1.csv: given twice"],
     );
+    // the same shard under another name (its metadata beside it)
     std::fs::copy(d.join("part1.csv"), d.join("copy.csv")).expect("copy");
+    std::fs::copy(d.join("part1.json"), d.join("copy.json")).expect("copy");
     refused(
         &storlab(&["lab", "merge", "part1.csv", "copy.csv"], d),
         &["copy.csv", "point 0 is also in an earlier table"],

@@ -430,8 +430,13 @@ fn replay_closed(
 /// The preconditioning of the configured drive, if any.
 fn preconditioning(cfg: &storlab_model::SystemConfig) -> Option<String> {
     let ssd = cfg.ssd.as_ref()?;
-    (ssd.ftl.precondition != storlab_model::ftl::Precondition::Fresh)
-        .then(|| format!("{:?}", ssd.ftl.precondition).to_lowercase())
+    (ssd.ftl.precondition != storlab_model::ftl::Precondition::Fresh).then(|| {
+        // the name the config takes (`aged-replay`, not `agedreplay`)
+        serde_json::to_value(ssd.ftl.precondition)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    })
 }
 
 /// A spinner on stderr when it is a terminal; hidden otherwise.

@@ -24,11 +24,16 @@
 //! dram_ns`.
 //!
 //! The memory controllers are shared by every core: each copy reserves
-//! the bus (one FCFS [`Timeline`] at `bus_bytes_per_s * bus_efficiency`)
-//! for the bytes it moves over it, which is more than the bytes copied:
-//! reading into a missed user line fetches it for ownership and later
-//! writes it back, and so does writing a RAM-disk line. A copy ends when
-//! both its core and its share of the bus are done.
+//! the RAM disk's channels (one FCFS [`Timeline`] at `bus_bytes_per_s *
+//! bus_efficiency * disk_channels / channels`) for the bytes it moves over
+//! them, which is more than the bytes copied: reading into a missed user
+//! line fetches it for ownership and later writes it back, and so does
+//! writing a RAM-disk line. The RAM disk's pages are on `disk_channels`
+//! of the host's channels (a RAM disk takes each page on the node of the
+//! CPU that first wrote it), so those channels carry every RAM-disk line
+//! and their share of the user buffers' lines (spread over all
+//! channels): they are the busiest, and they are what binds. A copy ends
+//! when both its core and its share of those channels are done.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,8 +52,16 @@ const MAX_STEP_NS: u64 = 1 << 50;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DdrConfig {
-    /// Memory channels (reported; the bus is modelled as their sum).
+    /// Memory channels of the host, all sockets together.
     pub channels: u32,
+    /// Channels the RAM disk's pages are on, 1..=`channels`: a Linux RAM
+    /// disk (brd) takes each page from the node of the CPU that first
+    /// writes it, so a disk filled by one writer lives behind one socket's
+    /// channels. Those channels carry every RAM-disk line of every copy
+    /// and their share (`disk_channels / channels`) of the user buffers'
+    /// lines; they are the busiest, and the bus modelled. Equal to
+    /// `channels`: pages everywhere, the whole bus shared.
+    pub disk_channels: u32,
     /// Peak bandwidth of all channels together, bytes per second.
     pub bus_bytes_per_s: u64,
     /// Fraction of the peak the channels sustain under a copy's mixed
@@ -78,6 +91,7 @@ pub struct DdrConfig {
 pub fn validate(cfg: &DdrConfig) -> Result<(), crate::config::ConfigError> {
     use crate::config::check_range;
     check_range("ddr.channels", cfg.channels, 1, 64)?;
+    check_range("ddr.disk_channels", cfg.disk_channels, 1, cfg.channels)?;
     check_range("ddr.bus_bytes_per_s", cfg.bus_bytes_per_s, 1, u64::MAX)?;
     if !(cfg.bus_efficiency > 0.0 && cfg.bus_efficiency <= 1.0) {
         return Err(crate::config::ConfigError::Invalid {
@@ -93,11 +107,14 @@ pub fn validate(cfg: &DdrConfig) -> Result<(), crate::config::ConfigError> {
         });
     }
     check_range("ddr.core_mlp", cfg.core_mlp, 1.0, 1024.0)?;
-    // the sustained bus must still move at least one byte per second
-    if (cfg.bus_bytes_per_s as f64 * cfg.bus_efficiency) < 1.0 {
+    // the disk's channels must still move at least one byte per second
+    if (cfg.bus_bytes_per_s as f64 * cfg.bus_efficiency * cfg.disk_channels as f64
+        / cfg.channels as f64)
+        < 1.0
+    {
         return Err(crate::config::ConfigError::Invalid {
             field: "ddr.bus_efficiency".into(),
-            message: "bus_bytes_per_s * bus_efficiency is below 1 byte per second".into(),
+            message: "bus_bytes_per_s * bus_efficiency * disk_channels / channels is below 1 byte per second".into(),
         });
     }
     Ok(())
@@ -108,8 +125,9 @@ pub struct DdrRamDisk {
     cfg: DdrConfig,
     media: MediaConfig,
     capacity: u64,
+    /// The RAM disk's channels (`disk_channels`), one FCFS server.
     bus: Timeline,
-    /// Sustained bus bandwidth, bytes per second.
+    /// Sustained bandwidth of the RAM disk's channels, bytes per second.
     bus_rate: u64,
     /// 1 / `core_mlp`.
     inv_mlp: f64,
@@ -133,7 +151,8 @@ struct CopyMemo {
     len: u64,
     /// `(copy_ns, media_ns, bus_bytes)` of [`DdrRamDisk::cost`].
     cost: (u64, u64, u64),
-    /// [`DdrRamDisk::bus_ns`] of its bus bytes.
+    /// [`DdrRamDisk::bus_ns`] of the bytes it moves over the RAM disk's
+    /// channels.
     bus_ns: u64,
 }
 
@@ -149,7 +168,9 @@ impl CopyMemo {
 impl DdrRamDisk {
     /// Build from a validated configuration.
     pub fn new(cfg: DdrConfig, media: MediaConfig, capacity: u64) -> Self {
-        let bus_rate = ((cfg.bus_bytes_per_s as f64 * cfg.bus_efficiency) as u64).max(1);
+        let bus_rate = ((cfg.bus_bytes_per_s as f64 * cfg.bus_efficiency * cfg.disk_channels as f64
+            / cfg.channels as f64) as u64)
+            .max(1);
         Self {
             line_div: FixedDiv::new(cfg.line_bytes),
             bus_rate,
@@ -169,12 +190,13 @@ impl DdrRamDisk {
     /// `media_ns` is the part of `copy_ns` spent waiting on the media and
     /// `bus_bytes` the traffic it puts on the memory bus.
     pub fn copy_cost(&self, op: Op, offset: u64, len: u64) -> (u64, u64, u64) {
-        self.cost(op, self.line_div.spanned(offset, len), len)
+        self.cost(op, self.line_div.spanned(offset, len), len).0
     }
 
-    /// [`Self::copy_cost`] of a request spanning `disk_lines` lines.
+    /// [`Self::copy_cost`] of a request spanning `disk_lines` lines, and
+    /// the bytes of its traffic that cross the RAM disk's channels.
     #[inline]
-    fn cost(&self, op: Op, disk_lines: u64, len: u64) -> (u64, u64, u64) {
+    fn cost(&self, op: Op, disk_lines: u64, len: u64) -> ((u64, u64, u64), u64) {
         let media = if op == Op::Write {
             self.media.write_ns
         } else {
@@ -212,16 +234,24 @@ impl DdrRamDisk {
         // fetches the disk line for ownership and writes it back, and
         // reads a missed user line
         let line = self.cfg.line_bytes;
-        let traffic = match op {
-            Op::Write => disk_lines
-                .saturating_mul(2)
-                .saturating_add(user_lines)
-                .saturating_mul(line),
-            _ => disk_lines
-                .saturating_add(user_lines.saturating_mul(2))
-                .saturating_mul(line),
+        let (disk_moves, user_moves) = match op {
+            Op::Write => (disk_lines.saturating_mul(2), user_lines),
+            _ => (disk_lines, user_lines.saturating_mul(2)),
         };
-        (copy, media_ns, traffic)
+        let disk_bytes = disk_moves.saturating_mul(line);
+        let user_bytes = user_moves.saturating_mul(line);
+        let traffic = disk_bytes.saturating_add(user_bytes);
+        // every disk line crosses the disk's channels; the user buffers
+        // are spread over all channels, so their share crosses them too
+        let user_share = if self.cfg.disk_channels == self.cfg.channels {
+            user_bytes
+        } else {
+            (user_bytes as u128 * self.cfg.disk_channels as u128 / self.cfg.channels as u128) as u64
+        };
+        (
+            (copy, media_ns, traffic),
+            disk_bytes.saturating_add(user_share),
+        )
     }
 
     /// Time the bus is busy moving `traffic` bytes.
@@ -245,8 +275,8 @@ impl Device for DdrRamDisk {
         let ((copy, media, traffic), occupancy) = if m.disk_lines == lines && m.len == len {
             (m.cost, m.bus_ns)
         } else {
-            let cost = self.cost(req.op, lines, len);
-            let bus_ns = self.bus_ns(cost.2);
+            let (cost, on_disk_channels) = self.cost(req.op, lines, len);
+            let bus_ns = self.bus_ns(on_disk_channels);
             self.memo[w] = CopyMemo {
                 disk_lines: lines,
                 len,
@@ -255,7 +285,8 @@ impl Device for DdrRamDisk {
             };
             (cost, bus_ns)
         };
-        // the bus is shared: this copy's traffic occupies it, in order
+        // the disk's channels are shared: this copy's traffic on them
+        // occupies them, in order
         let start = now.max(self.bus.free_at);
         self.bus.free_at = start.saturating_add(occupancy);
         self.bus.busy_ns = self.bus.busy_ns.saturating_add(occupancy);
@@ -293,6 +324,7 @@ mod tests {
     fn cfg() -> DdrConfig {
         DdrConfig {
             channels: 6,
+            disk_channels: 6,
             bus_bytes_per_s: 63_000_000_000,
             bus_efficiency: 0.7,
             line_bytes: 64,
@@ -408,6 +440,44 @@ mod tests {
     }
 
     #[test]
+    fn a_disk_behind_one_socket_binds_on_its_channels() {
+        // many 4 MB writes from cores with plenty of lines in flight: each
+        // moves the disk lines twice (fetch for ownership, write back) over
+        // the disk's 3 channels, and reads its missed user lines from all 6
+        // (half of them over the disk's)
+        let mut c = cfg();
+        c.core_mlp = 1000.0;
+        c.disk_channels = 3;
+        let mut d = DdrRamDisk::new(c, media(25, 25), 1 << 34);
+        let mut cx = Cx::default();
+        let n = 32u64;
+        for i in 0..n {
+            d.submit(0, req(i, Op::Write, i << 22, 4 << 20), &mut cx);
+        }
+        let last = cx.completions.iter().map(|c| c.at).max().unwrap();
+        let on_disk = n as f64 * (4u64 << 20) as f64 * 2.5;
+        let want = on_disk / (63e9 * 0.7 * 0.5) * 1e9;
+        assert!(
+            (last as f64 / want - 1.0).abs() < 0.01,
+            "{last} ns vs {want} ns"
+        );
+        // the traffic counted is all of it, on every channel
+        assert_eq!(d.bus_bytes, n * (4 << 20) * 3);
+        // pages on every channel: the whole bus, three moves per byte
+        let mut c = cfg();
+        c.core_mlp = 1000.0;
+        let mut d = DdrRamDisk::new(c, media(25, 25), 1 << 34);
+        let mut cx = Cx::default();
+        for i in 0..n {
+            d.submit(0, req(i, Op::Write, i << 22, 4 << 20), &mut cx);
+        }
+        let all = cx.completions.iter().map(|c| c.at).max().unwrap();
+        let want = n as f64 * (4u64 << 20) as f64 * 3.0 / (63e9 * 0.7) * 1e9;
+        assert!((all as f64 / want - 1.0).abs() < 0.01, "{all} vs {want}");
+        assert!(last > all, "one socket's channels bind sooner");
+    }
+
+    #[test]
     fn a_remembered_copy_costs_what_a_computed_one_does() {
         // the same requests on two disks, one of which forgets its last
         // copy's cost before every request: identical completions, for
@@ -465,6 +535,17 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("ddr.bus_efficiency"));
+        let mut c = cfg();
+        c.disk_channels = 7;
+        assert!(validate(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("ddr.disk_channels"));
+        c.disk_channels = 0;
+        assert!(validate(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("ddr.disk_channels"));
         let mut c = cfg();
         c.line_bytes = 48;
         assert!(validate(&c)

@@ -184,7 +184,14 @@ fn xfs_extending_write_takes_the_lock_exclusive() {
 
 #[test]
 fn ext3_serialises_writers_for_the_whole_io() {
-    let mut r = Rig::new(FileSystem::Ext3, cfg());
+    // a page cache too small to keep the file's mapping blocks (1 GiB of
+    // file: 256 of them, 1 MiB, more than half of 1 MiB): the first
+    // write reads one
+    let small = FsConfig {
+        page_cache_bytes: 1 << 20,
+        ..cfg()
+    };
+    let mut r = Rig::new(FileSystem::Ext3, small);
     r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
     for t in 0..3 {
         r.submit(0, req(t as u64, t, FileOp::Write, t as u64 * 8192, true));
@@ -217,6 +224,27 @@ fn ext3_direct_reads(r: &mut Rig) -> Vec<Nanos> {
     let mut at: Vec<_> = r.run().iter().map(|d| d.at - t0).collect();
     at.sort();
     at
+}
+
+#[test]
+fn a_laid_out_files_mapping_blocks_stay_cached_when_they_fit() {
+    // 1 GiB of file, 1 MiB of mapping blocks: cached in the default 4 GiB
+    // page cache, read once each from a 1 MiB one
+    for (cache, reads) in [(4u64 << 30, 0), (1 << 20, 2)] {
+        let mut r = Rig::new(
+            FileSystem::Ext3,
+            FsConfig {
+                page_cache_bytes: cache,
+                ..cfg()
+            },
+        );
+        r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+        for (t, off) in [0u64, 4096, 8 << 20].into_iter().enumerate() {
+            r.submit(0, req(t as u64, t as u32, FileOp::Read, off, true));
+        }
+        r.run();
+        assert_eq!(r.fs.counters().metadata_reads, reads, "cache {cache}");
+    }
 }
 
 #[test]

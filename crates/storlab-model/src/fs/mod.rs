@@ -290,7 +290,13 @@ impl Behaviour {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
     /// Every block allocated (written by an earlier pass, or preallocated
-    /// with fallocate): writes allocate nothing.
+    /// with fallocate): writes allocate nothing. Its mapping blocks
+    /// (ext3's indirect blocks) are cached when they fit in half the page
+    /// cache: the pass that laid the file out touched each of them once
+    /// per block it maps, which promotes them to the active list, where
+    /// the data the pass streamed through the inactive list cannot evict
+    /// them (mm/swap.c `mark_page_accessed`; mm/vmscan.c keeps the active
+    /// file list at most as large as the inactive, `inactive_file_is_low`).
     Allocated,
     /// Its size set (ftruncate, as fio does with `fallocate=none`) but no
     /// block allocated: writes allocate, none extends the file.
@@ -742,7 +748,14 @@ impl FileLayer {
             alloc_free_at: 0,
             pages: Vec::new(),
             dirty: 0,
-            meta: vec![if laid_out { 0 } else { u64::MAX }; (meta_blocks.div_ceil(64)) as usize],
+            meta: vec![
+                if laid_out && meta_blocks * PAGE > self.cfg.page_cache_bytes / 2 {
+                    0
+                } else {
+                    u64::MAX
+                };
+                (meta_blocks.div_ceil(64)) as usize
+            ],
             ra_next: u64::MAX,
             ra_win: 0,
             wb_cursor: 0,

@@ -29,7 +29,10 @@
 //!   fsync, as its own IO.
 //! - ext3/ext4 (`generic_file_aio_write`, mm/filemap.c): every write holds
 //!   `i_mutex` for its whole duration, direct IO included, so writers to
-//!   one file are serialised; reads take no lock. ext3 maps blocks through
+//!   one file are serialised; buffered reads take no lock, direct reads
+//!   take `i_mutex` until their bios are submitted (`DIO_LOCKING` in
+//!   fs/direct-io.c, `__blockdev_direct_IO`: "All block lookups have been
+//!   performed. For READ requests we can let i_mutex go"). ext3 maps blocks through
 //!   indirect blocks (one 4 KiB block of 1024 pointers maps 4 MiB), read
 //!   from the device when not cached; its journal (JBD, ordered mode) takes
 //!   the allocation's metadata blocks.

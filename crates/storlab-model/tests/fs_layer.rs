@@ -10,7 +10,7 @@ use std::collections::BinaryHeap;
 use storlab_model::config::PresetStore;
 use storlab_model::fixed::FixedLatency;
 use storlab_model::fs::{FileLayer, FileOp, FileReq, FsConfig, Layout, FS_TOKEN};
-use storlab_model::host::{FileSystem, Host, HostCx, IoDone};
+use storlab_model::host::{CompletionMode, FileSystem, Host, HostConfig, HostCx, IoDone};
 use storlab_model::{Nanos, SystemConfig};
 
 const DEV_NS: u64 = 10_000;
@@ -27,9 +27,15 @@ struct Rig {
 
 impl Rig {
     fn new(kind: FileSystem, cfg: FsConfig) -> Rig {
+        Rig::with_host(kind, cfg, |_| {})
+    }
+
+    /// A rig whose host configuration `tweak` changes first.
+    fn with_host(kind: FileSystem, cfg: FsConfig, tweak: impl FnOnce(&mut HostConfig)) -> Rig {
         let (_, sys) =
             SystemConfig::load(&PresetStore::default(), "null", &[]).expect("null preset");
         let mut hc = sys.host;
+        tweak(&mut hc);
         hc.file_system = kind;
         hc.xfs_ns = storlab_model::units::Rw {
             read: FS_NS,
@@ -178,7 +184,14 @@ fn xfs_extending_write_takes_the_lock_exclusive() {
 
 #[test]
 fn ext3_serialises_writers_for_the_whole_io() {
-    let mut r = Rig::new(FileSystem::Ext3, cfg());
+    // a page cache too small to keep the file's mapping blocks (1 GiB of
+    // file: 256 of them, 1 MiB, more than half of 1 MiB): the first
+    // write reads one
+    let small = FsConfig {
+        page_cache_bytes: 1 << 20,
+        ..cfg()
+    };
+    let mut r = Rig::new(FileSystem::Ext3, small);
     r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
     for t in 0..3 {
         r.submit(0, req(t as u64, t, FileOp::Write, t as u64 * 8192, true));
@@ -197,6 +210,63 @@ fn ext3_serialises_writers_for_the_whole_io() {
         1,
         "one mapping block covers 4 MiB"
     );
+}
+
+/// Four ext3 direct reads of one file at `t0` (its mapping block read
+/// before): their completion times, sorted.
+fn ext3_direct_reads(r: &mut Rig) -> Vec<Nanos> {
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    r.submit(0, req(100, 0, FileOp::Read, 0, true));
+    let t0 = r.run()[0].at;
+    for t in 0..4 {
+        r.submit(t0, req(t as u64, t, FileOp::Read, t as u64 * 8192, true));
+    }
+    let mut at: Vec<_> = r.run().iter().map(|d| d.at - t0).collect();
+    at.sort();
+    at
+}
+
+#[test]
+fn a_laid_out_files_mapping_blocks_stay_cached_when_they_fit() {
+    // 1 GiB of file, 1 MiB of mapping blocks: cached in the default 4 GiB
+    // page cache, read once each from a 1 MiB one
+    for (cache, reads) in [(4u64 << 30, 0), (1 << 20, 2)] {
+        let mut r = Rig::new(
+            FileSystem::Ext3,
+            FsConfig {
+                page_cache_bytes: cache,
+                ..cfg()
+            },
+        );
+        r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+        for (t, off) in [0u64, 4096, 8 << 20].into_iter().enumerate() {
+            r.submit(0, req(t as u64, t as u32, FileOp::Read, off, true));
+        }
+        r.run();
+        assert_eq!(r.fs.counters().metadata_reads, reads, "cache {cache}");
+    }
+}
+
+#[test]
+fn ext3_direct_reads_hold_i_mutex_while_they_submit() {
+    // DIO_LOCKING: each read holds the mutex through its submission (here
+    // the file system's CPU, FS_NS), not its device time
+    let mut r = Rig::new(FileSystem::Ext3, cfg());
+    let at = ext3_direct_reads(&mut r);
+    let one = FS_NS + DEV_NS;
+    assert_eq!(at, vec![one, one + FS_NS, one + 2 * FS_NS, one + 3 * FS_NS]);
+    assert_eq!(r.fs.counters().inode_lock_waits, 3);
+    // on a RAM disk the submission is the transfer: the reads take turns
+    let mut r = Rig::with_host(FileSystem::Ext3, cfg(), |h| {
+        h.completion = CompletionMode::Cpu
+    });
+    let at = ext3_direct_reads(&mut r);
+    assert_eq!(at, vec![one, 2 * one, 3 * one, 4 * one]);
+    // ext3's buffered reads and XFS's direct ones take no mutex
+    let mut r = Rig::with_host(FileSystem::Xfs, cfg(), |h| {
+        h.completion = CompletionMode::Cpu
+    });
+    assert_eq!(ext3_direct_reads(&mut r), vec![one; 4]);
 }
 
 #[test]

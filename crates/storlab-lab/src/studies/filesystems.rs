@@ -184,7 +184,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "MB/s",
             )
-            .miss_because("XFS's costs in the model are per request (5 µs of CPU; one allocation per 4 MB written), under 1 MB/s at 4 MB on a device-bound array; the published 2.5% needs a per-byte or per-extent effect (the direct IO split at extent boundaries of a file 16 writers laid out side by side, its placement on the array) not modelled"));
+            .miss_because("XFS's costs in the model are per request (5 µs of CPU; one allocation per 4 MB written), under 1 MB/s at 4 MB on a link-bound array with 16 requests in flight; no per-page direct-IO work differs from the raw device's (xfs_get_blocks maps a whole extent per call, blkdev_get_blocks the whole request; both build the same bios), so the published 2.5% needs an effect not found (none of XFS's 2.6.2x direct-IO path costs per byte)"));
         }
         rows.push(Row::within(
             "haste-dram, 4 KB random writes, raw device",
@@ -269,7 +269,7 @@ pub fn prepare() -> Prepared {
                 raw("haste-pcm")
             )),
         );
-        let disk_why = "no mechanism in the model adds half a millisecond per access on disks: XFS costs its per-request CPU (about 5 µs) and the file lies where the raw test's region did; the published 580 µs needs a placement or metadata effect with its own seeks (file extents spread over the platters, inode or time-stamp updates) not modelled";
+        let disk_why = "no mechanism in the model adds half a millisecond per access on disks: XFS costs its per-request CPU (about 5 µs), and its file spans no more of the platters than the raw test's 55 GB region (XFS puts a new file's data near its inode, which the 2.6.2x default inode32 keeps in the first TB, and a file written by 16 sequential streams fills 55 GB of one allocation group, xfs_bmap_adjacent placing each extent after its logical neighbour); its extent map is in core after the first access and time stamps are logged at writeback, not per access; the published 580 µs needs an effect with its own seeks not found";
         rows.push(
             Row::within(
                 "raid-disk, XFS adds per 4 KB access",
@@ -357,7 +357,7 @@ pub fn prepare() -> Prepared {
             format!("sequential {s:+.1}%, random {rnd:+.1}%"),
             s.abs() <= 10.0 && rnd.abs() <= 10.0,
         )
-        .miss_because("ext3 holds i_mutex across every write, direct IO included (generic_file_aio_write), so the 16 writers to the one file take turns; on the disk RAID, whose cache takes a write in about 65 µs, that costs writes and 50/50 their concurrency, which the study did not see (its disk-bound runs may have hidden it)"));
+        .miss_because("ext3 holds i_mutex across every write and through a direct read's submission; on the disk RAID the runs are disk-bound and the laid-out file's mapping blocks are cached, so that should cost little: a miss here means the serialisation reached the disks"));
         // the fast devices: the HASTE array and the DDR RAM disk
         let fast =
             |fs: usize| (change("haste-dram", fs, false) + change("ddr-dram", fs, false)) / 2.0;
@@ -369,7 +369,7 @@ pub fn prepare() -> Prepared {
             "% lost",
         )
         .miss_because(format!(
-            "the model's ext3 differs from XFS by i_mutex around writes, its fall-back to the page cache for direct writes into holes, and mapping-block reads: writes lose {:.0}% (haste-dram) and {:.0}% (ddr-dram), reads {:.0}% and {:.0}%, so the mean over reads, writes and 50/50 loses less than the published 74%, which needs a cost on reads too (per-block mapping under i_mutex, taken by 2.6-era direct reads until submission) not modelled",
+            "the model's ext3 differs from XFS by i_mutex around writes and around a direct read's submission (DIO_LOCKING), and its fall-back to the page cache for direct writes into holes: writes lose {:.0}% (haste-dram) and {:.0}% (ddr-dram), reads {:.0}% and {:.0}% (the RAM disk's submission is its copy, so its reads take turns; the HASTE array's submission is a few µs of a 2 ms transfer, and ext3 maps a 4 MB request in one or two get_block calls, ext3_get_blocks_handle mapping contiguous blocks up to an indirect block's end); the mean over reads, writes and 50/50 on both devices falls short of the published 74%, which needs the HASTE array's reads to lose too",
             loss("haste-dram", 2, false, 1),
             loss("ddr-dram", 2, false, 1),
             loss("haste-dram", 2, false, 0),

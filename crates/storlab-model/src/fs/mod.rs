@@ -29,7 +29,10 @@
 //!   fsync, as its own IO.
 //! - ext3/ext4 (`generic_file_aio_write`, mm/filemap.c): every write holds
 //!   `i_mutex` for its whole duration, direct IO included, so writers to
-//!   one file are serialised; reads take no lock. ext3 maps blocks through
+//!   one file are serialised; buffered reads take no lock, direct reads
+//!   take `i_mutex` until their bios are submitted (`DIO_LOCKING` in
+//!   fs/direct-io.c, `__blockdev_direct_IO`: "All block lookups have been
+//!   performed. For READ requests we can let i_mutex go"). ext3 maps blocks through
 //!   indirect blocks (one 4 KiB block of 1024 pointers maps 4 MiB), read
 //!   from the device when not cached; its journal (JBD, ordered mode) takes
 //!   the allocation's metadata blocks.
@@ -57,7 +60,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::breakdown::{Breakdown, Component};
 use crate::config::{check_range, ConfigError};
-use crate::host::{FileSystem, Host, HostCx, HostIo, IoDone};
+use crate::host::{CompletionMode, FileSystem, Host, HostConfig, HostCx, HostIo, IoDone};
 use crate::{Nanos, Op};
 
 /// Page and file-system block size, bytes.
@@ -224,6 +227,17 @@ pub struct Behaviour {
     /// path, fs/pmfs/xip.c), so they reach the device with force unit
     /// access and fsync issues no device flush.
     pub persist_writes: bool,
+    /// Direct reads hold the inode mutex (exclusive) from their block
+    /// lookups until their bios are submitted (`DIO_LOCKING`: fs/direct-io.c
+    /// of 2.6.2x-3.x takes `i_mutex` for reads and drops it "now that its
+    /// achieved its purpose" once every block is mapped and submitted; the
+    /// block device and XFS, `DIO_NO_LOCKING` and `DIO_OWN_LOCKING`, take
+    /// none). A device whose submission is the transfer itself (a RAM disk:
+    /// brd copies in `make_request`; [`CompletionMode::Cpu`]) holds it for
+    /// the whole read.
+    ///
+    /// [`CompletionMode::Cpu`]: crate::host::CompletionMode::Cpu
+    pub dio_reads_mutex: bool,
 }
 
 impl Behaviour {
@@ -238,12 +252,14 @@ impl Behaviour {
             memory_store: false,
             dio_hole_fallback: false,
             persist_writes: false,
+            dio_reads_mutex: false,
         };
         match fs {
             FileSystem::None | FileSystem::Xfs => base,
             FileSystem::Ext3 => Behaviour {
                 writes_exclusive: true,
                 dio_hole_fallback: true,
+                dio_reads_mutex: true,
                 reads_shared: false,
                 map_bytes_per_meta_block: Some(1024 * PAGE),
                 ..base
@@ -251,6 +267,8 @@ impl Behaviour {
             FileSystem::Ext4 => Behaviour {
                 writes_exclusive: true,
                 reads_shared: false,
+                // ext4_ind_direct_IO: blockdev_direct_IO, DIO_LOCKING
+                dio_reads_mutex: true,
                 ..base
             },
             FileSystem::Tmpfs => Behaviour {
@@ -275,7 +293,13 @@ impl Behaviour {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
     /// Every block allocated (written by an earlier pass, or preallocated
-    /// with fallocate): writes allocate nothing.
+    /// with fallocate): writes allocate nothing. Its mapping blocks
+    /// (ext3's indirect blocks) are cached when they fit in half the page
+    /// cache: the pass that laid the file out touched each of them once
+    /// per block it maps, which promotes them to the active list, where
+    /// the data the pass streamed through the inactive list cannot evict
+    /// them (mm/swap.c `mark_page_accessed`; mm/vmscan.c keeps the active
+    /// file list at most as large as the inactive, `inactive_file_is_low`).
     Allocated,
     /// Its size set (ftruncate, as fio does with `fallocate=none`) but no
     /// block allocated: writes allocate, none extends the file.
@@ -518,6 +542,11 @@ struct Parent {
     /// Pages a buffered read's fill brings in.
     fill: (u64, u64),
     bd: Breakdown,
+    /// A wake-up will release the inode mutex after submission
+    /// ([`Behaviour::dio_reads_mutex`]); the slot is freed only then.
+    release_pending: bool,
+    /// Finished while `release_pending`: the release frees the slot.
+    finished: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -540,6 +569,36 @@ const NONE: u32 = u32::MAX;
 /// Tokens of the layer's own wake-ups: the top two bits set (host tokens
 /// use the top bit alone, device tokens neither; see `host.rs`).
 pub const FS_TOKEN: u64 = 3 << 62;
+/// In a layer token: the wake-up releases the parent's inode mutex after
+/// its submission (below the two [`FS_TOKEN`] bits; parent indexes are
+/// 32-bit).
+const RELEASE_BIT: u64 = 1 << 61;
+
+/// The CPU of submitting a request of `len` bytes, `op`, on host `c`
+/// before the device has it, not counting waits: the system call's entry,
+/// the file system's per-request CPU, the block layer, the driver's
+/// work, tag and PIO and the copy into a DMA buffer (writes). The
+/// stages of `host.rs`'s issue path, summed.
+fn submission_ns(c: &HostConfig, op: Op, len: u64) -> u64 {
+    let handoff = if c.scheduler == crate::host::Scheduler::SingleQueue {
+        c.scheduler_handoff_ns
+    } else {
+        0
+    };
+    let copy_in = if op == Op::Write {
+        (c.copy_ns_per_kib.write * len).div_ceil(1024)
+    } else {
+        0
+    };
+    c.syscall_entry_ns.get(op)
+        + c.xfs_ns.get(op)
+        + c.block_queue_ns.get(op)
+        + c.driver_instruction_ns(op)
+        + handoff
+        + c.driver_tag_ns.get(op)
+        + c.pio_word_ns * c.issue_pio_words as u64
+        + copy_in
+}
 
 /// The file-system layer in front of a host.
 pub struct FileLayer {
@@ -692,7 +751,14 @@ impl FileLayer {
             alloc_free_at: 0,
             pages: Vec::new(),
             dirty: 0,
-            meta: vec![if laid_out { 0 } else { u64::MAX }; (meta_blocks.div_ceil(64)) as usize],
+            meta: vec![
+                if laid_out && meta_blocks * PAGE > self.cfg.page_cache_bytes / 2 {
+                    0
+                } else {
+                    u64::MAX
+                };
+                (meta_blocks.div_ceil(64)) as usize
+            ],
             ra_next: u64::MAX,
             ra_win: 0,
             wb_cursor: 0,
@@ -790,6 +856,8 @@ impl FileLayer {
             pending: 0,
             fill: (0, 0),
             bd: Breakdown::default(),
+            release_pending: false,
+            finished: false,
         };
         let i = crate::units::slab_insert(&mut self.parents, &mut self.free_parents, p);
         match req.op {
@@ -847,6 +915,10 @@ impl FileLayer {
 
     /// Whether a read or write takes the inode lock exclusive.
     fn wants_exclusive(&self, req: &FileReq) -> bool {
+        if req.op == FileOp::Read {
+            // DIO_LOCKING: a direct read takes i_mutex for its lookups
+            return self.dio_read_mutex(req);
+        }
         if req.op != FileOp::Write {
             return false;
         }
@@ -859,6 +931,16 @@ impl FileLayer {
         req.offset + req.len > f.eof
             || !req.offset.is_multiple_of(PAGE)
             || !req.len.is_multiple_of(PAGE)
+    }
+
+    /// Whether `req` is a direct read that holds the inode mutex while it
+    /// is submitted ([`Behaviour::dio_reads_mutex`]).
+    fn dio_read_mutex(&self, req: &FileReq) -> bool {
+        req.op == FileOp::Read
+            && req.direct
+            && self.be.dio_reads_mutex
+            && self.be.page_cache
+            && self.be.block_device
     }
 
     /// Whether `[offset, offset+len)` of `file` has a block not allocated.
@@ -986,6 +1068,14 @@ impl FileLayer {
         let off = f.base + req.offset;
         let fua = req.fua || op == Op::Write && self.be.persist_writes;
         self.child(now, i, ChildKind::Fore, op, off, req.len, fua, host, cx);
+        if self.dio_read_mutex(&req) && host.config().completion != CompletionMode::Cpu {
+            // the mutex goes once the bios are submitted: after the
+            // submission's CPU (a RAM disk's, whose submission is the
+            // copy, keeps it to the end)
+            let at = now + submission_ns(host.config(), op, req.len);
+            self.parents[i as usize].release_pending = true;
+            cx.dev.wakeups.push((at, FS_TOKEN | RELEASE_BIT | i as u64));
+        }
         // a full log buffer goes out beside the data
         self.flush_log_buffers(now, host, cx);
     }
@@ -1109,7 +1199,12 @@ impl FileLayer {
 
     /// One of the layer's wake-ups (a token with [`FS_TOKEN`] set).
     pub fn on_event(&mut self, now: Nanos, token: u64, host: &mut Host, cx: &mut HostCx) {
-        let i = (token & !FS_TOKEN) as u32;
+        let i = (token & !FS_TOKEN & !RELEASE_BIT) as u32;
+        if token & RELEASE_BIT != 0 {
+            self.release_after_submit(now, i, host, cx);
+            self.absorb(now, host, cx);
+            return;
+        }
         match self.parents[i as usize].stage {
             Stage::Alloc => {
                 let p = self.parents[i as usize];
@@ -1205,19 +1300,39 @@ impl FileLayer {
         }
     }
 
+    /// Release parent `i`'s inode lock; the waiters it grants go on.
+    fn release_lock(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = &mut self.parents[i as usize];
+        if p.held == 0 {
+            return;
+        }
+        let (file, excl) = (p.req.file, p.held == 2);
+        p.held = 0;
+        let mut granted = std::mem::take(&mut self.granted);
+        self.files[file as usize].lock.release(excl, &mut granted);
+        for g in granted.drain(..) {
+            self.locked(now, g, host, cx);
+        }
+        self.granted = granted;
+    }
+
+    /// A direct read's submission is over: its mutex goes (and its slot,
+    /// if it finished first).
+    fn release_after_submit(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = &mut self.parents[i as usize];
+        debug_assert!(p.release_pending, "a release wake-up without a release");
+        p.release_pending = false;
+        let finished = p.finished;
+        self.release_lock(now, i, host, cx);
+        if finished {
+            self.free_parents.push(i);
+        }
+    }
+
     /// Parent `i` is done at `now`: release its lock, report it.
     fn finish(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        self.release_lock(now, i, host, cx);
         let p = self.parents[i as usize];
-        if p.held > 0 {
-            let mut granted = std::mem::take(&mut self.granted);
-            self.files[p.req.file as usize]
-                .lock
-                .release(p.held == 2, &mut granted);
-            for g in granted.drain(..) {
-                self.locked(now, g, host, cx);
-            }
-            self.granted = granted;
-        }
         let total = now - p.submitted;
         let mut bd = p.bd;
         let rest = total.saturating_sub(bd.total());
@@ -1241,7 +1356,12 @@ impl FileLayer {
             at: now,
             breakdown: bd,
         });
-        self.free_parents.push(i);
+        if p.release_pending {
+            // the release wake-up still names this slot
+            self.parents[i as usize].finished = true;
+        } else {
+            self.free_parents.push(i);
+        }
     }
 
     // ----- page cache -----

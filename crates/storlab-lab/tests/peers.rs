@@ -35,6 +35,8 @@ fn the_study_has_every_row_and_no_unexplained_miss() {
         "RAID-Disk, 4 KB random read IOPS, 16 threads",
         "Moneta+Spin, 4 KB random read IOPS, 16 threads",
         "Moneta+Spin, 4 KB random write IOPS, 16 threads",
+        "Moneta+Spin, instructions per 4 KB read",
+        "Moneta+Spin, instructions per 4 KB write",
         "RAID-SSD, software share of 4 KB read latency, QD1",
         "HASTE Fig. 4: 4 MB sequential reads, SSD array / Fusion-io",
         "flash reads reach the media (preconditioned)",

@@ -240,14 +240,15 @@ pub fn prepare() -> Prepared {
                     0.25,
                     "",
                 );
+                // Moneta+Spin: the stack's rows plus the busy wait at the
+                // poll loop's own CPI (host.spin_cpi): a prediction
                 rows.push(if k < 3 {
                     row.input("host.driver_instructions: Table III minus the stack rows' own")
                 } else {
                     row.miss_because(
-                        "the stack's rows are the IO-stack table's (ground truth of the moneta \
-                         study); the spin loop counts at the stack's CPI for as long as the \
-                         device takes, which 16 threads on 8 cores stretch; a loop of status \
-                         register reads retires fewer instructions per ns than that",
+                        "the stack's rows are the IO-stack table's; the busy wait counts at \
+                         host.spin_cpi (a PAUSE loop, an estimate) for as long as the device \
+                         takes, which 16 threads on 8 cores stretch",
                     )
                 });
             }

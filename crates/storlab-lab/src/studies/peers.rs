@@ -381,24 +381,35 @@ fn iops_miss(k: usize, d: usize) -> &'static str {
     match (k, d) {
         (1, 0) => {
             "no mechanism found: four X25-Es rated 35,000 read IOPS each at 16 outstanding; \
-             5,256 implies 3 ms per read; neither md's per-request CPU (Table III counts it) \
-             nor the SATA path or the span explains that"
+             5,256 implies 3 ms per read. Not the drives' state after the write tests: the \
+             model's array still reads at about 106k right after 32,000 sustained random \
+             writes (its garbage collection runs in the writes' foreground and leaves no debt \
+             to stall reads); neither md's per-request CPU (Table III counts it) nor the SATA \
+             path or the span explains 3 ms"
         }
         (1, 1) => {
             "Table III's 11,714 is about four X25-Es at Intel's rated 3,300 random write IOPS \
-             (13,200); the model's X25-E random-write steady state (its FTL and garbage \
-             collection, ftl.rs) runs above that rating"
+             (13,200), a rating measured on a span of the drive, so not set by garbage \
+             collection: it implies about 300 us per random 4 KB write. The model's X25-E \
+             takes one in 36 us of controller time (command + unit, calibrated on the \
+             sequential ratings) and is held only by its collection: about 7,500 per drive \
+             with the whole drive aged, about 24,000 with only the 55 GB footprint written; \
+             nothing in the model charges a random write more than a sequential one"
         }
         (2, 0) => {
-            "the model's ioDrive is bound by its four NAND banks and 16 threads' latency; the host \
-             CPU (Table III's instructions at this host's CPI) keeps about 5 of 8 cores busy; \
-             what else held the real driver to 92k is not published (a memory-bound driver \
-             CPI of about 5.5 would make the 8 cores the limit, but the host has one CPI)"
+            "the model's ioDrive is bound by its four NAND banks (dies 89 % busy) and 16 \
+             threads' latency; the host CPU (Table III's instructions at this host's CPI) \
+             keeps about 5 of 8 cores busy; what else held the real driver to 92k is not \
+             published (a memory-bound driver CPI of about 5.5 would make the 8 cores the \
+             limit, but the host has one CPI; the die count per package is an estimate)"
         }
         (2, 1) => {
-            "between the model's two write states: a drive written once takes random writes \
-             at 122k until its spare space is used, the garbage-collection steady state gives \
-             41k; which state the study's run was in is not published"
+            "the published rate lies between the model's write states: the whole card in the \
+             garbage-collection steady state gives 41k; only the 55 GB footprint written and \
+             aged (the rest of the card never written, spare for the collector) 98k; fresh \
+             122k. How much of the card the study had written is not published (and the \
+             footprint-only state would put the X25-E array at about 96k, further from its \
+             row)"
         }
         _ => "",
     }

@@ -12,7 +12,14 @@
 //! elevator), coalescing neighbours into writes of up to
 //! `destage_max_bytes`, with at most `destage_depth` outstanding; it runs
 //! while dirty data exceeds `destage_threshold` of the cache, while a flush
-//! waits, or whenever no host request is outstanding. A line written again
+//! waits, or whenever no host request is outstanding. With
+//! `destage_order = "oldest"` a destage write instead starts from the line
+//! that has been dirty longest (first in, first out, still coalescing the
+//! dirty neighbours that follow it): under a sustained random stream the
+//! disks then see the writes in the host's random order, and the rate is
+//! the disks' random-write rate at `destage_depth` whatever the cache's
+//! size (an elevator's seeks shorten as the dirty set grows, so its rate
+//! grows with the cache). A line written again
 //! while being destaged stays dirty. FUA writes, and all writes with
 //! write-back off, go through to the device. A flush completes at once if
 //! the cache is battery-backed, else once nothing is dirty.
@@ -60,6 +67,23 @@ pub struct CacheConfig {
     pub destage_depth: u32,
     /// Largest destage write.
     pub destage_max_bytes: u64,
+    /// Which dirty line a destage write starts from (absent:
+    /// `"elevator"`).
+    #[serde(default)]
+    pub destage_order: DestageOrder,
+}
+
+/// The order in which a controller cache destages its dirty lines
+/// (`raid.controller.destage_order`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DestageOrder {
+    /// Ascending address from where the last destage stopped (a circular
+    /// scan of the dirty set).
+    #[default]
+    Elevator,
+    /// The line dirty longest first (the order the host dirtied them).
+    Oldest,
 }
 
 /// Validate.
@@ -306,6 +330,10 @@ pub struct ControllerCache {
     dirty: BTreeSet<u64>,
     dirty_count: u64,
     cursor: u64,
+    /// `DestageOrder::Oldest`: lines in the order they became dirty (an
+    /// entry whose line is no longer dirty, or is being destaged, is
+    /// dropped when reached; always empty under the elevator).
+    dirty_fifo: VecDeque<u64>,
     link: [Timeline; 2],
     hreqs: Vec<HReq>,
     hfree: Vec<u32>,
@@ -330,6 +358,7 @@ impl ControllerCache {
             dirty: BTreeSet::new(),
             dirty_count: 0,
             cursor: 0,
+            dirty_fifo: VecDeque::new(),
             link: [Timeline::default(); 2],
             hreqs: Vec::new(),
             hfree: Vec::new(),
@@ -383,6 +412,7 @@ impl ControllerCache {
                     self.lines.slots[s as usize].dirty = true;
                     self.dirty.insert(l);
                     self.dirty_count += 1;
+                    self.queue_dirty(l);
                 }
                 let line = &mut self.lines.slots[s as usize];
                 line.gen = line.gen.wrapping_add(1);
@@ -391,6 +421,37 @@ impl ControllerCache {
                 self.lines.insert(l, true, 1);
                 self.dirty.insert(l);
                 self.dirty_count += 1;
+                self.queue_dirty(l);
+            }
+        }
+    }
+
+    /// Line `l` has just become dirty: queue it for oldest-first destaging.
+    fn queue_dirty(&mut self, l: u64) {
+        if self.cfg.destage_order == DestageOrder::Oldest {
+            self.dirty_fifo.push_back(l);
+        }
+    }
+
+    /// The next dirty line not being destaged, in the configured order
+    /// (the oldest-first queue drops the entries it passes over).
+    fn next_to_destage(&mut self) -> Option<u64> {
+        let lines = &self.lines;
+        let ready = |l: u64| lines.get(l).is_some_and(|x| x.dirty && !x.destaging);
+        match self.cfg.destage_order {
+            DestageOrder::Elevator => self
+                .dirty
+                .range(self.cursor..)
+                .chain(self.dirty.range(..self.cursor))
+                .find(|&&l| ready(l))
+                .copied(),
+            DestageOrder::Oldest => {
+                while let Some(l) = self.dirty_fifo.pop_front() {
+                    if ready(l) {
+                        return Some(l);
+                    }
+                }
+                None
             }
         }
     }
@@ -467,6 +528,10 @@ impl ControllerCache {
                             self.lines.push_tail(slot);
                             self.dirty.remove(&l);
                             self.dirty_count -= 1;
+                        } else if line.dirty {
+                            // written again while being destaged: queued
+                            // again as the newest
+                            self.queue_dirty(l);
                         }
                     }
                 }
@@ -527,15 +592,9 @@ impl ControllerCache {
             if !want || self.dirty_count == 0 {
                 return;
             }
-            // next dirty line not being destaged, from the cursor on
-            let lines = &self.lines;
-            let pick = self
-                .dirty
-                .range(self.cursor..)
-                .chain(self.dirty.range(..self.cursor))
-                .find(|&&l| lines.get(l).is_some_and(|x| !x.destaging))
-                .copied();
-            let Some(first) = pick else { return };
+            let Some(first) = self.next_to_destage() else {
+                return;
+            };
             let mut n = 0;
             let mut gens = Vec::new();
             while n < max_lines {

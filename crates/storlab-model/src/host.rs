@@ -158,6 +158,14 @@ pub struct HostConfig {
     /// `cpi`.
     #[serde(default)]
     pub driver_instructions: Option<Rw>,
+    /// Mean cycles per instruction of a spinning thread's busy-wait loop,
+    /// for the instruction count only (the loop's core time is the
+    /// device's time either way). A poll loop is a few instructions around
+    /// a `PAUSE` (`cpu_relax()`), which stalls the core for some cycles,
+    /// so it retires fewer instructions per ns than the stack's code.
+    /// Absent: the loop counts at `cpi`. Needs `ghz`.
+    #[serde(default)]
+    pub spin_cpi: Option<f64>,
     /// Spread of the wake-up (`wakeup_ns`): its coefficient of variation,
     /// dimensionless, 0 to 1. Each wake-up takes `wakeup_ns x (1 -
     /// spread)` (the context switch itself) plus an exponentially
@@ -201,6 +209,15 @@ pub fn validate(cfg: &HostConfig) -> Result<(), crate::config::ConfigError> {
     }
     if let Some(c) = cfg.cpi {
         crate::config::check_range("host.cpi", c, 0.05, 100.0)?;
+    }
+    if let Some(c) = cfg.spin_cpi {
+        crate::config::check_range("host.spin_cpi", c, 0.05, 10_000.0)?;
+        if cfg.ghz.is_none() {
+            return Err(crate::config::ConfigError::Invalid {
+                field: "host.spin_cpi".into(),
+                message: "needs host.ghz to turn the busy wait's time into instructions".into(),
+            });
+        }
     }
     crate::config::check_range("host.wakeup_spread", cfg.wakeup_spread, 0.0, 1.0)?;
     crate::config::check_range("host.interrupt_spread", cfg.interrupt_spread, 0.0, 1.0)?;
@@ -600,6 +617,8 @@ struct HIo {
     /// Core time of this request's software so far (segments on a core
     /// and the switch-out), ns.
     cpu_ns: u64,
+    /// The part of `cpu_ns` spent in the busy-wait loop, ns.
+    spin_ns: u64,
 }
 
 /// An issuing thread, as the host sees it (one record, so the hot path
@@ -640,6 +659,8 @@ pub struct Host {
     core_busy_ns: u64,
     /// Core time of finished requests' software by operation, ns.
     cpu_ns_by_op: [u64; 4],
+    /// The busy-wait part of `cpu_ns_by_op`, ns.
+    spin_ns_by_op: [u64; 4],
     /// Finished requests by operation.
     done_by_op: [u64; 4],
     /// Seeded spread of wake-ups and interrupts (`None`: fixed costs).
@@ -670,6 +691,7 @@ impl Host {
             comp_pool: Vec::new(),
             core_busy_ns: 0,
             cpu_ns_by_op: [0; 4],
+            spin_ns_by_op: [0; 4],
             done_by_op: [0; 4],
         }
     }
@@ -686,10 +708,20 @@ impl Host {
     }
 
     /// Mean instructions per finished request of `op`:
-    /// [`Host::cpu_ns_per_io`] x `ghz` / `cpi`. `None` without `host.ghz`
-    /// and `host.cpi`, or before any request of `op` finished.
+    /// [`Host::cpu_ns_per_io`] x `ghz` / `cpi`, the busy-wait part of it
+    /// at `ghz` / `spin_cpi` when that is given. `None` without
+    /// `host.ghz` and `host.cpi`, or before any request of `op` finished.
     pub fn instructions_per_io(&self, op: Op) -> Option<f64> {
-        Some(self.cpu_ns_per_io(op)? * self.cfg.instructions_per_ns()?)
+        let ipns = self.cfg.instructions_per_ns()?;
+        let cpu = self.cpu_ns_per_io(op)?;
+        Some(match (self.cfg.spin_cpi, self.cfg.ghz) {
+            (Some(sc), Some(g)) => {
+                let spin =
+                    self.spin_ns_by_op[op as usize] as f64 / self.done_by_op[op as usize] as f64;
+                (cpu - spin) * ipns + spin * g / sc
+            }
+            _ => cpu * ipns,
+        })
     }
 
     /// The device behind the host.
@@ -736,6 +768,7 @@ impl Host {
             dev_done: false,
             sleeping: false,
             cpu_ns: 0,
+            spin_ns: 0,
         };
         let i = if let Some(i) = self.free.pop() {
             self.ios[i as usize] = h;
@@ -778,6 +811,7 @@ impl Host {
             if h.spin && h.holds & CORE != 0 {
                 // the busy-wait ran on its core
                 h.cpu_ns += now - h.issued;
+                h.spin_ns = now - h.issued;
             }
             h.stage = if h.spin { Stage::Finish } else { Stage::Irq };
             h.t_mark = now;
@@ -807,6 +841,7 @@ impl Host {
                 // event in between
                 h.dev_done = true;
                 h.cpu_ns += c.at - h.issued;
+                h.spin_ns = c.at - h.issued;
                 h.stage = Stage::Finish;
                 h.t_mark = c.at;
                 let dur = self.segment(c.at, i);
@@ -816,6 +851,7 @@ impl Host {
                 h.dev_done = true;
                 if h.spin && h.holds & CORE != 0 {
                     h.cpu_ns += now - h.issued;
+                    h.spin_ns = now - h.issued;
                 }
                 h.stage = if h.spin { Stage::Finish } else { Stage::Irq };
                 h.t_mark = now;
@@ -1069,6 +1105,7 @@ impl Host {
                 let t = h.io.thread as usize;
                 let op = h.io.op as usize;
                 self.cpu_ns_by_op[op] += h.cpu_ns;
+                self.spin_ns_by_op[op] += h.spin_ns;
                 self.done_by_op[op] += 1;
                 if self.threads[t].waiters.is_empty() {
                     // back to user space: it submits again at once, or
@@ -1185,6 +1222,7 @@ mod tests {
             ghz: None,
             cpi: None,
             driver_instructions: None,
+            spin_cpi: None,
             wakeup_spread: 0.0,
             interrupt_spread: 0.0,
             seed: None,
@@ -1298,6 +1336,38 @@ mod tests {
         let (done, _) = run(c, 8, &ios, 10_000);
         assert!(sum(&done, Component::LockWait) > 0);
         assert_eq!(sum(&done, Component::SchedulerWait), 0);
+    }
+
+    #[test]
+    fn a_busy_wait_counts_at_its_own_cpi() {
+        let mut c = cfg();
+        c.ghz = Some(2.0);
+        c.cpi = Some(1.0);
+        c.completion = CompletionMode::Spin;
+        c.spin_max_bytes = 4096;
+        let (_, host) = run(c.clone(), 1, &[(0, 0)], 50_000);
+        let at_cpi = host.instructions_per_io(Op::Read).expect("counted");
+        // the core time includes the 50 us the thread spun
+        let cpu = host.cpu_ns_per_io(Op::Read).expect("a read finished");
+        assert!(cpu >= 50_000.0, "{cpu}");
+        assert_eq!(at_cpi, 2.0 * cpu);
+        // the same loop at 4 cycles per instruction: 0.5 instead of 2 per ns
+        c.spin_cpi = Some(4.0);
+        let (_, host) = run(c.clone(), 1, &[(0, 0)], 50_000);
+        assert_eq!(host.cpu_ns_per_io(Op::Read), Some(cpu), "same time");
+        let slow = host.instructions_per_io(Op::Read).expect("counted");
+        assert!(
+            (at_cpi - slow - 50_000.0 * 1.5).abs() < 1.0,
+            "{at_cpi} -> {slow}"
+        );
+        // a sleeping thread has no busy wait: spin_cpi changes nothing
+        c.completion = CompletionMode::Interrupt;
+        let (_, host) = run(c.clone(), 1, &[(0, 0)], 50_000);
+        let cpu = host.cpu_ns_per_io(Op::Read).expect("a read finished");
+        assert_eq!(host.instructions_per_io(Op::Read), Some(2.0 * cpu));
+        // spin_cpi needs a clock
+        c.ghz = None;
+        assert!(validate(&c).is_err());
     }
 
     #[test]

@@ -145,7 +145,7 @@ const POSTMARK_PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "cpu_us",
         default: "",
-        help: "Postmark's own CPU per transaction, µs (default: the ESTIMATE in calibration)",
+        help: "Postmark's own CPU per transaction, µs (default: the CALIBRATED value, see calibration)",
     },
 ];
 

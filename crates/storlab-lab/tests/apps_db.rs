@@ -16,6 +16,13 @@ fn apps_db_rows() {
     assert_eq!(NVMM_CONFIGS.len(), 8);
     assert_eq!(rep.rows.len(), 12 + 4 + 5 + 3, "{:?}", rep.rows);
     assert!(rep.failures().is_empty(), "{:?}", rep.failures());
+    // the flash disk cache, started warm, is above the disks
+    let fc = rep
+        .rows
+        .iter()
+        .find(|r| r.what.contains("flash as a disk cache"))
+        .expect("the disk-cache row");
+    assert!(fc.value.expect("a number") > 0.0, "{fc:?}");
     // the calibrated rows hold (their figure is an input)
     for r in rep
         .rows
@@ -121,4 +128,36 @@ fn a_larger_innodb_buffer_pool_hits_more_and_runs_faster_on_disks() {
         large > small,
         "16 MB pool {large} tx/s, 256 KB pool {small} tx/s"
     );
+}
+
+#[test]
+fn hybrid_memory_faults_queue_on_the_flash() {
+    // the same faults from 32 clients wait longer each than from 1 when
+    // each holds the flash longer (hybrid_busy_us): they queue on one card
+    let run = |threads: &'static str, busy: &'static str| {
+        let (_, a) = metric(
+            "raid-hdd2",
+            &[],
+            "tpcc",
+            &[
+                "scale=0.01",
+                "buffer_pool=1m",
+                "hybrid=128m",
+                "transactions=200",
+                threads,
+                busy,
+                "cpu_us=100",
+            ],
+        );
+        let v: serde_json::Value = serde_json::from_str(&a).expect("json");
+        let faults = v["model"]["hybrid_faults"].as_f64().expect("faults");
+        let dev = v["time_by_layer"]["device"]["ns_per_op"]
+            .as_f64()
+            .expect("device time");
+        (faults, dev)
+    };
+    let (f_idle, d_idle) = run("threads=32", "hybrid_busy_us=0");
+    let (f_busy, d_busy) = run("threads=32", "hybrid_busy_us=200");
+    assert!(f_idle > 100.0 && f_busy > 100.0, "{f_idle} {f_busy}");
+    assert!(d_busy > 1.5 * d_idle, "busy {d_busy} ns/op, idle {d_idle}");
 }

@@ -42,6 +42,7 @@ fn tier_with(mode: TierMode, blocks: u64, write_allocate: bool) -> FlashCache {
         write_allocate,
         destage_threshold: 0.5,
         destage_depth: 4,
+        warm_bytes: 0,
     };
     FlashCache::new(
         cfg,
@@ -268,4 +269,58 @@ fn write_allocate_reads_the_block_then_writes_it_back_dirty() {
         1.0,
         "dirty, destaged while idle"
     );
+}
+
+#[test]
+fn a_warm_cache_holds_an_even_share_of_the_footprint() {
+    use storlab_model::tier::WARM_CHUNK;
+    // a cache of 4 chunks over a footprint of 16: every 4th chunk cached
+    let blocks = 4 * WARM_CHUNK / B;
+    let mk = |warm: u64| {
+        let cfg = TierConfig {
+            cache: "n/a".into(),
+            cache_set: vec![],
+            backing: "n/a".into(),
+            backing_set: vec![],
+            cache_bytes: blocks * B,
+            block_bytes: B,
+            mode: TierMode::WriteThrough,
+            lookup_ns: Rw {
+                read: LOOKUP,
+                write: LOOKUP,
+            },
+            miss_ns: Rw { read: 0, write: 0 },
+            write_allocate: false,
+            destage_threshold: 0.5,
+            destage_depth: 4,
+            warm_bytes: warm,
+        };
+        FlashCache::new(
+            cfg,
+            Box::new(FixedLatency::new(FAST, 1 << 30)),
+            Box::new(FixedLatency::new(SLOW, 1 << 30)),
+            1 << 30,
+        )
+    };
+    assert_eq!(mk(0).cached_blocks(), 0);
+    let mut t = mk(16 * WARM_CHUNK);
+    assert_eq!(t.cached_blocks(), blocks);
+    // reads of one block in each chunk: a quarter hit, at the cache's speed
+    let reqs: Vec<(u64, DevRequest)> = (0..16u64)
+        // the last block of each chunk (the misses' fills evict the
+        // oldest cached blocks, each chunk's first)
+        .map(|c| {
+            (
+                c * 10 * SLOW,
+                req(c, Op::Read, (c + 1) * WARM_CHUNK / B - 1),
+            )
+        })
+        .collect();
+    let fast = latencies(&mut t, &reqs)
+        .iter()
+        .filter(|l| **l < SLOW)
+        .count();
+    assert_eq!(fast, 4);
+    // a footprint smaller than the cache is cached whole
+    assert_eq!(mk(2 * WARM_CHUNK).cached_blocks(), 2 * WARM_CHUNK / B);
 }

@@ -131,13 +131,14 @@ fn a_single_threaded_program_refuses_threads() {
 
 #[test]
 fn a_data_set_that_does_not_fit_fails_the_run_naming_the_app() {
-    // 64 MB of room per file: 100 files need 6.4 GB, the device has 1 GiB
+    // 64 MB of room per file (the spec's words, size_hi=64m): 100 files
+    // need 6.4 GB, the device has 1 GiB
     let ov: Vec<String> = vec!["device.capacity_bytes=1073741824".into()];
     let (resolved, cfg) =
         SystemConfig::load(&PresetStore::default(), "ddr-dram", &ov).expect("preset loads");
     let jobs = storlab_workload::fio::parse_cli_args(&job_args(
         "postmark",
-        &["files=100,transactions=1".to_string()],
+        &["files=100,transactions=1,size_hi=64m".to_string()],
     ))
     .expect("job args parse");
     let e = simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})

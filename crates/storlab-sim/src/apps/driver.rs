@@ -133,6 +133,21 @@ pub enum Step {
     },
     /// Wait this long without a core (a timer, a client's think time).
     Sleep(u64),
+    /// Use application channel `ch`: a device the application reaches
+    /// outside the file system and block layer (the flash behind hybrid
+    /// memory), modelled as one server taken in arrival order (FIFO) and
+    /// held `busy` ns (its bandwidth share per request). The thread waits,
+    /// without a core, until `latency` ns after its turn began (at least
+    /// `busy`); with `latency` 0 it does not wait (a write-back it does
+    /// not see). Its wait counts as device time.
+    Channel {
+        /// The channel (numbered from 0).
+        ch: u32,
+        /// Time the request holds the channel, ns.
+        busy: u64,
+        /// Time from its turn to its completion, ns; 0: not waited for.
+        latency: u64,
+    },
     /// Take application lock `n` (FIFO; locks are numbered from 0).
     Lock(u32),
     /// Release application lock `n`.
@@ -377,6 +392,7 @@ enum Wait {
     Lock,
     Commit,
     Sleep,
+    Channel,
 }
 
 struct Th {
@@ -401,6 +417,8 @@ pub struct AppRun {
     fg: u32,
     cores: Vec<Nanos>,
     locks: Vec<(bool, VecDeque<u32>)>,
+    /// Application channels ([`Step::Channel`]): when each is next free.
+    channels: Vec<Nanos>,
     logs: Vec<Log>,
     start: Nanos,
     runtime_ns: Nanos,
@@ -482,6 +500,7 @@ impl AppRun {
             fg,
             cores: vec![0; host.cores.max(1) as usize],
             locks: Vec::new(),
+            channels: Vec::new(),
             logs,
             start: 0,
             last_end: 0,
@@ -642,6 +661,21 @@ impl AppRun {
                     th.wait_since = now;
                     cx.timer(now + ns, t as u64);
                     return;
+                }
+                Step::Channel { ch, busy, latency } => {
+                    let ch = ch as usize;
+                    if self.channels.len() <= ch {
+                        self.channels.resize(ch + 1, 0);
+                    }
+                    let start = self.channels[ch].max(now);
+                    self.channels[ch] = start + busy;
+                    if latency > 0 {
+                        let th = &mut self.threads[t];
+                        th.wait = Wait::Channel;
+                        th.wait_since = now;
+                        cx.timer(start + latency.max(busy), t as u64);
+                        return;
+                    }
                 }
                 Step::Lock(n) => {
                     let n = n as usize;
@@ -901,7 +935,7 @@ impl AppDriver for AppRun {
         let now = cx.now();
         match self.threads[t].wait {
             Wait::Cpu => self.end_wait(t, now, 0),
-            Wait::Mem => self.end_wait(t, now, 6),
+            Wait::Mem | Wait::Channel => self.end_wait(t, now, 6),
             Wait::Lock => self.end_wait(t, now, 1),
             Wait::Commit => self.end_wait(t, now, 2),
             Wait::Sleep => {

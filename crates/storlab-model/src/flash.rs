@@ -324,7 +324,6 @@ struct Req {
 struct FOp {
     kind: NandKind,
     die: u32,
-    plane_bit: u32,
     block: u32,
     page: u32,
     units: u32,
@@ -339,12 +338,22 @@ struct FOp {
     behind_gc: bool,
 }
 
+/// A die queue's entry: the op's slab index, with what batching looks at
+/// copied beside it, so scanning the queue's window does not touch the
+/// ops themselves (scattered over the slab: a cache miss each).
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    op: u32,
+    plane_bit: u32,
+    kind: NandKind,
+}
+
 #[derive(Clone, Debug, Default)]
 struct Die {
     channel: u32,
     busy: bool,
-    reads: VecDeque<u32>,
-    writes: VecDeque<u32>,
+    reads: VecDeque<Queued>,
+    writes: VecDeque<Queued>,
     cur: Vec<u32>,
     busy_ns: u64,
     background: u32,
@@ -685,7 +694,6 @@ impl Ssd {
             let oi = self.alloc_op(FOp {
                 kind: o.kind,
                 die,
-                plane_bit: 1 << (plane % self.ppd),
                 block: o.block,
                 page: o.page,
                 units: o.units,
@@ -703,7 +711,11 @@ impl Ssd {
             if o.background {
                 d.background += 1;
             }
-            d.writes.push_back(oi);
+            d.writes.push_back(Queued {
+                op: oi,
+                plane_bit: 1 << (plane % self.ppd),
+                kind: o.kind,
+            });
             if die < 64 {
                 touched |= 1 << die;
             } else {
@@ -815,7 +827,6 @@ impl Ssd {
         let oi = self.alloc_op(FOp {
             kind: NandKind::Read,
             die,
-            plane_bit: 1 << (plane % self.ppd),
             block,
             page: self.ftl.page_of(ppa),
             units,
@@ -829,7 +840,11 @@ impl Ssd {
             end: 0,
             behind_gc: self.dies[die as usize].background > 0,
         });
-        self.dies[die as usize].reads.push_back(oi);
+        self.dies[die as usize].reads.push_back(Queued {
+            op: oi,
+            plane_bit: 1 << (plane % self.ppd),
+            kind: NandKind::Read,
+        });
         self.start_die(now, die, cx);
         oi
     }
@@ -878,7 +893,6 @@ impl Ssd {
         let from_reads = !self.dies[di].reads.is_empty();
         let mut cur = std::mem::take(&mut self.dies[di].cur);
         {
-            let ops = &self.ops;
             let die = &mut self.dies[di];
             let q = if from_reads {
                 &mut die.reads
@@ -889,15 +903,14 @@ impl Ssd {
                 die.cur = cur;
                 return;
             };
-            cur.push(head);
-            let kind = ops[head as usize].kind;
+            cur.push(head.op);
+            let kind = head.kind;
             if self.cfg.nand.multiplane && self.ppd > 1 {
-                let mut used = ops[head as usize].plane_bit;
+                let mut used = head.plane_bit;
                 let mut blocked = 0u32;
                 let mut take: [usize; WINDOW] = [0; WINDOW];
                 let mut nt = 0;
-                for (i, &oi) in q.iter().take(WINDOW).enumerate() {
-                    let o = &ops[oi as usize];
+                for (i, o) in q.iter().take(WINDOW).enumerate() {
                     let bit = o.plane_bit;
                     if used & bit != 0 || blocked & bit != 0 || o.kind != kind {
                         if !from_reads {
@@ -913,8 +926,8 @@ impl Ssd {
                     }
                 }
                 for k in (0..nt).rev() {
-                    let oi = q.remove(take[k]).expect("index from the scan");
-                    cur.push(oi);
+                    let o = q.remove(take[k]).expect("index from the scan");
+                    cur.push(o.op);
                 }
                 // keep the batch in queue order
                 cur[1..].reverse();
@@ -1148,6 +1161,10 @@ impl Device for Ssd {
             let last = (req.offset + req.len).div_ceil(self.unit).min(lpns);
             (first as u32, (last - first) as u32)
         };
+        if units > 0 && matches!(req.op, Op::Read | Op::Write) {
+            // its mapping entry is needed when the command has been parsed
+            self.ftl.prefetch(lpn0);
+        }
         let durable = req.op == Op::Write && (req.fua || self.buf_cap == 0);
         let ri = self.alloc_req(Req {
             id: req.id,

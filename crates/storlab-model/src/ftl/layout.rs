@@ -28,12 +28,27 @@ use super::NONE;
 /// drive, not with the work.
 pub const DENSE_MAX_BYTES: u64 = 1 << 30;
 
+/// Entries per bit of a [`Table`]'s summary (log2): a run of this many
+/// entries that was never set is known absent without reading it.
+const SUMMARY_SHIFT: u32 = 10;
+
 /// A mapping table of `u32` entries with three states per entry: absent
 /// (the layout decides), explicitly [`NONE`], or a value. Dense tables
 /// store absent as 0 (so a new table is zeroed memory that the host backs
 /// only where written), [`NONE`] as `u32::MAX` and `v` as `v + 1` (values
 /// are below `u32::MAX - 1`: addresses are checked to fit).
-pub(crate) enum Table {
+///
+/// A summary bit per [`SUMMARY_SHIFT`] run of entries says whether any of
+/// them was ever set: a lookup where nothing was written (most of a
+/// preconditioned drive) reads a few kilobytes that stay in cache instead
+/// of a cache miss in the table (or a hash lookup in a sparse one).
+pub(crate) struct Table {
+    entries: Entries,
+    /// One bit per run of entries: some entry of it was set.
+    touched: Vec<u64>,
+}
+
+enum Entries {
     /// One `u32` per entry.
     Dense(Vec<u32>),
     /// The written entries only (never iterated: lookups only, so the
@@ -46,45 +61,84 @@ impl Table {
     /// plain `vec!` would abort the process (the tables scale with the
     /// configured capacity, which comes from the user).
     pub(crate) fn new(n: usize, dense: bool) -> Option<Self> {
-        if !dense {
-            return Some(Table::Sparse(HashMap::with_hasher(
-                foldhash::fast::FixedState::with_seed(0x5354_4f52_4c41_4221),
-            )));
+        let runs = n.div_ceil(1 << SUMMARY_SHIFT);
+        let touched = super::try_filled(runs.div_ceil(64), 0u64).ok()?;
+        let entries = if !dense {
+            Entries::Sparse(HashMap::with_hasher(foldhash::fast::FixedState::with_seed(
+                0x5354_4f52_4c41_4221,
+            )))
+        } else if n == 0 {
+            Entries::Dense(Vec::new())
+        } else {
+            let layout = std::alloc::Layout::array::<u32>(n).ok()?;
+            // SAFETY: `layout` has a non-zero size (n > 0).
+            let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u32;
+            if ptr.is_null() {
+                return None;
+            }
+            // SAFETY: `ptr` was allocated by the global allocator with the
+            // layout of `n` u32s, all initialised (zero is a valid u32), so
+            // it is a valid Vec of length and capacity `n`.
+            Entries::Dense(unsafe { Vec::from_raw_parts(ptr, n, n) })
+        };
+        Some(Table { entries, touched })
+    }
+
+    /// A table of no entries.
+    pub(crate) fn empty() -> Self {
+        Table {
+            entries: Entries::Dense(Vec::new()),
+            touched: Vec::new(),
         }
-        if n == 0 {
-            return Some(Table::Dense(Vec::new()));
-        }
-        let layout = std::alloc::Layout::array::<u32>(n).ok()?;
-        // SAFETY: `layout` has a non-zero size (n > 0).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u32;
-        if ptr.is_null() {
-            return None;
-        }
-        // SAFETY: `ptr` was allocated by the global allocator with the
-        // layout of `n` u32s, all initialised (zero is a valid u32), so it
-        // is a valid Vec of length and capacity `n`.
-        Some(Table::Dense(unsafe { Vec::from_raw_parts(ptr, n, n) }))
+    }
+
+    #[inline]
+    fn was_touched(&self, i: u32) -> bool {
+        let run = i >> SUMMARY_SHIFT;
+        self.touched[(run / 64) as usize] & (1 << (run % 64)) != 0
+    }
+
+    #[inline]
+    fn touch(&mut self, i: u32) {
+        let run = i >> SUMMARY_SHIFT;
+        self.touched[(run / 64) as usize] |= 1 << (run % 64);
     }
 
     /// The entry: `None` when absent.
     #[inline]
     pub(crate) fn raw(&self, i: u32) -> Option<u32> {
-        match self {
-            Table::Dense(v) => match v[i as usize] {
+        if !self.was_touched(i) {
+            return None;
+        }
+        match &self.entries {
+            Entries::Dense(v) => match v[i as usize] {
                 0 => None,
                 u32::MAX => Some(NONE),
                 x => Some(x - 1),
             },
-            Table::Sparse(m) => m.get(&i).copied(),
+            Entries::Sparse(m) => m.get(&i).copied(),
+        }
+    }
+
+    /// Ask the processor to bring entry `i` into cache ahead of its use
+    /// (a hint: no effect on the result, none off x86-64 or for a sparse
+    /// table).
+    #[inline]
+    pub(crate) fn prefetch(&self, i: u32) {
+        if let Entries::Dense(v) = &self.entries {
+            if let Some(e) = v.get(i as usize) {
+                prefetch(e);
+            }
         }
     }
 
     /// Set an entry (`NONE` explicitly).
     #[inline]
     pub(crate) fn set(&mut self, i: u32, v: u32) {
-        match self {
-            Table::Dense(t) => t[i as usize] = if v == NONE { u32::MAX } else { v + 1 },
-            Table::Sparse(m) => {
+        self.touch(i);
+        match &mut self.entries {
+            Entries::Dense(t) => t[i as usize] = if v == NONE { u32::MAX } else { v + 1 },
+            Entries::Sparse(m) => {
                 m.insert(i, v);
             }
         }
@@ -93,13 +147,31 @@ impl Table {
     /// Make an entry absent.
     #[inline]
     pub(crate) fn clear(&mut self, i: u32) {
-        match self {
-            Table::Dense(t) => t[i as usize] = 0,
-            Table::Sparse(m) => {
+        if !self.was_touched(i) {
+            return;
+        }
+        match &mut self.entries {
+            Entries::Dense(t) => t[i as usize] = 0,
+            Entries::Sparse(m) => {
                 m.remove(&i);
             }
         }
     }
+}
+
+/// A prefetch hint for the cache line holding `p` (the standard library
+/// has no portable one; the intrinsic never faults, whatever the address).
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint that reads nothing architecturally;
+        // `p` is a valid reference besides.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const T as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// A seeded permutation of `0..n` that scatters: `x -> (a x + c) mod n`

@@ -320,10 +320,18 @@ struct Req {
     background_wait: bool,
 }
 
+/// A NAND operation, held by value in its die's queue and then in the
+/// die's current batch: queues are read front to back, so an op is in
+/// cache when its die starts it (ops in a slab, indexed from the queues,
+/// were a cache miss each).
 #[derive(Clone, Copy, Debug)]
 struct FOp {
     kind: NandKind,
+    /// A read-ahead op's name in `pf` (unique among live ones).
+    id: u32,
     die: u32,
+    /// `1 << ` its plane within the die (multi-plane batching).
+    plane_bit: u32,
     block: u32,
     page: u32,
     units: u32,
@@ -338,23 +346,13 @@ struct FOp {
     behind_gc: bool,
 }
 
-/// A die queue's entry: the op's slab index, with what batching looks at
-/// copied beside it, so scanning the queue's window does not touch the
-/// ops themselves (scattered over the slab: a cache miss each).
-#[derive(Clone, Copy, Debug)]
-struct Queued {
-    op: u32,
-    plane_bit: u32,
-    kind: NandKind,
-}
-
 #[derive(Clone, Debug, Default)]
 struct Die {
     channel: u32,
     busy: bool,
-    reads: VecDeque<Queued>,
-    writes: VecDeque<Queued>,
-    cur: Vec<u32>,
+    reads: VecDeque<FOp>,
+    writes: VecDeque<FOp>,
+    cur: Vec<FOp>,
     busy_ns: u64,
     background: u32,
 }
@@ -440,8 +438,8 @@ pub struct Ssd {
     ctrl: Timeline,
     reqs: Vec<Req>,
     free_reqs: Vec<u32>,
-    ops: Vec<FOp>,
-    free_ops: Vec<u32>,
+    /// The next read-ahead op's id.
+    next_pf_id: u32,
     tags: crate::units::Tags,
     buf_cap: u64,
     buf_used: u64,
@@ -497,8 +495,7 @@ impl Ssd {
             ctrl: Timeline::default(),
             reqs: Vec::new(),
             free_reqs: Vec::new(),
-            ops: Vec::new(),
-            free_ops: Vec::new(),
+            next_pf_id: 0,
             tags: crate::units::Tags::new(cfg.tags),
             buf_cap: cfg.write_buffer_bytes / unit,
             buf_used: 0,
@@ -530,10 +527,6 @@ impl Ssd {
 
     fn alloc_req(&mut self, r: Req) -> u32 {
         crate::units::slab_insert(&mut self.reqs, &mut self.free_reqs, r)
-    }
-
-    fn alloc_op(&mut self, o: FOp) -> u32 {
-        crate::units::slab_insert(&mut self.ops, &mut self.free_ops, o)
     }
 
     /// Move `bytes` to the host; returns when the last byte is there.
@@ -691,9 +684,11 @@ impl Ssd {
             } else {
                 0
             };
-            let oi = self.alloc_op(FOp {
+            let op = FOp {
                 kind: o.kind,
+                id: NONE,
                 die,
+                plane_bit: 1 << (plane % self.ppd),
                 block: o.block,
                 page: o.page,
                 units: o.units,
@@ -706,16 +701,12 @@ impl Ssd {
                 media_end: 0,
                 end: 0,
                 behind_gc: self.dies[die as usize].background > 0,
-            });
+            };
             let d = &mut self.dies[die as usize];
             if o.background {
                 d.background += 1;
             }
-            d.writes.push_back(Queued {
-                op: oi,
-                plane_bit: 1 << (plane % self.ppd),
-                kind: o.kind,
-            });
+            d.writes.push_back(op);
             if die < 64 {
                 touched |= 1 << die;
             } else {
@@ -824,9 +815,19 @@ impl Ssd {
         let block = self.ftl.block_of(ppa);
         let plane = block / self.bpp;
         let die = plane / self.ppd;
-        let oi = self.alloc_op(FOp {
+        let id = if prefetch {
+            let id = self.next_pf_id;
+            // READY (u32::MAX) names no op
+            self.next_pf_id = if id + 1 == READY { 0 } else { id + 1 };
+            id
+        } else {
+            NONE
+        };
+        let op = FOp {
             kind: NandKind::Read,
+            id,
             die,
+            plane_bit: 1 << (plane % self.ppd),
             block,
             page: self.ftl.page_of(ppa),
             units,
@@ -839,14 +840,10 @@ impl Ssd {
             media_end: 0,
             end: 0,
             behind_gc: self.dies[die as usize].background > 0,
-        });
-        self.dies[die as usize].reads.push_back(Queued {
-            op: oi,
-            plane_bit: 1 << (plane % self.ppd),
-            kind: NandKind::Read,
-        });
+        };
+        self.dies[die as usize].reads.push_back(op);
         self.start_die(now, die, cx);
-        oi
+        id
     }
 
     /// Read `n` units after `from` into the buffer ahead of demand.
@@ -903,7 +900,7 @@ impl Ssd {
                 die.cur = cur;
                 return;
             };
-            cur.push(head.op);
+            cur.push(head);
             let kind = head.kind;
             if self.cfg.nand.multiplane && self.ppd > 1 {
                 let mut used = head.plane_bit;
@@ -927,7 +924,7 @@ impl Ssd {
                 }
                 for k in (0..nt).rev() {
                     let o = q.remove(take[k]).expect("index from the scan");
-                    cur.push(o.op);
+                    cur.push(o);
                 }
                 // keep the batch in queue order
                 cur[1..].reverse();
@@ -937,15 +934,14 @@ impl Ssd {
         let types = n.cell.page_types() as u32;
         let ch = self.dies[di].channel as usize;
         let t0 = now + n.op_overhead_ns;
-        let kind = self.ops[cur[0] as usize].kind;
+        let kind = cur[0].kind;
         let end = match kind {
             NandKind::Read => {
                 // the planes read together; a page that needs retries
                 // re-reads (array read and transfer to the controller's
                 // ECC) before its data can leave
                 let mut tr = 0;
-                for &oi in &cur {
-                    let o = &self.ops[oi as usize];
+                for o in &cur {
                     let one = n.read_ns[(o.page % types) as usize];
                     let k = self.spread.retries() as u64;
                     let t = if k == 0 {
@@ -959,11 +955,10 @@ impl Ssd {
                 }
                 let t_r = t0 + tr;
                 let mut end = t_r;
-                for &oi in &cur {
-                    let bytes = self.ops[oi as usize].units as u64 * self.unit;
+                for o in &mut cur {
+                    let bytes = o.units as u64 * self.unit;
                     let dur = xfer_ns(bytes, n.bus_bytes_per_s);
                     let s = self.channels[ch].reserve(t_r, dur);
-                    let o = &mut self.ops[oi as usize];
                     o.start = now;
                     o.media_end = t_r;
                     o.end = s + dur;
@@ -973,20 +968,19 @@ impl Ssd {
             }
             NandKind::Program => {
                 let mut tp = 0;
-                for &oi in &cur {
-                    let typ = n.program_ns[(self.ops[oi as usize].page % types) as usize];
+                for o in &cur {
+                    let typ = n.program_ns[(o.page % types) as usize];
                     tp = tp.max(self.spread.program(typ));
                 }
                 let mut t = t0;
-                for &oi in &cur {
+                for o in &mut cur {
                     let dur = xfer_ns(n.page_bytes, n.bus_bytes_per_s);
                     let s = self.channels[ch].reserve(t, dur);
                     t = s + dur;
-                    self.ops[oi as usize].start = now;
+                    o.start = now;
                 }
                 let end = t + tp;
-                for &oi in &cur {
-                    let o = &mut self.ops[oi as usize];
+                for o in &mut cur {
                     o.media_end = end;
                     o.end = end;
                 }
@@ -994,8 +988,7 @@ impl Ssd {
             }
             NandKind::Erase => {
                 let end = t0 + n.erase_ns;
-                for &oi in &cur {
-                    let o = &mut self.ops[oi as usize];
+                for o in &mut cur {
                     o.start = now;
                     o.media_end = end;
                     o.end = end;
@@ -1013,8 +1006,8 @@ impl Ssd {
     fn die_done(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
         let di = d as usize;
         let cur = std::mem::take(&mut self.dies[di].cur);
-        for &oi in &cur {
-            self.finish_op(now, oi, cx);
+        for &o in &cur {
+            self.finish_op(now, o, cx);
         }
         let mut cur = cur;
         cur.clear();
@@ -1024,9 +1017,7 @@ impl Ssd {
         self.start_die(now, d, cx);
     }
 
-    fn finish_op(&mut self, now: Nanos, oi: u32, cx: &mut Cx) {
-        let o = self.ops[oi as usize];
-        self.free_ops.push(oi);
+    fn finish_op(&mut self, now: Nanos, o: FOp, cx: &mut Cx) {
         if o.background {
             self.dies[o.die as usize].background -= 1;
         }
@@ -1035,13 +1026,13 @@ impl Ssd {
             NandKind::Read if o.prefetch => {
                 self.stats.nand_reads += 1;
                 for l in o.lpn0..o.lpn0 + o.units {
-                    if self.pf.get(&l) == Some(&oi) {
+                    if self.pf.get(&l) == Some(&o.id) {
                         self.pf.insert(l, READY);
                     }
                 }
                 let mut i = 0;
                 while i < self.pf_waiters.len() {
-                    if self.pf_waiters[i].0 == oi {
+                    if self.pf_waiters[i].0 == o.id {
                         let (_, ri) = self.pf_waiters.swap_remove(i);
                         self.deliver(now, ri, &o, 1, cx);
                     } else {

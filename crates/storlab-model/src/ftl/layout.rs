@@ -76,6 +76,7 @@ impl Table {
             if ptr.is_null() {
                 return None;
             }
+            advise_huge_pages(ptr as *mut u8, layout.size());
             // SAFETY: `ptr` was allocated by the global allocator with the
             // layout of `n` u32s, all initialised (zero is a valid u32), so
             // it is a valid Vec of length and capacity `n`.
@@ -157,6 +158,32 @@ impl Table {
             }
         }
     }
+}
+
+/// Ask Linux to back a large table with transparent huge pages (where the
+/// system leaves them to `madvise`): its entries are read and written at
+/// random, and with 4 KB pages nearly every access also missed the TLB
+/// (a page walk each). Memory is then backed 2 MB at a time where written.
+/// A hint: if refused, nothing changes.
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        if len < 2 * HUGE {
+            return;
+        }
+        let start = (ptr as usize).next_multiple_of(HUGE);
+        let end = (ptr as usize + len) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: [start, end) lies inside the allocation of `len`
+            // bytes at `ptr`; MADV_HUGEPAGE changes no contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, len);
 }
 
 /// A prefetch hint for the cache line holding `p` (the standard library
@@ -298,21 +325,67 @@ impl Striped {
 /// spaced evenly over its units.
 #[derive(Clone, Debug)]
 pub(crate) struct Shuffled {
-    pub(crate) n: u32,
-    pub(crate) upb: u32,
-    pub(crate) perm: Perm,
-    pub(crate) base: Vec<u32>,
-    pub(crate) count: Vec<u32>,
+    n: u32,
+    upb: u32,
+    perm: Perm,
+    base: Vec<u32>,
+    count: Vec<u32>,
+    /// `start[j]`: the last block whose `base` is at most `j << shift`, so
+    /// a position's block is found by a step or two forward from it
+    /// instead of a binary search over all blocks (a chain of dependent
+    /// cache misses on every lookup).
+    start: Vec<u32>,
+    shift: u32,
 }
 
 impl Shuffled {
+    /// Block `b` holds `count[b]` units of the written region `0..n`
+    /// (`base` their running sum, starting at 0), which ones chosen by
+    /// `perm`.
+    pub(crate) fn new(n: u32, upb: u32, perm: Perm, base: Vec<u32>, count: Vec<u32>) -> Self {
+        debug_assert_eq!(base.first(), Some(&0));
+        // a step of at most the mean count per block
+        let mean = (n as u64 / base.len().max(1) as u64).max(1);
+        let shift = 63 - mean.leading_zeros();
+        let steps = (n as u64 >> shift) as usize + 1;
+        let mut start = Vec::with_capacity(steps);
+        let mut b = 0usize;
+        for j in 0..steps as u64 {
+            let pos = j << shift;
+            while b + 1 < base.len() && base[b + 1] as u64 <= pos {
+                b += 1;
+            }
+            start.push(b as u32);
+        }
+        Shuffled {
+            n,
+            upb,
+            perm,
+            base,
+            count,
+            start,
+            shift,
+        }
+    }
+
+    /// The last block whose `base` is at most `pos`.
+    #[inline]
+    fn block_at(&self, pos: u32) -> usize {
+        let mut b = self.start[(pos >> self.shift) as usize] as usize;
+        while b + 1 < self.base.len() && self.base[b + 1] <= pos {
+            b += 1;
+        }
+        debug_assert_eq!(b, self.base.partition_point(|&x| x <= pos) - 1);
+        b
+    }
+
     #[inline]
     fn ppa(&self, lpn: u32) -> u32 {
         if lpn >= self.n {
             return NONE;
         }
         let pos = self.perm.fwd(lpn as u64) as u32;
-        let b = self.base.partition_point(|&x| x <= pos) - 1;
+        let b = self.block_at(pos);
         let slot = (pos - self.base[b]) as u64;
         let unit = slot * self.upb as u64 / self.count[b] as u64;
         (b as u64 * self.upb as u64 + unit) as u32
@@ -426,13 +499,7 @@ mod tests {
             base.push(s);
             s += c;
         }
-        let l = Shuffled {
-            n: s,
-            upb,
-            perm: Perm::new(s as u64, 3),
-            base,
-            count: count.clone(),
-        };
+        let l = Shuffled::new(s, upb, Perm::new(s as u64, 3), base, count.clone());
         let mut per_block = [0u32; 4];
         for lpn in 0..s {
             let ppa = l.ppa(lpn);

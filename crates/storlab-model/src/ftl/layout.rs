@@ -490,6 +490,54 @@ mod tests {
     }
 
     #[test]
+    fn the_summary_answers_absent_only_where_nothing_was_set() {
+        for dense in [true, false] {
+            let n = 10 << SUMMARY_SHIFT;
+            let mut t = Table::new(n, dense).expect("small");
+            let inside = (3 << SUMMARY_SHIFT) + 17;
+            t.set(inside, 42);
+            // its neighbours in the same run are read from the table
+            assert_eq!(t.raw(inside), Some(42));
+            assert_eq!(t.raw(inside + 1), None);
+            // clearing an entry of a run never set changes nothing
+            t.clear(5 << SUMMARY_SHIFT);
+            assert_eq!(t.raw(5 << SUMMARY_SHIFT), None);
+            t.clear(inside);
+            assert_eq!(t.raw(inside), None);
+            t.set(n as u32 - 1, NONE);
+            assert_eq!(t.raw(n as u32 - 1), Some(NONE));
+            t.prefetch(inside);
+        }
+    }
+
+    #[test]
+    fn the_block_index_finds_what_a_binary_search_finds() {
+        // empty blocks (free ones) share their neighbour's base; the
+        // lookup takes the last block at or below a position
+        let upb = 16;
+        let count: Vec<u32> = (0..500u32)
+            .map(|b| [0, 16, 3, 9, 0, 0, 12][b as usize % 7])
+            .collect();
+        let mut base = Vec::new();
+        let mut s = 0;
+        for &c in &count {
+            base.push(s);
+            s += c;
+        }
+        let l = Shuffled::new(s, upb, Perm::new(s as u64, 9), base.clone(), count.clone());
+        for pos in 0..s {
+            assert_eq!(
+                l.block_at(pos),
+                base.partition_point(|&x| x <= pos) - 1,
+                "position {pos}"
+            );
+        }
+        for lpn in 0..s {
+            assert_eq!(l.lpn(l.ppa(lpn)), lpn);
+        }
+    }
+
+    #[test]
     fn shuffled_layout_inverts() {
         let upb = 8;
         let count = vec![3u32, 0, 8, 5];

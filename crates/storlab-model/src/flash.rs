@@ -320,10 +320,17 @@ struct Req {
     background_wait: bool,
 }
 
+/// A NAND operation, held by value in its die's queue and then in the
+/// die's current batch: queues are read front to back, so an op is in
+/// cache when its die starts it (ops in a slab, indexed from the queues,
+/// were a cache miss each).
 #[derive(Clone, Copy, Debug)]
 struct FOp {
     kind: NandKind,
+    /// A read-ahead op's name in `pf` (unique among live ones).
+    id: u32,
     die: u32,
+    /// `1 << ` its plane within the die (multi-plane batching).
     plane_bit: u32,
     block: u32,
     page: u32,
@@ -343,9 +350,9 @@ struct FOp {
 struct Die {
     channel: u32,
     busy: bool,
-    reads: VecDeque<u32>,
-    writes: VecDeque<u32>,
-    cur: Vec<u32>,
+    reads: VecDeque<FOp>,
+    writes: VecDeque<FOp>,
+    cur: Vec<FOp>,
     busy_ns: u64,
     background: u32,
 }
@@ -431,8 +438,8 @@ pub struct Ssd {
     ctrl: Timeline,
     reqs: Vec<Req>,
     free_reqs: Vec<u32>,
-    ops: Vec<FOp>,
-    free_ops: Vec<u32>,
+    /// The next read-ahead op's id.
+    next_pf_id: u32,
     tags: crate::units::Tags,
     buf_cap: u64,
     buf_used: u64,
@@ -488,8 +495,7 @@ impl Ssd {
             ctrl: Timeline::default(),
             reqs: Vec::new(),
             free_reqs: Vec::new(),
-            ops: Vec::new(),
-            free_ops: Vec::new(),
+            next_pf_id: 0,
             tags: crate::units::Tags::new(cfg.tags),
             buf_cap: cfg.write_buffer_bytes / unit,
             buf_used: 0,
@@ -521,10 +527,6 @@ impl Ssd {
 
     fn alloc_req(&mut self, r: Req) -> u32 {
         crate::units::slab_insert(&mut self.reqs, &mut self.free_reqs, r)
-    }
-
-    fn alloc_op(&mut self, o: FOp) -> u32 {
-        crate::units::slab_insert(&mut self.ops, &mut self.free_ops, o)
     }
 
     /// Move `bytes` to the host; returns when the last byte is there.
@@ -682,8 +684,9 @@ impl Ssd {
             } else {
                 0
             };
-            let oi = self.alloc_op(FOp {
+            let op = FOp {
                 kind: o.kind,
+                id: NONE,
                 die,
                 plane_bit: 1 << (plane % self.ppd),
                 block: o.block,
@@ -698,12 +701,12 @@ impl Ssd {
                 media_end: 0,
                 end: 0,
                 behind_gc: self.dies[die as usize].background > 0,
-            });
+            };
             let d = &mut self.dies[die as usize];
             if o.background {
                 d.background += 1;
             }
-            d.writes.push_back(oi);
+            d.writes.push_back(op);
             if die < 64 {
                 touched |= 1 << die;
             } else {
@@ -812,8 +815,17 @@ impl Ssd {
         let block = self.ftl.block_of(ppa);
         let plane = block / self.bpp;
         let die = plane / self.ppd;
-        let oi = self.alloc_op(FOp {
+        let id = if prefetch {
+            let id = self.next_pf_id;
+            // READY (u32::MAX) names no op
+            self.next_pf_id = if id + 1 == READY { 0 } else { id + 1 };
+            id
+        } else {
+            NONE
+        };
+        let op = FOp {
             kind: NandKind::Read,
+            id,
             die,
             plane_bit: 1 << (plane % self.ppd),
             block,
@@ -828,10 +840,10 @@ impl Ssd {
             media_end: 0,
             end: 0,
             behind_gc: self.dies[die as usize].background > 0,
-        });
-        self.dies[die as usize].reads.push_back(oi);
+        };
+        self.dies[die as usize].reads.push_back(op);
         self.start_die(now, die, cx);
-        oi
+        id
     }
 
     /// Read `n` units after `from` into the buffer ahead of demand.
@@ -878,7 +890,6 @@ impl Ssd {
         let from_reads = !self.dies[di].reads.is_empty();
         let mut cur = std::mem::take(&mut self.dies[di].cur);
         {
-            let ops = &self.ops;
             let die = &mut self.dies[di];
             let q = if from_reads {
                 &mut die.reads
@@ -890,14 +901,13 @@ impl Ssd {
                 return;
             };
             cur.push(head);
-            let kind = ops[head as usize].kind;
+            let kind = head.kind;
             if self.cfg.nand.multiplane && self.ppd > 1 {
-                let mut used = ops[head as usize].plane_bit;
+                let mut used = head.plane_bit;
                 let mut blocked = 0u32;
                 let mut take: [usize; WINDOW] = [0; WINDOW];
                 let mut nt = 0;
-                for (i, &oi) in q.iter().take(WINDOW).enumerate() {
-                    let o = &ops[oi as usize];
+                for (i, o) in q.iter().take(WINDOW).enumerate() {
                     let bit = o.plane_bit;
                     if used & bit != 0 || blocked & bit != 0 || o.kind != kind {
                         if !from_reads {
@@ -913,8 +923,8 @@ impl Ssd {
                     }
                 }
                 for k in (0..nt).rev() {
-                    let oi = q.remove(take[k]).expect("index from the scan");
-                    cur.push(oi);
+                    let o = q.remove(take[k]).expect("index from the scan");
+                    cur.push(o);
                 }
                 // keep the batch in queue order
                 cur[1..].reverse();
@@ -924,15 +934,14 @@ impl Ssd {
         let types = n.cell.page_types() as u32;
         let ch = self.dies[di].channel as usize;
         let t0 = now + n.op_overhead_ns;
-        let kind = self.ops[cur[0] as usize].kind;
+        let kind = cur[0].kind;
         let end = match kind {
             NandKind::Read => {
                 // the planes read together; a page that needs retries
                 // re-reads (array read and transfer to the controller's
                 // ECC) before its data can leave
                 let mut tr = 0;
-                for &oi in &cur {
-                    let o = &self.ops[oi as usize];
+                for o in &cur {
                     let one = n.read_ns[(o.page % types) as usize];
                     let k = self.spread.retries() as u64;
                     let t = if k == 0 {
@@ -946,11 +955,10 @@ impl Ssd {
                 }
                 let t_r = t0 + tr;
                 let mut end = t_r;
-                for &oi in &cur {
-                    let bytes = self.ops[oi as usize].units as u64 * self.unit;
+                for o in &mut cur {
+                    let bytes = o.units as u64 * self.unit;
                     let dur = xfer_ns(bytes, n.bus_bytes_per_s);
                     let s = self.channels[ch].reserve(t_r, dur);
-                    let o = &mut self.ops[oi as usize];
                     o.start = now;
                     o.media_end = t_r;
                     o.end = s + dur;
@@ -960,20 +968,19 @@ impl Ssd {
             }
             NandKind::Program => {
                 let mut tp = 0;
-                for &oi in &cur {
-                    let typ = n.program_ns[(self.ops[oi as usize].page % types) as usize];
+                for o in &cur {
+                    let typ = n.program_ns[(o.page % types) as usize];
                     tp = tp.max(self.spread.program(typ));
                 }
                 let mut t = t0;
-                for &oi in &cur {
+                for o in &mut cur {
                     let dur = xfer_ns(n.page_bytes, n.bus_bytes_per_s);
                     let s = self.channels[ch].reserve(t, dur);
                     t = s + dur;
-                    self.ops[oi as usize].start = now;
+                    o.start = now;
                 }
                 let end = t + tp;
-                for &oi in &cur {
-                    let o = &mut self.ops[oi as usize];
+                for o in &mut cur {
                     o.media_end = end;
                     o.end = end;
                 }
@@ -981,8 +988,7 @@ impl Ssd {
             }
             NandKind::Erase => {
                 let end = t0 + n.erase_ns;
-                for &oi in &cur {
-                    let o = &mut self.ops[oi as usize];
+                for o in &mut cur {
                     o.start = now;
                     o.media_end = end;
                     o.end = end;
@@ -1000,8 +1006,8 @@ impl Ssd {
     fn die_done(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
         let di = d as usize;
         let cur = std::mem::take(&mut self.dies[di].cur);
-        for &oi in &cur {
-            self.finish_op(now, oi, cx);
+        for &o in &cur {
+            self.finish_op(now, o, cx);
         }
         let mut cur = cur;
         cur.clear();
@@ -1011,9 +1017,7 @@ impl Ssd {
         self.start_die(now, d, cx);
     }
 
-    fn finish_op(&mut self, now: Nanos, oi: u32, cx: &mut Cx) {
-        let o = self.ops[oi as usize];
-        self.free_ops.push(oi);
+    fn finish_op(&mut self, now: Nanos, o: FOp, cx: &mut Cx) {
         if o.background {
             self.dies[o.die as usize].background -= 1;
         }
@@ -1022,13 +1026,13 @@ impl Ssd {
             NandKind::Read if o.prefetch => {
                 self.stats.nand_reads += 1;
                 for l in o.lpn0..o.lpn0 + o.units {
-                    if self.pf.get(&l) == Some(&oi) {
+                    if self.pf.get(&l) == Some(&o.id) {
                         self.pf.insert(l, READY);
                     }
                 }
                 let mut i = 0;
                 while i < self.pf_waiters.len() {
-                    if self.pf_waiters[i].0 == oi {
+                    if self.pf_waiters[i].0 == o.id {
                         let (_, ri) = self.pf_waiters.swap_remove(i);
                         self.deliver(now, ri, &o, 1, cx);
                     } else {
@@ -1148,6 +1152,10 @@ impl Device for Ssd {
             let last = (req.offset + req.len).div_ceil(self.unit).min(lpns);
             (first as u32, (last - first) as u32)
         };
+        if units > 0 && matches!(req.op, Op::Read | Op::Write) {
+            // its mapping entry is needed when the command has been parsed
+            self.ftl.prefetch(lpn0);
+        }
         let durable = req.op == Op::Write && (req.fua || self.buf_cap == 0);
         let ri = self.alloc_req(Req {
             id: req.id,

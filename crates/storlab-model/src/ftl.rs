@@ -489,8 +489,8 @@ impl Ftl {
             )
         } else {
             (
-                Table::Dense(Vec::new()),
-                Table::Dense(Vec::new()),
+                Table::empty(),
+                Table::empty(),
                 try_filled(nblocks, 0).map_err(|_| oom())?,
             )
         };
@@ -627,6 +627,31 @@ impl Ftl {
             l
         } else {
             NONE
+        }
+    }
+
+    /// The logical unit the tables or the layout put at `ppa` (as
+    /// [`Self::p2l_get`]), and whether it still needs the check that
+    /// the table has no entry for it: split so a caller can prefetch that
+    /// entry for many units before checking any.
+    #[inline]
+    fn p2l_peek(&self, ppa: u32, virt: bool) -> (u32, bool) {
+        if let Some(l) = self.p2l.raw(ppa) {
+            return (l, false);
+        }
+        if !virt {
+            return (NONE, false);
+        }
+        let l = self.layout.lpn(ppa);
+        (l, l != NONE)
+    }
+
+    /// Bring the mapping entry of `lpn` into cache ahead of a host write
+    /// or read of it (a hint: changes nothing).
+    #[inline]
+    pub fn prefetch(&self, lpn: u32) {
+        if self.mapping == Mapping::Page && lpn < self.lpns {
+            self.l2p.prefetch(lpn);
         }
     }
 
@@ -1016,51 +1041,77 @@ impl Ftl {
             bk.remove(plane, v);
         }
         if self.blocks[v as usize].valid > 0 {
-            // the logical units of one page, looked up once (a lookup in an
-            // aged drive's layout is the costly part of collection)
-            let mut lpns = [NONE; 64];
-            let chunk = (upp as usize).min(lpns.len()) as u32;
-            for page in 0..self.geo.pages_per_block {
-                let first = base + page * upp;
-                let mut n = 0;
-                for ppa in first..first + upp {
-                    let l = self.p2l_get(ppa);
-                    if ppa - first < chunk {
-                        lpns[(ppa - first) as usize] = l;
-                    }
+            // The logical units of a run of pages, looked up first and
+            // their mapping entries prefetched, then checked and moved:
+            // the entries are scattered over the table (a cache miss
+            // each), and asking for them all at once overlaps the misses.
+            // Moving a unit never changes what another unit of the victim
+            // holds (the layout is a bijection), so looking ahead is exact.
+            const RUN: u32 = 512;
+            let mut lpns = [NONE; RUN as usize];
+            let mut check = [false; RUN as usize];
+            let virt = self.blocks[v as usize].virt;
+            let ppb = self.geo.pages_per_block;
+            let pages_per_run = (RUN / upp).max(1);
+            let mut page0 = 0;
+            while page0 < ppb {
+                let page1 = (page0 + pages_per_run).min(ppb);
+                let first = base + page0 * upp;
+                let held = ((page1 - page0) * upp).min(RUN);
+                for i in 0..held {
+                    let (l, c) = self.p2l_peek(first + i, virt);
                     if l != NONE {
-                        n += 1;
+                        self.l2p.prefetch(l);
+                    }
+                    lpns[i as usize] = l;
+                    check[i as usize] = c;
+                }
+                for i in 0..held as usize {
+                    if check[i] && self.l2p.raw(lpns[i]).is_some() {
+                        lpns[i] = NONE;
                     }
                 }
-                if n == 0 {
-                    continue;
-                }
-                if self.emit {
-                    self.ops.push(NandOp {
-                        kind: NandKind::Read,
-                        block: v,
-                        page,
-                        background: true,
-                        units: n,
-                    });
-                }
-                for ppa in first..first + upp {
-                    let lpn = if ppa - first < chunk {
+                // units past `held` (pages larger than a run) are looked
+                // up one by one
+                let lpn_at = |ftl: &Self, ppa: u32| {
+                    if ppa - first < held {
                         lpns[(ppa - first) as usize]
                     } else {
-                        self.p2l_get(ppa)
-                    };
-                    if lpn == NONE {
+                        ftl.p2l_get(ppa)
+                    }
+                };
+                for page in page0..page1 {
+                    let pfirst = base + page * upp;
+                    let n = (pfirst..pfirst + upp)
+                        .filter(|&ppa| lpn_at(self, ppa) != NONE)
+                        .count() as u32;
+                    if n == 0 {
                         continue;
                     }
-                    let new = self.alloc_gc(plane);
-                    self.p2l_set(ppa, NONE);
-                    self.p2l_set(new, lpn);
-                    self.l2p_set(lpn, new);
-                    let nb = self.block_of(new);
-                    self.count_valid(nb);
-                    self.counters.moved_units += 1;
+                    if self.emit {
+                        self.ops.push(NandOp {
+                            kind: NandKind::Read,
+                            block: v,
+                            page,
+                            background: true,
+                            units: n,
+                        });
+                    }
+                    for ppa in pfirst..pfirst + upp {
+                        let lpn = lpn_at(self, ppa);
+                        if lpn == NONE {
+                            continue;
+                        }
+                        let new = self.alloc_gc(plane);
+                        self.p2l_set(ppa, NONE);
+                        self.p2l_set(new, lpn);
+                        self.l2p_set(lpn, new);
+                        let nb = self.block_of(new);
+                        self.count_valid(nb);
+                        self.counters.moved_units += 1;
+                    }
                 }
+                page0 = page1;
             }
             self.blocks[v as usize].valid = 0;
         }

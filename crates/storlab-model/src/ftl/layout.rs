@@ -28,12 +28,27 @@ use super::NONE;
 /// drive, not with the work.
 pub const DENSE_MAX_BYTES: u64 = 1 << 30;
 
+/// Entries per bit of a [`Table`]'s summary (log2): a run of this many
+/// entries that was never set is known absent without reading it.
+const SUMMARY_SHIFT: u32 = 10;
+
 /// A mapping table of `u32` entries with three states per entry: absent
 /// (the layout decides), explicitly [`NONE`], or a value. Dense tables
 /// store absent as 0 (so a new table is zeroed memory that the host backs
 /// only where written), [`NONE`] as `u32::MAX` and `v` as `v + 1` (values
 /// are below `u32::MAX - 1`: addresses are checked to fit).
-pub(crate) enum Table {
+///
+/// A summary bit per [`SUMMARY_SHIFT`] run of entries says whether any of
+/// them was ever set: a lookup where nothing was written (most of a
+/// preconditioned drive) reads a few kilobytes that stay in cache instead
+/// of a cache miss in the table (or a hash lookup in a sparse one).
+pub(crate) struct Table {
+    entries: Entries,
+    /// One bit per run of entries: some entry of it was set.
+    touched: Vec<u64>,
+}
+
+enum Entries {
     /// One `u32` per entry.
     Dense(Vec<u32>),
     /// The written entries only (never iterated: lookups only, so the
@@ -46,45 +61,85 @@ impl Table {
     /// plain `vec!` would abort the process (the tables scale with the
     /// configured capacity, which comes from the user).
     pub(crate) fn new(n: usize, dense: bool) -> Option<Self> {
-        if !dense {
-            return Some(Table::Sparse(HashMap::with_hasher(
-                foldhash::fast::FixedState::with_seed(0x5354_4f52_4c41_4221),
-            )));
+        let runs = n.div_ceil(1 << SUMMARY_SHIFT);
+        let touched = super::try_filled(runs.div_ceil(64), 0u64).ok()?;
+        let entries = if !dense {
+            Entries::Sparse(HashMap::with_hasher(foldhash::fast::FixedState::with_seed(
+                0x5354_4f52_4c41_4221,
+            )))
+        } else if n == 0 {
+            Entries::Dense(Vec::new())
+        } else {
+            let layout = std::alloc::Layout::array::<u32>(n).ok()?;
+            // SAFETY: `layout` has a non-zero size (n > 0).
+            let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u32;
+            if ptr.is_null() {
+                return None;
+            }
+            advise_huge_pages(ptr as *mut u8, layout.size());
+            // SAFETY: `ptr` was allocated by the global allocator with the
+            // layout of `n` u32s, all initialised (zero is a valid u32), so
+            // it is a valid Vec of length and capacity `n`.
+            Entries::Dense(unsafe { Vec::from_raw_parts(ptr, n, n) })
+        };
+        Some(Table { entries, touched })
+    }
+
+    /// A table of no entries.
+    pub(crate) fn empty() -> Self {
+        Table {
+            entries: Entries::Dense(Vec::new()),
+            touched: Vec::new(),
         }
-        if n == 0 {
-            return Some(Table::Dense(Vec::new()));
-        }
-        let layout = std::alloc::Layout::array::<u32>(n).ok()?;
-        // SAFETY: `layout` has a non-zero size (n > 0).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u32;
-        if ptr.is_null() {
-            return None;
-        }
-        // SAFETY: `ptr` was allocated by the global allocator with the
-        // layout of `n` u32s, all initialised (zero is a valid u32), so it
-        // is a valid Vec of length and capacity `n`.
-        Some(Table::Dense(unsafe { Vec::from_raw_parts(ptr, n, n) }))
+    }
+
+    #[inline]
+    fn was_touched(&self, i: u32) -> bool {
+        let run = i >> SUMMARY_SHIFT;
+        self.touched[(run / 64) as usize] & (1 << (run % 64)) != 0
+    }
+
+    #[inline]
+    fn touch(&mut self, i: u32) {
+        let run = i >> SUMMARY_SHIFT;
+        self.touched[(run / 64) as usize] |= 1 << (run % 64);
     }
 
     /// The entry: `None` when absent.
     #[inline]
     pub(crate) fn raw(&self, i: u32) -> Option<u32> {
-        match self {
-            Table::Dense(v) => match v[i as usize] {
+        if !self.was_touched(i) {
+            return None;
+        }
+        match &self.entries {
+            Entries::Dense(v) => match v[i as usize] {
                 0 => None,
                 u32::MAX => Some(NONE),
                 x => Some(x - 1),
             },
-            Table::Sparse(m) => m.get(&i).copied(),
+            Entries::Sparse(m) => m.get(&i).copied(),
+        }
+    }
+
+    /// Ask the processor to bring entry `i` into cache ahead of its use
+    /// (a hint: no effect on the result, none off x86-64 or for a sparse
+    /// table).
+    #[inline]
+    pub(crate) fn prefetch(&self, i: u32) {
+        if let Entries::Dense(v) = &self.entries {
+            if let Some(e) = v.get(i as usize) {
+                prefetch(e);
+            }
         }
     }
 
     /// Set an entry (`NONE` explicitly).
     #[inline]
     pub(crate) fn set(&mut self, i: u32, v: u32) {
-        match self {
-            Table::Dense(t) => t[i as usize] = if v == NONE { u32::MAX } else { v + 1 },
-            Table::Sparse(m) => {
+        self.touch(i);
+        match &mut self.entries {
+            Entries::Dense(t) => t[i as usize] = if v == NONE { u32::MAX } else { v + 1 },
+            Entries::Sparse(m) => {
                 m.insert(i, v);
             }
         }
@@ -93,13 +148,57 @@ impl Table {
     /// Make an entry absent.
     #[inline]
     pub(crate) fn clear(&mut self, i: u32) {
-        match self {
-            Table::Dense(t) => t[i as usize] = 0,
-            Table::Sparse(m) => {
+        if !self.was_touched(i) {
+            return;
+        }
+        match &mut self.entries {
+            Entries::Dense(t) => t[i as usize] = 0,
+            Entries::Sparse(m) => {
                 m.remove(&i);
             }
         }
     }
+}
+
+/// Ask Linux to back a large table with transparent huge pages (where the
+/// system leaves them to `madvise`): its entries are read and written at
+/// random, and with 4 KB pages nearly every access also missed the TLB
+/// (a page walk each). Memory is then backed 2 MB at a time where written.
+/// A hint: if refused, nothing changes.
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        if len < 2 * HUGE {
+            return;
+        }
+        let start = (ptr as usize).next_multiple_of(HUGE);
+        let end = (ptr as usize + len) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: [start, end) lies inside the allocation of `len`
+            // bytes at `ptr`; MADV_HUGEPAGE changes no contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, len);
+}
+
+/// A prefetch hint for the cache line holding `p` (the standard library
+/// has no portable one; the intrinsic never faults, whatever the address).
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint that reads nothing architecturally;
+        // `p` is a valid reference besides.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const T as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// A seeded permutation of `0..n` that scatters: `x -> (a x + c) mod n`
@@ -226,21 +325,67 @@ impl Striped {
 /// spaced evenly over its units.
 #[derive(Clone, Debug)]
 pub(crate) struct Shuffled {
-    pub(crate) n: u32,
-    pub(crate) upb: u32,
-    pub(crate) perm: Perm,
-    pub(crate) base: Vec<u32>,
-    pub(crate) count: Vec<u32>,
+    n: u32,
+    upb: u32,
+    perm: Perm,
+    base: Vec<u32>,
+    count: Vec<u32>,
+    /// `start[j]`: the last block whose `base` is at most `j << shift`, so
+    /// a position's block is found by a step or two forward from it
+    /// instead of a binary search over all blocks (a chain of dependent
+    /// cache misses on every lookup).
+    start: Vec<u32>,
+    shift: u32,
 }
 
 impl Shuffled {
+    /// Block `b` holds `count[b]` units of the written region `0..n`
+    /// (`base` their running sum, starting at 0), which ones chosen by
+    /// `perm`.
+    pub(crate) fn new(n: u32, upb: u32, perm: Perm, base: Vec<u32>, count: Vec<u32>) -> Self {
+        debug_assert_eq!(base.first(), Some(&0));
+        // a step of at most the mean count per block
+        let mean = (n as u64 / base.len().max(1) as u64).max(1);
+        let shift = 63 - mean.leading_zeros();
+        let steps = (n as u64 >> shift) as usize + 1;
+        let mut start = Vec::with_capacity(steps);
+        let mut b = 0usize;
+        for j in 0..steps as u64 {
+            let pos = j << shift;
+            while b + 1 < base.len() && base[b + 1] as u64 <= pos {
+                b += 1;
+            }
+            start.push(b as u32);
+        }
+        Shuffled {
+            n,
+            upb,
+            perm,
+            base,
+            count,
+            start,
+            shift,
+        }
+    }
+
+    /// The last block whose `base` is at most `pos`.
+    #[inline]
+    fn block_at(&self, pos: u32) -> usize {
+        let mut b = self.start[(pos >> self.shift) as usize] as usize;
+        while b + 1 < self.base.len() && self.base[b + 1] <= pos {
+            b += 1;
+        }
+        debug_assert_eq!(b, self.base.partition_point(|&x| x <= pos) - 1);
+        b
+    }
+
     #[inline]
     fn ppa(&self, lpn: u32) -> u32 {
         if lpn >= self.n {
             return NONE;
         }
         let pos = self.perm.fwd(lpn as u64) as u32;
-        let b = self.base.partition_point(|&x| x <= pos) - 1;
+        let b = self.block_at(pos);
         let slot = (pos - self.base[b]) as u64;
         let unit = slot * self.upb as u64 / self.count[b] as u64;
         (b as u64 * self.upb as u64 + unit) as u32
@@ -345,6 +490,54 @@ mod tests {
     }
 
     #[test]
+    fn the_summary_answers_absent_only_where_nothing_was_set() {
+        for dense in [true, false] {
+            let n = 10 << SUMMARY_SHIFT;
+            let mut t = Table::new(n, dense).expect("small");
+            let inside = (3 << SUMMARY_SHIFT) + 17;
+            t.set(inside, 42);
+            // its neighbours in the same run are read from the table
+            assert_eq!(t.raw(inside), Some(42));
+            assert_eq!(t.raw(inside + 1), None);
+            // clearing an entry of a run never set changes nothing
+            t.clear(5 << SUMMARY_SHIFT);
+            assert_eq!(t.raw(5 << SUMMARY_SHIFT), None);
+            t.clear(inside);
+            assert_eq!(t.raw(inside), None);
+            t.set(n as u32 - 1, NONE);
+            assert_eq!(t.raw(n as u32 - 1), Some(NONE));
+            t.prefetch(inside);
+        }
+    }
+
+    #[test]
+    fn the_block_index_finds_what_a_binary_search_finds() {
+        // empty blocks (free ones) share their neighbour's base; the
+        // lookup takes the last block at or below a position
+        let upb = 16;
+        let count: Vec<u32> = (0..500u32)
+            .map(|b| [0, 16, 3, 9, 0, 0, 12][b as usize % 7])
+            .collect();
+        let mut base = Vec::new();
+        let mut s = 0;
+        for &c in &count {
+            base.push(s);
+            s += c;
+        }
+        let l = Shuffled::new(s, upb, Perm::new(s as u64, 9), base.clone(), count.clone());
+        for pos in 0..s {
+            assert_eq!(
+                l.block_at(pos),
+                base.partition_point(|&x| x <= pos) - 1,
+                "position {pos}"
+            );
+        }
+        for lpn in 0..s {
+            assert_eq!(l.lpn(l.ppa(lpn)), lpn);
+        }
+    }
+
+    #[test]
     fn shuffled_layout_inverts() {
         let upb = 8;
         let count = vec![3u32, 0, 8, 5];
@@ -354,13 +547,7 @@ mod tests {
             base.push(s);
             s += c;
         }
-        let l = Shuffled {
-            n: s,
-            upb,
-            perm: Perm::new(s as u64, 3),
-            base,
-            count: count.clone(),
-        };
+        let l = Shuffled::new(s, upb, Perm::new(s as u64, 3), base, count.clone());
         let mut per_block = [0u32; 4];
         for lpn in 0..s {
             let ppa = l.ppa(lpn);

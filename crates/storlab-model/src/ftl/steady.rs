@@ -161,13 +161,13 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
         pos += c;
     }
     debug_assert_eq!(pos, n);
-    big.layout = Layout::Shuffled(Shuffled {
+    big.layout = Layout::Shuffled(Shuffled::new(
         n,
-        upb: big.upb,
-        perm: Perm::new(n as u64, big.seed ^ 0x6167_6564_5f70_6572),
+        big.upb,
+        Perm::new(n as u64, big.seed ^ 0x6167_6564_5f70_6572),
         base,
         count,
-    });
+    ));
     big.clock = (small.clock as f64 * scale) as u64;
     big.mapped = n as u64;
     for p in 0..g.planes {

@@ -1404,6 +1404,37 @@ mod tests {
     }
 
     #[test]
+    fn clearing_young_bits_costs_shootdowns_and_time() {
+        let on = go("haste-pcm", 4, &["swap.young_flush=true"]);
+        let off = go("haste-pcm", 4, &["swap.young_flush=false"]);
+        // every second chance to a young page is one more shootdown
+        assert!(
+            on.shootdowns as f64 > 1.3 * off.shootdowns as f64,
+            "{on:?} {off:?}"
+        );
+        assert!(on.accesses_per_s < off.accesses_per_s, "{on:?} {off:?}");
+    }
+
+    #[test]
+    fn a_ram_disk_takes_one_request_per_page_a_queued_device_merges() {
+        // ddr-pcm: completion on the CPU, no request queue
+        let r = go("ddr-pcm", 4, &[]);
+        assert!(r.pages_read > 0 && r.pages_written > 0, "{r:?}");
+        assert_eq!(r.pages_read, r.swap_reads, "{r:?}");
+        assert_eq!(r.pages_written, r.swap_writes, "{r:?}");
+        // the same RAM disk behind a request queue (interrupt completion)
+        // merges contiguous slots again
+        let s = sys(4 * MIB, "ddr-pcm", 64 * MIB, &[]);
+        let (_, mut dc) =
+            SystemConfig::load(&PresetStore::default(), "ddr-pcm", &[]).expect("loads");
+        dc.host.completion = CompletionMode::Interrupt;
+        let w = thrash(4 * 4 * MIB / PAGE / 16 / 2, 400);
+        let q = run_with_device(&s, &PresetStore::default(), &dc, &w).expect("runs");
+        assert!(q.pages_read > q.swap_reads, "{q:?}");
+        assert!(q.pages_per_write > 2.0, "{q:?}");
+    }
+
+    #[test]
     fn page_cluster_zero_reads_only_the_faulting_page() {
         let r = go("haste-pcm", 4, &["swap.page_cluster=0"]);
         assert_eq!(r.pages_read, r.swap_reads, "{r:?}");
@@ -1430,8 +1461,18 @@ mod tests {
 
     #[test]
     fn shootdown_ipis_cost_the_computing_threads() {
-        let none = go("ddr-pcm", 4, &["swap.tlb_ipi_ns=0"]);
-        let some = go("ddr-pcm", 4, &["swap.tlb_ipi_ns=5000"]);
+        // the IPIs of unmapping alone (young_flush off: fewer shootdowns,
+        // the run not bound by the anon_vma lock)
+        let none = go(
+            "ddr-pcm",
+            4,
+            &["swap.tlb_ipi_ns=0", "swap.young_flush=false"],
+        );
+        let some = go(
+            "ddr-pcm",
+            4,
+            &["swap.tlb_ipi_ns=5000", "swap.young_flush=false"],
+        );
         assert_eq!(none.ipi_ns, 0);
         assert!(some.ipi_ns > 0 && some.shootdowns > 0, "{some:?}");
         assert!(
@@ -1572,7 +1613,9 @@ mod tests {
     #[test]
     fn a_zigzag_reuses_what_a_restarting_sweep_evicts() {
         let dram = 4 * MIB;
-        let s = sys(dram, "raid-ssd", 16 * dram, &[]);
+        // the clock's order alone (young_flush off: its shootdowns change
+        // reclaim's timing, not which pages the clock passes over)
+        let s = sys(dram, "raid-ssd", 16 * dram, &["swap.young_flush=false"]);
         let mut w = thrash(3 * dram / PAGE / 2 / 16, 0);
         w.accesses = 4 * w.pages_per_thread;
         w.write_fraction = 0.3;

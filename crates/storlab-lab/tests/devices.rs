@@ -20,6 +20,20 @@ fn devices_rows_and_psd_mix_curve() {
         .map(|x| x.what.as_str())
         .collect();
     assert_eq!(inputs.len(), 3, "{inputs:?}");
+    // the disk with its write cache off writes a sequential stream well
+    // below its read rate (a revolution lost per command)
+    let val = |w: &str| {
+        r.rows
+            .iter()
+            .find(|x| x.what.starts_with(w))
+            .and_then(|x| x.value)
+            .expect(w)
+    };
+    let (rd, wr) = (
+        val("hdd-7200, 1 MB sequential reads"),
+        val("hdd-7200, 1 MB sequential writes"),
+    );
+    assert!(wr < 0.7 * rd, "writes {wr} MB/s against reads {rd} MB/s");
     // the spread rows hold: a QD1 latency is no longer one number
     for row in r.rows.iter().filter(|x| x.what.contains("p99 / p50")) {
         assert!(row.pass, "{}: {}", row.what, row.model);

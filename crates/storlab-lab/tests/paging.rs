@@ -25,6 +25,16 @@ fn paging_rows_and_curves() {
         // and the larger the array, the slower (more faults per update)
         assert!(y.windows(2).all(|w| w[1] < w[0]), "{}: {y:?}", s.label);
     }
+    // the RAM disks page at the study's 516-683x: reclaim's shootdowns
+    // (unmapping and clearing young bits) in the anon_vma lock bound them
+    for name in ["ddr-pcm", "ddr-sttm"] {
+        let row = rep
+            .rows
+            .iter()
+            .find(|r| r.what.starts_with(name))
+            .expect("DDR row");
+        assert!(row.pass, "{row:?}");
+    }
     // the ordering row decides on figures: it must hold
     let order = rep
         .rows

@@ -32,6 +32,11 @@
 //! last `cache_segments` segments are remembered. With `write_cache` on, a
 //! write is acknowledged once in the buffer and written later (its destage
 //! queued with the host's commands); a flush waits for every destage.
+//! A write-through write (cache off, or FUA) takes its data over the link
+//! when queued, or with `write_through_staging` off only when the drive
+//! starts it: the transfer then stands between one write's end and the
+//! next one's start, and a sequential stream of them waits about a
+//! revolution per command for its start sector to come round again.
 
 use std::collections::VecDeque;
 
@@ -98,6 +103,20 @@ pub struct DiskConfig {
     pub read_ahead_bytes: u64,
     /// Acknowledge writes from the buffer (write-back).
     pub write_cache: bool,
+    /// A write-through write (write cache off, or FUA) takes its data over
+    /// the link when it is queued (`true`, the default: queued writes'
+    /// data waits in the buffer, so a stream of them is written back to
+    /// back), or only when the drive starts it on the media (`false`: the
+    /// command's data moves after the arm is free for it, the write starts
+    /// once it is in, and the previous command's completion and this
+    /// transfer let the start sector pass the head: a sequential stream of
+    /// uncached writes loses about a revolution per command). Boolean.
+    #[serde(default = "yes")]
+    pub write_through_staging: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Validate.
@@ -431,6 +450,8 @@ pub struct Disk {
     media: Timeline,
     cur: Option<MOp>,
     cur_start: Nanos,
+    /// The running unstaged write's data transfer (link wait included).
+    cur_data_ns: u64,
     queue: Vec<MOp>,
     link: Timeline,
     reqs: Vec<Req>,
@@ -459,6 +480,7 @@ impl Disk {
             media: Timeline::default(),
             cur: None,
             cur_start: 0,
+            cur_data_ns: 0,
             queue: Vec::new(),
             link: Timeline::default(),
             reqs: Vec::new(),
@@ -615,7 +637,15 @@ impl Disk {
             }
         };
         let op = self.queue.remove(pick);
-        let (seek, rot) = self.positioning(now, &op);
+        let (seek, mut rot) = self.positioning(now, &op);
+        self.cur_data_ns = 0;
+        if op.write && op.req != NOREQ && !self.cfg.write_through_staging {
+            // an unstaged write-through write: its data crosses the link now
+            // (while the arm seeks), the write starts once it is all in
+            let stall = self.fetch_write_data(now, op.req, seek);
+            let rev = self.geo.rev_ns;
+            rot = stall + (op.phase + rev - (now + seek + stall) % rev) % rev;
+        }
         if op.cyl != self.cyl {
             self.stats.seeks += 1;
             self.stats.seek_cylinders += op.cyl.abs_diff(self.cyl);
@@ -662,8 +692,10 @@ impl Disk {
             let r = self.reqs[ri as usize];
             let mut bd = r.bd;
             bd.add(Component::DeviceQueue, self.cur_start - op.arrival);
-            bd.add(Component::Media, now - self.cur_start);
+            bd.add(Component::Media, now - self.cur_start - self.cur_data_ns);
             let at = if op.write {
+                // an unstaged write's data transfer (zero otherwise)
+                bd.add(Component::Link, self.cur_data_ns);
                 bd.add(Component::Controller, self.cfg.command_ns.write);
                 now + self.cfg.command_ns.write
             } else {
@@ -775,7 +807,19 @@ impl Disk {
                     return;
                 }
                 let b = r.n * self.sector;
-                if !self.cfg.write_cache
+                if (!self.cfg.write_cache || r.fua) && !self.cfg.write_through_staging {
+                    // the data moves when the drive starts the write (`kick`)
+                    self.remember(r.lba, r.lba + r.n);
+                    if self
+                        .ra
+                        .is_some_and(|ra| r.lba < ra.limit && r.lba + r.n > ra.seg_start)
+                    {
+                        self.stop_read_ahead(now);
+                    }
+                    let op = self.mop(r.lba, r.n, true, ri, now);
+                    self.queue.push(op);
+                    self.kick(now, cx);
+                } else if !self.cfg.write_cache
                     || r.fua
                     || self.dirty_bytes == 0
                     || self.dirty_bytes + b <= self.cfg.cache_bytes
@@ -800,6 +844,17 @@ impl Disk {
                 }
             }
         }
+    }
+
+    /// An unstaged write-through write starts on the media at `now`: its
+    /// data crosses the link from `now` (the arm seeking `seek` meanwhile).
+    /// Returns how long the data holds the write back beyond the seek, and
+    /// records the transfer (link wait and time) for the breakdown.
+    fn fetch_write_data(&mut self, now: Nanos, ri: u32, seek: u64) -> u64 {
+        let dur = xfer_ns(self.reqs[ri as usize].bytes, self.cfg.link_bytes_per_s);
+        let s = self.link.reserve(now, dur);
+        self.cur_data_ns = s + dur - now;
+        self.cur_data_ns.saturating_sub(seek)
     }
 
     /// Serve a read from the buffer once its data is there at `ready`.

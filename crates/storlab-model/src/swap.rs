@@ -22,7 +22,10 @@
 //!   mapped), in ascending order, while pages can be had above the min
 //!   watermark. Contiguous slots go to the device as one request (the
 //!   block layer merges the bios); the faulting thread waits for the
-//!   request holding its page.
+//!   request holding its page. A swap device the CPU serves synchronously
+//!   (`completion = "cpu"`: a RAM disk, whose driver takes bios directly
+//!   and has no request queue) gets one request per page, reads and
+//!   writes, as `swap_readpage`/`swap_writepage` submit them.
 //! - **Reclaim** (`shrink_page_list`): the LRU is approximated by the clock
 //!   over page frames (a referenced page gets a second chance, as
 //!   `page_referenced` rotates it to the active list). A victim mapped by
@@ -33,7 +36,10 @@
 //!   dirty page (or one with no slot) gets a swap slot
 //!   (`get_swap_page`, `swap_alloc_ns`) and is written out
 //!   (`swap_writepage`) without waiting; a clean page with a valid slot is
-//!   freed at once. Up to `SWAP_CLUSTER_MAX` (32) pages per batch; the
+//!   freed at once. With `young_flush`, the second chance to a referenced
+//!   page also costs a shootdown (x86's `ptep_clear_flush_young` of 2.6
+//!   kernels flushed the TLB when it cleared a set accessed bit).
+//!   Up to `SWAP_CLUSTER_MAX` (32) pages per batch; the
 //!   batch's writes to contiguous slots are one request.
 //! - **kswapd** (`kswapd_threads` of them) wakes when free pages fall below
 //!   the low watermark and reclaims in batches until free pages (counting
@@ -63,8 +69,7 @@
 //! lock, scheduler thread, spinning or sleeping all apply.
 //!
 //! Not modelled: contention on `zone->lru_lock` and `swap_lock`, NUMA
-//! nodes (one pool of frames), one bio per page for drivers without a
-//! request queue (contiguous slots are always one request),
+//! nodes (one pool of frames),
 //! the active/inactive list split beyond the clock's second chance.
 //!
 //! The workload is a [`MemWorkload`]: threads that each touch their own
@@ -84,7 +89,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{check_range, ConfigError, PresetStore};
 use crate::device::Op;
-use crate::host::{FileSystem, Host, HostCx, HostIo, IoDone};
+use crate::host::{CompletionMode, FileSystem, Host, HostCx, HostIo, IoDone};
 use crate::system::{DeviceClass, SystemConfig};
 use crate::units::{Rw, Timeline};
 
@@ -149,6 +154,14 @@ pub struct SwapConfig {
     /// congested for writes from `nr_requests - nr_requests/8 + 1` write
     /// requests in flight (`blk_queue_congestion_threshold`).
     pub nr_requests: u32,
+    /// Reclaim's second chance to a referenced (mapped, young) page costs
+    /// a TLB shootdown (`tlb_shootdown_ns`, and `tlb_ipi_ns` on every
+    /// computing thread) as well as the scan: x86's
+    /// `ptep_clear_flush_young` flushed the page's TLB entries whenever it
+    /// cleared a set accessed bit (Linux 2.6 to 3.13; since then the bit is
+    /// only cleared). Boolean, default false.
+    #[serde(default)]
+    pub young_flush: bool,
 }
 
 /// Validate `[swap]` (the device is checked when built).
@@ -451,6 +464,11 @@ struct Machine<'a> {
     random_done: u32,
     t0: u64,
     anon_lock: Timeline,
+    /// The swap device's driver takes bios directly, without a request
+    /// queue (a device the CPU serves synchronously, `completion = "cpu"`:
+    /// the RAM disk's `make_request`), so nothing merges the one-page bios
+    /// of `swap_readpage` and `swap_writepage`: each page is a request.
+    bio_per_page: bool,
     stuck: Option<u64>,
     /// Shootdowns since the start (not reset with the report).
     shootdowns_total: u64,
@@ -615,6 +633,7 @@ pub fn run_with_device(
         random_done: 0,
         t0: 0,
         anon_lock: Timeline::default(),
+        bio_per_page: dc.host.completion == CompletionMode::Cpu,
         stuck: None,
         shootdowns_total: 0,
     };
@@ -708,6 +727,28 @@ impl Machine<'_> {
         };
         self.host.submit(now, io, &mut self.cx);
         self.drain(now);
+    }
+
+    /// Submit `n` contiguous slots from `start`: one request when the
+    /// block layer merges the pages' bios (a request queue), one request
+    /// per page when the driver takes bios directly (`bio_per_page`).
+    /// `fault` is the faulting thread's slot (its request wakes `thread`),
+    /// or NONE.
+    fn submit_run(&mut self, now: u64, thread: u32, write: bool, start: u32, n: u32, fault: u32) {
+        let waiter = |s: u32, k: u32| {
+            if (s..s + k).contains(&fault) {
+                thread
+            } else {
+                NONE
+            }
+        };
+        if self.bio_per_page {
+            for s in start..start + n {
+                self.submit(now, thread, write, s, 1, waiter(s, 1));
+            }
+        } else {
+            self.submit(now, thread, write, start, n, waiter(start, n));
+        }
     }
 
     fn io_done(&mut self, now: u64, i: u32) {
@@ -1072,12 +1113,7 @@ impl Machine<'_> {
             }
             if (!need || s == hi) && run_start != NONE {
                 let end = if need { s + 1 } else { s };
-                let waiter = if (run_start..end).contains(&slot) {
-                    t
-                } else {
-                    NONE
-                };
-                self.submit(now, t, false, run_start, end - run_start, waiter);
+                self.submit_run(now, t, false, run_start, end - run_start, slot);
                 run_start = NONE;
             }
         }
@@ -1205,7 +1241,7 @@ impl Machine<'_> {
             while j < b.len() && b[j] == b[j - 1] + 1 {
                 j += 1;
             }
-            self.submit(now, thread, true, b[i], (j - i) as u32, NONE);
+            self.submit_run(now, thread, true, b[i], (j - i) as u32, NONE);
             i = j;
         }
         b.clear();
@@ -1235,7 +1271,15 @@ impl Machine<'_> {
             }
             let mut hold = c.scan_ns;
             if fr.referenced {
+                // page_referenced_one: the pte was young; clearing its
+                // accessed bit (ptep_clear_flush_young) flushes the TLB
+                // entry on x86 when `young_flush`: a shootdown, in the lock
                 self.frames[f].referenced = false;
+                if c.young_flush {
+                    hold += c.tlb_shootdown_ns;
+                    self.rep.shootdowns += 1;
+                    self.shootdowns_total += 1;
+                }
                 t = self.anon_lock.reserve(t, hold) + hold;
                 continue;
             }
@@ -1360,6 +1404,37 @@ mod tests {
     }
 
     #[test]
+    fn clearing_young_bits_costs_shootdowns_and_time() {
+        let on = go("haste-pcm", 4, &["swap.young_flush=true"]);
+        let off = go("haste-pcm", 4, &["swap.young_flush=false"]);
+        // every second chance to a young page is one more shootdown
+        assert!(
+            on.shootdowns as f64 > 1.3 * off.shootdowns as f64,
+            "{on:?} {off:?}"
+        );
+        assert!(on.accesses_per_s < off.accesses_per_s, "{on:?} {off:?}");
+    }
+
+    #[test]
+    fn a_ram_disk_takes_one_request_per_page_a_queued_device_merges() {
+        // ddr-pcm: completion on the CPU, no request queue
+        let r = go("ddr-pcm", 4, &[]);
+        assert!(r.pages_read > 0 && r.pages_written > 0, "{r:?}");
+        assert_eq!(r.pages_read, r.swap_reads, "{r:?}");
+        assert_eq!(r.pages_written, r.swap_writes, "{r:?}");
+        // the same RAM disk behind a request queue (interrupt completion)
+        // merges contiguous slots again
+        let s = sys(4 * MIB, "ddr-pcm", 64 * MIB, &[]);
+        let (_, mut dc) =
+            SystemConfig::load(&PresetStore::default(), "ddr-pcm", &[]).expect("loads");
+        dc.host.completion = CompletionMode::Interrupt;
+        let w = thrash(4 * 4 * MIB / PAGE / 16 / 2, 400);
+        let q = run_with_device(&s, &PresetStore::default(), &dc, &w).expect("runs");
+        assert!(q.pages_read > q.swap_reads, "{q:?}");
+        assert!(q.pages_per_write > 2.0, "{q:?}");
+    }
+
+    #[test]
     fn page_cluster_zero_reads_only_the_faulting_page() {
         let r = go("haste-pcm", 4, &["swap.page_cluster=0"]);
         assert_eq!(r.pages_read, r.swap_reads, "{r:?}");
@@ -1386,8 +1461,18 @@ mod tests {
 
     #[test]
     fn shootdown_ipis_cost_the_computing_threads() {
-        let none = go("ddr-pcm", 4, &["swap.tlb_ipi_ns=0"]);
-        let some = go("ddr-pcm", 4, &["swap.tlb_ipi_ns=5000"]);
+        // the IPIs of unmapping alone (young_flush off: fewer shootdowns,
+        // the run not bound by the anon_vma lock)
+        let none = go(
+            "ddr-pcm",
+            4,
+            &["swap.tlb_ipi_ns=0", "swap.young_flush=false"],
+        );
+        let some = go(
+            "ddr-pcm",
+            4,
+            &["swap.tlb_ipi_ns=5000", "swap.young_flush=false"],
+        );
         assert_eq!(none.ipi_ns, 0);
         assert!(some.ipi_ns > 0 && some.shootdowns > 0, "{some:?}");
         assert!(
@@ -1528,7 +1613,9 @@ mod tests {
     #[test]
     fn a_zigzag_reuses_what_a_restarting_sweep_evicts() {
         let dram = 4 * MIB;
-        let s = sys(dram, "raid-ssd", 16 * dram, &[]);
+        // the clock's order alone (young_flush off: its shootdowns change
+        // reclaim's timing, not which pages the clock passes over)
+        let s = sys(dram, "raid-ssd", 16 * dram, &["swap.young_flush=false"]);
         let mut w = thrash(3 * dram / PAGE / 2 / 16, 0);
         w.accesses = 4 * w.pages_per_thread;
         w.write_fraction = 0.3;

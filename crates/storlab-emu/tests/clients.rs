@@ -8,8 +8,7 @@ mod chain;
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use chain::Chain;
 use common::*;
@@ -305,59 +304,10 @@ fn nbdfuse_loop_xfs_sqlite_chain() {
     require("losetup", "mount");
     require("mkfs.xfs", "xfsprogs");
     require("sqlite3", "sqlite3");
-    assert!(
-        Path::new("/dev/loop-control").exists(),
-        "/dev/loop-control is missing: the kernel needs the loop module"
-    );
-    assert!(
-        Path::new("/dev/fuse").exists(),
-        "/dev/fuse is missing: the kernel needs the fuse module"
-    );
     let size = 512 * MIB;
     let srv = TestServer::of(size, Box::new(Volatile(FixedLatency::new(10_000, size))));
     let dir = tempfile::tempdir().expect("tempdir");
-    let fuse_dir = dir.path().join("fuse");
-    let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&fuse_dir).expect("mkdir");
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let disk = fuse_dir.join("disk");
-    let mut chain = Chain {
-        procs: Vec::new(),
-        fuse_dir: None,
-        loopdev: None,
-        mnt: None,
-    };
-    let fuse = Command::new("nbdfuse")
-        .arg(&disk)
-        .arg(srv.uri())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nbdfuse starts");
-    chain.procs.push(fuse);
-    chain.fuse_dir = Some(fuse_dir.clone());
-    let end = Instant::now() + Duration::from_secs(10);
-    while std::fs::metadata(&disk).map(|m| m.len()).unwrap_or(0) != size {
-        assert!(
-            Instant::now() < end,
-            "nbdfuse did not expose {}",
-            disk.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let loopdev = run(Command::new("losetup")
-        .args(["--direct-io=on", "-f", "--show"])
-        .arg(&disk))
-    .trim()
-    .to_string();
-    assert!(
-        loopdev.starts_with("/dev/loop"),
-        "losetup printed {loopdev:?}"
-    );
-    chain.loopdev = Some(loopdev.clone());
-    run(Command::new("mkfs.xfs").args(["-q", &loopdev]));
-    run(Command::new("mount").arg(&loopdev).arg(&mnt));
-    chain.mnt = Some(mnt.clone());
+    let (mut chain, loopdev, mnt) = Chain::attach_xfs(&srv.uri(), size, dir.path(), "1", &["-q"]);
     let db = mnt.join("test.db");
     let sql = "PRAGMA journal_mode=WAL;\
         CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB, s TEXT);\

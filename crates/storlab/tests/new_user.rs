@@ -282,6 +282,21 @@ fn errors_name_their_real_place() {
         &["unknown device 'qqqqqqqq'"],
         &["did you mean"],
     );
+    // `app run` checks the device before it starts a server for it
+    // (the tests run as root, as `app run` requires)
+    refused(
+        &[
+            "app",
+            "run",
+            "sqlite",
+            "--device",
+            "moneta-spn",
+            "--duration",
+            "1s",
+        ],
+        &["device 'moneta-spn'", "did you mean 'moneta-spin'?"],
+        &["did not start", "error: storlab: error"],
+    );
 }
 
 #[test]

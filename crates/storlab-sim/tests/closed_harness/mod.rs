@@ -7,8 +7,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 use storlab_emu::{spawn, RecordSpec, ServeOptions};
 use storlab_model::config::PresetStore;
@@ -204,46 +204,8 @@ fn fs_session(uri: &str, size: u64, dir: &Path, app: &App) {
     require("nbdfuse", "nbdfuse");
     require("fusermount3", "fuse3");
     require("mkfs.xfs", "xfsprogs");
-    let fuse_dir = dir.join("fuse");
-    let mnt = dir.join("mnt");
-    let _ = std::fs::create_dir_all(&fuse_dir);
-    let _ = std::fs::create_dir_all(&mnt);
-    let disk = fuse_dir.join("disk");
-    let mut chain = Chain {
-        procs: Vec::new(),
-        fuse_dir: None,
-        loopdev: None,
-        mnt: None,
-    };
     let conns = std::env::var("STORLAB_NBDFUSE_CONNECTIONS").unwrap_or_else(|_| "1".into());
-    let fuse = Command::new("nbdfuse")
-        .args(["-C", &conns])
-        .arg(&disk)
-        .arg(uri)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nbdfuse starts");
-    chain.procs.push(fuse);
-    chain.fuse_dir = Some(fuse_dir.clone());
-    let end = Instant::now() + Duration::from_secs(10);
-    while std::fs::metadata(&disk).map(|m| m.len()).unwrap_or(0) != size {
-        assert!(
-            Instant::now() < end,
-            "nbdfuse did not expose {}",
-            disk.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let loopdev = run(Command::new("losetup")
-        .args(["--direct-io=on", "-f", "--show"])
-        .arg(&disk))
-    .trim()
-    .to_string();
-    chain.loopdev = Some(loopdev.clone());
-    run(Command::new("mkfs.xfs").args(["-q", "-K", &loopdev]));
-    run(Command::new("mount").arg(&loopdev).arg(&mnt));
-    chain.mnt = Some(mnt.clone());
+    let (mut chain, _loopdev, mnt) = Chain::attach_xfs(uri, size, dir, &conns, &["-q", "-K"]);
     match app {
         App::Sqlite { rows } => {
             require("sqlite3", "sqlite3");

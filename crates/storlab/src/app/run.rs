@@ -283,6 +283,15 @@ pub fn run(app: &dyn App, o: &RunOpts) -> anyhow::Result<Report> {
     if o.threads == 0 || o.threads > 1024 {
         bail!("--threads {}: between 1 and 1024", o.threads);
     }
+    // the device's configuration is checked here, before anything is set
+    // up, so a bad --device or --set reads as the server would say it and
+    // not as a server that did not start
+    let mut store = storlab_model::config::PresetStore::default();
+    if let Some(d) = &o.preset_dir {
+        store = store.with_dir(d);
+    }
+    storlab_model::SystemConfig::load(&store, &o.device, &o.set)
+        .with_context(|| format!("device '{}'", o.device))?;
     let attach = match o.attach {
         Attach::Auto if Path::new("/dev/nbd0").exists() && super::which("nbd-client").is_some() => {
             Attach::Nbd

@@ -1095,8 +1095,13 @@ impl Host {
                     slat_ns: slat,
                     clat_ns: total - slat,
                     at: now,
-                    breakdown: self.bds[i as usize],
+                    breakdown: Breakdown::default(),
                 });
+                // the breakdown copied once, straight into place (built
+                // inside the record above it went through a copy on the
+                // stack first)
+                let d = cx.done.last_mut().expect("just pushed");
+                d.breakdown = self.bds[i as usize];
                 self.free.push(i);
             }
             Stage::Device => {}

@@ -430,7 +430,7 @@ impl PcieArray {
         let r = &mut self.reqs[ri as usize];
         let seq = r.seq;
         // time not on the final transfer's critical path counts as queueing
-        cx.done_since(r.id, r.arrival, now, r.bd);
+        cx.done_since_ref(r.id, r.arrival, now, &r.bd);
         self.free_reqs.push(ri);
         self.in_device -= 1;
         if self.in_device == 0 {

@@ -105,9 +105,23 @@ impl Cx {
     /// whatever of its latency `breakdown` does not account for was spent
     /// queueing in the device.
     #[inline]
-    pub fn done_since(&mut self, id: u64, arrival: Nanos, at: Nanos, mut breakdown: Breakdown) {
-        breakdown.queue_rest(at - arrival);
+    pub fn done_since(&mut self, id: u64, arrival: Nanos, at: Nanos, breakdown: Breakdown) {
+        // completed where it is stored (one copy of the breakdown fewer)
         self.done(id, at, breakdown);
+        if let Some(c) = self.completions.last_mut() {
+            c.breakdown.queue_rest(at - arrival);
+        }
+    }
+    /// [`Cx::done_since`] with the breakdown read where the device keeps
+    /// it: copied once, straight into the completion (a breakdown passed
+    /// by value goes through a copy on the stack first).
+    #[inline]
+    pub fn done_since_ref(&mut self, id: u64, arrival: Nanos, at: Nanos, breakdown: &Breakdown) {
+        self.done(id, at, Breakdown::default());
+        if let Some(c) = self.completions.last_mut() {
+            c.breakdown = *breakdown;
+            c.breakdown.queue_rest(at - arrival);
+        }
     }
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {

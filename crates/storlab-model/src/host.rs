@@ -831,7 +831,9 @@ impl Host {
         // by the nested call, before the rest of this one
         let mut comps = self.comp_pool.pop().unwrap_or_default();
         std::mem::swap(&mut comps, &mut cx.dev.completions);
-        for c in comps.drain(..) {
+        // (read in place, not moved out: a completion carries a
+        // 152-byte breakdown)
+        for c in &comps {
             let i = c.id as u32;
             self.bds[i as usize].merge(&c.breakdown);
             let h = &mut self.ios[i as usize];
@@ -860,6 +862,7 @@ impl Host {
                 cx.dev.wakeups.push((c.at, HOST_BIT | i as u64));
             }
         }
+        comps.clear();
         self.comp_pool.push(comps);
     }
 
@@ -1129,8 +1132,13 @@ impl Host {
                     slat_ns: slat,
                     clat_ns: total - slat,
                     at: now,
-                    breakdown: self.bds[i as usize],
+                    breakdown: Breakdown::default(),
                 });
+                // the breakdown copied once, straight into place (built
+                // inside the record above it went through a copy on the
+                // stack first)
+                let d = cx.done.last_mut().expect("just pushed");
+                d.breakdown = self.bds[i as usize];
                 self.free.push(i);
             }
             Stage::Device => {}

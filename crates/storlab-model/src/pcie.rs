@@ -430,7 +430,7 @@ impl PcieArray {
         let r = &mut self.reqs[ri as usize];
         let seq = r.seq;
         // time not on the final transfer's critical path counts as queueing
-        cx.done_since(r.id, r.arrival, now, r.bd);
+        cx.done_since_ref(r.id, r.arrival, now, &r.bd);
         self.free_reqs.push(ri);
         self.in_device -= 1;
         if self.in_device == 0 {
@@ -485,10 +485,20 @@ impl PcieArray {
     /// The scheduler: start transfers while the policy allows. Re-entrant
     /// calls (a resource freed while starting a transfer) only note that
     /// the outer loop should look again.
+    ///
+    /// (The idle case, nothing queued or a pump already running, is
+    /// decided inline: the scheduler is called four or five times per
+    /// request, most of them with nothing to start.)
+    #[inline]
     fn pump(&mut self, now: Nanos, cx: &mut Cx) {
-        if self.pumping {
+        if self.pumping || (self.queues[0].is_empty() && self.queues[1].is_empty()) {
             return;
         }
+        self.pump_queues(now, cx);
+    }
+
+    /// [`Self::pump`]'s loop, with work queued.
+    fn pump_queues(&mut self, now: Nanos, cx: &mut Cx) {
         self.pumping = true;
         let nq = if self.cfg.queues == QueuePolicy::ReadWrite {
             2
@@ -600,10 +610,14 @@ impl PcieArray {
         else {
             return;
         };
-        let xi = self.ctrls[ci]
-            .queue
-            .remove(pos)
-            .expect("position is in range");
+        // (the head, most of the time: a plain pop)
+        let q = &mut self.ctrls[ci].queue;
+        let xi = if pos == 0 {
+            q.pop_front()
+        } else {
+            q.remove(pos)
+        }
+        .expect("position is in range");
         let x = self.xfers[xi as usize];
         let rows = self.row_div.spanned(x.offset, x.len);
         let row_ns = rows

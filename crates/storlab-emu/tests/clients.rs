@@ -3,14 +3,12 @@
 //! nbdfuse → loop device → XFS → SQLite. A missing tool fails the test
 //! with the Debian package to install (these tests are never skipped).
 
-#[path = "common/chain.rs"]
-mod chain;
 mod common;
 
 use std::path::Path;
 use std::process::Command;
 
-use chain::Chain;
+use common::chain::Chain;
 use common::*;
 use storlab_emu::{BlockSizes, ServeOptions};
 use storlab_model::fixed::FixedLatency;

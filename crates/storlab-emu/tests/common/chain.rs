@@ -20,8 +20,9 @@ pub struct Chain {
 }
 
 /// Runs `cmd` and returns its standard output; panics with both outputs
-/// when it fails.
-fn run(cmd: &mut Command) -> String {
+/// when it fails. (The one copy: storlab-emu's tests take it through
+/// `common`, storlab-sim's closed-loop harness from here.)
+pub fn run(cmd: &mut Command) -> String {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));

@@ -5,7 +5,6 @@
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use storlab_emu::proto::*;
@@ -13,6 +12,11 @@ use storlab_emu::request::{encode_header, RequestHeader};
 use storlab_emu::{spawn, ServeOptions, ServerHandle};
 use storlab_model::fixed::FixedLatency;
 use storlab_model::Device;
+
+#[path = "chain.rs"]
+pub mod chain;
+#[allow(unused_imports)] // not every test runs commands
+pub use chain::run;
 
 /// A running server on a socket in its own temporary directory.
 pub struct TestServer {
@@ -110,21 +114,6 @@ pub fn require(tool: &str, package: &str) {
         .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
         .unwrap_or(false);
     assert!(found, "{tool} is not installed: install the Debian package `{package}` (apt-get install {package})");
-}
-
-/// Run a command, panicking with its output when it fails.
-pub fn run(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
 }
 
 /// A reply as the raw client sees it.

@@ -74,20 +74,6 @@ pub fn require(tool: &str, package: &str) {
     assert!(found, "{tool} is not installed: install the Debian package `{package}` (apt-get install {package})");
 }
 
-fn run(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 pub fn config(device: &str) -> SystemConfig {
     SystemConfig::load(&PresetStore::default(), device, &[])
         .unwrap_or_else(|e| panic!("preset {device}: {e}"))
@@ -165,7 +151,7 @@ fn run_fio(uri: &str, app: &App, dir: &Path) {
 
 #[path = "../../../storlab-emu/tests/common/chain.rs"]
 mod chain;
-use chain::Chain;
+use chain::{run, Chain};
 
 /// What an application needs before the device is attached (made outside
 /// the recording, so its time does not count).

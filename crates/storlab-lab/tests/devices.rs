@@ -20,8 +20,9 @@ fn devices_rows_and_psd_mix_curve() {
         .map(|x| x.what.as_str())
         .collect();
     assert_eq!(inputs.len(), 3, "{inputs:?}");
-    // the disk with its write cache off writes a sequential stream well
-    // below its read rate (a revolution lost per command)
+    // the disk with its write cache off writes a sequential stream no
+    // faster than it reads it (its data staged ahead of each command:
+    // disk.write_through_staging, the model test in peer_devices.rs)
     let val = |w: &str| {
         r.rows
             .iter()
@@ -33,7 +34,10 @@ fn devices_rows_and_psd_mix_curve() {
         val("hdd-7200, 1 MB sequential reads"),
         val("hdd-7200, 1 MB sequential writes"),
     );
-    assert!(wr < 0.7 * rd, "writes {wr} MB/s against reads {rd} MB/s");
+    assert!(
+        wr > 0.5 * rd && wr <= 1.05 * rd,
+        "writes {wr} MB/s against reads {rd} MB/s"
+    );
     // the spread rows hold: a QD1 latency is no longer one number
     for row in r.rows.iter().filter(|x| x.what.contains("p99 / p50")) {
         assert!(row.pass, "{}: {}", row.what, row.model);

@@ -1331,15 +1331,26 @@ mod tests {
         assert!(e.steps.is_empty());
     }
 
-    #[test]
-    fn hybrid_memory_faults_pages_beyond_dram() {
-        let ep = engine_params(&params(&OLTP, &["buffer_pool=32k", "hybrid=64k"])).unwrap();
+    /// OLTP with a 32 KiB pool in 64 KiB of hybrid memory (2 DRAM
+    /// frames, the rest on the flash).
+    fn hybrid_params() -> EngineParams {
+        engine_params(&params(&OLTP, &["buffer_pool=32k", "hybrid=64k"])).unwrap()
+    }
+
+    /// An engine over `ep` on a flat 100-page layout with a one-page undo.
+    fn hybrid_engine(ep: &EngineParams) -> Inno {
         let undo = Table {
             base: 0,
             pages: 1,
             per_page: 1,
         };
-        let mut e = Inno::new(&ep, &Layouter::flat(100), undo);
+        Inno::new(ep, &Layouter::flat(100), undo)
+    }
+
+    #[test]
+    fn hybrid_memory_faults_pages_beyond_dram() {
+        let ep = hybrid_params();
+        let mut e = hybrid_engine(&ep);
         for p in 0..6 {
             e.touch(p, false, true);
         }
@@ -1359,13 +1370,8 @@ mod tests {
 
     #[test]
     fn a_changed_page_leaving_hybrid_dram_is_written_back_on_the_flash_queue() {
-        let ep = engine_params(&params(&OLTP, &["buffer_pool=32k", "hybrid=64k"])).unwrap();
-        let undo = Table {
-            base: 0,
-            pages: 1,
-            per_page: 1,
-        };
-        let mut e = Inno::new(&ep, &Layouter::flat(100), undo);
+        let ep = hybrid_params();
+        let mut e = hybrid_engine(&ep);
         for p in 0..6 {
             e.touch(p, true, true);
         }

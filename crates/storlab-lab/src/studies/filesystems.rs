@@ -7,7 +7,7 @@
 //! file shared by every thread; 4 MB sequential (each thread streams its
 //! own 1/16 of the file) and 4 KB random (every thread over the whole
 //! file); reads, writes and 50/50. Latency: one thread, 4 KB random.
-//! The study's file was 55 GB; so is ours on the RAIDs, and 4 GiB on the
+//! The study's file was 55 GB; so is ours on the disk RAID, and 4 GiB on the
 //! memory devices (to fit the 16 GB RAM disk; where the data lies makes
 //! no difference to their timing, and random 4 KB writes over either
 //! touch each block at most once in a run this short, so every one
@@ -16,41 +16,85 @@
 //! empty, `fallocate=none`: writes allocate), the read and mixed tests
 //! read a file laid out before, and the latency tests run on the file the
 //! bandwidth tests left (laid out: fio's default preallocation).
+//!
+//! The SSD RAID is preconditioned as the `peers` study's runs of the same
+//! XDD tests are (see its module doc): the study's drives were in use and
+//! XDD wrote its files before reading them, so a fresh simulated drive,
+//! which answers reads of never-written pages from its mapping table
+//! without touching flash, would measure no media. Runs with random writes
+//! (sustained in the study) start from the steady state of random
+//! overwrites (`ssd.ftl.precondition = "aged"`), every other run from the
+//! drive written once (`"full"`: every read is a NAND read). As there, the
+//! array is four small X25-Es with the real one's spare ratio
+//! ([`crate::studies::psd::SMALL_RAID_SSD`]) and its file 768 MiB, not 55 GB: a flash read
+//! or write costs the same wherever it lies, and the steady state is set by
+//! the spare ratio, not the capacity.
 
 use crate::measure::{Plan, RunId, Spec};
 use crate::report::{Prepared, Reproduction, Row};
 
-/// The file on the RAIDs: the study's 55 GB (where the data lies matters
+/// The file on the disk RAID: the study's 55 GB (where the data lies matters
 /// to disks).
 pub const FILE_BYTES: &str = "55g";
 /// The file on the memory devices, scaled down to fit the 16 GB RAM disk
 /// (placement makes no difference to their timing).
 pub const SMALL_FILE_BYTES: &str = "4g";
 
+/// The file on the (scaled-down, preconditioned) SSD RAID: it fits the
+/// 2 GiB array with XFS's log or ext3's journal in its middle.
+pub const SSD_FILE_BYTES: &str = "768m";
+
 /// The file size XDD uses on `device`.
 pub fn file_bytes(device: &str) -> &'static str {
-    if device.starts_with("raid") {
-        FILE_BYTES
-    } else {
-        SMALL_FILE_BYTES
+    match device {
+        "raid-ssd" => SSD_FILE_BYTES,
+        "raid-disk" => FILE_BYTES,
+        _ => SMALL_FILE_BYTES,
     }
+}
+
+/// Each thread's part of the file in a sequential run (a 16th of it).
+fn seq_part(device: &str) -> &'static str {
+    match file_bytes(device) {
+        FILE_BYTES => "3520m",
+        SSD_FILE_BYTES => "48m",
+        _ => "256m",
+    }
+}
+
+/// The device overrides of a run of `rw` on `device` (besides the file
+/// system): the SSD RAID scaled down and preconditioned, random writes
+/// from the steady state of random overwrites, everything else from the
+/// drive written once (see the module doc).
+pub fn device_overrides(device: &str, rw: &str) -> Vec<String> {
+    if device != "raid-ssd" {
+        return Vec::new();
+    }
+    let state = if rw == "randwrite" || rw == "randrw" {
+        "aged"
+    } else {
+        "full"
+    };
+    crate::studies::peers::raid_ssd(state)
 }
 /// Random 4 KB requests per thread in a bandwidth run.
 pub const RANDOM_IOS: u32 = 200;
 /// Sequential 4 MB requests per thread in a bandwidth run.
 pub const SEQ_IOS: u32 = 4;
 
-/// The override selecting file system `fs` (`None`: the raw device).
-fn fs_override(fs: Option<&str>) -> Vec<String> {
-    fs.map(|f| vec![format!("host.file_system=\"{f}\"")])
-        .unwrap_or_default()
+/// The overrides of a run of `rw` on `device` through file system `fs`
+/// (`None`: the raw device).
+fn overrides(device: &str, fs: Option<&str>, rw: &str) -> Vec<String> {
+    let mut v = device_overrides(device, rw);
+    v.extend(fs.map(|f| format!("host.file_system=\"{f}\"")));
+    v
 }
 
 /// An XDD bandwidth run: `rw` (`read`, `write`, `rw`, `randread`,
 /// `randwrite`, `randrw`) through `fs` on `device`.
 pub fn xdd(device: &str, fs: Option<&str>, rw: &str) -> Spec {
     let seq = !rw.starts_with("rand");
-    let ov = fs_override(fs);
+    let ov = overrides(device, fs, rw);
     let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
     let mut args = vec![
         "--name=xdd".to_string(),
@@ -63,7 +107,7 @@ pub fn xdd(device: &str, fs: Option<&str>, rw: &str) -> Spec {
     ];
     let file = file_bytes(device);
     if seq {
-        let part = if file == FILE_BYTES { "3520m" } else { "256m" };
+        let part = seq_part(device);
         args.extend([
             "--bs=4m".to_string(),
             format!("--size={part}"),
@@ -98,7 +142,7 @@ pub fn random_ios(device: &str, rw: &str) -> u32 {
 
 /// A latency run: one thread, QD1, 4 KB random `rw` through `fs`.
 pub fn latency(device: &str, fs: Option<&str>, rw: &str, n: u32) -> Spec {
-    let ov = fs_override(fs);
+    let ov = overrides(device, fs, rw);
     let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
     let size = format!("--size={}", file_bytes(device));
     Spec::qd1(device, &ov, rw, "4k", n).with_fio(&["--filename=lat.dat", "--direct=1", &size])

@@ -135,11 +135,22 @@ pub fn prepare() -> Prepared {
                  request per 3 µs of core time (the single-thread latency the host costs are \
                  calibrated to), {k4:.1} GB/s, and the 4 MB copies by the RAM disk's channels (one \
                  socket's 3 of 6, which carry every RAM-disk line and half the user buffers' \
-                 lines), {m4:.1} GB/s; 7.1 GB/s means about 4.6 µs of core time per 4 KB request \
-                 with 16 threads against 3 µs with one, i.e. threads slowing each other in the \
-                 kernel (shared cache lines such as the process's mmap_sem taken for each direct \
-                 IO's get_user_pages, two hyperthreads sharing a core), which the host model \
-                 does not have"
+                 lines), {m4:.1} GB/s. Nothing on the memory side brings 16 threads to 7.1 GB/s: \
+                 DDR3 timings (refresh tRFC 110 ns every tREFI 7.8 µs, 1.4 %; a write-to-read \
+                 turnaround, tWTR + CWL + BL/2, about 26 ns, and read-to-write about 13 ns per \
+                 batch of some 16 bursts, about 14 %; tFAW's four activates per 37.5 ns when \
+                 32 streams keep closing each other's rows) give about 0.7 of the peak, the \
+                 bus_efficiency used; the channels are then half busy in the 4 KB read test, \
+                 which adds some 5 ns of queueing to an 85 ns line (M/D/1, 9 ns a line per \
+                 channel); QPI (5.86 GT/s, about 9 GB/s of lines a direction) carries the \
+                 remote socket's half, 5.5 GB/s; a core's 10 fill buffers, shared by its two \
+                 hyperthreads, are not what limits a copy (its store buffer, 32 entries, or 16 \
+                 a thread with both running, keeps 4 lines in flight a core either way). 7.1 GB/s \
+                 means about 4.6 µs of core time per 4 KB request with 16 threads against 3 µs \
+                 with one: threads slowing each other in the kernel (the process's mmap_sem, \
+                 taken twice by each direct IO's get_user_pages, and the page-table lock of \
+                 the buffers' pte page, cache lines that bounce between the sockets), which \
+                 belongs to the host model (host.rs) and is not there"
             )),
         );
         let w: Vec<f64> = writes.iter().map(|&id| r[id].gbps(1)).collect();

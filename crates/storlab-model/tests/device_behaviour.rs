@@ -162,3 +162,15 @@ fn a_read_streams_cut_through_and_each_stage_is_charged_its_delay_to_the_first_b
     assert_eq!(s.get(Link), 2048 + 552, "{s:?}");
     assert!(s.get(Media) >= 4096 - 2048, "{s:?}");
 }
+
+#[test]
+fn a_memory_latency_beyond_a_second_is_refused_by_name() {
+    let e = SystemConfig::load(
+        &PresetStore::default(),
+        "haste-dram",
+        &["pcie.memory_latency_ns={ read = 2000000000, write = 0 }".to_string()],
+    )
+    .err()
+    .expect("refused");
+    assert!(e.to_string().contains("pcie.memory_latency_ns.read"), "{e}");
+}

@@ -17,6 +17,35 @@ fn haste_bus_rows_and_crossover() {
     let (r, table) = reproduce("haste-bus");
     assert_eq!(r.rows.len(), 13, "{table}");
 
+    // the haste-dram breakdown: the device path is its three parts, the
+    // memory's 280 ns is 4-6 % of it (the study's "about 4.5 %"), and the
+    // link carries the stream: PCIe, PIO and interrupt are more than 4 KB at
+    // 2 GB/s plus the five PIO words
+    let v = |what: &str| {
+        r.rows
+            .iter()
+            .find(|x| x.what.starts_with(what))
+            .and_then(|x| x.value)
+            .unwrap_or_else(|| panic!("no row {what}: {table}"))
+    };
+    let (dev, pcie) = (
+        v("haste-dram 4 KB read: device service"),
+        v("haste-dram 4 KB read: PCIe"),
+    );
+    let (inter, mem) = (
+        v("haste-dram 4 KB read: interconnect"),
+        v("haste-dram 4 KB read: the memory"),
+    );
+    assert!(
+        (pcie + (inter + mem) / 1000.0 - dev).abs() < 0.01,
+        "{table}"
+    );
+    assert!(
+        mem / (dev * 1000.0) > 0.04 && mem / (dev * 1000.0) < 0.06,
+        "{table}"
+    );
+    assert!(pcie > 2.048 + 5.0 * 0.385, "{table}");
+
     // the crossover figure: DDR starts far below HASTE, grows faster with
     // the media latency (per missed line, a few lines at a time, against
     // once per 4 KB row on HASTE) and ends above it

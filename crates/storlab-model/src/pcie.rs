@@ -74,6 +74,14 @@ pub struct PcieArrayConfig {
     /// controller: the pipeline holds data in flight).
     #[serde(default)]
     pub controller_latency_ns_per_kib: Rw,
+    /// Latency of one memory access to its first data beyond the media's
+    /// row open, ns (the memory controller's command and read pipeline:
+    /// issue, DRAM command timing, the data's way back through its
+    /// FIFOs). Paid once per transfer on the critical path and charged to
+    /// the memory access (`Component::Media`); does not occupy the
+    /// controller. Default 0.
+    #[serde(default)]
+    pub memory_latency_ns: Rw,
     /// Row size: media latency is paid once per row opened.
     pub row_bytes: u64,
     /// Start-gap: move the gap every `start_gap_psi` writes (0: off).
@@ -256,6 +264,19 @@ pub fn validate(cfg: &PcieArrayConfig) -> Result<(), crate::config::ConfigError>
     ] {
         check_range(f, v, 1, u64::MAX)?;
     }
+    // an access latency beyond a second is a typo, and would overflow sums
+    check_range(
+        "pcie.memory_latency_ns.read",
+        cfg.memory_latency_ns.read,
+        0,
+        1_000_000_000,
+    )?;
+    check_range(
+        "pcie.memory_latency_ns.write",
+        cfg.memory_latency_ns.write,
+        0,
+        1_000_000_000,
+    )?;
     if !cfg.buffer_bytes.is_power_of_two() {
         return Err(crate::config::ConfigError::Invalid {
             field: "pcie.buffer_bytes".into(),
@@ -649,10 +670,11 @@ impl PcieArray {
             // commit: rows are written as data streams in; done when the last
             // byte has arrived and its row has been written back
             let ready = (now + service).max(x.stream_end + row_ns);
-            let done = ready + lat;
+            let mem_lat = self.cfg.memory_latency_ns.write;
+            let done = ready + lat + mem_lat;
             let xm = &mut self.xfers[xi as usize];
             let media_part = service.min(ready - xm.t_mark);
-            self.xbd[xi as usize].add(Component::Media, media_part);
+            self.xbd[xi as usize].add(Component::Media, media_part + mem_lat);
             self.xbd[xi as usize].add(Component::Controller, ready - xm.t_mark - media_part + lat);
             xm.t_mark = done;
             cx.wake(done, Self::tok(EV_CTRL_DONE, xi));
@@ -672,14 +694,18 @@ impl PcieArray {
                 self.ring_write(now, w, cx);
             }
         } else {
-            // first bytes leave the row buffer after the pipeline and the
-            // row opens; the last after the stream
-            let first = now + lat + row_ns;
+            // first bytes leave the row buffer after the pipeline, the
+            // memory access and the row open; the last after the stream.
+            // The memory is charged the delay it adds to the first byte;
+            // the stream itself overlaps the stages downstream (see
+            // `charge_read_stream`)
+            let mem_first = self.cfg.memory_latency_ns.read + row_ns;
+            let first = now + lat + mem_first;
             let last = first + stream;
             let xm = &mut self.xfers[xi as usize];
             self.xbd[xi as usize].add(Component::Controller, now - xm.t_mark + lat);
-            self.xbd[xi as usize].add(Component::Media, service);
-            xm.t_mark = last;
+            self.xbd[xi as usize].add(Component::Media, mem_first);
+            xm.t_mark = first;
             xm.stream_end = last;
             self.rows_read += rows;
             self.bytes_read += x.len;
@@ -743,13 +769,50 @@ impl PcieArray {
         let dur = xfer_ns(x.len, self.link_bps);
         let start = self.link[0].reserve(first, dur);
         let last = (start + dur).max(last_r) + self.cfg.dma_latency_ns.read;
+        self.charge_read_stream(now, xi, first, start, dur, last_r);
         let xm = &mut self.xfers[xi as usize];
-        self.xbd[xi as usize].add(Component::Interconnect, last_r - xm.t_mark);
-        self.xbd[xi as usize].add(Component::Link, last - last_r);
         xm.t_mark = last;
         xm.t_sched = now; // buffer held from now
         cx.wake(last, Self::tok(EV_XFER_DONE, xi));
         self.kick_ctrl(now, x.ctrl, cx);
+    }
+
+    /// The critical path of a read transfer from its first byte out of the
+    /// memory (`t_mark`) to its last byte in the host, cut-through: each
+    /// stage is charged the delay it adds to the first byte (the wait for
+    /// a buffer to the device queue, the ring's latency and backlog to the
+    /// interconnect) and the link its own transfer, its queue and the
+    /// DMA's fixed latency; what the stream waits beyond that for a slower
+    /// stage upstream goes to that stage (the memory's stream or the
+    /// ring's). `ring_first`: first byte off the ring; `start`, `dur`: the
+    /// link's transfer; `last_r`: last byte off the ring.
+    fn charge_read_stream(
+        &mut self,
+        now: Nanos,
+        xi: u32,
+        ring_first: Nanos,
+        start: Nanos,
+        dur: Nanos,
+        last_r: Nanos,
+    ) {
+        let x = self.xfers[xi as usize];
+        let lat_r = self.cfg.ring_latency_ns.read;
+        let bd = &mut self.xbd[xi as usize];
+        bd.add(Component::DeviceQueue, now.saturating_sub(x.t_mark));
+        bd.add(Component::Interconnect, ring_first - now);
+        bd.add(
+            Component::Link,
+            start - ring_first + dur + self.cfg.dma_latency_ns.read,
+        );
+        let behind = last_r.saturating_sub(start + dur);
+        if behind > 0 {
+            let upstream = if x.stream_end + lat_r >= last_r {
+                Component::Media
+            } else {
+                Component::Interconnect
+            };
+            bd.add(upstream, behind);
+        }
     }
 
     fn release_buffer(&mut self, now: Nanos, held_since: Nanos, write: bool, cx: &mut Cx) {

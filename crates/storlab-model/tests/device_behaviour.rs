@@ -125,3 +125,52 @@ fn a_disk_short_of_tags_accounts_every_wait_once() {
         drive("hdd-7200", d.as_mut(), &mixed(400));
     }
 }
+
+/// One 4 KB read on an idle `haste-dram` with overrides `set`: its
+/// completion.
+fn lone_read(set: &[&str]) -> Completion {
+    let mut d = common::build("haste-dram", set);
+    let done = drive(
+        "haste-dram",
+        d.as_mut(),
+        &[(0, req(0, Op::Read, 1 << 20, 4096))],
+    );
+    done[&0].clone()
+}
+
+#[test]
+fn a_read_streams_cut_through_and_each_stage_is_charged_its_delay_to_the_first_byte() {
+    use storlab_model::breakdown::Component::*;
+    let c = lone_read(&[]);
+    let b = &c.breakdown;
+    // the memory: its access latency and the row open, not the 4 KB stream
+    // (853 ns at 4.8 GB/s), which the slower link overlaps
+    assert_eq!(b.get(Media), 255 + 25, "{b:?}");
+    // inside HASTE: the controller's buffering and the ring's round trip
+    assert_eq!(
+        b.get(Controller) + b.get(Interconnect) + b.get(DeviceQueue),
+        37 + 88
+    );
+    // the link carries the stream: 4 KB at 2 GB/s and the DMA's fixed part
+    assert_eq!(b.get(Link), 2048 + 552, "{b:?}");
+    // the memory latency is on the critical path once
+    let without = lone_read(&["pcie.memory_latency_ns={ read = 0, write = 0 }"]);
+    assert_eq!(c.at - without.at, 255);
+    // a memory slower than the link: the wait for its stream is the memory's
+    let slow = lone_read(&["pcie.controller_bytes_per_s=1000000000"]);
+    let s = &slow.breakdown;
+    assert_eq!(s.get(Link), 2048 + 552, "{s:?}");
+    assert!(s.get(Media) >= 4096 - 2048, "{s:?}");
+}
+
+#[test]
+fn a_memory_latency_beyond_a_second_is_refused_by_name() {
+    let e = SystemConfig::load(
+        &PresetStore::default(),
+        "haste-dram",
+        &["pcie.memory_latency_ns={ read = 2000000000, write = 0 }".to_string()],
+    )
+    .err()
+    .expect("refused");
+    assert!(e.to_string().contains("pcie.memory_latency_ns.read"), "{e}");
+}

@@ -145,6 +145,36 @@ const EV_CTRL_DONE: u64 = 3; // media op finished (write: transfer done; read: d
 const EV_XFER_DONE: u64 = 4; // read: DMA to host finished
 const EV_BUF_FREE: u64 = 6; // write: last byte left the buffer over the ring
 
+/// [`xfer_ns`] at one rate, remembering the last length asked: a
+/// request's transfers mostly share one size, and a 64-bit division costs
+/// tens of cycles (several per simulated IO). Same answers as `xfer_ns`.
+#[derive(Clone, Copy, Debug)]
+struct RateNs {
+    bytes_per_s: u64,
+    len: u64,
+    ns: u64,
+}
+
+impl RateNs {
+    fn new(bytes_per_s: u64) -> Self {
+        RateNs {
+            bytes_per_s,
+            len: 0,
+            ns: xfer_ns(0, bytes_per_s),
+        }
+    }
+
+    /// `xfer_ns(len, bytes_per_s)`.
+    #[inline]
+    fn ns(&mut self, len: u64) -> u64 {
+        if len != self.len {
+            self.len = len;
+            self.ns = xfer_ns(len, self.bytes_per_s);
+        }
+        self.ns
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 struct Req {
     id: u64,
@@ -156,7 +186,10 @@ struct Req {
     issued: u64,
     pending: u32,
     done_all_issued: bool,
-    bd: Breakdown,
+    /// Time waiting for a tag before admission (the request's own part of
+    /// its breakdown: the rest is its last transfer's, in `xbd`, joined
+    /// only in the completion).
+    queued_ns: u64,
     last_done: Nanos,
 }
 
@@ -197,7 +230,11 @@ pub struct PcieArray {
     media: MediaConfig,
     power: PowerConfig,
     capacity: u64,
-    link_bps: u64,
+    /// Transfer times over the link (past u64 bytes/s the link is no
+    /// bottleneck at all), the ring and a controller's stream.
+    link_t: RateNs,
+    ring_t: RateNs,
+    ctrl_t: RateNs,
     /// Divisions by the stripe, row and buffer sizes and the controller
     /// count, done for every transfer.
     stripe_div: FixedDiv,
@@ -301,8 +338,9 @@ impl PcieArray {
             .map(|i| StartGap::new(lines, cfg.start_gap_psi, 0x5eed + i as u64))
             .collect();
         Self {
-            // past u64 the link is no bottleneck at all
-            link_bps: cfg.lane_bytes_per_s.saturating_mul(cfg.link_lanes as u64),
+            link_t: RateNs::new(cfg.lane_bytes_per_s.saturating_mul(cfg.link_lanes as u64)),
+            ring_t: RateNs::new(cfg.ring_bytes_per_s),
+            ctrl_t: RateNs::new(cfg.controller_bytes_per_s),
             stripe_div: FixedDiv::new(cfg.stripe_bytes),
             row_div: FixedDiv::new(cfg.row_bytes),
             buf_div: FixedDiv::new(cfg.buffer_bytes),
@@ -393,8 +431,7 @@ impl PcieArray {
             self.busy_since = Some(now);
         }
         let r = &mut self.reqs[ri as usize];
-        let waited = now - r.arrival;
-        r.bd.add(Component::DeviceQueue, waited);
+        r.queued_ns = now - r.arrival;
         r.last_done = now;
         match r.op {
             Some(Op::Flush) => {
@@ -415,7 +452,7 @@ impl PcieArray {
         match self.reqs[ri as usize].op {
             Some(Op::Trim) | Some(Op::Flush) | None => {
                 // the arrays have no trim: it completes once admitted
-                self.finish_req(now, ri, cx);
+                self.finish_req(now, ri, None, cx);
             }
             Some(op) => {
                 let q = if self.cfg.queues == QueuePolicy::ReadWrite && op == Op::Write {
@@ -434,7 +471,7 @@ impl PcieArray {
                 break;
             }
             self.barriers.pop_front();
-            self.finish_req(now, b, cx);
+            self.finish_req(now, b, None, cx);
             // release what was held behind it, up to the next barrier
             let next = self.first_barrier_seq();
             while let Some(&h) = self.held.front() {
@@ -447,11 +484,23 @@ impl PcieArray {
         }
     }
 
-    fn finish_req(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+    /// Request `ri` finished at `now`; `last`, its transfer that finished
+    /// last (none for a trim or a flush), holds the critical path's
+    /// breakdown.
+    fn finish_req(&mut self, now: Nanos, ri: u32, last: Option<u32>, cx: &mut Cx) {
         let r = &mut self.reqs[ri as usize];
         let seq = r.seq;
-        // time not on the final transfer's critical path counts as queueing
-        cx.done_since_ref(r.id, r.arrival, now, &r.bd);
+        // the breakdown written once, in the completion: the last
+        // transfer's critical path, the wait for a tag, and (in
+        // `queue_rest`) time not on the critical path as queueing
+        cx.done(r.id, now, Breakdown::default());
+        if let Some(c) = cx.completions.last_mut() {
+            if let Some(xi) = last {
+                c.breakdown = self.xbd[xi as usize];
+            }
+            c.breakdown.add(Component::DeviceQueue, r.queued_ns);
+            c.breakdown.queue_rest(now - r.arrival);
+        }
         self.free_reqs.push(ri);
         self.in_device -= 1;
         if self.in_device == 0 {
@@ -529,7 +578,8 @@ impl PcieArray {
         loop {
             let mut started = false;
             for k in 0..nq {
-                let q = (self.rr + k) % nq;
+                // (nq is 1 or 2: a mask, not a division)
+                let q = (self.rr + k) & (nq - 1);
                 let Some(&ri) = self.queues[q].front() else {
                     continue;
                 };
@@ -546,7 +596,7 @@ impl PcieArray {
                         self.queues[q].push_front(ri);
                     }
                 }
-                self.rr = (q + 1) % nq;
+                self.rr = (q + 1) & (nq - 1);
                 started = true;
                 break;
             }
@@ -584,7 +634,7 @@ impl PcieArray {
             // DMA host → buffer: first bytes after the DMA latency, at link rate
             self.buffers_free -= 1;
             self.last_grant_read = false;
-            let dur = xfer_ns(len, self.link_bps);
+            let dur = self.link_t.ns(len);
             let start = self.link[1].reserve(now + self.cfg.dma_latency_ns.write, dur);
             let xm = &mut self.xfers[xi as usize];
             xm.stream_end = start + dur;
@@ -647,7 +697,7 @@ impl PcieArray {
             } else {
                 self.media.read_ns
             };
-        let stream = xfer_ns(x.len, self.cfg.controller_bytes_per_s);
+        let stream = self.ctrl_t.ns(x.len);
         let service = row_ns + stream;
         let lat = if x.write {
             self.cfg.controller_latency_ns.write
@@ -730,8 +780,8 @@ impl PcieArray {
         upstream_end: Nanos,
         lat: Nanos,
     ) -> (Nanos, Nanos) {
-        let dur = xfer_ns(len, self.cfg.ring_bytes_per_s);
-        let window = xfer_ns(len, self.link_bps).max(dur);
+        let dur = self.ring_t.ns(len);
+        let window = self.link_t.ns(len).max(dur);
         let backlog = self.ring.free_at.saturating_sub(now);
         let start = self.ring.reserve(now, dur);
         let first = now + backlog.saturating_sub(window - dur) + lat;
@@ -766,7 +816,7 @@ impl PcieArray {
             self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.read);
         // the out-queue empties as the ring drains it
         self.ctrls[x.ctrl as usize].out_used = false;
-        let dur = xfer_ns(x.len, self.link_bps);
+        let dur = self.link_t.ns(x.len);
         let start = self.link[0].reserve(first, dur);
         let last = (start + dur).max(last_r) + self.cfg.dma_latency_ns.read;
         self.charge_read_stream(now, xi, first, start, dur, last_r);
@@ -855,8 +905,7 @@ impl PcieArray {
         r.pending -= 1;
         if r.pending == 0 && r.done_all_issued {
             // the last transfer to finish defines the critical path
-            r.bd.merge(&self.xbd[xi as usize]);
-            self.finish_req(now, x.req, cx);
+            self.finish_req(now, x.req, Some(xi), cx);
         }
     }
 }

@@ -38,6 +38,8 @@ fn the_study_has_every_row_and_no_unexplained_miss() {
         "Moneta+Spin, instructions per 4 KB read",
         "Moneta+Spin, instructions per 4 KB write",
         "RAID-SSD, software share of 4 KB read latency, QD1",
+        // the disk's long sleeps leave the path cold (host.cold_lines)
+        "RAID-Disk, software share of 4 KB read latency, QD1",
         "HASTE Fig. 4: 4 MB sequential reads, SSD array / Fusion-io",
         "flash reads reach the media (preconditioned)",
     ] {
@@ -148,4 +150,27 @@ fn raid_refs(v: &[String]) -> Vec<&str> {
 
 fn psd_small_fusion() -> &'static [&'static str] {
     SMALL_FUSION
+}
+
+/// The disk array's software share comes from its long sleeps: without the
+/// cold path (host.cold_lines = 0) the same QD1 reads give under half of it.
+#[test]
+fn the_disk_arrays_software_share_is_its_cold_path() {
+    let cold = peers::qd1("raid-disk-16k", &[], "randread", peers::SPAN, 100);
+    let warm = peers::qd1(
+        "raid-disk-16k",
+        &["host.cold_lines=0".to_string()],
+        "randread",
+        peers::SPAN,
+        100,
+    );
+    let (c, w) = (sim(cold), sim(warm));
+    let (sc, sw) = (c.software_share(0), w.software_share(0));
+    assert!(sw < 0.5 * sc, "warm {sw} against cold {sc}");
+    // the refetch stalls the core: no extra instructions
+    let (ic, iw) = (c.instructions(0).unwrap(), w.instructions(0).unwrap());
+    assert!(
+        (ic - iw).abs() < 0.01 * iw,
+        "{ic} against {iw} instructions"
+    );
 }

@@ -184,6 +184,25 @@ pub struct HostConfig {
     /// sim --seed`), or 0 when the host is built without one.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Cold path: a request whose thread was off its core for at least
+    /// this long (from the request's submission to its wake-up), ns, finds
+    /// the IO path's code and data gone from the core's private caches (an
+    /// idle core enters a deep C-state that flushes them; other work
+    /// evicts them on a busy one) and refetches `cold_lines` lines at
+    /// `cold_miss_ns` each, charged to the wake-up. 0 (the default, with
+    /// `cold_lines` 0): off.
+    #[serde(default)]
+    pub cold_after_ns: u64,
+    /// Cache lines (64 B, code and data) one request's path through the
+    /// stack touches, refetched after a cold sleep (`cold_after_ns`).
+    /// Count; 0 (the default): no cold-path cost.
+    #[serde(default)]
+    pub cold_lines: u64,
+    /// Time to refetch one of the `cold_lines`, ns: the latency of the
+    /// level of the hierarchy that still holds them (instruction fetch
+    /// misses stall the front end one after the other, so they add up).
+    #[serde(default)]
+    pub cold_miss_ns: u64,
 }
 
 impl HostConfig {
@@ -221,6 +240,12 @@ pub fn validate(cfg: &HostConfig) -> Result<(), crate::config::ConfigError> {
     }
     crate::config::check_range("host.wakeup_spread", cfg.wakeup_spread, 0.0, 1.0)?;
     crate::config::check_range("host.interrupt_spread", cfg.interrupt_spread, 0.0, 1.0)?;
+    crate::config::check_range("host.cold_lines", cfg.cold_lines, 0, 10_000_000)?;
+    crate::config::check_range("host.cold_miss_ns", cfg.cold_miss_ns, 0, 1_000_000)?;
+    if cfg.cold_lines > 0 {
+        // a cold path needs its threshold: 0 would make every wake-up cold
+        crate::config::check_range("host.cold_after_ns", cfg.cold_after_ns, 1, u64::MAX / 4)?;
+    }
     if let Some(d) = cfg.driver_instructions {
         for (dir, v) in [("read", d.read), ("write", d.write)] {
             crate::config::check_range(
@@ -661,10 +686,15 @@ pub struct Host {
     cpu_ns_by_op: [u64; 4],
     /// The busy-wait part of `cpu_ns_by_op`, ns.
     spin_ns_by_op: [u64; 4],
+    /// The cold-path refetch part of `cpu_ns_by_op` (`cold_lines`), ns:
+    /// stalls, not instructions.
+    cold_ns_by_op: [u64; 4],
     /// Finished requests by operation.
     done_by_op: [u64; 4],
     /// Seeded spread of wake-ups and interrupts (`None`: fixed costs).
     jitter: Option<Jitter>,
+    /// `cold_lines x cold_miss_ns`: a cold wake-up's refetch, ns (0: off).
+    cold_ns: u64,
 }
 
 impl Host {
@@ -675,6 +705,7 @@ impl Host {
         let jitter = Jitter::new(&cfg, cfg.seed.unwrap_or(0));
         Self {
             jitter,
+            cold_ns: cfg.cold_lines * cfg.cold_miss_ns,
             cores_free: cfg.cores,
             costs,
             cfg,
@@ -692,6 +723,7 @@ impl Host {
             core_busy_ns: 0,
             cpu_ns_by_op: [0; 4],
             spin_ns_by_op: [0; 4],
+            cold_ns_by_op: [0; 4],
             done_by_op: [0; 4],
         }
     }
@@ -709,11 +741,14 @@ impl Host {
 
     /// Mean instructions per finished request of `op`:
     /// [`Host::cpu_ns_per_io`] x `ghz` / `cpi`, the busy-wait part of it
-    /// at `ghz` / `spin_cpi` when that is given. `None` without
+    /// at `ghz` / `spin_cpi` when that is given, the cold path's refetch
+    /// stalls (`host.cold_lines`) not at all. `None` without
     /// `host.ghz` and `host.cpi`, or before any request of `op` finished.
     pub fn instructions_per_io(&self, op: Op) -> Option<f64> {
         let ipns = self.cfg.instructions_per_ns()?;
-        let cpu = self.cpu_ns_per_io(op)?;
+        // the cold path's refetches stall the core: time, no instructions
+        let cpu = self.cpu_ns_per_io(op)?
+            - self.cold_ns_by_op[op as usize] as f64 / self.done_by_op[op as usize] as f64;
         Some(match (self.cfg.spin_cpi, self.cfg.ghz) {
             (Some(sc), Some(g)) => {
                 let spin =
@@ -1041,6 +1076,12 @@ impl Host {
                 match &mut self.jitter {
                     Some(j) => j.wakeup(),
                     None => sc.vary_ns,
+                } + if self.cold_ns > 0 && now - h.submitted >= self.cfg.cold_after_ns {
+                    // off its core long enough for the path's lines to be gone
+                    self.cold_ns_by_op[h.io.op as usize] += self.cold_ns;
+                    self.cold_ns
+                } else {
+                    0
                 },
             )),
             Vary::Interrupt => Some((
@@ -1234,7 +1275,51 @@ mod tests {
             wakeup_spread: 0.0,
             interrupt_spread: 0.0,
             seed: None,
+            cold_after_ns: 0,
+            cold_lines: 0,
+            cold_miss_ns: 0,
         }
+    }
+
+    #[test]
+    fn a_long_sleep_finds_the_path_cold() {
+        // 1,000 lines at 20 ns: 20 us more per wake-up after a sleep of
+        // 1 ms or more, nothing after a shorter one
+        let mut c = cfg();
+        c.cold_after_ns = 1_000_000;
+        c.cold_lines = 1000;
+        c.cold_miss_ns = 20;
+        let ios: Vec<_> = (0..4).map(|t| (t, 0)).collect();
+        for (latency, extra) in [(200_000, 0), (5_000_000, 20_000)] {
+            let (done, _) = run(c.clone(), 4, &ios, latency);
+            assert!(
+                done.iter()
+                    .all(|d| d.breakdown.get(Component::Wakeup) == 4000 + extra),
+                "{latency} ns device: {:?}",
+                done.iter()
+                    .map(|d| d.breakdown.get(Component::Wakeup))
+                    .collect::<Vec<_>>()
+            );
+        }
+        // the refetch is stall time on the core, not instructions
+        c.ghz = Some(2.0);
+        c.cpi = Some(1.0);
+        let (_, warm) = run(c.clone(), 4, &ios, 200_000);
+        let (_, cold) = run(c.clone(), 4, &ios, 5_000_000);
+        assert_eq!(
+            warm.instructions_per_io(Op::Read),
+            cold.instructions_per_io(Op::Read)
+        );
+        assert!(cold.cpu_ns_per_io(Op::Read) > warm.cpu_ns_per_io(Op::Read));
+        // off by default: the same slow device, no extra
+        let (done, _) = run(cfg(), 4, &ios, 5_000_000);
+        assert!(done
+            .iter()
+            .all(|d| d.breakdown.get(Component::Wakeup) == 4000));
+        // a cold path without its threshold is refused, naming the key
+        c.cold_after_ns = 0;
+        let e = validate(&c).expect_err("no threshold").to_string();
+        assert!(e.contains("host.cold_after_ns"), "{e}");
     }
 
     /// Run `ios` (thread, submit time) of 4 KB reads on a device of fixed

@@ -11,15 +11,22 @@ use storlab_lab::studies::devices;
 fn devices_rows_and_psd_mix_curve() {
     let (r, _) = reproduce("devices");
     assert_eq!(r.rows.len(), 18, "every published number of the sections");
-    // inputs are only the card's rated bandwidths and the calibrated idle
-    // memory power
+    // inputs are only the card's rated bandwidths, its driver's host cost
+    // (calibrated on the 15 µs write) and the calibrated idle memory power
     let inputs: Vec<&str> = r
         .rows
         .iter()
         .filter(|x| x.input.is_some())
         .map(|x| x.what.as_str())
         .collect();
-    assert_eq!(inputs.len(), 3, "{inputs:?}");
+    assert_eq!(inputs.len(), 4, "{inputs:?}");
+    // the read latency is then a prediction, and holds
+    let read = r
+        .rows
+        .iter()
+        .find(|x| x.what == "placement-flash, QD1 4 KB random read latency")
+        .expect("placement read row");
+    assert!(read.pass && read.input.is_none(), "{}", read.model);
     // the disk with its write cache off writes a sequential stream no
     // faster than it reads it (its data staged ahead of each command:
     // disk.write_through_staging, the model test in peer_devices.rs)

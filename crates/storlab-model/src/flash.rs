@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use crate::breakdown::{Breakdown, Component};
 use crate::config::{check_range, ConfigError};
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
-use crate::ftl::{Ftl, FtlConfig, Geometry, Mapping, NandKind, NONE};
+use crate::ftl::{Div32, Ftl, FtlConfig, Geometry, Mapping, NandKind, NONE};
 use crate::report::{DeviceReport, Utilisation, Wear};
 use crate::units::{xfer_ns, Rw, Timeline};
 
@@ -323,7 +323,8 @@ struct Req {
 /// A NAND operation, held by value in its die's queue and then in the
 /// die's current batch: queues are read front to back, so an op is in
 /// cache when its die starts it (ops in a slab, indexed from the queues,
-/// were a cache miss each).
+/// were a cache miss each). Its times are its batch's, kept once in the
+/// [`Die`] (48 bytes an op, not 72: GC fills a die's queue with hundreds).
 #[derive(Clone, Copy, Debug)]
 struct FOp {
     kind: NandKind,
@@ -340,9 +341,6 @@ struct FOp {
     background: bool,
     prefetch: bool,
     seq: u64,
-    start: Nanos,
-    media_end: Nanos,
-    end: Nanos,
     behind_gc: bool,
 }
 
@@ -353,6 +351,11 @@ struct Die {
     reads: VecDeque<FOp>,
     writes: VecDeque<FOp>,
     cur: Vec<FOp>,
+    /// When the current batch started, and when its array work ends
+    /// (reads: the data is in the page register; programs and erases:
+    /// done).
+    start: Nanos,
+    media_end: Nanos,
     busy_ns: u64,
     background: u32,
 }
@@ -430,7 +433,16 @@ pub struct Ssd {
     unit: u64,
     upp: u32,
     ppd: u32,
-    bpp: u32,
+    /// Division by `upp`, `ppd`, blocks per plane and the page types (shifts or
+    /// multiplies, never a hardware division: several per NAND op).
+    upp_div: Div32,
+    ppd_div: Div32,
+    bpp_div: Div32,
+    types_div: Div32,
+    /// Channel time of `k` units, `k` up to a page (`xfer_ns` of their
+    /// bytes at the bus rate), and of a whole page.
+    xfer_units_ns: Vec<u64>,
+    xfer_page_ns: u64,
     ftl: Ftl,
     dies: Vec<Die>,
     channels: Vec<Timeline>,
@@ -454,6 +466,9 @@ pub struct Ssd {
     pf: BTreeMap<u32, u32>,
     pf_end: u32,
     pf_waiters: Vec<(u32, u32)>,
+    /// First logical unit of each write whose data is on its way in, in
+    /// the order they started (for prefetch hints only).
+    wpipe: VecDeque<u32>,
     stats: Stats,
     spread: Spread,
 }
@@ -487,7 +502,15 @@ impl Ssd {
             unit,
             upp,
             ppd: n.planes_per_die,
-            bpp: n.blocks_per_plane,
+
+            upp_div: Div32::new(upp),
+            ppd_div: Div32::new(n.planes_per_die),
+            bpp_div: Div32::new(n.blocks_per_plane),
+            types_div: Div32::new(n.cell.page_types() as u32),
+            xfer_units_ns: (0..=upp as u64)
+                .map(|k| xfer_ns(k * unit, n.bus_bytes_per_s))
+                .collect(),
+            xfer_page_ns: xfer_ns(n.page_bytes, n.bus_bytes_per_s),
             ftl,
             dies,
             channels: vec![Timeline::default(); n.channels as usize],
@@ -509,10 +532,21 @@ impl Ssd {
             pf: BTreeMap::new(),
             pf_end: 0,
             pf_waiters: Vec::new(),
+            wpipe: VecDeque::new(),
             stats: Stats::default(),
             spread: Spread::new(&cfg.nand, cfg.ftl.seed),
             cfg,
         })
+    }
+
+    /// Channel time of `units` units (`xfer_ns` of their bytes at the
+    /// bus rate).
+    #[inline]
+    fn xfer_units(&self, units: u32) -> u64 {
+        match self.xfer_units_ns.get(units as usize) {
+            Some(&t) => t,
+            None => xfer_ns(units as u64 * self.unit, self.cfg.nand.bus_bytes_per_s),
+        }
     }
 
     /// The FTL (for tests and reports).
@@ -609,6 +643,10 @@ impl Ssd {
     /// Data in over the link, then the controller; `EV_WREADY` when done.
     fn start_write(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
+        // its mapping entry is needed when the data is in (a write that
+        // waited for buffer space may have lost the one fetched at submit)
+        self.ftl.prefetch(r.lpn0);
+        self.wpipe.push_back(r.lpn0);
         let lat = self.cfg.link_latency_ns.write;
         let in_end = self.link_in(now + lat, r.bytes);
         let dur = self.cfg.command_ns.write + r.units as u64 * self.cfg.unit_ns.write;
@@ -641,10 +679,17 @@ impl Ssd {
 
     fn write_ready(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
+        // writes are ready in the order they started (one controller
+        // timeline): the next one's mapping entry has arrived, so fetch
+        // the reverse entry and block it will invalidate (hints only)
+        self.wpipe.pop_front();
+        if let Some(&next) = self.wpipe.front() {
+            self.ftl.prefetch_overwrite(next);
+        }
         for lpn in r.lpn0..r.lpn0 + r.units {
             let ppa = self.ftl.write(lpn);
             if !r.durable {
-                *self.inbuf.entry(ppa / self.upp).or_insert(0) += 1;
+                *self.inbuf.entry(self.upp_div.div(ppa)).or_insert(0) += 1;
             }
             if !self.pf.is_empty() {
                 self.pf.remove(&lpn);
@@ -674,8 +719,8 @@ impl Ssd {
         let mut touched: u64 = 0;
         let mut touched_many = false;
         for o in &ops {
-            let plane = o.block / self.bpp;
-            let die = plane / self.ppd;
+            let plane = self.bpp_div.div(o.block);
+            let die = self.ppd_div.div(plane);
             let seq = if o.kind == NandKind::Program && !o.background {
                 let s = self.prog_seq;
                 self.prog_seq += 1;
@@ -688,7 +733,7 @@ impl Ssd {
                 kind: o.kind,
                 id: NONE,
                 die,
-                plane_bit: 1 << (plane % self.ppd),
+                plane_bit: 1 << self.ppd_div.rem(plane),
                 block: o.block,
                 page: o.page,
                 units: o.units,
@@ -697,9 +742,6 @@ impl Ssd {
                 background: o.background,
                 prefetch: false,
                 seq,
-                start: 0,
-                media_end: 0,
-                end: 0,
                 behind_gc: self.dies[die as usize].background > 0,
             };
             let d = &mut self.dies[die as usize];
@@ -745,7 +787,7 @@ impl Ssd {
                 lpn += 1;
                 continue;
             };
-            let page_g = ppa / self.upp;
+            let page_g = self.upp_div.div(ppa);
             if !self.inbuf.is_empty() && self.inbuf.contains_key(&page_g) {
                 self.stats.buffer_hits += 1;
                 hit_units += 1;
@@ -769,7 +811,7 @@ impl Ssd {
             // consecutive units in the same physical page form one read
             let mut n = 1;
             while lpn + n < last
-                && (ppa + n) % self.upp != 0
+                && self.upp_div.rem(ppa + n) != 0
                 && self.ftl.lookup(lpn + n) == Some(ppa + n)
                 && (self.pf.is_empty() || !self.pf.contains_key(&(lpn + n)))
             {
@@ -813,8 +855,8 @@ impl Ssd {
         cx: &mut Cx,
     ) -> u32 {
         let block = self.ftl.block_of(ppa);
-        let plane = block / self.bpp;
-        let die = plane / self.ppd;
+        let plane = self.bpp_div.div(block);
+        let die = self.ppd_div.div(plane);
         let id = if prefetch {
             let id = self.next_pf_id;
             // READY (u32::MAX) names no op
@@ -827,7 +869,7 @@ impl Ssd {
             kind: NandKind::Read,
             id,
             die,
-            plane_bit: 1 << (plane % self.ppd),
+            plane_bit: 1 << self.ppd_div.rem(plane),
             block,
             page: self.ftl.page_of(ppa),
             units,
@@ -836,9 +878,6 @@ impl Ssd {
             background: false,
             prefetch,
             seq: 0,
-            start: 0,
-            media_end: 0,
-            end: 0,
             behind_gc: self.dies[die as usize].background > 0,
         };
         self.dies[die as usize].reads.push_back(op);
@@ -931,73 +970,59 @@ impl Ssd {
             }
         }
         let n = &self.cfg.nand;
-        let types = n.cell.page_types() as u32;
         let ch = self.dies[di].channel as usize;
         let t0 = now + n.op_overhead_ns;
         let kind = cur[0].kind;
-        let end = match kind {
+        let (end, media_end) = match kind {
             NandKind::Read => {
                 // the planes read together; a page that needs retries
                 // re-reads (array read and transfer to the controller's
                 // ECC) before its data can leave
                 let mut tr = 0;
                 for o in &cur {
-                    let one = n.read_ns[(o.page % types) as usize];
+                    let one = n.read_ns[self.types_div.rem(o.page) as usize];
                     let k = self.spread.retries() as u64;
                     let t = if k == 0 {
                         one
                     } else {
                         self.stats.read_retries += k;
-                        let bytes = o.units as u64 * self.unit;
-                        one + k * (one + xfer_ns(bytes, n.bus_bytes_per_s))
+                        one + k * (one + self.xfer_units(o.units))
                     };
                     tr = tr.max(t);
                 }
                 let t_r = t0 + tr;
                 let mut end = t_r;
-                for o in &mut cur {
-                    let bytes = o.units as u64 * self.unit;
-                    let dur = xfer_ns(bytes, n.bus_bytes_per_s);
+                for o in &cur {
+                    let dur = self.xfer_units(o.units);
                     let s = self.channels[ch].reserve(t_r, dur);
-                    o.start = now;
-                    o.media_end = t_r;
-                    o.end = s + dur;
                     end = end.max(s + dur);
                 }
-                end
+                (end, t_r)
             }
             NandKind::Program => {
                 let mut tp = 0;
                 for o in &cur {
-                    let typ = n.program_ns[(o.page % types) as usize];
+                    let typ = n.program_ns[self.types_div.rem(o.page) as usize];
                     tp = tp.max(self.spread.program(typ));
                 }
                 let mut t = t0;
-                for o in &mut cur {
-                    let dur = xfer_ns(n.page_bytes, n.bus_bytes_per_s);
+                for _ in &cur {
+                    let dur = self.xfer_page_ns;
                     let s = self.channels[ch].reserve(t, dur);
                     t = s + dur;
-                    o.start = now;
                 }
                 let end = t + tp;
-                for o in &mut cur {
-                    o.media_end = end;
-                    o.end = end;
-                }
-                end
+                (end, end)
             }
             NandKind::Erase => {
                 let end = t0 + n.erase_ns;
-                for o in &mut cur {
-                    o.start = now;
-                    o.media_end = end;
-                    o.end = end;
-                }
-                end
+                (end, end)
             }
         };
         let die = &mut self.dies[di];
         die.cur = cur;
+        die.start = now;
+        die.media_end = media_end;
         die.busy = true;
         die.busy_ns += end - now;
         cx.wake(end, Self::tok(EV_DIE, d));
@@ -1098,8 +1123,10 @@ impl Ssd {
             // the critical path from the command's end: die queue, array,
             // channel, link (clamped: read-ahead ops may predate the command)
             let t = rm.t_cmd;
-            let start = o.start.max(t);
-            let media_end = o.media_end.max(start);
+            // `o` is in the batch its die is finishing
+            let die = &self.dies[o.die as usize];
+            let start = die.start.max(t);
+            let media_end = die.media_end.max(start);
             let end = now.max(media_end);
             let mut c = Breakdown::default();
             let q = if o.behind_gc {

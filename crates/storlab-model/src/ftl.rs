@@ -35,9 +35,11 @@ use rand::Rng;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
+mod div;
 pub mod layout;
 mod steady;
 
+pub(crate) use div::Div32;
 use layout::{Layout, Striped, Table};
 pub use steady::AGE_REPLAY_MAX_UNITS;
 
@@ -222,6 +224,10 @@ enum BState {
     Closed,
 }
 
+/// An erase block's state. The greedy buckets' links live here too, not
+/// in arrays of their own: a host write's invalidation changes the valid
+/// count and the bucket of a block at random, and one cache line for both
+/// is one miss instead of four.
 #[derive(Clone, Copy, Debug)]
 struct Block {
     valid: u32,
@@ -232,70 +238,73 @@ struct Block {
     /// preconditioning).
     virt: bool,
     closed_at: u64,
+    /// Greedy buckets: the next and previous block of its bucket, and
+    /// its bucket (NONE when in none).
+    bnext: u32,
+    bprev: u32,
+    bat: u32,
 }
 
 /// Greedy collection's index: per plane, the reclaimable closed blocks in
-/// buckets by valid count (intrusive doubly linked lists), and the lowest
-/// bucket that may be non-empty, so a victim is found without scanning
-/// the plane.
+/// buckets by valid count (intrusive doubly linked lists through
+/// [`Block`]), and the lowest bucket that may be non-empty, so a victim is
+/// found without scanning the plane.
 struct Buckets {
     upb: u32,
     head: Vec<u32>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    /// Bucket of each block, or NONE.
-    at: Vec<u32>,
     low: Vec<u32>,
 }
 
 impl Buckets {
     /// `None` where the allocation fails (the sizes come from the user).
-    fn new(planes: u32, nblocks: usize, upb: u32) -> Option<Self> {
+    fn new(planes: u32, upb: u32) -> Option<Self> {
         Some(Buckets {
             upb,
             head: try_filled(planes as usize * upb as usize, NONE).ok()?,
-            next: try_filled(nblocks, NONE).ok()?,
-            prev: try_filled(nblocks, NONE).ok()?,
-            at: try_filled(nblocks, NONE).ok()?,
             low: try_filled(planes as usize, upb).ok()?,
         })
     }
 
     #[inline]
-    fn insert(&mut self, plane: u32, b: u32, valid: u32) {
+    fn insert(&mut self, blocks: &mut [Block], plane: u32, b: u32, valid: u32) {
         if valid >= self.upb {
             return;
         }
-        debug_assert_eq!(self.at[b as usize], NONE, "block {b} twice in the buckets");
+        debug_assert_eq!(
+            blocks[b as usize].bat, NONE,
+            "block {b} twice in the buckets"
+        );
         let h = (plane * self.upb + valid) as usize;
         let old = self.head[h];
-        self.next[b as usize] = old;
-        self.prev[b as usize] = NONE;
+        let blk = &mut blocks[b as usize];
+        blk.bnext = old;
+        blk.bprev = NONE;
+        blk.bat = valid;
         if old != NONE {
-            self.prev[old as usize] = b;
+            blocks[old as usize].bprev = b;
         }
         self.head[h] = b;
-        self.at[b as usize] = valid;
         let l = &mut self.low[plane as usize];
         *l = (*l).min(valid);
     }
 
     #[inline]
-    fn remove(&mut self, plane: u32, b: u32) {
-        let v = self.at[b as usize];
+    fn remove(&mut self, blocks: &mut [Block], plane: u32, b: u32) {
+        let blk = &mut blocks[b as usize];
+        let v = blk.bat;
         if v == NONE {
             return;
         }
-        let (n, p) = (self.next[b as usize], self.prev[b as usize]);
+        let (n, p) = (blk.bnext, blk.bprev);
+        blk.bat = NONE;
         if p == NONE {
             self.head[(plane * self.upb + v) as usize] = n;
         } else {
-            self.next[p as usize] = n;
+            blocks[p as usize].bnext = n;
         }
         if n != NONE {
-            self.prev[n as usize] = p;
+            blocks[n as usize].bprev = p;
         }
-        self.at[b as usize] = NONE;
     }
 
     /// The greedy victim of `plane`: the block with the fewest valid units,
@@ -328,7 +337,7 @@ impl Buckets {
                     b,
                 );
                 best = best.min(key);
-                b = self.next[b as usize];
+                b = blocks[b as usize].bnext;
             }
             return Some(best.1);
         }
@@ -359,6 +368,11 @@ pub struct FtlCounters {
 pub struct Ftl {
     geo: Geometry,
     upb: u32,
+    /// Division by units per block, units per page and blocks per plane
+    /// (shifts or multiplies: see [`Div32`]).
+    upb_div: Div32,
+    upp_div: Div32,
+    bpp_div: Div32,
     lpns: u32,
     mapping: Mapping,
     policy: GcPolicy,
@@ -476,6 +490,9 @@ impl Ftl {
                 state: BState::Free,
                 virt: false,
                 closed_at: 0,
+                bnext: NONE,
+                bprev: NONE,
+                bat: NONE,
             },
         )
         .map_err(|_| oom())?;
@@ -495,13 +512,16 @@ impl Ftl {
             )
         };
         let buckets = if page && cfg.gc_policy == GcPolicy::Greedy {
-            Some(Buckets::new(geo.planes, nblocks, upb).ok_or_else(oom)?)
+            Some(Buckets::new(geo.planes, upb).ok_or_else(oom)?)
         } else {
             None
         };
         let mut ftl = Self {
             geo,
             upb,
+            upb_div: Div32::new(upb),
+            upp_div: Div32::new(geo.units_per_page),
+            bpp_div: Div32::new(geo.blocks_per_plane),
             lpns: logical_units as u32,
             mapping: cfg.mapping,
             policy: cfg.gc_policy,
@@ -580,7 +600,7 @@ impl Ftl {
 
     #[inline]
     fn plane_of_block(&self, b: u32) -> u32 {
-        b / self.geo.blocks_per_plane
+        self.bpp_div.div(b)
     }
 
     #[inline]
@@ -619,7 +639,7 @@ impl Ftl {
         if let Some(l) = self.p2l.raw(ppa) {
             return l;
         }
-        if !self.blocks[(ppa / self.upb) as usize].virt {
+        if !self.blocks[self.upb_div.div(ppa) as usize].virt {
             return NONE;
         }
         let l = self.layout.lpn(ppa);
@@ -652,6 +672,22 @@ impl Ftl {
     pub fn prefetch(&self, lpn: u32) {
         if self.mapping == Mapping::Page && lpn < self.lpns {
             self.l2p.prefetch(lpn);
+            self.layout.prefetch(lpn);
+        }
+    }
+
+    /// Bring into cache what a host write of `lpn` changes besides its
+    /// own mapping entry: the reverse entry and the block of the unit it
+    /// holds now (a hint: changes nothing). It reads that mapping entry,
+    /// so call it once an earlier [`Self::prefetch`] has brought it.
+    #[inline]
+    pub fn prefetch_overwrite(&self, lpn: u32) {
+        if self.mapping == Mapping::Page && lpn < self.lpns {
+            let old = self.l2p_get(lpn);
+            if old != NONE {
+                self.p2l.prefetch(old);
+                layout::prefetch(&self.blocks[self.block_of(old) as usize]);
+            }
         }
     }
 
@@ -699,13 +735,13 @@ impl Ftl {
     /// Global block of a physical unit.
     #[inline]
     pub fn block_of(&self, ppa: u32) -> u32 {
-        ppa / self.upb
+        self.upb_div.div(ppa)
     }
 
     /// Page (within its block) of a physical unit.
     #[inline]
     pub fn page_of(&self, ppa: u32) -> u32 {
-        (ppa % self.upb) / self.geo.units_per_page
+        self.upp_div.div(self.upb_div.rem(ppa))
     }
 
     /// Host write of logical unit `lpn`; returns its new physical unit.
@@ -764,7 +800,7 @@ impl Ftl {
         if blk.state == BState::Closed {
             let valid = blk.valid;
             if let Some(bk) = &mut self.buckets {
-                bk.insert(b / self.geo.blocks_per_plane, b, valid);
+                bk.insert(&mut self.blocks, self.bpp_div.div(b), b, valid);
             }
         }
     }
@@ -785,7 +821,7 @@ impl Ftl {
         let b = self.open_user[p];
         let ppa = self.bump(b, false);
         // a full page moves host writes on to the next plane
-        if (ppa % self.upb + 1).is_multiple_of(self.geo.units_per_page) {
+        if self.upp_div.rem(self.upb_div.rem(ppa) + 1) == 0 {
             self.cursor = (self.cursor + 1) % self.order.len();
         }
         if self.blocks[b as usize].state == BState::Closed {
@@ -828,8 +864,7 @@ impl Ftl {
     /// Take the next unit of open block `b`; emit its page's program when
     /// the page is full; close the block when it is full.
     fn bump(&mut self, b: u32, background: bool) -> u32 {
-        let upp = self.geo.units_per_page;
-        let upb = self.upb;
+        let (upb, upp_div) = (self.upb, self.upp_div);
         let blk = &mut self.blocks[b as usize];
         let u = blk.next_unit;
         blk.next_unit += 1;
@@ -838,13 +873,13 @@ impl Ftl {
             blk.state = BState::Closed;
             blk.closed_at = self.clock;
         }
-        if (u + 1).is_multiple_of(upp) && self.emit {
+        if upp_div.rem(u + 1) == 0 && self.emit {
             self.ops.push(NandOp {
                 kind: NandKind::Program,
                 block: b,
-                page: u / upp,
+                page: upp_div.div(u),
                 background,
-                units: if background { 0 } else { upp },
+                units: if background { 0 } else { upp_div.d() },
             });
         }
         b * upb + u
@@ -866,9 +901,9 @@ impl Ftl {
         if blk.state == BState::Closed {
             let valid = blk.valid;
             if let Some(bk) = &mut self.buckets {
-                let p = b / self.geo.blocks_per_plane;
-                bk.remove(p, b);
-                bk.insert(p, b, valid);
+                let p = self.bpp_div.div(b);
+                bk.remove(&mut self.blocks, p, b);
+                bk.insert(&mut self.blocks, p, b, valid);
             }
         }
         true
@@ -914,7 +949,7 @@ impl Ftl {
                 blk.closed_at = self.clock;
                 let valid = blk.valid;
                 if let Some(bk) = &mut self.buckets {
-                    bk.insert(b / self.geo.blocks_per_plane, b, valid);
+                    bk.insert(&mut self.blocks, self.bpp_div.div(b), b, valid);
                 }
                 self.open_user[p] = NONE;
             }
@@ -1038,7 +1073,7 @@ impl Ftl {
         let upp = self.geo.units_per_page;
         let base = v * self.upb;
         if let Some(bk) = &mut self.buckets {
-            bk.remove(plane, v);
+            bk.remove(&mut self.blocks, plane, v);
         }
         if self.blocks[v as usize].valid > 0 {
             // The logical units of a run of pages, looked up first and
@@ -1277,10 +1312,6 @@ impl Ftl {
                 return false;
             }
         }
-        let mut pos = vec![0u32; np as usize];
-        for (k, &p) in self.order.iter().enumerate() {
-            pos[p as usize] = k as u32;
-        }
         for k in 0..np {
             let plane = self.order[k as usize];
             let units = units_of(k);
@@ -1309,14 +1340,13 @@ impl Ftl {
         self.clock = n as u64;
         self.mapped = n as u64;
         self.counters.host_units = n as u64;
-        self.layout = Layout::Striped(Striped {
+        self.layout = Layout::Striped(Striped::new(
             n,
-            upp: upp as u32,
-            upb: upb as u32,
-            bpp: bpp as u32,
-            order: self.order.clone(),
-            pos,
-        });
+            upp as u32,
+            upb as u32,
+            bpp as u32,
+            self.order.clone(),
+        ));
         true
     }
 
@@ -1334,10 +1364,10 @@ impl Ftl {
         self.free[plane as usize] = BinaryHeap::from(keys);
         if let Some(bk) = &mut self.buckets {
             for b in lo..lo + bpp {
-                bk.remove(plane, b);
-                let blk = &self.blocks[b as usize];
+                bk.remove(&mut self.blocks, plane, b);
+                let blk = self.blocks[b as usize];
                 if blk.state == BState::Closed {
-                    bk.insert(plane, b, blk.valid);
+                    bk.insert(&mut self.blocks, plane, b, blk.valid);
                 }
             }
         }
@@ -1455,9 +1485,9 @@ impl Ftl {
             if b.state == BState::Free && b.valid != 0 {
                 return Err(format!("free block {i} holds data"));
             }
-            if let Some(bk) = &self.buckets {
+            if self.buckets.is_some() {
                 let want = b.state == BState::Closed && b.valid < self.upb;
-                let at = bk.at[i];
+                let at = b.bat;
                 if want != (at != NONE) || (want && at != b.valid) {
                     return Err(format!(
                         "block {i} ({:?}, {} valid) in greedy bucket {at}",

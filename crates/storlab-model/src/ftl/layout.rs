@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use super::NONE;
+use super::{Div32, NONE};
 
 /// Tables larger than this (bytes of dense `u32` entries) are kept sparse
 /// (a hash map of the written entries): a dense table's pages are touched
@@ -122,10 +122,14 @@ impl Table {
     }
 
     /// Ask the processor to bring entry `i` into cache ahead of its use
-    /// (a hint: no effect on the result, none off x86-64 or for a sparse
-    /// table).
+    /// (a hint: no effect on the result, none off x86-64, for a sparse
+    /// table, or where the summary says the entry was never set, so a
+    /// lookup will not read it).
     #[inline]
     pub(crate) fn prefetch(&self, i: u32) {
+        if i as usize >> SUMMARY_SHIFT >= self.touched.len() * 64 || !self.was_touched(i) {
+            return;
+        }
         if let Entries::Dense(v) = &self.entries {
             if let Some(e) = v.get(i as usize) {
                 prefetch(e);
@@ -189,7 +193,7 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 /// A prefetch hint for the cache line holding `p` (the standard library
 /// has no portable one; the intrinsic never faults, whatever the address).
 #[inline(always)]
-fn prefetch<T>(p: &T) {
+pub(crate) fn prefetch<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -216,6 +220,10 @@ pub(crate) struct Perm {
     a: u64,
     a_inv: u64,
     c: u64,
+    /// `floor(2^64 / n)` (saturated): Barrett reduction modulo `n` with a
+    /// multiply instead of a division (a 128-bit remainder was a library
+    /// call on every lookup of an aged drive).
+    m: u64,
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -243,12 +251,14 @@ impl Perm {
     pub(crate) fn new(n: u64, seed: u64) -> Self {
         if n <= 1 {
             return Perm {
-                n: n.max(1),
+                n: 1,
                 a: 1,
                 a_inv: 1,
                 c: 0,
+                m: u64::MAX,
             };
         }
+        debug_assert!(n <= 1 << 32, "positions are 32-bit");
         let mut a = ((n as f64 * 0.618_033_988_749_895) as u64).max(1) + seed % 64;
         a %= n;
         while a == 0 || gcd(a, n) != 1 {
@@ -259,20 +269,40 @@ impl Perm {
             a,
             a_inv: inverse(a, n),
             c: (seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) % n,
+            m: ((1u128 << 64) / n as u128) as u64,
+        }
+    }
+
+    /// `x mod n` for any `x`: with `m = floor(2^64 / n)` the quotient
+    /// estimate `q = floor(x m / 2^64)` is `floor(x / n)` or one less, so
+    /// `x - q n < 2 n` needs at most one subtraction (exact).
+    #[inline]
+    fn reduce(&self, x: u64) -> u64 {
+        let q = ((x as u128 * self.m as u128) >> 64) as u64;
+        let r = x - q * self.n;
+        if r >= self.n {
+            r - self.n
+        } else {
+            r
         }
     }
 
     /// The image of `x < n`.
     #[inline]
     pub(crate) fn fwd(&self, x: u64) -> u64 {
-        ((self.a as u128 * x as u128 + self.c as u128) % self.n as u128) as u64
+        // a, x, c < n <= 2^32: a x + c < 2^64
+        self.reduce(self.a * x + self.c)
     }
 
     /// The preimage of `y < n`.
     #[inline]
     pub(crate) fn inv(&self, y: u64) -> u64 {
-        let d = (y + self.n - self.c) % self.n;
-        ((self.a_inv as u128 * d as u128) % self.n as u128) as u64
+        let d = if y >= self.c {
+            y - self.c
+        } else {
+            y + self.n - self.c
+        };
+        self.reduce(self.a_inv * d)
     }
 }
 
@@ -281,37 +311,56 @@ impl Perm {
 #[derive(Clone, Debug)]
 pub(crate) struct Striped {
     pub(crate) n: u32,
-    pub(crate) upp: u32,
-    pub(crate) upb: u32,
-    pub(crate) bpp: u32,
     /// Planes in host striping order.
-    pub(crate) order: Vec<u32>,
+    order: Vec<u32>,
     /// Position of each plane in `order`.
-    pub(crate) pos: Vec<u32>,
+    pos: Vec<u32>,
+    upp: Div32,
+    upb: Div32,
+    bpp: Div32,
+    planes: Div32,
 }
 
 impl Striped {
+    /// `n` units written in order over `order`'s planes, `upp` units per
+    /// page, `upb` per block, `bpp` blocks per plane (every address fits
+    /// 32 bits: the FTL checks the raw units do).
+    pub(crate) fn new(n: u32, upp: u32, upb: u32, bpp: u32, order: Vec<u32>) -> Self {
+        let mut pos = vec![0u32; order.len()];
+        for (k, &p) in order.iter().enumerate() {
+            pos[p as usize] = k as u32;
+        }
+        Striped {
+            n,
+            planes: Div32::new(order.len() as u32),
+            order,
+            pos,
+            upp: Div32::new(upp),
+            upb: Div32::new(upb),
+            bpp: Div32::new(bpp),
+        }
+    }
+
     #[inline]
     fn ppa(&self, lpn: u32) -> u32 {
         if lpn >= self.n {
             return NONE;
         }
-        let np = self.order.len() as u64;
-        let (g, s) = ((lpn / self.upp) as u64, (lpn % self.upp) as u64);
-        let plane = self.order[(g % np) as usize] as u64;
-        let u = (g / np) * self.upp as u64 + s;
-        let block = plane * self.bpp as u64 + u / self.upb as u64;
-        (block * self.upb as u64 + u % self.upb as u64) as u32
+        let (g, s) = (self.upp.div(lpn), self.upp.rem(lpn));
+        let plane = self.order[self.planes.rem(g) as usize];
+        let u = self.planes.div(g) * self.upp.d() + s;
+        let block = plane * self.bpp.d() + self.upb.div(u);
+        block * self.upb.d() + self.upb.rem(u)
     }
 
     #[inline]
     fn lpn(&self, ppa: u32) -> u32 {
-        let (b, off) = ((ppa / self.upb) as u64, (ppa % self.upb) as u64);
-        let plane = (b / self.bpp as u64) as usize;
-        let u = (b % self.bpp as u64) * self.upb as u64 + off;
-        let (r, s) = (u / self.upp as u64, u % self.upp as u64);
+        let (b, off) = (self.upb.div(ppa) as u64, self.upb.rem(ppa) as u64);
+        let plane = self.bpp.div(b as u32) as usize;
+        let u = self.bpp.rem(b as u32) as u64 * self.upb.d() as u64 + off;
+        let (r, s) = (u / self.upp.d() as u64, u % self.upp.d() as u64);
         let np = self.order.len() as u64;
-        let l = (r * np + self.pos[plane] as u64) * self.upp as u64 + s;
+        let l = (r * np + self.pos[plane] as u64) * self.upp.d() as u64 + s;
         if l < self.n as u64 {
             l as u32
         } else {
@@ -327,15 +376,37 @@ impl Striped {
 pub(crate) struct Shuffled {
     n: u32,
     upb: u32,
+    upb_div: Div32,
     perm: Perm,
-    base: Vec<u32>,
-    count: Vec<u32>,
-    /// `start[j]`: the last block whose `base` is at most `j << shift`, so
-    /// a position's block is found by a step or two forward from it
-    /// instead of a binary search over all blocks (a chain of dependent
-    /// cache misses on every lookup).
-    start: Vec<u32>,
+    /// Per block, its first position and its count, side by side (one
+    /// cache line for both).
+    span: Vec<Span>,
+    /// `steps[j]`: the last block whose `base` is at most `j << shift`,
+    /// with its span and the next block's base, so a position's block is
+    /// found in one cache line (rarely a step or two forward from it)
+    /// instead of a binary search over all blocks, or three dependent
+    /// cache misses (index, next base, count).
+    steps: Vec<Step>,
     shift: u32,
+}
+
+/// A block's positions: `base..base + count`.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    base: u32,
+    count: u32,
+}
+
+/// An entry of [`Shuffled::steps`] (16 bytes, aligned: never split over
+/// two cache lines).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(16))]
+struct Step {
+    block: u32,
+    base: u32,
+    count: u32,
+    /// The next block's base (`u32::MAX` for the last block).
+    next: u32,
 }
 
 impl Shuffled {
@@ -344,39 +415,72 @@ impl Shuffled {
     /// `perm`.
     pub(crate) fn new(n: u32, upb: u32, perm: Perm, base: Vec<u32>, count: Vec<u32>) -> Self {
         debug_assert_eq!(base.first(), Some(&0));
+        debug_assert_eq!(base.len(), count.len());
+        let span: Vec<Span> = base
+            .iter()
+            .zip(&count)
+            .map(|(&base, &count)| Span { base, count })
+            .collect();
         // a step of at most the mean count per block
-        let mean = (n as u64 / base.len().max(1) as u64).max(1);
+        let mean = (n as u64 / span.len().max(1) as u64).max(1);
         let shift = 63 - mean.leading_zeros();
-        let steps = (n as u64 >> shift) as usize + 1;
-        let mut start = Vec::with_capacity(steps);
+        let nsteps = (n as u64 >> shift) as usize + 1;
+        let mut steps = Vec::with_capacity(nsteps);
         let mut b = 0usize;
-        for j in 0..steps as u64 {
+        for j in 0..nsteps as u64 {
             let pos = j << shift;
-            while b + 1 < base.len() && base[b + 1] as u64 <= pos {
+            while b + 1 < span.len() && span[b + 1].base as u64 <= pos {
                 b += 1;
             }
-            start.push(b as u32);
+            steps.push(Step {
+                block: b as u32,
+                base: span[b].base,
+                count: span[b].count,
+                next: span.get(b + 1).map_or(u32::MAX, |s| s.base),
+            });
         }
         Shuffled {
             n,
             upb,
+            upb_div: Div32::new(upb),
             perm,
-            base,
-            count,
-            start,
+            span,
+            steps,
             shift,
         }
     }
 
-    /// The last block whose `base` is at most `pos`.
+    /// The last block whose `base` is at most `pos`, with its span.
     #[inline]
-    fn block_at(&self, pos: u32) -> usize {
-        let mut b = self.start[(pos >> self.shift) as usize] as usize;
-        while b + 1 < self.base.len() && self.base[b + 1] <= pos {
-            b += 1;
+    fn block_at(&self, pos: u32) -> (usize, Span) {
+        let s = &self.steps[(pos >> self.shift) as usize];
+        let found = if pos < s.next {
+            (
+                s.block as usize,
+                Span {
+                    base: s.base,
+                    count: s.count,
+                },
+            )
+        } else {
+            let mut b = s.block as usize + 1;
+            while b + 1 < self.span.len() && self.span[b + 1].base <= pos {
+                b += 1;
+            }
+            (b, self.span[b])
+        };
+        debug_assert_eq!(found.0, self.span.partition_point(|x| x.base <= pos) - 1);
+        found
+    }
+
+    /// Bring the index entry of `lpn`'s position into cache ahead of a
+    /// lookup (a hint).
+    #[inline]
+    fn prefetch(&self, lpn: u32) {
+        if lpn < self.n {
+            let pos = self.perm.fwd(lpn as u64) as u32;
+            prefetch(&self.steps[(pos >> self.shift) as usize]);
         }
-        debug_assert_eq!(b, self.base.partition_point(|&x| x <= pos) - 1);
-        b
     }
 
     #[inline]
@@ -385,25 +489,34 @@ impl Shuffled {
             return NONE;
         }
         let pos = self.perm.fwd(lpn as u64) as u32;
-        let b = self.block_at(pos);
-        let slot = (pos - self.base[b]) as u64;
-        let unit = slot * self.upb as u64 / self.count[b] as u64;
+        let (b, sp) = self.block_at(pos);
+        let slot = (pos - sp.base) as u64;
+        let unit = slot * self.upb as u64 / sp.count as u64;
         (b as u64 * self.upb as u64 + unit) as u32
     }
 
     #[inline]
     fn lpn(&self, ppa: u32) -> u32 {
-        let (b, u) = ((ppa / self.upb) as usize, (ppa % self.upb) as u64);
-        let c = self.count[b] as u64;
+        let (b, u) = (self.upb_div.div(ppa) as usize, self.upb_div.rem(ppa) as u64);
+        let sp = self.span[b];
+        let c = sp.count as u64;
         if c == 0 {
             return NONE;
         }
         let upb = self.upb as u64;
-        let slot = (u * c).div_ceil(upb);
-        if slot >= c || slot * upb / c != u {
+        // the slot whose unit `slot * upb / c` is `u`, if any: the
+        // least slot at or after `u c / upb`, and it is `u`'s exactly when
+        // `slot * upb < (u + 1) c` (no division by the block's count)
+        let slot = if upb < 1 << 16 {
+            // u c + upb - 1 < upb^2: 32-bit
+            self.upb_div.div((u * c + upb - 1) as u32) as u64
+        } else {
+            (u * c).div_ceil(upb)
+        };
+        if slot >= c || slot * upb >= (u + 1) * c {
             return NONE;
         }
-        self.perm.inv(self.base[b] as u64 + slot) as u32
+        self.perm.inv(sp.base as u64 + slot) as u32
     }
 }
 
@@ -439,6 +552,14 @@ impl Layout {
         }
     }
 
+    /// Bring what a lookup of `lpn` reads into cache (a hint).
+    #[inline]
+    pub(crate) fn prefetch(&self, lpn: u32) {
+        if let Layout::Shuffled(s) = self {
+            s.prefetch(lpn);
+        }
+    }
+
     /// Logical units `0..n` the layout maps.
     #[inline]
     pub(crate) fn covers(&self, lpn: u32) -> bool {
@@ -466,6 +587,22 @@ mod tests {
                 seen[y as usize] = true;
                 assert_eq!(p.inv(y), x);
             }
+        }
+        // the reduction is exact against 128-bit arithmetic, up to
+        // 32-bit sizes
+        for n in [2u64, 3, 1 << 20, (1 << 32) - 5, 1 << 32, 16_777_216 + 7] {
+            let p = Perm::new(n, 7);
+            let mut x = 0x1234_5678u64 % n;
+            for _ in 0..1000 {
+                let want = ((p.a as u128 * x as u128 + p.c as u128) % n as u128) as u64;
+                assert_eq!(p.fwd(x), want, "n {n} x {x}");
+                assert_eq!(p.inv(want), x, "n {n} y {want}");
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407)
+                    % n;
+            }
+            assert_eq!(p.inv(p.fwd(n - 1)), n - 1);
         }
         // neighbours land far apart
         let p = Perm::new(1000, 1);
@@ -527,7 +664,7 @@ mod tests {
         let l = Shuffled::new(s, upb, Perm::new(s as u64, 9), base.clone(), count.clone());
         for pos in 0..s {
             assert_eq!(
-                l.block_at(pos),
+                l.block_at(pos).0,
                 base.partition_point(|&x| x <= pos) - 1,
                 "position {pos}"
             );

@@ -170,7 +170,6 @@ fn a_memory_latency_beyond_a_second_is_refused_by_name() {
         "haste-dram",
         &["pcie.memory_latency_ns={ read = 2000000000, write = 0 }".to_string()],
     )
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     assert!(e.to_string().contains("pcie.memory_latency_ns.read"), "{e}");
 }

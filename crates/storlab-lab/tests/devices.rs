@@ -12,14 +12,15 @@ fn devices_rows_and_psd_mix_curve() {
     let (r, _) = reproduce("devices");
     assert_eq!(r.rows.len(), 18, "every published number of the sections");
     // inputs are only the card's rated bandwidths, its driver's host cost
-    // (calibrated on the 15 µs write) and the calibrated idle memory power
+    // (calibrated on the 15 µs write), the calibrated idle memory power and
+    // the PSD host's software factor (calibrated on the 19x write / read gap)
     let inputs: Vec<&str> = r
         .rows
         .iter()
         .filter(|x| x.input.is_some())
         .map(|x| x.what.as_str())
         .collect();
-    assert_eq!(inputs.len(), 4, "{inputs:?}");
+    assert_eq!(inputs.len(), 5, "{inputs:?}");
     // the read latency is then a prediction, and holds
     let read = r
         .rows

@@ -100,15 +100,14 @@ fn psd_rows_and_queue_depth_curves() {
     };
     let (reads, writes) = (curve("reads"), curve("writes"));
     assert_eq!(writes.len(), storlab_lab::studies::psd::DEPTHS.len());
-    // depths 1, 2, 4, ..., 64: writes gain at every doubling, 5x in all
+    // depths 1, 2, 4, ..., 64: writes gain at every doubling (the study's
+    // best came at 64), levelling off as the three boards' program budget
+    // fills (ssd.nand.programs_per_channel), 2.5x in all
     for w in writes[..7].windows(2) {
-        assert!(
-            w[1] > w[0] * 1.1,
-            "writes should grow with iodepth: {writes:?}"
-        );
+        assert!(w[1] > w[0], "writes should grow with iodepth: {writes:?}");
     }
     assert!(
-        writes[6] > 5.0 * writes[0],
+        writes[6] > 2.5 * writes[0],
         "QD64 far above QD1: {writes:?}"
     );
     assert!(

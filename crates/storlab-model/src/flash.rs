@@ -129,6 +129,15 @@ pub struct NandConfig {
     /// the mean stays `program_ns`. 0 (the default): no spread; 0 to 1.
     #[serde(default)]
     pub program_spread: f64,
+    /// Dies of one channel that may program at once (a supply or power
+    /// budget: PCM programs by melting cells, with far more current than
+    /// a read, so a board's regulator lets only so many chips program
+    /// together). A program that would exceed it waits, at the head of its
+    /// die's write queue, until one on its channel ends; reads are not
+    /// limited. 0 (the default): no limit, nothing counted. 0 to
+    /// `dies_per_channel`.
+    #[serde(default)]
+    pub programs_per_channel: u32,
 }
 
 /// `[ssd]`: the drive's front end, with its array and FTL.
@@ -195,6 +204,12 @@ pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
     )?;
     check_range("ssd.nand.read_retry_max", n.read_retry_max, 0, 64)?;
     check_range("ssd.nand.program_spread", n.program_spread, 0.0, 1.0)?;
+    check_range(
+        "ssd.nand.programs_per_channel",
+        n.programs_per_channel,
+        0,
+        n.dies_per_channel,
+    )?;
     check_range(
         "ssd.ftl.gc_threshold_blocks",
         cfg.ftl.gc_threshold_blocks,
@@ -446,6 +461,9 @@ pub struct Ssd {
     ftl: Ftl,
     dies: Vec<Die>,
     channels: Vec<Timeline>,
+    /// Dies programming on each channel (counted only with
+    /// `programs_per_channel` set).
+    programming: Vec<u32>,
     link: [Timeline; 2],
     ctrl: Timeline,
     reqs: Vec<Req>,
@@ -514,6 +532,7 @@ impl Ssd {
             ftl,
             dies,
             channels: vec![Timeline::default(); n.channels as usize],
+            programming: vec![0; n.channels as usize],
             link: [Timeline::default(); 2],
             ctrl: Timeline::default(),
             reqs: Vec::new(),
@@ -927,6 +946,9 @@ impl Ssd {
             return;
         }
         let from_reads = !self.dies[di].reads.is_empty();
+        if !from_reads && self.program_blocked(di) {
+            return;
+        }
         let mut cur = std::mem::take(&mut self.dies[di].cur);
         {
             let die = &mut self.dies[di];
@@ -1012,6 +1034,9 @@ impl Ssd {
                     t = s + dur;
                 }
                 let end = t + tp;
+                if self.cfg.nand.programs_per_channel > 0 {
+                    self.programming[ch] += 1;
+                }
                 (end, end)
             }
             NandKind::Erase => {
@@ -1031,6 +1056,7 @@ impl Ssd {
     fn die_done(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
         let di = d as usize;
         let cur = std::mem::take(&mut self.dies[di].cur);
+        let programmed = cur[0].kind == NandKind::Program;
         for &o in &cur {
             self.finish_op(now, o, cx);
         }
@@ -1039,7 +1065,38 @@ impl Ssd {
         let die = &mut self.dies[di];
         die.cur = cur;
         die.busy = false;
-        self.start_die(now, d, cx);
+        if programmed && self.cfg.nand.programs_per_channel > 0 {
+            self.program_slot_freed(now, d, cx);
+        } else {
+            self.start_die(now, d, cx);
+        }
+    }
+
+    /// With `programs_per_channel` set: whether die `di`'s next write-queue
+    /// operation is a program its channel has no room for. Off: never.
+    #[inline]
+    fn program_blocked(&self, di: usize) -> bool {
+        let limit = self.cfg.nand.programs_per_channel;
+        limit > 0
+            && self.dies[di].writes.front().map(|o| o.kind) == Some(NandKind::Program)
+            && self.programming[self.dies[di].channel as usize] >= limit
+    }
+
+    /// A program on die `d` ended: release its channel's slot and start
+    /// the channel's idle dies in turn from the next one, `d` itself last
+    /// (round robin, so no die starves), each of which may take the slot.
+    fn program_slot_freed(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
+        let n = self.cfg.nand.dies_per_channel;
+        let ch = self.dies[d as usize].channel;
+        self.programming[ch as usize] -= 1;
+        let first = ch * n;
+        // `d` is idle now, so it is started (last) by this loop
+        for k in 1..=n {
+            let e = first + (d - first + k) % n;
+            if !self.dies[e as usize].busy {
+                self.start_die(now, e, cx);
+            }
+        }
     }
 
     fn finish_op(&mut self, now: Nanos, o: FOp, cx: &mut Cx) {

@@ -405,6 +405,65 @@ struct MOp {
     phase: u64,
 }
 
+/// The drive's queue of media operations in arrival order, with O(1)
+/// removal from anywhere: a taken slot is left empty, and the holes are
+/// squeezed out (order kept) once they outnumber the live entries. The
+/// order matters (the schedulers break ties by position), and a write
+/// cache's destages queue thousands, so `Vec::remove`'s shift of every
+/// later entry was most of a random-write run's time. Hand-written: the
+/// standard collections either shift (`Vec`, `VecDeque`) or do not keep
+/// positions comparable (`swap_remove`, slabs).
+#[derive(Clone, Debug, Default)]
+struct MQueue {
+    slots: Vec<Option<MOp>>,
+    /// Slots before `head` are all empty.
+    head: usize,
+    live: usize,
+}
+
+impl MQueue {
+    fn push(&mut self, op: MOp) {
+        self.slots.push(Some(op));
+        self.live += 1;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// The live entries with their positions, in arrival order (positions
+    /// grow with arrival, so ordering by them is ordering by arrival).
+    fn iter(&self) -> impl Iterator<Item = (usize, &MOp)> {
+        self.slots[self.head..]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| o.as_ref().map(|op| (self.head + i, op)))
+    }
+
+    fn get(&self, i: usize) -> &MOp {
+        self.slots[i].as_ref().expect("a live entry")
+    }
+
+    /// Take the entry at position `i` (from `iter`); positions of the
+    /// others stay valid until the next `take`.
+    fn take(&mut self, i: usize) -> MOp {
+        let op = self.slots[i].take().expect("a live entry");
+        self.live -= 1;
+        if self.live == 0 {
+            self.slots.clear();
+            self.head = 0;
+        } else if self.slots.len() > 64 && self.slots.len() > 2 * self.live {
+            self.slots.retain(Option::is_some);
+            self.head = 0;
+        } else {
+            while self.slots[self.head].is_none() {
+                self.head += 1;
+            }
+        }
+        op
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Req {
     id: u64,
@@ -452,7 +511,7 @@ pub struct Disk {
     cur_start: Nanos,
     /// The running unstaged write's data transfer (link wait included).
     cur_data_ns: u64,
-    queue: Vec<MOp>,
+    queue: MQueue,
     link: Timeline,
     reqs: Vec<Req>,
     free: Vec<u32>,
@@ -481,7 +540,7 @@ impl Disk {
             cur: None,
             cur_start: 0,
             cur_data_ns: 0,
-            queue: Vec::new(),
+            queue: MQueue::default(),
             link: Timeline::default(),
             reqs: Vec::new(),
             free: Vec::new(),
@@ -598,16 +657,19 @@ impl Disk {
         }
         self.stop_read_ahead(now);
         let pick = match self.cfg.scheduler {
-            DiskScheduler::Fifo => 0,
+            DiskScheduler::Fifo => self.queue.iter().next().expect("non-empty").0,
             DiskScheduler::Sptf => {
-                let oldest = (0..self.queue.len())
-                    .min_by_key(|&i| (self.queue[i].arrival, i))
-                    .expect("non-empty");
-                if now.saturating_sub(self.queue[oldest].arrival) > self.cfg.starvation_ns {
+                let oldest = self
+                    .queue
+                    .iter()
+                    .min_by_key(|&(i, op)| (op.arrival, i))
+                    .expect("non-empty")
+                    .0;
+                if now.saturating_sub(self.queue.get(oldest).arrival) > self.cfg.starvation_ns {
                     oldest
                 } else {
                     let mut best = (u64::MAX, 0);
-                    for (i, op) in self.queue.iter().enumerate() {
+                    for (i, op) in self.queue.iter() {
                         // skip, exactly, what cannot beat the best so far:
                         // the seek alone, rounded, is at least the rounded
                         // bound, and the rotation adds to it (a queue of a
@@ -624,19 +686,21 @@ impl Disk {
                     // the pruning changes nothing: the full scan agrees
                     debug_assert_eq!(
                         best.1,
-                        (0..self.queue.len())
-                            .min_by_key(|&i| {
-                                let (s, r) = self.positioning(now, &self.queue[i]);
+                        self.queue
+                            .iter()
+                            .min_by_key(|&(i, op)| {
+                                let (s, r) = self.positioning(now, op);
                                 (s + r, i)
                             })
-                            .expect("non-empty"),
+                            .expect("non-empty")
+                            .0,
                         "pruned SPTF picked differently"
                     );
                     best.1
                 }
             }
         };
-        let op = self.queue.remove(pick);
+        let op = self.queue.take(pick);
         let (seek, mut rot) = self.positioning(now, &op);
         self.cur_data_ns = 0;
         if op.write && op.req != NOREQ && !self.cfg.write_through_staging {
@@ -952,7 +1016,7 @@ impl Device for Disk {
         let end = (offset + len.max(1)).div_ceil(self.sector);
         self.cur
             .iter()
-            .chain(self.queue.iter())
+            .chain(self.queue.iter().map(|(_, op)| op))
             .any(|op| op.req == NOREQ && op.lba < end && lba < op.lba + op.n)
     }
 
@@ -990,5 +1054,61 @@ impl Device for Disk {
                 ("cylinders".into(), self.geo.cylinders as f64),
             ],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MOp, MQueue};
+
+    fn op(lba: u64) -> MOp {
+        MOp {
+            lba,
+            n: 1,
+            write: true,
+            req: 0,
+            arrival: lba,
+            cyl: 0,
+            head: 0,
+            phase: 0,
+        }
+    }
+
+    /// Taking from anywhere keeps the others in arrival order, across the
+    /// squeezes that drop the holes, exactly as `Vec::remove` would.
+    #[test]
+    fn the_queue_keeps_arrival_order_through_takes() {
+        let mut q = MQueue::default();
+        let mut model: Vec<u64> = Vec::new();
+        let mut next = 0u64;
+        let mut x = 12345u64;
+        for step in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // grow for 2,500 steps, then mostly drain (the squeezes happen there)
+            let push = if step < 2500 {
+                (x >> 33) % 3 != 0
+            } else {
+                (x >> 33) % 4 == 0
+            };
+            if model.is_empty() || push || step < 300 {
+                q.push(op(next));
+                model.push(next);
+                next += 1;
+            } else {
+                let k = (x >> 20) as usize % model.len();
+                let (pos, o) = q.iter().nth(k).expect("as many entries as the model");
+                assert_eq!(o.lba, model[k]);
+                assert_eq!(q.take(pos).lba, model.remove(k));
+            }
+            let got: Vec<u64> = q.iter().map(|(_, o)| o.lba).collect();
+            assert_eq!(got, model, "step {step}");
+            assert_eq!(q.is_empty(), model.is_empty());
+        }
+        assert!(
+            q.slots.len() <= 2 * q.live.max(64),
+            "holes are squeezed out"
+        );
     }
 }

@@ -1088,9 +1088,9 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             // grow for 2,500 steps, then mostly drain (the squeezes happen there)
             let push = if step < 2500 {
-                (x >> 33) % 3 != 0
+                !(x >> 33).is_multiple_of(3)
             } else {
-                (x >> 33) % 4 == 0
+                (x >> 33).is_multiple_of(4)
             };
             if model.is_empty() || push || step < 300 {
                 q.push(op(next));

@@ -53,14 +53,20 @@ def test_a_lost_worker_loses_no_point(client):
 
     fio = {"rw": "randrw", "number_ios": 4000}
     local = storlab.sweep("moneta-spin", vary=VARY, fio=fio, seed=5)
-    pids = list(client.run(os.getpid).values())
+    addr, pid = next(iter(client.run(os.getpid).items()))
     finished = threading.Event()
     killed_while_running = []
 
     def kill_one():
-        time.sleep(0.5)
+        # kill the worker as soon as it runs one of the sweep's points (not
+        # after a fixed time: a faster simulator ended the sweep first)
+        deadline = time.monotonic() + 60
+        while not finished.is_set() and time.monotonic() < deadline:
+            if client.processing(workers=[addr]).get(addr):
+                break
+            time.sleep(0.005)
         killed_while_running.append(not finished.is_set())
-        os.kill(pids[0], signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
 
     t = threading.Thread(target=kill_one)
     t.start()

@@ -179,21 +179,17 @@ pub fn prepare() -> Prepared {
              what served them is not published",
             THREADS as f64 / (df * 1e-6)
         ))];
-        for name in ["raid-ssd", "fusion-io"] {
+        for (name, lo, hi) in [
+            ("raid-ssd", 1_000.0, 4_000.0),
+            ("fusion-io", 1_000.0, 4_000.0),
+            ("ddr-pcm", 516.0, 683.0),
+            ("ddr-sttm", 516.0, 683.0),
+        ] {
             rows.push(Row::between(
                 format!("{name}: slowdown against DRAM, array {big}"),
                 slow[dev(name)][last],
-                1_000.0,
-                4_000.0,
-                "x",
-            ));
-        }
-        for name in ["ddr-pcm", "ddr-sttm"] {
-            rows.push(Row::between(
-                format!("{name}: slowdown against DRAM, array {big}"),
-                slow[dev(name)][last],
-                516.0,
-                683.0,
+                lo,
+                hi,
                 "x",
             ));
         }

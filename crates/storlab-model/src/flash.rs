@@ -48,6 +48,7 @@ use serde::{Deserialize, Serialize};
 use crate::breakdown::{Breakdown, Component};
 use crate::config::{check_range, ConfigError};
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
+use crate::ftl::mapcache::MapCache;
 use crate::ftl::{Div32, Ftl, FtlConfig, Geometry, Mapping, NandKind, NONE};
 use crate::report::{DeviceReport, Utilisation, Wear};
 use crate::units::{xfer_ns, Rw, Timeline};
@@ -268,6 +269,7 @@ pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
             format!("{} is smaller than one page", cfg.write_buffer_bytes),
         );
     }
+    cfg.ftl.map_cache.validate(n.page_bytes)?;
     let (geo, _) = geometry(cfg);
     Ftl::check_fit(&cfg.ftl, geo, capacity / cfg.ftl.map_unit_bytes).map_err(|e| {
         ConfigError::Invalid {
@@ -333,6 +335,8 @@ struct Req {
     crit: Breakdown,
     durable: bool,
     background_wait: bool,
+    /// Translation pages this read still waits for (cached mapping table).
+    map_wait: u32,
 }
 
 /// A NAND operation, held by value in its die's queue and then in the
@@ -357,6 +361,8 @@ struct FOp {
     prefetch: bool,
     seq: u64,
     behind_gc: bool,
+    /// A translation page's read or program (cached mapping table).
+    map: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -390,6 +396,8 @@ struct Stats {
     buffer_waits: u64,
     host_read_units: u64,
     read_retries: u64,
+    map_reads: u64,
+    map_programs: u64,
 }
 
 /// The NAND array's physical variations (read retries, program time),
@@ -489,6 +497,10 @@ pub struct Ssd {
     wpipe: VecDeque<u32>,
     stats: Stats,
     spread: Spread,
+    /// The cached mapping table (`ssd.ftl.map_cache`; `None` when off).
+    map: Option<MapCache>,
+    /// Mapping units a translation page moves over the channel.
+    map_units: u32,
 }
 
 impl Ssd {
@@ -506,6 +518,11 @@ impl Ssd {
                 }
             })?;
         ftl.precondition(cfg.ftl.precondition, cfg.ftl.fullness);
+        let mc = &cfg.ftl.map_cache;
+        let map = mc
+            .on()
+            .then(|| MapCache::new(mc, ftl.logical_units(), cfg.ftl.precondition));
+        let map_units = mc.flash_page_bytes().div_ceil(unit).max(1) as u32;
         let n = &cfg.nand;
         let ndies = (n.channels * n.dies_per_channel) as usize;
         let dies = (0..ndies)
@@ -554,6 +571,8 @@ impl Ssd {
             wpipe: VecDeque::new(),
             stats: Stats::default(),
             spread: Spread::new(&cfg.nand, cfg.ftl.seed),
+            map,
+            map_units,
             cfg,
         })
     }
@@ -668,7 +687,12 @@ impl Ssd {
         self.wpipe.push_back(r.lpn0);
         let lat = self.cfg.link_latency_ns.write;
         let in_end = self.link_in(now + lat, r.bytes);
-        let dur = self.cfg.command_ns.write + r.units as u64 * self.cfg.unit_ns.write;
+        let map_ns = if self.map.is_some() {
+            self.map_write(now, r.lpn0, r.units, cx)
+        } else {
+            0
+        };
+        let dur = self.cfg.command_ns.write + r.units as u64 * self.cfg.unit_ns.write + map_ns;
         let s = self.ctrl.reserve(in_end, dur);
         let rm = &mut self.reqs[ri as usize];
         let waited = (now - rm.arrival).saturating_sub(rm.bd.total());
@@ -682,7 +706,8 @@ impl Ssd {
         }
         rm.bd.add(Component::Link, in_end - now);
         rm.bd.add(Component::DeviceQueue, s - in_end);
-        rm.bd.add(Component::Controller, dur);
+        rm.bd.add(Component::Controller, dur - map_ns);
+        rm.bd.add(Component::Media, map_ns);
         cx.wake(s + dur, Self::tok(EV_WREADY, ri));
     }
 
@@ -762,6 +787,7 @@ impl Ssd {
                 prefetch: false,
                 seq,
                 behind_gc: self.dies[die as usize].background > 0,
+                map: false,
             };
             let d = &mut self.dies[die as usize];
             if o.background {
@@ -793,6 +819,14 @@ impl Ssd {
     /// A read's command is parsed: serve each unit from the buffer,
     /// read-ahead or its die.
     fn read_cmd(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        if self.map.is_some() && self.map_read(now, ri, cx) {
+            return;
+        }
+        self.read_data(now, ri, cx);
+    }
+
+    /// The read's mapping entries are at hand: serve each unit.
+    fn read_data(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
         let last = r.lpn0 + r.units;
         let mut hit_units = 0u64;
@@ -898,6 +932,7 @@ impl Ssd {
             prefetch,
             seq: 0,
             behind_gc: self.dies[die as usize].background > 0,
+            map: false,
         };
         self.dies[die as usize].reads.push_back(op);
         self.start_die(now, die, cx);
@@ -1100,6 +1135,10 @@ impl Ssd {
     }
 
     fn finish_op(&mut self, now: Nanos, o: FOp, cx: &mut Cx) {
+        if o.map {
+            self.map_op_done(now, o, cx);
+            return;
+        }
         if o.background {
             self.dies[o.die as usize].background -= 1;
         }
@@ -1167,6 +1206,124 @@ impl Ssd {
                 self.unjam(now, cx);
             }
             NandKind::Erase => self.stats.erases += 1,
+        }
+    }
+
+    /// Cached mapping table, write path: the write's entries are updated
+    /// by the controller's one FTL thread, which waits while it makes room
+    /// (programs an evicted dirty translation page: the directory may point
+    /// at the new copy only once it is durable) and reads a missing page.
+    /// Returns that synchronous time (each operation's own duration; the
+    /// operations also occupy their dies).
+    fn map_write(&mut self, now: Nanos, lpn0: u32, units: u32, cx: &mut Cx) -> u64 {
+        let Some(m) = self.map.as_mut() else {
+            return 0;
+        };
+        if units == 0 {
+            return 0;
+        }
+        let (t0, t1, fragments) = m.begin(lpn0, units, true);
+        let n = &self.cfg.nand;
+        let wb_ns = n.op_overhead_ns + self.xfer_page_ns + n.program_ns[0];
+        let load_ns = n.op_overhead_ns + n.read_ns[0] + self.xfer_units(self.map_units);
+        let mut ns = 0;
+        for t in t0..=t1 {
+            let a = match self.map.as_mut() {
+                Some(m) => m.touch(t, true, fragments),
+                None => break,
+            };
+            if let Some(v) = a.writeback {
+                ns += wb_ns;
+                self.queue_map_op(now, NandKind::Program, v, NONE, cx);
+            }
+            if let Some(t) = a.load {
+                ns += load_ns;
+                self.queue_map_op(now, NandKind::Read, t, NONE, cx);
+            }
+        }
+        ns
+    }
+
+    /// Cached mapping table, read path: queue the reads of the request's
+    /// missing translation pages (and the write-back of dirty pages
+    /// evicted for them); the controller serves other commands meanwhile.
+    /// True when the request waits for them.
+    fn map_read(&mut self, now: Nanos, ri: u32, cx: &mut Cx) -> bool {
+        let r = self.reqs[ri as usize];
+        let Some(m) = self.map.as_mut() else {
+            return false;
+        };
+        if r.units == 0 {
+            return false;
+        }
+        let (t0, t1, _) = m.begin(r.lpn0, r.units, false);
+        let mut wait = 0;
+        for t in t0..=t1 {
+            let a = match self.map.as_mut() {
+                Some(m) => m.touch(t, false, false),
+                None => break,
+            };
+            if let Some(v) = a.writeback {
+                self.queue_map_op(now, NandKind::Program, v, NONE, cx);
+            }
+            if let Some(t) = a.load {
+                wait += 1;
+                self.queue_map_op(now, NandKind::Read, t, ri, cx);
+            }
+        }
+        self.reqs[ri as usize].map_wait = wait;
+        wait > 0
+    }
+
+    /// Queue translation page `t`'s read or program on its die (pages
+    /// striped over the planes, in each plane's first block, page 0: the
+    /// fast page type); `req` is the read waiting for it, or `NONE`.
+    fn queue_map_op(&mut self, now: Nanos, kind: NandKind, t: u32, req: u32, cx: &mut Cx) {
+        let plane = t % self.ftl.geometry().planes;
+        let die = self.ppd_div.div(plane);
+        let op = FOp {
+            kind,
+            id: NONE,
+            die,
+            plane_bit: 1 << self.ppd_div.rem(plane),
+            block: plane * self.cfg.nand.blocks_per_plane,
+            page: 0,
+            units: self.map_units,
+            lpn0: NONE,
+            req,
+            background: false,
+            prefetch: false,
+            seq: 0,
+            behind_gc: self.dies[die as usize].background > 0,
+            map: true,
+        };
+        let d = &mut self.dies[die as usize];
+        if kind == NandKind::Read {
+            d.reads.push_back(op);
+        } else {
+            d.writes.push_back(op);
+        }
+        self.start_die(now, die, cx);
+    }
+
+    /// A translation page's operation ended; a read waiting for its last
+    /// page goes on (the wait counts as media time).
+    fn map_op_done(&mut self, now: Nanos, o: FOp, cx: &mut Cx) {
+        if o.kind != NandKind::Read {
+            self.stats.map_programs += 1;
+            return;
+        }
+        self.stats.map_reads += 1;
+        if o.req == NONE {
+            return;
+        }
+        let rm = &mut self.reqs[o.req as usize];
+        rm.map_wait -= 1;
+        if rm.map_wait == 0 {
+            let w = now - rm.t_cmd;
+            rm.bd.add(Component::Media, w);
+            rm.t_cmd = now;
+            self.read_data(now, o.req, cx);
         }
     }
 
@@ -1359,6 +1516,18 @@ impl Device for Ssd {
         ];
         if self.spread.retry_p > 0.0 {
             counters.push(("read_retries".to_string(), s.read_retries as f64));
+        }
+        if let Some(m) = &self.map {
+            let c = m.counters;
+            counters.extend([
+                ("map_compact".to_string(), c.compact as f64),
+                ("map_hits".to_string(), c.hits as f64),
+                ("map_loads".to_string(), c.loads as f64),
+                ("map_writebacks".to_string(), c.writebacks as f64),
+                ("map_fragmented".to_string(), c.fragmented as f64),
+                ("map_nand_reads".to_string(), s.map_reads as f64),
+                ("map_nand_programs".to_string(), s.map_programs as f64),
+            ]);
         }
         let free_min = (0..self.ftl.geometry().planes)
             .map(|p| self.ftl.free_blocks(p))

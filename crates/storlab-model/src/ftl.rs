@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 mod div;
 pub mod layout;
+pub mod mapcache;
 mod steady;
 
 pub(crate) use div::Div32;
@@ -161,6 +162,10 @@ pub struct FtlConfig {
     pub fullness: f64,
     /// Seed of every random choice of the FTL (random victims, aging).
     pub seed: u64,
+    /// The controller's cached mapping table (`[ssd.ftl.map_cache]`; off
+    /// by default: the whole map is resident). See [`mapcache`].
+    #[serde(default)]
+    pub map_cache: mapcache::MapCacheConfig,
 }
 
 /// Physical organisation seen by the FTL.

@@ -20,6 +20,7 @@ fn cfg(policy: GcPolicy, wl: WearLeveling, threshold: u32) -> FtlConfig {
         precondition: Precondition::Fresh,
         fullness: 1.0,
         seed: 11,
+        map_cache: Default::default(),
     }
 }
 

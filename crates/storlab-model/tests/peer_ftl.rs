@@ -19,6 +19,7 @@ fn cfg(policy: GcPolicy, wl: WearLeveling) -> FtlConfig {
         precondition: Precondition::Fresh,
         fullness: 0.0,
         seed: 7,
+        map_cache: Default::default(),
     }
 }
 

@@ -34,9 +34,7 @@ fn bad_values_name_their_field() {
             .unwrap_or_else(|| panic!("{set} accepted"));
         assert!(e.contains(field), "{set}: {e}");
     }
-    let e = load("x25e", &["ssd.ftl.map_cache.sizes=1"])
-        .err()
-        .expect("unknown key");
+    let e = load("x25e", &["ssd.ftl.map_cache.sizes=1"]).expect_err("unknown key");
     assert!(e.contains("sizes"), "{e}");
 }
 

@@ -119,3 +119,24 @@ fn small_writes_break_a_sequential_region_and_the_cache_then_holds_it() {
     assert!(frag > 100.0 && frag <= 128.0, "fragmented {frag}");
     assert!(a.counter_sum("map_loads") > 0.0);
 }
+
+#[test]
+fn md_hands_its_members_requests_of_at_most_max_sectors() {
+    // 4 MB sequential writes on the (small) SSD array: each X25-E's 1 MB
+    // piece as one request waits for its 1 MB buffer to drain; as two
+    // 512 KB requests (Linux's max_sectors_kb) it is double-buffered
+    let go = |limit: u64| {
+        let mut ov = peers::raid_ssd("full");
+        ov.push(format!("raid.member_max_request_bytes={limit}"));
+        sim(peers::seq_4m("raid-ssd", &ov, "write", 4))
+    };
+    let (cut, whole) = (go(524_288), go(0));
+    assert!(
+        cut.mbps(1) > 1.5 * whole.mbps(1),
+        "512 KB requests {:.0} MB/s, 1 MB pieces {:.0} MB/s",
+        cut.mbps(1),
+        whole.mbps(1)
+    );
+    // but no faster than four drives' rated 170 MB/s
+    assert!(cut.mbps(1) < 4.0 * 170.0, "{}", cut.mbps(1));
+}

@@ -46,12 +46,26 @@ pub struct RaidConfig {
     /// A hardware controller with its own link and cache in front of the
     /// set; absent for software RAID (md), whose CPU cost is in `[host]`.
     pub controller: Option<CacheConfig>,
+    /// Largest request a member receives, bytes: a member's piece of a
+    /// request is cut into requests of at most this size, all submitted at
+    /// once (Linux: the member queue's `max_sectors_kb`; md stacks its
+    /// members' limit). 0 (the default): one piece per member, any size.
+    #[serde(default)]
+    pub member_max_request_bytes: u64,
 }
 
 /// Validate the RAID table (members are checked when they are built).
 pub fn validate(cfg: &RaidConfig) -> Result<(), ConfigError> {
     check_range("raid.members (count)", cfg.members.len(), 1, 64)?;
     check_range("raid.stripe_bytes", cfg.stripe_bytes, 512, 1 << 30)?;
+    if cfg.member_max_request_bytes != 0 {
+        check_range(
+            "raid.member_max_request_bytes",
+            cfg.member_max_request_bytes,
+            512,
+            1 << 30,
+        )?;
+    }
     if let Some(c) = &cfg.controller {
         crate::cache::validate(c)?;
     }
@@ -75,7 +89,9 @@ pub fn build(
             ),
         });
     }
-    let set = set.limit(capacity);
+    let set = set
+        .limit(capacity)
+        .max_member_request(cfg.member_max_request_bytes);
     Ok(match &cfg.controller {
         Some(c) => Box::new(ControllerCache::new(c.clone(), Box::new(set))),
         None => Box::new(set),
@@ -105,6 +121,8 @@ pub struct Raid0 {
     parts: Vec<(usize, u64, u64)>,
     splits: u64,
     requests: u64,
+    /// Largest member request (0: no limit).
+    max_piece: u64,
 }
 
 impl Raid0 {
@@ -131,7 +149,15 @@ impl Raid0 {
             parts: Vec::new(),
             splits: 0,
             requests: 0,
+            max_piece: 0,
         }
+    }
+
+    /// Cut each member's piece of a request into requests of at most
+    /// `bytes` (0: no limit).
+    pub fn max_member_request(mut self, bytes: u64) -> Self {
+        self.max_piece = bytes;
+        self
     }
 
     /// Expose only the first `capacity` bytes (a volume smaller than the
@@ -238,19 +264,31 @@ impl Device for Raid0 {
         if parts.len() > 1 {
             self.splits += 1;
         }
-        self.reqs[ri as usize].pending = parts.len() as u32;
+        let max = self.max_piece;
+        let pieces = |len: u64| {
+            if max == 0 || len <= max {
+                1
+            } else {
+                len.div_ceil(max)
+            }
+        };
+        self.reqs[ri as usize].pending = parts.iter().map(|p| pieces(p.2) as u32).sum();
         for &(m, moff, len) in &parts {
-            let sub = DevRequest {
-                id: ri as u64,
-                op: req.op,
-                offset: moff,
-                len,
-                fua: req.fua,
-            };
-            let mut ccx = std::mem::take(&mut self.ccx);
-            self.members[m].submit(now, sub, &mut ccx);
-            self.ccx = ccx;
-            self.drain(m, cx);
+            let k = pieces(len);
+            let step = if k == 1 { len } else { max };
+            for j in 0..k {
+                let sub = DevRequest {
+                    id: ri as u64,
+                    op: req.op,
+                    offset: moff + j * step,
+                    len: step.min(len - j * step),
+                    fua: req.fua,
+                };
+                let mut ccx = std::mem::take(&mut self.ccx);
+                self.members[m].submit(now, sub, &mut ccx);
+                self.ccx = ccx;
+                self.drain(m, cx);
+            }
         }
         self.parts = parts;
     }

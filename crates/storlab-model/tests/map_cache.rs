@@ -1,5 +1,6 @@
-//! `[ssd.ftl.map_cache]`: bad values are errors naming the field; the
-//! presets without it keep the whole map resident.
+//! `[ssd.ftl.map_cache]` (and `raid.member_max_request_bytes`): bad values
+//! are errors naming the field; the presets without a map cache keep the
+//! whole map resident.
 
 use storlab_model::config::PresetStore;
 use storlab_model::SystemConfig;
@@ -34,6 +35,8 @@ fn bad_values_name_their_field() {
             .unwrap_or_else(|| panic!("{set} accepted"));
         assert!(e.contains(field), "{set}: {e}");
     }
+    let e = load("raid-ssd", &["raid.member_max_request_bytes=100"]).expect_err("too small");
+    assert!(e.contains("raid.member_max_request_bytes"), "{e}");
     let e = load("x25e", &["ssd.ftl.map_cache.sizes=1"]).expect_err("unknown key");
     assert!(e.contains("sizes"), "{e}");
 }

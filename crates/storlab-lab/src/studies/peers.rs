@@ -390,9 +390,10 @@ pub fn prepare() -> Prepared {
                 "x",
             )
             .miss_because(
-                "a 4 MB request gives each X25-E a 1 MB piece, which the model's X25-E writes at \
-                 80 MB/s, not its rated 170: its 1 MB write buffer (an ESTIMATE in x25e.toml) \
-                 cannot take the next piece while it programs the last",
+                "md hands each X25-E its 1 MB piece of a 4 MB request as two 512 KB requests \
+                 (the members' max_sectors_kb, raid.member_max_request_bytes), which its 1 MB \
+                 write buffer (an ESTIMATE in x25e.toml) double-buffers at about 150 MB/s; \
+                 the ratio also carries the ioDrive's own sequential write rate",
             ),
         );
         rows.push(Row::within(

@@ -421,7 +421,7 @@ pub fn prepare() -> Prepared {
                 "%",
             )
             .miss_because(format!(
-                "XFS adds {:.1} µs, as on the other devices; the preconditioned array's raw QD1 latency in the model is {:.0} µs (reads {:.0} µs from flash, writes {:.0} µs into the X25-Es' caches), where +4% implies about {:.0} µs raw or {:.1} µs of XFS",
+                "XFS adds {:.1} µs, as on the other devices; the preconditioned array's raw QD1 latency in the model is {:.0} µs (reads {:.0} µs from flash, writes {:.0} µs through the X25-Es' write buffers and cached mapping tables), where +4% implies about {:.0} µs raw or {:.1} µs of XFS",
                 adds("raid-ssd"),
                 raw("raid-ssd"),
                 r[dev("raid-ssd").lat[0][0]].lat_us(0),

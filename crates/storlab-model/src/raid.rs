@@ -2,8 +2,10 @@
 //!
 //! A request is cut at stripe boundaries; the pieces that fall on one
 //! member are contiguous in that member's address space (rows follow each
-//! other), so each member receives at most one sub-request per request,
-//! and the request completes when its last piece does. Its breakdown is
+//! other), so each member receives one sub-request per request (or, with
+//! `member_max_request_bytes`, that piece cut into requests of at most that
+//! size, all submitted at once), and the request completes when its last
+//! piece does. Its breakdown is
 //! that last member's (every piece starts when the request arrives). A
 //! flush goes to every member. Members are full devices built from their
 //! own presets, so a RAID-0 of RAID-0s, or of SSDs behind a controller

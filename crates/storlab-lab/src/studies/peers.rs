@@ -429,10 +429,11 @@ fn iops_miss(k: usize, d: usize) -> &'static str {
     match (k, d) {
         (1, 0) => {
             "no mechanism found: four X25-Es rated 35,000 read IOPS each at 16 outstanding; \
-             5,256 implies 3 ms per read. Not the drives' state after the write tests: the \
-             model's array still reads at about 106k right after 32,000 sustained random \
-             writes (its garbage collection runs in the writes' foreground and leaves no debt \
-             to stall reads); neither md's per-request CPU (Table III counts it) nor the SATA \
+             5,256 implies 3 ms per read. Not the drives' state after the write tests: from \
+             the random-write steady state the model's array still reads at about 80k (its \
+             garbage collection leaves no debt to stall reads, and a read that misses its \
+             X25-E's cached mapping table waits for one translation-page read on a die, \
+             ~50 us, while the controller serves other commands); neither md's per-request CPU (Table III counts it) nor the SATA \
              path or the span explains 3 ms"
         }
         (1, 1) => {

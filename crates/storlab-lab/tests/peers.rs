@@ -84,7 +84,10 @@ fn the_iodrive_is_held_by_its_drivers_worker_thread() {
         without.stats.dirs[0].mean_breakdown_ns()[Component::WorkerWait as usize],
         0.0
     );
-    let (ia, ib) = (with.instructions(0).unwrap(), without.instructions(0).unwrap());
+    let (ia, ib) = (
+        with.instructions(0).unwrap(),
+        without.instructions(0).unwrap(),
+    );
     assert!((ia - ib).abs() < 0.01 * ib, "{ia} against {ib}");
 }
 

@@ -108,21 +108,30 @@ fn fusion_io_rated_figures() {
         (26.0..=39.0).contains(&lat),
         "ioDrive QD1 read latency {lat:.1} us, device; rated 26 us (+50%)"
     );
-    // Tom's Hardware's reading of the datasheet: over 100,000 random 4 KB IOPS
-    let iops = run(
-        "fusion-io",
-        &ov,
-        &[
-            "--rw=randread",
-            "--bs=4k",
-            "--iodepth=16",
-            "--numjobs=8",
-            "--number_ios=10000",
-        ],
-    )
-    .iops(0);
-    eprintln!("ioDrive random 4 KB read IOPS: model {iops:.0}, rated >100000");
+    // Tom's Hardware's reading of the datasheet: over 100,000 random 4 KB
+    // IOPS. That is the card on Fusion-io's own host: part of its driver's
+    // work runs on one worker thread per card (host.driver_worker_share),
+    // on the preset's host (the Moneta study's 2.26 GHz cores) about 92k
+    // a second (Table III). The card's hardware, without the worker's
+    // bound, must reach the rating; with it, this host's rate.
+    let job = [
+        "--rw=randread",
+        "--bs=4k",
+        "--iodepth=16",
+        "--numjobs=8",
+        "--number_ios=10000",
+    ];
+    let mut card = ov.to_vec();
+    card.push("host.driver_worker_share=0");
+    let iops = run("fusion-io", &card, &job).iops(0);
+    eprintln!("ioDrive random 4 KB read IOPS, card alone: model {iops:.0}, rated >100000");
     assert!(iops > 100_000.0, "ioDrive random 4 KB read IOPS {iops:.0}");
+    let host = run("fusion-io", &ov, &job).iops(0);
+    eprintln!("ioDrive random 4 KB read IOPS on the Moneta host: model {host:.0}");
+    assert!(
+        (80_000.0..100_000.0).contains(&host),
+        "ioDrive random 4 KB read IOPS on the Moneta host {host:.0}"
+    );
 }
 
 #[test]

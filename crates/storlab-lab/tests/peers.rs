@@ -21,10 +21,17 @@ fn the_study_has_every_row_and_no_unexplained_miss() {
     // preconditioning check
     assert_eq!(rep.rows.len(), 26);
     // the instruction counts of the three peers are Table III's (inputs),
-    // and the disk array's destage order was chosen against its write IOPS
+    // the disk array's destage order was chosen against its write IOPS and
+    // the ioDrive driver's worker share against its read IOPS
     let inputs = rep.rows.iter().filter(|r| r.input.is_some()).count();
-    assert_eq!(inputs, 8);
-    // ... which still has to come out of the disks within Table III's ±30 %
+    assert_eq!(inputs, 9);
+    // ... which still have to come out of the model within Table III's ±30 %
+    let f = rep
+        .rows
+        .iter()
+        .find(|r| r.what == "FusionIO, 4 KB random read IOPS, 16 threads")
+        .expect("FusionIO read row");
+    assert!(f.pass, "FusionIO reads: {}", f.model);
     let w = rep
         .rows
         .iter()
@@ -50,6 +57,42 @@ fn the_study_has_every_row_and_no_unexplained_miss() {
         let r = rep.rows.iter().find(|r| r.what == what).expect(what);
         assert!(r.pass, "{what}: {}", r.model);
     }
+    // HASTE's 4 KB peak is the same 16-thread run: no longer the NAND
+    // banks' 589 MB/s but the worker's rate, within 2x of 280 MB/s
+    let h = rep
+        .rows
+        .iter()
+        .find(|r| r.what == "HASTE Fig. 4: Fusion-io, 4 KB random peak (reads)")
+        .expect("HASTE peak row");
+    let mbps: f64 = h.model.trim_end_matches(" MB/s").parse().expect("a number");
+    assert!((300.0..420.0).contains(&mbps), "{}", h.model);
+}
+
+/// The ioDrive's driver runs a share of its work on one worker thread per
+/// card: that thread, not the NAND, holds 16 threads' 4 KB reads near
+/// Table III's 92k; without it (share 0) the same card reads at its NAND
+/// banks' rate, far above. The instructions per IO do not change.
+#[test]
+fn the_iodrive_is_held_by_its_drivers_worker_thread() {
+    let ov = peers::fusion("full");
+    let with = sim(peers::xdd_4k("fusion-io", &ov, "randread", 300, None));
+    let mut ov0 = ov.clone();
+    ov0.push("host.driver_worker_share=0".into());
+    let without = sim(peers::xdd_4k("fusion-io", &ov0, "randread", 300, None));
+    let (a, b) = (with.iops(0), without.iops(0));
+    assert!(b > 1.3 * a, "worker {a:.0} IOPS, none {b:.0}");
+    assert!((80_000.0..105_000.0).contains(&a), "{a:.0} IOPS");
+    let bd = with.stats.dirs[0].mean_breakdown_ns();
+    assert!(bd[Component::WorkerWait as usize] > 1_000.0, "{bd:?}");
+    assert_eq!(
+        without.stats.dirs[0].mean_breakdown_ns()[Component::WorkerWait as usize],
+        0.0
+    );
+    let (ia, ib) = (
+        with.instructions(0).unwrap(),
+        without.instructions(0).unwrap(),
+    );
+    assert!((ia - ib).abs() < 0.01 * ib, "{ia} against {ib}");
 }
 
 /// The 52,645 IOPS seen with one libaio thread at depth 16 on fusion-io
@@ -83,9 +126,12 @@ fn one_libaio_thread_is_held_by_its_own_software_not_a_lock() {
     // wake-up per IO on average
     assert!(b[Component::Wakeup as usize] < 2_000.0, "{b:?}");
     // the ceiling is the thread's own software per IO: its core time
-    // less the interrupt handler, which runs on another core
+    // less the interrupt handler and the driver's worker thread, which run
+    // on other cores (the worker: 0.415 of the 22.1 us of driver
+    // instructions, the tag and three issue PIO words)
     let cpu = r.cpu_ns(0).expect("host time reported");
-    let thread_ns = cpu - 310.0 - 2.0 * 385.0;
+    let worker_ns = (0.415f64 * 22_096.0).round() + 510.0 + 3.0 * 385.0;
+    let thread_ns = cpu - 310.0 - 2.0 * 385.0 - worker_ns;
     let iops = r.iops(0);
     eprintln!("one libaio thread: {iops:.0} IOPS, {thread_ns:.0} ns of thread time per IO");
     assert!(

@@ -27,6 +27,9 @@ pub enum Component {
     /// Waiting for the single-threaded IO scheduler (`scheduler =
     /// "single-queue"`), busy with another request.
     SchedulerWait,
+    /// Waiting for the driver's worker thread (`host.driver_worker_share`),
+    /// busy with another request.
+    WorkerWait,
     /// Waiting for a free CPU core.
     CoreWait,
     /// Copies between user and kernel (DMA) buffers.
@@ -65,6 +68,7 @@ pub const COMPONENTS: [Component; NCOMP] = [
     Component::LockWait,
     Component::ThreadWait,
     Component::SchedulerWait,
+    Component::WorkerWait,
     Component::CoreWait,
     Component::Copy,
     Component::Pio,
@@ -90,6 +94,7 @@ impl Component {
             Component::LockWait => "lock_wait",
             Component::ThreadWait => "thread_wait",
             Component::SchedulerWait => "scheduler_wait",
+            Component::WorkerWait => "worker_wait",
             Component::CoreWait => "core_wait",
             Component::Copy => "copy",
             Component::Pio => "pio",
@@ -116,6 +121,7 @@ impl Component {
                 | Component::LockWait
                 | Component::ThreadWait
                 | Component::SchedulerWait
+                | Component::WorkerWait
                 | Component::CoreWait
                 | Component::Copy
                 | Component::Pio

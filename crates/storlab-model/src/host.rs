@@ -203,6 +203,24 @@ pub struct HostConfig {
     /// misses stall the front end one after the other, so they add up).
     #[serde(default)]
     pub cold_miss_ns: u64,
+    /// The driver's worker thread: the share (dimensionless, 0 to 1) of
+    /// `driver_instructions` that one kernel thread per device runs for
+    /// every request, one request at a time, on a core of the pool (a
+    /// driver that queues each request to its own worker, as Fusion-io's
+    /// VSL does with its `fct-worker` thread, which builds the command
+    /// from its host-side FTL and posts it). The submitting thread runs
+    /// the rest of `driver_instructions`, queues the request and goes on
+    /// (switches out to wait for the completion, or submits its next
+    /// request); the request waits for the worker holding no core (the
+    /// wait is `worker_wait`) and the worker runs its share on a core of
+    /// the pool; the worker posts the
+    /// command (`driver_tag_ns`, the issue PIO) itself. One thread serves
+    /// all requests, so the device takes at most 1 / (the worker's time
+    /// per request) requests per second whatever its media. 0 (the
+    /// default): no worker, no cost. Needs `driver_instructions`, the
+    /// `bypass` scheduler and no `driver_lock`.
+    #[serde(default)]
+    pub driver_worker_share: f64,
 }
 
 impl HostConfig {
@@ -217,6 +235,20 @@ impl HostConfig {
             (Some(d), Some(ipns)) => (d.get(op) as f64 / ipns).round() as u64,
             _ => 0,
         }
+    }
+
+    /// The driver's worker thread is in the path (`driver_worker_share`
+    /// above 0).
+    pub fn driver_worker(&self) -> bool {
+        self.driver_worker_share > 0.0
+    }
+
+    /// The time of `driver_instructions` for `op` that the driver's worker
+    /// thread runs, ns (0 without a worker): `driver_worker_share` of
+    /// [`HostConfig::driver_instruction_ns`]. The submitting thread runs the
+    /// rest.
+    pub fn driver_worker_ns(&self, op: Op) -> u64 {
+        (self.driver_instruction_ns(op) as f64 * self.driver_worker_share).round() as u64
     }
 }
 
@@ -245,6 +277,40 @@ pub fn validate(cfg: &HostConfig) -> Result<(), crate::config::ConfigError> {
     if cfg.cold_lines > 0 {
         // a cold path needs its threshold: 0 would make every wake-up cold
         crate::config::check_range("host.cold_after_ns", cfg.cold_after_ns, 1, u64::MAX / 4)?;
+    }
+    if cfg.driver_worker_share.is_nan() {
+        return Err(crate::config::ConfigError::Invalid {
+            field: "host.driver_worker_share".into(),
+            message: "not a number".into(),
+        });
+    }
+    crate::config::check_range(
+        "host.driver_worker_share",
+        cfg.driver_worker_share,
+        0.0,
+        1.0,
+    )?;
+    if cfg.driver_worker() {
+        if cfg.driver_instructions.is_none() {
+            return Err(crate::config::ConfigError::Invalid {
+                field: "host.driver_worker_share".into(),
+                message: "needs host.driver_instructions (the worker runs a share of them)".into(),
+            });
+        }
+        if cfg.driver_lock {
+            return Err(crate::config::ConfigError::Invalid {
+                field: "host.driver_worker_share".into(),
+                message:
+                    "the worker thread serialises the driver itself: host.driver_lock must be false"
+                        .into(),
+            });
+        }
+        if cfg.scheduler != Scheduler::Bypass {
+            return Err(crate::config::ConfigError::Invalid {
+                field: "host.driver_worker_share".into(),
+                message: "a driver worker thread needs host.scheduler = \"bypass\" (the driver takes requests from the block layer itself)".into(),
+            });
+        }
     }
     if let Some(d) = cfg.driver_instructions {
         for (dir, v) in [("read", d.read), ("write", d.write)] {
@@ -326,10 +392,17 @@ pub struct HostCx {
 const HOST_BIT: u64 = 1 << 63;
 /// Marks the end of a switch-out, which runs beside the device stage.
 const SLEEP_BIT: u64 = 1 << 61;
+/// With `SLEEP_BIT`: the switch-out of a thread that left its request to
+/// the driver's worker; the token's low 32 bits are the thread, not a
+/// request.
+const DETACHED_BIT: u64 = 1 << 60;
 const THREAD: u8 = 1;
 const SCHED: u8 = 2;
-const CORE: u8 = 4;
-const LOCK: u8 = 8;
+/// The driver's worker thread (`driver_worker_share`): taken before a
+/// core, so a request waits for the worker without holding one.
+const WORKER: u8 = 4;
+const CORE: u8 = 8;
+const LOCK: u8 = 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
@@ -337,6 +410,9 @@ enum Stage {
     Issue,
     /// Driver issue under the lock (bypass with a driver lock).
     IssueLocked,
+    /// The driver's worker thread: its share of the driver's
+    /// instructions, the tag and the issue PIO (`driver_worker_share`).
+    Worker,
     /// Scheduler thread: hand-off, tag, copy, PIO.
     SchedIssue,
     /// In the device.
@@ -349,9 +425,10 @@ enum Stage {
     Finish,
 }
 
-const STAGES: [Stage; 7] = [
+const STAGES: [Stage; 8] = [
     Stage::Issue,
     Stage::IssueLocked,
+    Stage::Worker,
     Stage::SchedIssue,
     Stage::Device,
     Stage::Irq,
@@ -439,6 +516,9 @@ impl StageCost {
         };
         let bypass_unlocked = c.scheduler == Scheduler::Bypass && !c.driver_lock;
         let lock = if c.driver_lock { LOCK } else { 0 };
+        // the worker posts the command itself (unless a driver lock's
+        // stage does)
+        let worker = c.driver_worker();
         let needs = match stage {
             Stage::Issue => {
                 push(Component::Syscall, c.syscall_entry_ns.get(op), 0);
@@ -449,12 +529,17 @@ impl StageCost {
                 if data {
                     // the device's own driver work (md, SCSI midlayer, a
                     // host-side FTL) in the submitting thread, unlocked
-                    push(Component::Driver, c.driver_instruction_ns(op), 0);
+                    // (less the worker's share when it has one)
+                    push(
+                        Component::Driver,
+                        c.driver_instruction_ns(op) - c.driver_worker_ns(op),
+                        0,
+                    );
                 }
                 if c.scheduler == Scheduler::Bypass && data {
                     // the copy into the DMA buffer needs no lock
                     push(Component::Copy, 0, copy_in);
-                    if bypass_unlocked {
+                    if bypass_unlocked && !worker {
                         push(Component::Driver, c.driver_tag_ns.get(op), 0);
                         push(Component::Pio, pio_issue, 0);
                     }
@@ -477,6 +562,16 @@ impl StageCost {
                 } else {
                     THREAD | CORE | LOCK
                 }
+            }
+            Stage::Worker => {
+                if data {
+                    push(Component::Driver, c.driver_worker_ns(op), 0);
+                    if bypass_unlocked {
+                        push(Component::Driver, c.driver_tag_ns.get(op), 0);
+                        push(Component::Pio, pio_issue, 0);
+                    }
+                }
+                WORKER | CORE
             }
             Stage::Irq => {
                 push(Component::Interrupt, c.interrupt_ns, 0);
@@ -663,7 +758,7 @@ struct ThreadState {
 pub struct Host {
     cfg: HostConfig,
     /// Costs and needs by stage and operation.
-    costs: [[StageCost; 4]; 7],
+    costs: [[StageCost; 4]; 8],
     device: Box<dyn Device>,
     ios: Vec<HIo>,
     /// Each request's breakdown (apart from `ios`, which is copied often).
@@ -677,6 +772,10 @@ pub struct Host {
     lock_waiters: VecDeque<u32>,
     sched_busy: bool,
     sched_waiters: VecDeque<u32>,
+    /// The driver's worker thread is running a request's stage
+    /// (`driver_worker_share`), and the requests waiting for it.
+    worker_busy: bool,
+    worker_waiters: VecDeque<u32>,
     /// Spare completion lists for re-entrant device calls (a completion's
     /// handling can submit another request, whose completions are handled
     /// before the rest of the outer list).
@@ -719,6 +818,8 @@ impl Host {
             lock_waiters: VecDeque::new(),
             sched_busy: false,
             sched_waiters: VecDeque::new(),
+            worker_busy: false,
+            worker_waiters: VecDeque::new(),
             comp_pool: Vec::new(),
             core_busy_ns: 0,
             cpu_ns_by_op: [0; 4],
@@ -831,6 +932,10 @@ impl Host {
             return;
         }
         if token & SLEEP_BIT != 0 {
+            if token & DETACHED_BIT != 0 {
+                self.detached_sleep_done(now, (token & 0xffff_ffff) as usize, cx);
+                return;
+            }
             let i = (token & !(HOST_BIT | SLEEP_BIT)) as u32;
             // the thread is now asleep: it frees its core and itself
             self.ios[i as usize].sleeping = false;
@@ -908,6 +1013,7 @@ impl Host {
             THREAD => Component::ThreadWait,
             SCHED => Component::SchedulerWait,
             CORE => Component::CoreWait,
+            WORKER => Component::WorkerWait,
             _ => Component::LockWait,
         }
     }
@@ -928,6 +1034,7 @@ impl Host {
         let ts = &mut self.threads[thread];
         let busy = (ts.busy as u8 * THREAD)
             | (self.sched_busy as u8 * SCHED)
+            | (self.worker_busy as u8 * WORKER)
             | ((self.cores_free == 0) as u8 * CORE)
             | (self.lock_busy as u8 * LOCK);
         if want & busy == 0 {
@@ -936,6 +1043,9 @@ impl Host {
             }
             if want & SCHED != 0 {
                 self.sched_busy = true;
+            }
+            if want & WORKER != 0 {
+                self.worker_busy = true;
             }
             if want & CORE != 0 {
                 self.cores_free -= 1;
@@ -959,6 +1069,7 @@ impl Host {
             let free = match bit {
                 THREAD => !self.threads[thread].busy,
                 SCHED => !self.sched_busy,
+                WORKER => !self.worker_busy,
                 CORE => self.cores_free > 0,
                 _ => !self.lock_busy,
             };
@@ -966,6 +1077,7 @@ impl Host {
                 match bit {
                     THREAD => self.threads[thread].waiters.push_back(i),
                     SCHED => self.sched_waiters.push_back(i),
+                    WORKER => self.worker_waiters.push_back(i),
                     CORE => self.core_waiters.push_back(i),
                     _ => self.lock_waiters.push_back(i),
                 }
@@ -974,6 +1086,7 @@ impl Host {
             match bit {
                 THREAD => self.threads[thread].busy = true,
                 SCHED => self.sched_busy = true,
+                WORKER => self.worker_busy = true,
                 CORE => self.cores_free -= 1,
                 _ => self.lock_busy = true,
             }
@@ -997,7 +1110,7 @@ impl Host {
         }
         h.holds &= !bits;
         // at most one waiter per released resource: no allocation
-        let mut woken = [u32::MAX; 4];
+        let mut woken = [u32::MAX; 5];
         if held & LOCK != 0 {
             self.lock_busy = false;
             woken[0] = self.lock_waiters.pop_front().unwrap_or(u32::MAX);
@@ -1013,6 +1126,10 @@ impl Host {
         if held & THREAD != 0 {
             self.threads[thread].busy = false;
             woken[3] = self.threads[thread].waiters.pop_front().unwrap_or(u32::MAX);
+        }
+        if held & WORKER != 0 {
+            self.worker_busy = false;
+            woken[4] = self.worker_waiters.pop_front().unwrap_or(u32::MAX);
         }
         for w in woken {
             if w != u32::MAX {
@@ -1123,12 +1240,23 @@ impl Host {
                     }
                     self.release(now, i, THREAD | CORE, cx);
                     self.advance(now, i, cx);
+                } else if data && self.cfg.driver_worker() {
+                    // queued for the driver's worker
+                    h.stage = Stage::Worker;
+                    self.leave_for_worker(now, i, cx);
+                    self.advance(now, i, cx);
                 } else if self.cfg.driver_lock && data {
                     h.stage = Stage::IssueLocked;
                     self.advance(now, i, cx);
                 } else {
                     self.hand_to_device(now, i, cx);
                 }
+            }
+            Stage::Worker => {
+                // the worker posts the command and is free for the next
+                // request (a polling thread spins on the worker's core)
+                self.release(now, i, WORKER, cx);
+                self.hand_to_device(now, i, cx);
             }
             Stage::IssueLocked => {
                 self.release(now, i, LOCK, cx);
@@ -1183,6 +1311,52 @@ impl Host {
                 self.free.push(i);
             }
             Stage::Device => {}
+        }
+    }
+
+    /// Request `i`, which holds its thread and a core, has been queued for
+    /// the driver's worker. Its thread goes on without it: it switches out
+    /// on its core (`sleep_ns`, the core and the thread then free) unless
+    /// more of its own work waits for it, as when it hands a request to
+    /// the device. A polling thread keeps itself and waits for the worker
+    /// without a core (the worker's core is then the one it polls on), so
+    /// no request holds a core while it waits for the worker.
+    fn leave_for_worker(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
+        let h = &mut self.ios[i as usize];
+        if h.spin {
+            self.release(now, i, CORE, cx);
+            return;
+        }
+        let t = h.io.thread as usize;
+        let busy = !self.threads[t].waiters.is_empty();
+        if !busy && self.cfg.sleep_ns > 0 && h.holds & (THREAD | CORE) == THREAD | CORE {
+            // the switch-out keeps the thread and its core for sleep_ns;
+            // they are the thread's now, not the request's
+            h.holds &= !(THREAD | CORE);
+            h.cpu_ns += self.cfg.sleep_ns;
+            self.core_busy_ns += self.cfg.sleep_ns;
+            cx.dev.wakeups.push((
+                now + self.cfg.sleep_ns,
+                HOST_BIT | SLEEP_BIT | DETACHED_BIT | t as u64,
+            ));
+        } else {
+            if !busy {
+                self.threads[t].asleep = true;
+            }
+            self.release(now, i, THREAD | CORE, cx);
+        }
+    }
+
+    /// Thread `t`'s switch-out after leaving a request to the worker ended:
+    /// it is asleep, its core and itself are free.
+    fn detached_sleep_done(&mut self, now: Nanos, t: usize, cx: &mut HostCx) {
+        self.threads[t].asleep = true;
+        self.threads[t].busy = false;
+        self.cores_free += 1;
+        let wc = self.core_waiters.pop_front();
+        let wt = self.threads[t].waiters.pop_front();
+        for w in [wc, wt].into_iter().flatten() {
+            self.advance(now, w, cx);
         }
     }
 
@@ -1278,6 +1452,7 @@ mod tests {
             cold_after_ns: 0,
             cold_lines: 0,
             cold_miss_ns: 0,
+            driver_worker_share: 0.0,
         }
     }
 
@@ -1429,6 +1604,95 @@ mod tests {
         let (done, _) = run(c, 8, &ios, 10_000);
         assert!(sum(&done, Component::LockWait) > 0);
         assert_eq!(sum(&done, Component::SchedulerWait), 0);
+    }
+
+    #[test]
+    fn the_driver_worker_serialises_its_share_and_keeps_the_instructions() {
+        // 10,000 driver instructions at 1 instruction per ns: 10 us per
+        // read; half of it on the worker thread
+        let mut c = cfg();
+        c.ghz = Some(1.0);
+        c.cpi = Some(1.0);
+        c.driver_instructions = Some(Rw {
+            read: 10_000,
+            write: 10_000,
+        });
+        // 64 synchronous threads at once, 8 cores, a fast device
+        let ios: Vec<_> = (0..64).map(|t| (t, 0)).collect();
+        let last = |done: &[IoDone]| done.iter().map(|d| d.at).max().unwrap_or(0);
+        let (plain, h0) = run(c.clone(), 64, &ios, 1_000);
+        c.driver_worker_share = 0.5;
+        validate(&c).expect("a valid worker");
+        let (work, h1) = run(c.clone(), 64, &ios, 1_000);
+        // one worker takes the 64 requests one after the other: the last
+        // finishes no sooner than 64 x (5 us + tag + PIO) after the start
+        let per = 5_000 + 510 + 385;
+        assert!(last(&work) >= 64 * per, "{} ns", last(&work));
+        assert!(last(&work) > last(&plain), "the worker is the bottleneck");
+        // the wait for the worker is named, the core time is the same
+        assert!(sum(&work, Component::WorkerWait) > 0);
+        assert_eq!(sum(&plain, Component::WorkerWait), 0);
+        assert_eq!(sum(&work, Component::LockWait), 0);
+        assert_eq!(
+            sum(&work, Component::Driver),
+            sum(&plain, Component::Driver)
+        );
+        assert_eq!(
+            h0.instructions_per_io(Op::Read),
+            h1.instructions_per_io(Op::Read)
+        );
+        // one request alone pays no more than without the worker
+        let (a, _) = run(c.clone(), 1, &[(0, 0)], 1_000);
+        c.driver_worker_share = 0.0;
+        let (b, _) = run(c.clone(), 1, &[(0, 0)], 1_000);
+        assert_eq!(a[0].clat_ns + a[0].slat_ns, b[0].clat_ns + b[0].slat_ns);
+        // bad values are refused, naming the key
+        for (share, sched, instr, lock) in [
+            (1.5, Scheduler::Bypass, true, false),
+            (f64::NAN, Scheduler::Bypass, true, false),
+            (0.5, Scheduler::SingleQueue, true, false),
+            (0.5, Scheduler::Bypass, false, false),
+            (0.5, Scheduler::Bypass, true, true),
+        ] {
+            let mut bad = c.clone();
+            bad.driver_worker_share = share;
+            bad.scheduler = sched;
+            bad.driver_lock = lock;
+            if !instr {
+                bad.driver_instructions = None;
+            }
+            let e = validate(&bad).expect_err("refused").to_string();
+            assert!(e.contains("host.driver_worker_share"), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_asynchronous_thread_does_not_wait_for_the_driver_worker() {
+        // all 20 us of driver work on the worker: one thread submitting 64
+        // requests at once runs only ~6 us of its own per request, so the
+        // worker (20.9 us with the tag and PIO) sets the pace, not the sum
+        let mut c = cfg();
+        c.ghz = Some(1.0);
+        c.cpi = Some(1.0);
+        c.driver_instructions = Some(Rw {
+            read: 20_000,
+            write: 20_000,
+        });
+        c.driver_worker_share = 1.0;
+        let ios: Vec<_> = (0..64).map(|_| (0u32, 0)).collect();
+        let (done, _) = run(c.clone(), 1, &ios, 30_000);
+        let last = done.iter().map(|d| d.at).max().unwrap_or(0);
+        let worker = 20_000 + 510 + 385;
+        assert!(last >= 64 * worker, "{last} ns");
+        assert!(last < 64 * (worker + 1_500), "the thread waited: {last} ns");
+        // polling threads wait for the worker too, and none holds a core
+        // meanwhile: 16 of them on 8 cores all finish
+        c.completion = CompletionMode::Spin;
+        c.spin_max_bytes = 4096;
+        c.driver_worker_share = 0.5;
+        let ios: Vec<_> = (0..16).map(|t| (t, 0)).collect();
+        let (done, _) = run(c, 16, &ios, 30_000);
+        assert!(sum(&done, Component::WorkerWait) > 0);
     }
 
     #[test]

@@ -151,9 +151,15 @@ fn breakdown_ns_has_the_agreed_shape() {
     let b = j.breakdown_ns();
     assert_eq!(b["read"]["syscall"].as_f64(), Some(1_000.0));
     assert_eq!(b["read"]["media"].as_f64(), Some(9_000.0));
-    assert_eq!(b["read"].as_object().unwrap().len(), 19);
+    assert_eq!(b["read"].as_object().unwrap().len(), 20);
     // waits are named by the resource waited for
-    for wait in ["thread_wait", "scheduler_wait", "lock_wait", "core_wait"] {
+    for wait in [
+        "thread_wait",
+        "scheduler_wait",
+        "worker_wait",
+        "lock_wait",
+        "core_wait",
+    ] {
         assert_eq!(b["read"][wait].as_f64(), Some(0.0), "{wait}");
     }
     assert_eq!(b["sync"]["media"].as_f64(), Some(0.0));

@@ -350,8 +350,8 @@ fn layer_of(c: Component) -> usize {
     match c {
         FileSystem | LockWait => 3,
         Copy | Background => 4,
-        Syscall | BlockLayer | Driver | ThreadWait | SchedulerWait | CoreWait | Interrupt
-        | Wakeup => 5,
+        Syscall | BlockLayer | Driver | ThreadWait | SchedulerWait | WorkerWait | CoreWait
+        | Interrupt | Wakeup => 5,
         Pio | Link | DeviceQueue | Interconnect | Controller | Media | Cache => 6,
     }
 }

@@ -7,6 +7,9 @@
 //! loop). Events are kept in order of (time, insertion sequence), so ties
 //! break by insertion order and a run is deterministic.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use storlab_model::fs::{FileLayer, FileOp, FileReq, FS_TOKEN};
 use storlab_model::host::{Host, HostCx, HostIo};
 use storlab_model::{Nanos, Op};
@@ -262,132 +265,132 @@ impl ThreadState {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Ev {
     /// (time, insertion sequence) as one number: time in the high half.
     key: u128,
     tok: u64,
 }
 
+impl PartialEq for Ev {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Ev {}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ev {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
 /// The pending events, earliest (time, insertion sequence) first.
 ///
 /// A run has few events pending at once (about 8 on an NVM array under 16
-/// threads, about 30 on a flash drive), and a new event most often lands
-/// among the latest: while they are few they are kept sorted, from `head`
-/// on, so a pop is a read and a push an insertion from the back (a few
-/// comparisons, no sifting through a heap's levels); past
-/// [`EventQueue::TO_HEAP`] events (many threads with think times, long
-/// traces) they move into a binary min-heap, and back once fewer than
-/// [`EventQueue::TO_SORTED`] are left. Keys are unique (the sequence
-/// number is), so the events come out in the same order whichever form
-/// holds them. (Written by hand: `std`'s `BinaryHeap` costs about 90
-/// instructions per event here, a third of them bounds checks and the
-/// comparisons of a heap's levels.)
+/// threads, about 30 on a flash drive at depth 32), and a new event most
+/// often lands among the latest: while they are few they are kept sorted,
+/// from `head` on, so a pop is a read and a push an insertion (found from
+/// the back while they are very few, by a binary search beyond), with
+/// no sifting through a heap's levels. Past
+/// [`EventQueue::TO_HEAP`] pending events an insertion would move too many
+/// of them, and they go into `std`'s binary heap, and back once fewer
+/// than [`EventQueue::TO_SORTED`] are left (both forms share one
+/// allocation). Keys are unique (the sequence number is), so the events
+/// come out in the same order whichever form holds them. (The sorted form
+/// is written by hand: no collection in `std` keeps a small sorted run
+/// with pops from the front.)
 #[derive(Default)]
 struct EventQueue {
-    /// Sorted mode: `v[head..]` in increasing key order (`v[..head]`
-    /// popped). Heap mode: `v` is a binary min-heap and `head` is 0.
-    v: Vec<Ev>,
+    /// Sorted form: `v[head..]` in increasing key order (`v[..head]`
+    /// popped).
+    v: Vec<Reverse<Ev>>,
     head: usize,
-    heap: bool,
+    /// The heap form (`v` empty meanwhile).
+    heap: BinaryHeap<Reverse<Ev>>,
+    in_heap: bool,
 }
 
 impl EventQueue {
     /// Pending events above which the sorted form becomes a heap.
-    const TO_HEAP: usize = 64;
+    const TO_HEAP: usize = 128;
+    /// Pending events up to which a push looks for its place from the
+    /// back, one event at a time (a binary search beyond).
+    const SCAN: usize = 16;
     /// Pending events below which the heap becomes sorted again.
-    const TO_SORTED: usize = 16;
+    const TO_SORTED: usize = 64;
     /// Popped slots kept at the front of the sorted form before they are
     /// dropped (one move of the pending events every this many pops).
     const COMPACT: usize = 256;
 
     #[inline]
     fn push(&mut self, ev: Ev) {
-        if !self.heap {
-            let len = self.v.len();
-            if len - self.head < Self::TO_HEAP {
-                if self.head > 0 && ev.key < self.v[self.head].key {
-                    // earlier than every pending event: into the popped slot
-                    self.head -= 1;
-                    self.v[self.head] = ev;
-                    return;
-                }
-                // insertion from the back: move the later events up one
-                self.v.push(ev);
-                let mut k = len;
-                while k > self.head && self.v[k - 1].key > ev.key {
-                    self.v[k] = self.v[k - 1];
-                    k -= 1;
-                }
-                self.v[k] = ev;
-                return;
-            }
-            // too many for the sorted form: drop the popped slots; events
-            // in increasing order already form a heap
-            self.v.drain(..self.head);
+        if self.in_heap {
+            self.heap.push(Reverse(ev));
+            return;
+        }
+        let len = self.v.len();
+        if len - self.head >= Self::TO_HEAP {
+            // too many for the sorted form; events in increasing order
+            // already form a heap
+            let mut v = std::mem::take(&mut self.v);
+            v.drain(..self.head);
             self.head = 0;
-            self.heap = true;
+            self.heap = BinaryHeap::from(v);
+            self.in_heap = true;
+            self.heap.push(Reverse(ev));
+            return;
         }
-        // heap: sift up from a new last slot
-        let mut i = self.v.len();
-        self.v.push(ev);
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if self.v[parent].key <= ev.key {
-                break;
+        if self.head > 0 && ev.key < self.v[self.head].0.key {
+            // earlier than every pending event: into the last popped slot
+            self.head -= 1;
+            self.v[self.head] = Reverse(ev);
+        } else if len - self.head <= Self::SCAN {
+            // insertion from the back: move the later events up one
+            self.v.push(Reverse(ev));
+            let mut k = len;
+            while k > self.head && self.v[k - 1].0.key > ev.key {
+                self.v[k] = self.v[k - 1];
+                k -= 1;
             }
-            self.v[i] = self.v[parent];
-            i = parent;
+            self.v[k] = Reverse(ev);
+        } else {
+            // (keys are unique: no event compares equal)
+            let pos = self.head + self.v[self.head..].partition_point(|e| e.0.key < ev.key);
+            self.v.insert(pos, Reverse(ev));
         }
-        self.v[i] = ev;
     }
 
     /// The earliest event, taken out.
     #[inline]
     fn pop(&mut self) -> Option<Ev> {
-        if !self.heap {
-            let ev = *self.v.get(self.head)?;
-            self.head += 1;
-            if self.head == self.v.len() {
-                self.v.clear();
-                self.head = 0;
-            } else if self.head >= Self::COMPACT {
-                self.v.drain(..self.head);
-                self.head = 0;
+        if self.in_heap {
+            let ev = self.heap.pop()?.0;
+            if self.heap.len() < Self::TO_SORTED {
+                // (greatest `Reverse` first: increasing keys after the
+                // reversal)
+                let mut v = std::mem::take(&mut self.heap).into_sorted_vec();
+                v.reverse();
+                self.v = v;
+                self.in_heap = false;
             }
             return Some(ev);
         }
-        let last = self.v.pop()?;
-        let Some(&top) = self.v.first() else {
-            self.heap = false;
-            return Some(last);
-        };
-        // sift the last event down from the root
-        let n = self.v.len();
-        let mut i = 0;
-        loop {
-            let l = 2 * i + 1;
-            if l >= n {
-                break;
-            }
-            let r = l + 1;
-            let c = if r < n && self.v[r].key < self.v[l].key {
-                r
-            } else {
-                l
-            };
-            if last.key <= self.v[c].key {
-                break;
-            }
-            self.v[i] = self.v[c];
-            i = c;
+        let ev = self.v.get(self.head)?.0;
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        } else if self.head >= Self::COMPACT {
+            self.v.drain(..self.head);
+            self.head = 0;
         }
-        self.v[i] = last;
-        if n < Self::TO_SORTED {
-            self.v.sort_unstable_by_key(|e| e.key);
-            self.heap = false;
-        }
-        Some(top)
+        Some(ev)
     }
 }
 
@@ -896,7 +899,7 @@ mod tests {
             .enumerate()
         {
             for step in 0..steps {
-                let was_heap = q.heap;
+                let was_heap = q.in_heap;
                 if rng.gen_bool(p_pop) {
                     reference.sort_unstable();
                     let want = (!reference.is_empty()).then(|| reference.remove(0));
@@ -914,7 +917,7 @@ mod tests {
                     reference.push((t, seq, step));
                 }
                 most = most.max(reference.len());
-                back_to_sorted += (was_heap && !q.heap) as u32;
+                back_to_sorted += (was_heap && !q.in_heap) as u32;
             }
         }
         reference.sort_unstable();

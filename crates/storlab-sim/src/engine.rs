@@ -296,8 +296,9 @@ impl Ord for Ev {
 /// threads, about 30 on a flash drive at depth 32), and a new event most
 /// often lands among the latest: while they are few they are kept sorted,
 /// from `head` on, so a pop is a read and a push an insertion (found from
-/// the back while they are very few, by a binary search beyond), with
-/// no sifting through a heap's levels. Past
+/// the back while they are very few, by a binary search beyond, the
+/// events on its shorter side moved by one), with no sifting through a
+/// heap's levels. Past
 /// [`EventQueue::TO_HEAP`] pending events an insertion would move too many
 /// of them, and they go into `std`'s binary heap, and back once fewer
 /// than [`EventQueue::TO_SORTED`] are left (both forms share one
@@ -362,7 +363,15 @@ impl EventQueue {
         } else {
             // (keys are unique: no event compares equal)
             let pos = self.head + self.v[self.head..].partition_point(|e| e.0.key < ev.key);
-            self.v.insert(pos, Reverse(ev));
+            if self.head > 0 && pos - self.head < len - pos {
+                // nearer the front: the earlier events move down one, into
+                // the last popped slot
+                self.v.copy_within(self.head..pos, self.head - 1);
+                self.head -= 1;
+                self.v[pos - 1] = Reverse(ev);
+            } else {
+                self.v.insert(pos, Reverse(ev));
+            }
         }
     }
 

@@ -331,6 +331,27 @@ impl EventQueue {
 
     #[inline]
     fn push(&mut self, ev: Ev) {
+        let len = self.v.len();
+        if self.in_heap || len - self.head > Self::SCAN {
+            self.push_among_many(ev);
+        } else if self.head > 0 && ev.key < self.v[self.head].0.key {
+            // earlier than every pending event: into the last popped slot
+            self.head -= 1;
+            self.v[self.head] = Reverse(ev);
+        } else {
+            // insertion from the back: move the later events up one
+            self.v.push(Reverse(ev));
+            let mut k = len;
+            while k > self.head && self.v[k - 1].0.key > ev.key {
+                self.v[k] = self.v[k - 1];
+                k -= 1;
+            }
+            self.v[k] = Reverse(ev);
+        }
+    }
+
+    /// [`Self::push`] with more than [`Self::SCAN`] events pending.
+    fn push_among_many(&mut self, ev: Ev) {
         if self.in_heap {
             self.heap.push(Reverse(ev));
             return;
@@ -347,31 +368,26 @@ impl EventQueue {
             self.heap.push(Reverse(ev));
             return;
         }
-        if self.head > 0 && ev.key < self.v[self.head].0.key {
-            // earlier than every pending event: into the last popped slot
-            self.head -= 1;
-            self.v[self.head] = Reverse(ev);
-        } else if len - self.head <= Self::SCAN {
-            // insertion from the back: move the later events up one
-            self.v.push(Reverse(ev));
-            let mut k = len;
-            while k > self.head && self.v[k - 1].0.key > ev.key {
-                self.v[k] = self.v[k - 1];
-                k -= 1;
-            }
-            self.v[k] = Reverse(ev);
-        } else {
-            // (keys are unique: no event compares equal)
-            let pos = self.head + self.v[self.head..].partition_point(|e| e.0.key < ev.key);
-            if self.head > 0 && pos - self.head < len - pos {
-                // nearer the front: the earlier events move down one, into
-                // the last popped slot
-                self.v.copy_within(self.head..pos, self.head - 1);
+        if ev.key < self.v[self.head].0.key {
+            if self.head > 0 {
+                // earlier than every pending event: into the last popped slot
                 self.head -= 1;
-                self.v[pos - 1] = Reverse(ev);
+                self.v[self.head] = Reverse(ev);
             } else {
-                self.v.insert(pos, Reverse(ev));
+                self.v.insert(0, Reverse(ev));
             }
+            return;
+        }
+        // (keys are unique: no event compares equal)
+        let pos = self.head + self.v[self.head..].partition_point(|e| e.0.key < ev.key);
+        if self.head > 0 && pos - self.head < len - pos {
+            // nearer the front: the earlier events move down one, into
+            // the last popped slot
+            self.v.copy_within(self.head..pos, self.head - 1);
+            self.head -= 1;
+            self.v[pos - 1] = Reverse(ev);
+        } else {
+            self.v.insert(pos, Reverse(ev));
         }
     }
 

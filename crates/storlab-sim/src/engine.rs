@@ -332,7 +332,9 @@ impl EventQueue {
     #[inline]
     fn push(&mut self, ev: Ev) {
         let len = self.v.len();
-        if self.in_heap || len - self.head > Self::SCAN {
+        if self.in_heap {
+            self.heap.push(Reverse(ev));
+        } else if len - self.head > Self::SCAN {
             self.push_among_many(ev);
         } else if self.head > 0 && ev.key < self.v[self.head].0.key {
             // earlier than every pending event: into the last popped slot
@@ -350,12 +352,9 @@ impl EventQueue {
         }
     }
 
-    /// [`Self::push`] with more than [`Self::SCAN`] events pending.
+    /// [`Self::push`] into the sorted form with more than [`Self::SCAN`]
+    /// events pending.
     fn push_among_many(&mut self, ev: Ev) {
-        if self.in_heap {
-            self.heap.push(Reverse(ev));
-            return;
-        }
         let len = self.v.len();
         if len - self.head >= Self::TO_HEAP {
             // too many for the sorted form; events in increasing order
@@ -366,6 +365,11 @@ impl EventQueue {
             self.heap = BinaryHeap::from(v);
             self.in_heap = true;
             self.heap.push(Reverse(ev));
+            return;
+        }
+        if ev.key > self.v[len - 1].0.key {
+            // later than every pending event
+            self.v.push(Reverse(ev));
             return;
         }
         if ev.key < self.v[self.head].0.key {

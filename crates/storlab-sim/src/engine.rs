@@ -298,11 +298,10 @@ impl Ord for Ev {
 /// from `head` on, so a pop is a read and a push an insertion (found from
 /// the back while they are very few, by a binary search beyond, the
 /// events on its shorter side moved by one), with no sifting through a
-/// heap's levels. Past
-/// [`EventQueue::TO_HEAP`] pending events an insertion would move too many
-/// of them, and they go into `std`'s binary heap, and back once fewer
-/// than [`EventQueue::TO_SORTED`] are left (both forms share one
-/// allocation). Keys are unique (the sequence number is), so the events
+/// heap's levels. Past [`EventQueue::TO_HEAP`] pending events an insertion
+/// would move too many of them, and they go into `std`'s binary heap, and
+/// back once fewer than [`EventQueue::TO_SORTED`] are left (both forms
+/// pass one allocation between them). Keys are unique (the sequence number is), so the events
 /// come out in the same order whichever form holds them. (The sorted form
 /// is written by hand: no collection in `std` keeps a small sorted run
 /// with pops from the front.)
@@ -401,8 +400,8 @@ impl EventQueue {
         if self.in_heap {
             let ev = self.heap.pop()?.0;
             if self.heap.len() < Self::TO_SORTED {
-                // (greatest `Reverse` first: increasing keys after the
-                // reversal)
+                // (ascending in `Reverse`, that is decreasing keys:
+                // reversed, increasing)
                 let mut v = std::mem::take(&mut self.heap).into_sorted_vec();
                 v.reverse();
                 self.v = v;

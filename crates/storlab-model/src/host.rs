@@ -1024,81 +1024,63 @@ impl Host {
     #[inline]
     fn acquire(&mut self, now: Nanos, i: u32) -> bool {
         let h = &self.ios[i as usize];
-        let mut want = self.costs[h.stage as usize][h.io.op as usize].needs & !h.holds;
+        let want = self.costs[h.stage as usize][h.io.op as usize].needs & !h.holds;
         let thread = h.io.thread as usize;
         if want == 0 {
             return true;
         }
-        // the common case: every resource wanted is free, all are taken at
-        // once (as the loop below would, one after the other)
+        // the resources are distinct, so which are busy is known at once:
+        // those wanted below the first busy one are taken (as a loop over
+        // them in order would, the wait charged to the first), and the
+        // request parks on that one
         let ts = &mut self.threads[thread];
         let busy = (ts.busy as u8 * THREAD)
             | (self.sched_busy as u8 * SCHED)
             | (self.worker_busy as u8 * WORKER)
             | ((self.cores_free == 0) as u8 * CORE)
             | (self.lock_busy as u8 * LOCK);
-        if want & busy == 0 {
-            if want & THREAD != 0 {
+        let blocked = want & busy;
+        let first_blocked = blocked & blocked.wrapping_neg();
+        let take = if blocked == 0 {
+            want
+        } else {
+            want & first_blocked.wrapping_sub(1)
+        };
+        if take != 0 {
+            if take & THREAD != 0 {
                 ts.busy = true;
             }
-            if want & SCHED != 0 {
+            if take & SCHED != 0 {
                 self.sched_busy = true;
             }
-            if want & WORKER != 0 {
+            if take & WORKER != 0 {
                 self.worker_busy = true;
             }
-            if want & CORE != 0 {
+            if take & CORE != 0 {
                 self.cores_free -= 1;
             }
-            if want & LOCK != 0 {
+            if take & LOCK != 0 {
                 self.lock_busy = true;
             }
             let h = &mut self.ios[i as usize];
             let waited = now - h.t_mark;
             if waited > 0 {
-                // the wait is the first resource's, as in the loop
-                self.bds[i as usize].add(Self::wait_component(want & want.wrapping_neg()), waited);
+                self.bds[i as usize].add(Self::wait_component(take & take.wrapping_neg()), waited);
             }
             h.t_mark = now;
-            h.holds |= want;
+            h.holds |= take;
+        }
+        if blocked == 0 {
             return true;
         }
-        while want != 0 {
-            let bit = want & want.wrapping_neg();
-            want &= want - 1;
-            let free = match bit {
-                THREAD => !self.threads[thread].busy,
-                SCHED => !self.sched_busy,
-                WORKER => !self.worker_busy,
-                CORE => self.cores_free > 0,
-                _ => !self.lock_busy,
-            };
-            if !free {
-                match bit {
-                    THREAD => self.threads[thread].waiters.push_back(i),
-                    SCHED => self.sched_waiters.push_back(i),
-                    WORKER => self.worker_waiters.push_back(i),
-                    CORE => self.core_waiters.push_back(i),
-                    _ => self.lock_waiters.push_back(i),
-                }
-                return false;
-            }
-            match bit {
-                THREAD => self.threads[thread].busy = true,
-                SCHED => self.sched_busy = true,
-                WORKER => self.worker_busy = true,
-                CORE => self.cores_free -= 1,
-                _ => self.lock_busy = true,
-            }
-            let h = &mut self.ios[i as usize];
-            let waited = now - h.t_mark;
-            if waited > 0 {
-                self.bds[i as usize].add(Self::wait_component(bit), waited);
-            }
-            h.t_mark = now;
-            h.holds |= bit;
+        match first_blocked {
+            THREAD => self.threads[thread].waiters.push_back(i),
+            SCHED => self.sched_waiters.push_back(i),
+            WORKER => self.worker_waiters.push_back(i),
+            CORE => self.core_waiters.push_back(i),
+            _ => self.lock_waiters.push_back(i),
         }
-        true
+        false
     }
 
     fn release(&mut self, now: Nanos, i: u32, bits: u8, cx: &mut HostCx) {

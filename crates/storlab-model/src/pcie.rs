@@ -512,7 +512,9 @@ impl PcieArray {
         if let Some(next) = self.tag_wait.pop_front() {
             self.admit(now, next, cx);
         }
-        self.try_barriers(now, cx);
+        if !self.barriers.is_empty() {
+            self.try_barriers(now, cx);
+        }
         // a finished barrier or a freed tag may let the scheduler go on
         self.pump(now, cx);
     }

@@ -335,11 +335,9 @@ struct Req {
     background_wait: bool,
 }
 
-/// A NAND operation, held by value in its die's queue and then in the
-/// die's current batch: queues are read front to back, so an op is in
-/// cache when its die starts it (ops in a slab, indexed from the queues,
-/// were a cache miss each). Its times are its batch's, kept once in the
-/// [`Die`] (48 bytes an op, not 72: GC fills a die's queue with hundreds).
+/// A NAND operation in its die's current batch (and, for host reads, in
+/// the die's read queue). Its times are its batch's, kept once in the
+/// [`Die`].
 #[derive(Clone, Copy, Debug)]
 struct FOp {
     kind: NandKind,
@@ -359,12 +357,140 @@ struct FOp {
     behind_gc: bool,
 }
 
+/// An operation of a die's write queue (programs, garbage collection's
+/// reads, erases), held by value in 16 bytes: garbage collection queues
+/// hundreds of ops on one die at once and the queues run thousands deep,
+/// so their memory is swept far beyond the caches (at 48 bytes an op the
+/// queues' writes were a third of the write path's last-level misses).
+/// What only a host read needs (its request, read-ahead name, whether it
+/// queued behind collection) is not here: this queue holds none.
+#[derive(Clone, Copy, Debug)]
+struct WOp {
+    block: u32,
+    units: u32,
+    /// A host program's place in program order, its low 32 bits (fewer
+    /// than 2^32 programs are ever outstanding, so [`Ssd::wop_seq`]
+    /// recovers it exactly from the oldest outstanding one).
+    seq: u32,
+    /// Page within the block (`pages_per_block` is at most 2^16).
+    page: u16,
+    /// Its plane within the die (at most 16 planes).
+    plane: u8,
+    /// [`NandKind`] in bits 0-1, background in bit 2.
+    flags: u8,
+}
+
+impl WOp {
+    const BACKGROUND: u8 = 4;
+
+    #[inline]
+    fn kind(&self) -> NandKind {
+        match self.flags & 3 {
+            0 => NandKind::Read,
+            1 => NandKind::Program,
+            _ => NandKind::Erase,
+        }
+    }
+
+    #[inline]
+    fn kind_bits(kind: NandKind) -> u8 {
+        match kind {
+            NandKind::Read => 0,
+            NandKind::Program => 1,
+            NandKind::Erase => 2,
+        }
+    }
+}
+
+/// What the multi-plane batching reads of a queued op.
+trait Queued: Copy {
+    fn plane_bit(&self) -> u32;
+    fn kind(&self) -> NandKind;
+}
+
+impl Queued for FOp {
+    #[inline]
+    fn plane_bit(&self) -> u32 {
+        self.plane_bit
+    }
+    #[inline]
+    fn kind(&self) -> NandKind {
+        self.kind
+    }
+}
+
+impl Queued for WOp {
+    #[inline]
+    fn plane_bit(&self) -> u32 {
+        1 << self.plane
+    }
+    #[inline]
+    fn kind(&self) -> NandKind {
+        WOp::kind(self)
+    }
+}
+
+/// Take the next batch of `q` into `cur` (empty): its head, and with
+/// multi-plane operations (`ppd` > 1) up to one op more per other plane of
+/// the same kind from the next [`WINDOW`] ops, where nothing before them
+/// on their plane is skipped if `strict` (the write queue keeps each
+/// plane's order). False if `q` is empty.
+#[inline]
+fn take_batch<T: Queued>(
+    q: &mut VecDeque<T>,
+    cur: &mut Vec<FOp>,
+    multiplane: bool,
+    ppd: u32,
+    strict: bool,
+    conv: impl Fn(T) -> FOp,
+) -> bool {
+    debug_assert!(cur.is_empty());
+    let Some(head) = q.pop_front() else {
+        return false;
+    };
+    cur.push(conv(head));
+    if multiplane && ppd > 1 {
+        let kind = head.kind();
+        let all = if ppd >= 32 { u32::MAX } else { (1 << ppd) - 1 };
+        let mut used = head.plane_bit();
+        let mut blocked = 0u32;
+        let mut take: [usize; WINDOW] = [0; WINDOW];
+        let mut nt = 0;
+        for (i, o) in q.iter().take(WINDOW).enumerate() {
+            // no plane left that could add an op
+            if (used | blocked) == all {
+                break;
+            }
+            let bit = o.plane_bit();
+            if used & bit != 0 || blocked & bit != 0 || o.kind() != kind {
+                if strict {
+                    blocked |= bit;
+                }
+                continue;
+            }
+            used |= bit;
+            take[nt] = i;
+            nt += 1;
+            if nt + 1 >= ppd as usize {
+                break;
+            }
+        }
+        for k in (0..nt).rev() {
+            let o = q.remove(take[k]).expect("index from the scan");
+            cur.push(conv(o));
+        }
+        // keep the batch in queue order
+        cur[1..].reverse();
+    }
+    true
+}
+
 #[derive(Clone, Debug, Default)]
 struct Die {
     channel: u32,
     busy: bool,
     reads: VecDeque<FOp>,
-    writes: VecDeque<FOp>,
+    writes: VecDeque<WOp>,
     cur: Vec<FOp>,
     /// When the current batch started, and when its array work ends
     /// (reads: the data is in the page register; programs and erases:
@@ -374,6 +500,9 @@ struct Die {
     busy_ns: u64,
     background: u32,
 }
+
+/// Pages in the write buffer (see [`Ssd`]'s `inbuf`).
+type InBuf = std::collections::HashMap<u32, u32, foldhash::fast::FixedState>;
 
 /// Counters of one run.
 #[derive(Clone, Copy, Debug, Default)]
@@ -475,7 +604,11 @@ pub struct Ssd {
     buf_used: u64,
     buf_wait: VecDeque<u32>,
     /// Pages not yet programmed → host units of them held in the buffer.
-    inbuf: BTreeMap<u32, u32>,
+    /// A hash map, looked up and never iterated (so the model stays
+    /// deterministic): every buffered unit is an insert or an update and
+    /// every host program a removal, and an ordered map's walk down its
+    /// tree was a twentieth of a garbage-collected write's time.
+    inbuf: InBuf,
     prog_seq: u64,
     done_base: u64,
     done_window: VecDeque<bool>,
@@ -542,7 +675,7 @@ impl Ssd {
             buf_cap: cfg.write_buffer_bytes / unit,
             buf_used: 0,
             buf_wait: VecDeque::new(),
-            inbuf: BTreeMap::new(),
+            inbuf: InBuf::with_hasher(foldhash::fast::FixedState::with_seed(0x696e_6275_665f_7061)),
             prog_seq: 0,
             done_base: 0,
             done_window: VecDeque::new(),
@@ -748,20 +881,14 @@ impl Ssd {
             } else {
                 0
             };
-            let op = FOp {
-                kind: o.kind,
-                id: NONE,
-                die,
-                plane_bit: 1 << self.ppd_div.rem(plane),
+            debug_assert!(o.page <= u16::MAX as u32);
+            let op = WOp {
                 block: o.block,
-                page: o.page,
                 units: o.units,
-                lpn0: NONE,
-                req: NONE,
-                background: o.background,
-                prefetch: false,
-                seq,
-                behind_gc: self.dies[die as usize].background > 0,
+                seq: seq as u32,
+                page: o.page as u16,
+                plane: self.ppd_div.rem(plane) as u8,
+                flags: WOp::kind_bits(o.kind) | if o.background { WOp::BACKGROUND } else { 0 },
             };
             let d = &mut self.dies[die as usize];
             if o.background {
@@ -939,6 +1066,33 @@ impl Ssd {
         }
     }
 
+    /// The batch form of write-queue op `o` of die `die`, `done_base` the
+    /// oldest outstanding host program (the op is not done, so its
+    /// program order is at most 2^32 past it).
+    #[inline]
+    fn wop_op(o: WOp, die: u32, done_base: u64) -> FOp {
+        FOp {
+            kind: o.kind(),
+            id: NONE,
+            die,
+            plane_bit: 1 << o.plane,
+            block: o.block,
+            page: o.page as u32,
+            units: o.units,
+            lpn0: NONE,
+            req: NONE,
+            background: o.flags & WOp::BACKGROUND != 0,
+            prefetch: false,
+            seq: if o.flags == WOp::kind_bits(NandKind::Program) {
+                done_base + o.seq.wrapping_sub(done_base as u32) as u64
+            } else {
+                0
+            },
+            // only a host read's breakdown reads it; this queue has none
+            behind_gc: false,
+        }
+    }
+
     /// Start the die's next operation(s) if it is idle.
     fn start_die(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
         let di = d as usize;
@@ -950,46 +1104,30 @@ impl Ssd {
             return;
         }
         let mut cur = std::mem::take(&mut self.dies[di].cur);
-        {
-            let die = &mut self.dies[di];
-            let q = if from_reads {
-                &mut die.reads
-            } else {
-                &mut die.writes
-            };
-            let Some(head) = q.pop_front() else {
-                die.cur = cur;
-                return;
-            };
-            cur.push(head);
-            let kind = head.kind;
-            if self.cfg.nand.multiplane && self.ppd > 1 {
-                let mut used = head.plane_bit;
-                let mut blocked = 0u32;
-                let mut take: [usize; WINDOW] = [0; WINDOW];
-                let mut nt = 0;
-                for (i, o) in q.iter().take(WINDOW).enumerate() {
-                    let bit = o.plane_bit;
-                    if used & bit != 0 || blocked & bit != 0 || o.kind != kind {
-                        if !from_reads {
-                            blocked |= bit;
-                        }
-                        continue;
-                    }
-                    used |= bit;
-                    take[nt] = i;
-                    nt += 1;
-                    if nt + 1 >= self.ppd as usize {
-                        break;
-                    }
-                }
-                for k in (0..nt).rev() {
-                    let o = q.remove(take[k]).expect("index from the scan");
-                    cur.push(o);
-                }
-                // keep the batch in queue order
-                cur[1..].reverse();
-            }
+        let multiplane = self.cfg.nand.multiplane;
+        let taken = if from_reads {
+            take_batch(
+                &mut self.dies[di].reads,
+                &mut cur,
+                multiplane,
+                self.ppd,
+                false,
+                |o| o,
+            )
+        } else {
+            let done_base = self.done_base;
+            take_batch(
+                &mut self.dies[di].writes,
+                &mut cur,
+                multiplane,
+                self.ppd,
+                true,
+                |o| Self::wop_op(o, d, done_base),
+            )
+        };
+        if !taken {
+            self.dies[di].cur = cur;
+            return;
         }
         let n = &self.cfg.nand;
         let ch = self.dies[di].channel as usize;
@@ -1078,7 +1216,7 @@ impl Ssd {
     fn program_blocked(&self, di: usize) -> bool {
         let limit = self.cfg.nand.programs_per_channel;
         limit > 0
-            && self.dies[di].writes.front().map(|o| o.kind) == Some(NandKind::Program)
+            && self.dies[di].writes.front().map(|o| o.kind()) == Some(NandKind::Program)
             && self.programming[self.dies[di].channel as usize] >= limit
     }
 

@@ -448,6 +448,12 @@ fn take_batch<T: Queued>(
     let Some(head) = q.pop_front() else {
         return false;
     };
+    // the die's next batch will scan from about here: its ops were
+    // queued long ago (queues run thousands deep under garbage
+    // collection) and are out of cache, so ask for them now (a hint)
+    if let Some(o) = q.get(WINDOW + 4) {
+        crate::ftl::prefetch(o);
+    }
     cur.push(conv(head));
     if multiplane && ppd > 1 {
         let kind = head.kind();
@@ -456,13 +462,16 @@ fn take_batch<T: Queued>(
         let mut blocked = 0u32;
         let mut take: [usize; WINDOW] = [0; WINDOW];
         let mut nt = 0;
-        for (i, o) in q.iter().take(WINDOW).enumerate() {
+        let (a, b) = q.as_slices();
+        let n = WINDOW.min(a.len() + b.len());
+        for i in 0..n {
             // no plane left that could add an op
             if (used | blocked) == all {
                 break;
             }
+            let o = if i < a.len() { &a[i] } else { &b[i - a.len()] };
             let bit = o.plane_bit();
-            if used & bit != 0 || blocked & bit != 0 || o.kind() != kind {
+            if (used | blocked) & bit != 0 || o.kind() != kind {
                 if strict {
                     blocked |= bit;
                 }
@@ -1354,7 +1363,7 @@ impl Ssd {
     /// Report completion at `at` and release the request's tag.
     fn finish(&mut self, at: Nanos, ri: u32, cx: &mut Cx) {
         let r = &mut self.reqs[ri as usize];
-        cx.done_since(r.id, r.arrival, at, r.bd);
+        cx.done_since_ref(r.id, r.arrival, at, &r.bd);
         r.op = None;
         self.free_reqs.push(ri);
         if let Some(next) = self.tags.release() {

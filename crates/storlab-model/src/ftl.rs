@@ -40,6 +40,7 @@ pub mod layout;
 mod steady;
 
 pub(crate) use div::Div32;
+pub(crate) use layout::prefetch;
 use layout::{Layout, Striped, Table};
 pub use steady::AGE_REPLAY_MAX_UNITS;
 

@@ -42,6 +42,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use rand::distributions::Distribution;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
@@ -405,7 +406,8 @@ impl WOp {
 /// What the multi-plane batching reads of a queued op.
 trait Queued: Copy {
     fn plane_bit(&self) -> u32;
-    fn kind(&self) -> NandKind;
+    /// Its [`NandKind`] as [`WOp::kind_bits`] numbers it.
+    fn kind_bits(&self) -> u8;
 }
 
 impl Queued for FOp {
@@ -414,8 +416,8 @@ impl Queued for FOp {
         self.plane_bit
     }
     #[inline]
-    fn kind(&self) -> NandKind {
-        self.kind
+    fn kind_bits(&self) -> u8 {
+        WOp::kind_bits(self.kind)
     }
 }
 
@@ -425,8 +427,8 @@ impl Queued for WOp {
         1 << self.plane
     }
     #[inline]
-    fn kind(&self) -> NandKind {
-        WOp::kind(self)
+    fn kind_bits(&self) -> u8 {
+        self.flags & 3
     }
 }
 
@@ -456,24 +458,24 @@ fn take_batch<T: Queued>(
     }
     cur.push(conv(head));
     if multiplane && ppd > 1 {
-        let kind = head.kind();
+        let kind = head.kind_bits();
         let all = if ppd >= 32 { u32::MAX } else { (1 << ppd) - 1 };
         let mut used = head.plane_bit();
         let mut blocked = 0u32;
         let mut take: [usize; WINDOW] = [0; WINDOW];
         let mut nt = 0;
-        let (a, b) = q.as_slices();
-        let n = WINDOW.min(a.len() + b.len());
-        for i in 0..n {
-            // no plane left that could add an op
-            if (used | blocked) == all {
-                break;
-            }
-            let o = if i < a.len() { &a[i] } else { &b[i - a.len()] };
+        for (i, o) in q.iter().take(WINDOW).enumerate() {
             let bit = o.plane_bit();
-            if (used | blocked) & bit != 0 || o.kind() != kind {
+            if (used | blocked) & bit != 0 {
+                continue;
+            }
+            if o.kind_bits() != kind {
                 if strict {
                     blocked |= bit;
+                    // no plane left that could add an op
+                    if used | blocked == all {
+                        break;
+                    }
                 }
                 continue;
             }
@@ -538,6 +540,10 @@ struct Spread {
     retry_p: f64,
     retry_max: u32,
     program: f64,
+    /// `u` of [`Spread::program`], uniform in -1..=1: built once (what
+    /// `gen_range(-1.0..=1.0)` builds on every call, so the draws are the
+    /// same).
+    unit: rand::distributions::Uniform<f64>,
 }
 
 impl Spread {
@@ -552,6 +558,7 @@ impl Spread {
             },
             retry_max: n.read_retry_max,
             program: n.program_spread,
+            unit: rand::distributions::Uniform::new_inclusive(-1.0, 1.0),
         }
     }
 
@@ -574,8 +581,23 @@ impl Spread {
         if self.program <= 0.0 {
             return typ;
         }
-        let u: f64 = self.rng.gen_range(-1.0..=1.0);
-        (typ as f64 * (1.0 + self.program * u)).round() as u64
+        let u = self.unit.sample(&mut self.rng);
+        round_non_negative(typ as f64 * (1.0 + self.program * u))
+    }
+}
+
+/// `x.round() as u64` for `x >= 0` (half away from zero), without the
+/// library call `f64::round` is on x86-64's baseline (no SSE4.1 rounding
+/// instruction): below 2^52 the fraction `x - trunc(x)` is exact, and from
+/// 2^52 up every `f64` is an integer.
+#[inline]
+fn round_non_negative(x: f64) -> u64 {
+    debug_assert!(x >= 0.0);
+    let i = x as u64;
+    if x - i as f64 >= 0.5 {
+        i + 1
+    } else {
+        i
     }
 }
 
@@ -1551,6 +1573,36 @@ impl Device for Ssd {
             power: Vec::new(),
             wear: Some(wear),
             counters,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_non_negative;
+
+    #[test]
+    fn rounding_without_the_library_call_is_f64_round() {
+        let mut xs = vec![
+            0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            1e6 + 0.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1.8e19,
+        ];
+        let mut x = 0.37f64;
+        for _ in 0..10_000 {
+            x = (x * 1.618_033_988_749_895 + 0.123) % 3.0e6;
+            xs.push(x);
+            xs.push(x.trunc() + 0.5);
+        }
+        for x in xs {
+            assert_eq!(round_non_negative(x), x.round() as u64, "{x}");
         }
     }
 }

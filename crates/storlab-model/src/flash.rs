@@ -331,9 +331,38 @@ struct Req {
     data_done: Nanos,
     bd: Breakdown,
     /// The latest data's path after `t_cmd`.
-    crit: Breakdown,
+    crit: Crit,
     durable: bool,
     background_wait: bool,
+}
+
+/// A read's critical path after its command (the components it can
+/// have, not a whole [`Breakdown`]: a read request is written, copied and
+/// merged once per completion, and the full table is 152 bytes).
+#[derive(Clone, Copy, Debug, Default)]
+struct Crit {
+    /// Its die queue (`Background` if it queued behind collection).
+    queue: u64,
+    behind_gc: bool,
+    media: u64,
+    interconnect: u64,
+    link: u64,
+}
+
+impl Crit {
+    /// Add it to `bd`.
+    #[inline]
+    fn merge_into(&self, bd: &mut Breakdown) {
+        let q = if self.behind_gc {
+            Component::Background
+        } else {
+            Component::DeviceQueue
+        };
+        bd.add(q, self.queue);
+        bd.add(Component::Media, self.media);
+        bd.add(Component::Interconnect, self.interconnect);
+        bd.add(Component::Link, self.link);
+    }
 }
 
 /// A NAND operation in its die's current batch (and, for host reads, in
@@ -1005,9 +1034,10 @@ impl Ssd {
             let e = self.link_out(now, hit_units * self.unit);
             let rm = &mut self.reqs[ri as usize];
             rm.data_done = e;
-            let mut c = Breakdown::default();
-            c.add(Component::Link, e - now);
-            rm.crit = c;
+            rm.crit = Crit {
+                link: e - now,
+                ..Crit::default()
+            };
         }
         // read-ahead when this read continues the previous one
         let ra = self.cfg.read_ahead_units;
@@ -1354,17 +1384,13 @@ impl Ssd {
             let start = die.start.max(t);
             let media_end = die.media_end.max(start);
             let end = now.max(media_end);
-            let mut c = Breakdown::default();
-            let q = if o.behind_gc {
-                Component::Background
-            } else {
-                Component::DeviceQueue
+            rm.crit = Crit {
+                queue: start - t,
+                behind_gc: o.behind_gc,
+                media: media_end - start,
+                interconnect: end - media_end,
+                link: e - end,
             };
-            c.add(q, start - t);
-            c.add(Component::Media, media_end - start);
-            c.add(Component::Interconnect, end - media_end);
-            c.add(Component::Link, e - end);
-            rm.crit = c;
         }
         rm.pending -= 1;
         if rm.pending == 0 {
@@ -1376,7 +1402,7 @@ impl Ssd {
         let lat = self.cfg.link_latency_ns.read;
         let rm = &mut self.reqs[ri as usize];
         let crit = rm.crit;
-        rm.bd.merge(&crit);
+        crit.merge_into(&mut rm.bd);
         rm.bd.add(Component::Link, lat);
         let at = rm.data_done + lat;
         self.finish(at, ri, cx);

@@ -1529,10 +1529,9 @@ impl Ftl {
             if b.state == BState::Free && b.valid != 0 {
                 return Err(format!("free block {i} holds data"));
             }
-            if self.buckets.is_some() {
+            if let Some(bk) = &self.buckets {
                 let want = b.state == BState::Closed && b.valid < self.upb;
                 let at = b.bat;
-                let bk = self.buckets.as_ref().expect("checked");
                 if want != (at != NONE) || (want && at != bk.bucket(b.valid)) {
                     return Err(format!(
                         "block {i} ({:?}, {} valid) in greedy bucket {at}",
@@ -1554,7 +1553,54 @@ impl Ftl {
 
 #[cfg(test)]
 mod tests {
-    use super::try_filled;
+    use super::*;
+
+    #[test]
+    fn wide_greedy_buckets_pick_the_scans_victim() {
+        // the width follows the geometry: one count per bucket on a large
+        // plane, several on a small one
+        assert_eq!(Buckets::shift_for(512, 28_000), 0);
+        assert_eq!(Buckets::shift_for(512, 445), 2);
+        assert!(Buckets::shift_for(256, 16) >= 3);
+        for (bpp, ppb, upp) in [(24, 8, 1), (16, 32, 2), (12, 64, 4), (40, 16, 2)] {
+            let geo = Geometry {
+                planes: 2,
+                blocks_per_plane: bpp,
+                pages_per_block: ppb,
+                units_per_page: upp,
+            };
+            let cfg = FtlConfig {
+                mapping: Mapping::Page,
+                map_unit_bytes: 4096,
+                gc_policy: GcPolicy::Greedy,
+                gc_threshold_blocks: 2,
+                wear_leveling: WearLeveling::None,
+                static_wl_gap: 4,
+                static_wl_interval: 8,
+                precondition: Precondition::Fresh,
+                fullness: 0.0,
+                seed: 3,
+            };
+            let logical = geo.raw_units() * 5 / 8;
+            let mut f = Ftl::new(&cfg, geo, logical, vec![0, 1]).expect("fits");
+            let shift = f.buckets.as_ref().expect("greedy").shift;
+            let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+            for i in 0..logical * 6 {
+                f.write(rng.gen_range(0..logical as u32));
+                f.ops.clear();
+                if i % 97 == 0 {
+                    for plane in 0..2 {
+                        let scan = f.scan_victim(plane);
+                        let from_buckets =
+                            f.buckets.as_mut().expect("greedy").victim(plane, &f.blocks);
+                        assert_eq!(from_buckets, scan, "shift {shift}, write {i}");
+                    }
+                }
+            }
+            assert!(f.counters.gc_runs > 0);
+            f.check().expect("consistent");
+        }
+    }
 
     #[test]
     fn tables_too_large_to_allocate_are_an_error_not_an_abort() {

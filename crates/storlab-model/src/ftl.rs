@@ -291,8 +291,8 @@ impl Buckets {
     /// its closed blocks spread over about the top fifth of the counts, so
     /// a bucket holds about `5 w bpp / upb` blocks, two lines each to
     /// search: `3 / w + 60 w bpp / upb^2` lines per write, least at
-    /// `w^2 = upb^2 / (20 bpp)` (4 for a 64 GB drive of 512-unit blocks,
-    /// 1 from about 256 GB up). Speed only: every width picks the same
+    /// `w^2 = upb^2 / (20 bpp)` (4 for `sata-ssd`'s 512-unit blocks up to
+    /// about 120 GB, 2 up to about 480 GB, 1 above). Speed only: every width picks the same
     /// victim.
     fn shift_for(upb: u32, bpp: u32) -> u32 {
         let r =

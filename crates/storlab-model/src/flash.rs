@@ -42,6 +42,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use rand::distributions::Distribution;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
@@ -332,18 +333,45 @@ struct Req {
     data_done: Nanos,
     bd: Breakdown,
     /// The latest data's path after `t_cmd`.
-    crit: Breakdown,
+    crit: Crit,
     durable: bool,
     background_wait: bool,
     /// Translation pages this read still waits for (cached mapping table).
     map_wait: u32,
 }
 
-/// A NAND operation, held by value in its die's queue and then in the
-/// die's current batch: queues are read front to back, so an op is in
-/// cache when its die starts it (ops in a slab, indexed from the queues,
-/// were a cache miss each). Its times are its batch's, kept once in the
-/// [`Die`] (48 bytes an op, not 72: GC fills a die's queue with hundreds).
+/// A read's critical path after its command (the components it can
+/// have, not a whole [`Breakdown`]: a read request is written, copied and
+/// merged once per completion, and the full table is 152 bytes).
+#[derive(Clone, Copy, Debug, Default)]
+struct Crit {
+    /// Its die queue (`Background` if it queued behind collection).
+    queue: u64,
+    behind_gc: bool,
+    media: u64,
+    interconnect: u64,
+    link: u64,
+}
+
+impl Crit {
+    /// Add it to `bd`.
+    #[inline]
+    fn merge_into(&self, bd: &mut Breakdown) {
+        let q = if self.behind_gc {
+            Component::Background
+        } else {
+            Component::DeviceQueue
+        };
+        bd.add(q, self.queue);
+        bd.add(Component::Media, self.media);
+        bd.add(Component::Interconnect, self.interconnect);
+        bd.add(Component::Link, self.link);
+    }
+}
+
+/// A NAND operation in its die's current batch (and, for host reads, in
+/// the die's read queue). Its times are its batch's, kept once in the
+/// [`Die`].
 #[derive(Clone, Copy, Debug)]
 struct FOp {
     kind: NandKind,
@@ -365,12 +393,153 @@ struct FOp {
     map: bool,
 }
 
+/// An operation of a die's write queue (programs, garbage collection's
+/// reads, erases), held by value in 16 bytes: garbage collection queues
+/// hundreds of ops on one die at once and the queues run thousands deep,
+/// so their memory is swept far beyond the caches (at 48 bytes an op the
+/// queues' writes were a third of the write path's last-level misses).
+/// What only a host read needs (its request, read-ahead name, whether it
+/// queued behind collection) is not here: this queue holds none.
+#[derive(Clone, Copy, Debug)]
+struct WOp {
+    block: u32,
+    units: u32,
+    /// A host program's place in program order, its low 32 bits (fewer
+    /// than 2^32 programs are ever outstanding, so [`Ssd::wop_seq`]
+    /// recovers it exactly from the oldest outstanding one).
+    seq: u32,
+    /// Page within the block (`pages_per_block` is at most 2^16).
+    page: u16,
+    /// Its plane within the die (at most 16 planes).
+    plane: u8,
+    /// [`NandKind`] in bits 0-1, background in bit 2, a translation page
+    /// (cached mapping table) in bit 3.
+    flags: u8,
+}
+
+impl WOp {
+    const BACKGROUND: u8 = 4;
+    /// A translation page's program (cached mapping table).
+    const MAP: u8 = 8;
+
+    #[inline]
+    fn kind(&self) -> NandKind {
+        match self.flags & 3 {
+            0 => NandKind::Read,
+            1 => NandKind::Program,
+            _ => NandKind::Erase,
+        }
+    }
+
+    #[inline]
+    fn kind_bits(kind: NandKind) -> u8 {
+        match kind {
+            NandKind::Read => 0,
+            NandKind::Program => 1,
+            NandKind::Erase => 2,
+        }
+    }
+}
+
+/// What the multi-plane batching reads of a queued op.
+trait Queued: Copy {
+    fn plane_bit(&self) -> u32;
+    /// Its [`NandKind`] as [`WOp::kind_bits`] numbers it.
+    fn kind_bits(&self) -> u8;
+}
+
+impl Queued for FOp {
+    #[inline]
+    fn plane_bit(&self) -> u32 {
+        self.plane_bit
+    }
+    #[inline]
+    fn kind_bits(&self) -> u8 {
+        WOp::kind_bits(self.kind)
+    }
+}
+
+impl Queued for WOp {
+    #[inline]
+    fn plane_bit(&self) -> u32 {
+        1 << self.plane
+    }
+    #[inline]
+    fn kind_bits(&self) -> u8 {
+        self.flags & 3
+    }
+}
+
+/// Take the next batch of `q` into `cur` (empty): its head, and with
+/// multi-plane operations (`ppd` > 1) up to one op more per other plane of
+/// the same kind from the next [`WINDOW`] ops, where nothing before them
+/// on their plane is skipped if `strict` (the write queue keeps each
+/// plane's order). False if `q` is empty.
+#[inline]
+fn take_batch<T: Queued>(
+    q: &mut VecDeque<T>,
+    cur: &mut Vec<FOp>,
+    multiplane: bool,
+    ppd: u32,
+    strict: bool,
+    conv: impl Fn(T) -> FOp,
+) -> bool {
+    debug_assert!(cur.is_empty());
+    let Some(head) = q.pop_front() else {
+        return false;
+    };
+    // the die's next batch will scan from about here: its ops were
+    // queued long ago (queues run thousands deep under garbage
+    // collection) and are out of cache, so ask for them now (a hint)
+    if let Some(o) = q.get(WINDOW + 4) {
+        crate::ftl::prefetch(o);
+    }
+    cur.push(conv(head));
+    if multiplane && ppd > 1 {
+        let kind = head.kind_bits();
+        let all = if ppd >= 32 { u32::MAX } else { (1 << ppd) - 1 };
+        let mut used = head.plane_bit();
+        let mut blocked = 0u32;
+        let mut take: [usize; WINDOW] = [0; WINDOW];
+        let mut nt = 0;
+        for (i, o) in q.iter().take(WINDOW).enumerate() {
+            let bit = o.plane_bit();
+            if (used | blocked) & bit != 0 {
+                continue;
+            }
+            if o.kind_bits() != kind {
+                if strict {
+                    blocked |= bit;
+                    // no plane left that could add an op
+                    if used | blocked == all {
+                        break;
+                    }
+                }
+                continue;
+            }
+            used |= bit;
+            take[nt] = i;
+            nt += 1;
+            if nt + 1 >= ppd as usize {
+                break;
+            }
+        }
+        for k in (0..nt).rev() {
+            let o = q.remove(take[k]).expect("index from the scan");
+            cur.push(conv(o));
+        }
+        // keep the batch in queue order
+        cur[1..].reverse();
+    }
+    true
+}
+
 #[derive(Clone, Debug, Default)]
 struct Die {
     channel: u32,
     busy: bool,
     reads: VecDeque<FOp>,
-    writes: VecDeque<FOp>,
+    writes: VecDeque<WOp>,
     cur: Vec<FOp>,
     /// When the current batch started, and when its array work ends
     /// (reads: the data is in the page register; programs and erases:
@@ -380,6 +549,9 @@ struct Die {
     busy_ns: u64,
     background: u32,
 }
+
+/// Pages in the write buffer (see [`Ssd`]'s `inbuf`).
+type InBuf = std::collections::HashMap<u32, u32, foldhash::fast::FixedState>;
 
 /// Counters of one run.
 #[derive(Clone, Copy, Debug, Default)]
@@ -408,6 +580,10 @@ struct Spread {
     retry_p: f64,
     retry_max: u32,
     program: f64,
+    /// `u` of [`Spread::program`], uniform in -1..=1: built once (what
+    /// `gen_range(-1.0..=1.0)` builds on every call, so the draws are the
+    /// same).
+    unit: rand::distributions::Uniform<f64>,
 }
 
 impl Spread {
@@ -422,6 +598,7 @@ impl Spread {
             },
             retry_max: n.read_retry_max,
             program: n.program_spread,
+            unit: rand::distributions::Uniform::new_inclusive(-1.0, 1.0),
         }
     }
 
@@ -444,8 +621,23 @@ impl Spread {
         if self.program <= 0.0 {
             return typ;
         }
-        let u: f64 = self.rng.gen_range(-1.0..=1.0);
-        (typ as f64 * (1.0 + self.program * u)).round() as u64
+        let u = self.unit.sample(&mut self.rng);
+        round_non_negative(typ as f64 * (1.0 + self.program * u))
+    }
+}
+
+/// `x.round() as u64` for `x >= 0` (half away from zero), without the
+/// library call `f64::round` is on x86-64's baseline (no SSE4.1 rounding
+/// instruction): below 2^52 the fraction `x - trunc(x)` is exact, and from
+/// 2^52 up every `f64` is an integer.
+#[inline]
+fn round_non_negative(x: f64) -> u64 {
+    debug_assert!(x >= 0.0);
+    let i = x as u64;
+    if x - i as f64 >= 0.5 {
+        i + 1
+    } else {
+        i
     }
 }
 
@@ -483,7 +675,11 @@ pub struct Ssd {
     buf_used: u64,
     buf_wait: VecDeque<u32>,
     /// Pages not yet programmed → host units of them held in the buffer.
-    inbuf: BTreeMap<u32, u32>,
+    /// A hash map, looked up and never iterated (so the model stays
+    /// deterministic): every buffered unit is an insert or an update and
+    /// every host program a removal, and an ordered map's walk down its
+    /// tree was a twentieth of a garbage-collected write's time.
+    inbuf: InBuf,
     prog_seq: u64,
     done_base: u64,
     done_window: VecDeque<bool>,
@@ -559,7 +755,7 @@ impl Ssd {
             buf_cap: cfg.write_buffer_bytes / unit,
             buf_used: 0,
             buf_wait: VecDeque::new(),
-            inbuf: BTreeMap::new(),
+            inbuf: InBuf::with_hasher(foldhash::fast::FixedState::with_seed(0x696e_6275_665f_7061)),
             prog_seq: 0,
             done_base: 0,
             done_window: VecDeque::new(),
@@ -773,21 +969,14 @@ impl Ssd {
             } else {
                 0
             };
-            let op = FOp {
-                kind: o.kind,
-                id: NONE,
-                die,
-                plane_bit: 1 << self.ppd_div.rem(plane),
+            debug_assert!(o.page <= u16::MAX as u32);
+            let op = WOp {
                 block: o.block,
-                page: o.page,
                 units: o.units,
-                lpn0: NONE,
-                req: NONE,
-                background: o.background,
-                prefetch: false,
-                seq,
-                behind_gc: self.dies[die as usize].background > 0,
-                map: false,
+                seq: seq as u32,
+                page: o.page as u16,
+                plane: self.ppd_div.rem(plane) as u8,
+                flags: WOp::kind_bits(o.kind) | if o.background { WOp::BACKGROUND } else { 0 },
             };
             let d = &mut self.dies[die as usize];
             if o.background {
@@ -881,9 +1070,10 @@ impl Ssd {
             let e = self.link_out(now, hit_units * self.unit);
             let rm = &mut self.reqs[ri as usize];
             rm.data_done = e;
-            let mut c = Breakdown::default();
-            c.add(Component::Link, e - now);
-            rm.crit = c;
+            rm.crit = Crit {
+                link: e - now,
+                ..Crit::default()
+            };
         }
         // read-ahead when this read continues the previous one
         let ra = self.cfg.read_ahead_units;
@@ -974,6 +1164,34 @@ impl Ssd {
         }
     }
 
+    /// The batch form of write-queue op `o` of die `die`, `done_base` the
+    /// oldest outstanding host program (the op is not done, so its
+    /// program order is at most 2^32 past it).
+    #[inline]
+    fn wop_op(o: WOp, die: u32, done_base: u64) -> FOp {
+        FOp {
+            kind: o.kind(),
+            id: NONE,
+            die,
+            plane_bit: 1 << o.plane,
+            block: o.block,
+            page: o.page as u32,
+            units: o.units,
+            lpn0: NONE,
+            req: NONE,
+            background: o.flags & WOp::BACKGROUND != 0,
+            prefetch: false,
+            seq: if o.flags == WOp::kind_bits(NandKind::Program) {
+                done_base + o.seq.wrapping_sub(done_base as u32) as u64
+            } else {
+                0
+            },
+            // only a host read's breakdown reads it; this queue has none
+            behind_gc: false,
+            map: o.flags & WOp::MAP != 0,
+        }
+    }
+
     /// Start the die's next operation(s) if it is idle.
     fn start_die(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
         let di = d as usize;
@@ -985,46 +1203,30 @@ impl Ssd {
             return;
         }
         let mut cur = std::mem::take(&mut self.dies[di].cur);
-        {
-            let die = &mut self.dies[di];
-            let q = if from_reads {
-                &mut die.reads
-            } else {
-                &mut die.writes
-            };
-            let Some(head) = q.pop_front() else {
-                die.cur = cur;
-                return;
-            };
-            cur.push(head);
-            let kind = head.kind;
-            if self.cfg.nand.multiplane && self.ppd > 1 {
-                let mut used = head.plane_bit;
-                let mut blocked = 0u32;
-                let mut take: [usize; WINDOW] = [0; WINDOW];
-                let mut nt = 0;
-                for (i, o) in q.iter().take(WINDOW).enumerate() {
-                    let bit = o.plane_bit;
-                    if used & bit != 0 || blocked & bit != 0 || o.kind != kind {
-                        if !from_reads {
-                            blocked |= bit;
-                        }
-                        continue;
-                    }
-                    used |= bit;
-                    take[nt] = i;
-                    nt += 1;
-                    if nt + 1 >= self.ppd as usize {
-                        break;
-                    }
-                }
-                for k in (0..nt).rev() {
-                    let o = q.remove(take[k]).expect("index from the scan");
-                    cur.push(o);
-                }
-                // keep the batch in queue order
-                cur[1..].reverse();
-            }
+        let multiplane = self.cfg.nand.multiplane;
+        let taken = if from_reads {
+            take_batch(
+                &mut self.dies[di].reads,
+                &mut cur,
+                multiplane,
+                self.ppd,
+                false,
+                |o| o,
+            )
+        } else {
+            let done_base = self.done_base;
+            take_batch(
+                &mut self.dies[di].writes,
+                &mut cur,
+                multiplane,
+                self.ppd,
+                true,
+                |o| Self::wop_op(o, d, done_base),
+            )
+        };
+        if !taken {
+            self.dies[di].cur = cur;
+            return;
         }
         let n = &self.cfg.nand;
         let ch = self.dies[di].channel as usize;
@@ -1113,7 +1315,7 @@ impl Ssd {
     fn program_blocked(&self, di: usize) -> bool {
         let limit = self.cfg.nand.programs_per_channel;
         limit > 0
-            && self.dies[di].writes.front().map(|o| o.kind) == Some(NandKind::Program)
+            && self.dies[di].writes.front().map(|o| o.kind()) == Some(NandKind::Program)
             && self.programming[self.dies[di].channel as usize] >= limit
     }
 
@@ -1301,7 +1503,14 @@ impl Ssd {
         if kind == NandKind::Read {
             d.reads.push_back(op);
         } else {
-            d.writes.push_back(op);
+            d.writes.push_back(WOp {
+                block: op.block,
+                units: op.units,
+                seq: 0,
+                page: 0,
+                plane: self.ppd_div.rem(plane) as u8,
+                flags: WOp::kind_bits(kind) | WOp::MAP,
+            });
         }
         self.start_die(now, die, cx);
     }
@@ -1342,17 +1551,13 @@ impl Ssd {
             let start = die.start.max(t);
             let media_end = die.media_end.max(start);
             let end = now.max(media_end);
-            let mut c = Breakdown::default();
-            let q = if o.behind_gc {
-                Component::Background
-            } else {
-                Component::DeviceQueue
+            rm.crit = Crit {
+                queue: start - t,
+                behind_gc: o.behind_gc,
+                media: media_end - start,
+                interconnect: end - media_end,
+                link: e - end,
             };
-            c.add(q, start - t);
-            c.add(Component::Media, media_end - start);
-            c.add(Component::Interconnect, end - media_end);
-            c.add(Component::Link, e - end);
-            rm.crit = c;
         }
         rm.pending -= 1;
         if rm.pending == 0 {
@@ -1364,7 +1569,7 @@ impl Ssd {
         let lat = self.cfg.link_latency_ns.read;
         let rm = &mut self.reqs[ri as usize];
         let crit = rm.crit;
-        rm.bd.merge(&crit);
+        crit.merge_into(&mut rm.bd);
         rm.bd.add(Component::Link, lat);
         let at = rm.data_done + lat;
         self.finish(at, ri, cx);
@@ -1373,7 +1578,7 @@ impl Ssd {
     /// Report completion at `at` and release the request's tag.
     fn finish(&mut self, at: Nanos, ri: u32, cx: &mut Cx) {
         let r = &mut self.reqs[ri as usize];
-        cx.done_since(r.id, r.arrival, at, r.bd);
+        cx.done_since_ref(r.id, r.arrival, at, &r.bd);
         r.op = None;
         self.free_reqs.push(ri);
         if let Some(next) = self.tags.release() {
@@ -1573,6 +1778,36 @@ impl Device for Ssd {
             power: Vec::new(),
             wear: Some(wear),
             counters,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_non_negative;
+
+    #[test]
+    fn rounding_without_the_library_call_is_f64_round() {
+        let mut xs = vec![
+            0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            1e6 + 0.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1.8e19,
+        ];
+        let mut x = 0.37f64;
+        for _ in 0..10_000 {
+            x = (x * 1.618_033_988_749_895 + 0.123) % 3.0e6;
+            xs.push(x);
+            xs.push(x.trunc() + 0.5);
+        }
+        for x in xs {
+            assert_eq!(round_non_negative(x), x.round() as u64, "{x}");
         }
     }
 }

@@ -1585,6 +1585,7 @@ mod tests {
                 precondition: Precondition::Fresh,
                 fullness: 0.0,
                 seed: 3,
+                map_cache: Default::default(),
             };
             let logical = geo.raw_units() * 5 / 8;
             let mut f = Ftl::new(&cfg, geo, logical, vec![0, 1]).expect("fits");

@@ -1428,22 +1428,42 @@ impl Ssd {
         let n = &self.cfg.nand;
         let wb_ns = n.op_overhead_ns + self.xfer_page_ns + n.program_ns[0];
         let load_ns = n.op_overhead_ns + n.read_ns[0] + self.xfer_units(self.map_units);
-        let mut ns = 0;
+        let (writebacks, loads) = self.map_touch(now, t0, t1, true, fragments, NONE, cx);
+        writebacks as u64 * wb_ns + loads as u64 * load_ns
+    }
+
+    /// Touch translation pages `t0..=t1` (written or read, `fragments` as
+    /// [`MapCache::touch`] takes it) and queue the programs of the dirty
+    /// pages evicted and the reads of the missing ones, the reads for
+    /// request `req` (`NONE`: nobody waits on them). Returns how many of
+    /// each were queued.
+    #[allow(clippy::too_many_arguments)]
+    fn map_touch(
+        &mut self,
+        now: Nanos,
+        t0: u32,
+        t1: u32,
+        write: bool,
+        fragments: bool,
+        req: u32,
+        cx: &mut Cx,
+    ) -> (u32, u32) {
+        let (mut writebacks, mut loads) = (0, 0);
         for t in t0..=t1 {
             let a = match self.map.as_mut() {
-                Some(m) => m.touch(t, true, fragments),
+                Some(m) => m.touch(t, write, fragments),
                 None => break,
             };
             if let Some(v) = a.writeback {
-                ns += wb_ns;
+                writebacks += 1;
                 self.queue_map_op(now, NandKind::Program, v, NONE, cx);
             }
             if let Some(t) = a.load {
-                ns += load_ns;
-                self.queue_map_op(now, NandKind::Read, t, NONE, cx);
+                loads += 1;
+                self.queue_map_op(now, NandKind::Read, t, req, cx);
             }
         }
-        ns
+        (writebacks, loads)
     }
 
     /// Cached mapping table, read path: queue the reads of the request's
@@ -1459,20 +1479,7 @@ impl Ssd {
             return false;
         }
         let (t0, t1, _) = m.begin(r.lpn0, r.units, false);
-        let mut wait = 0;
-        for t in t0..=t1 {
-            let a = match self.map.as_mut() {
-                Some(m) => m.touch(t, false, false),
-                None => break,
-            };
-            if let Some(v) = a.writeback {
-                self.queue_map_op(now, NandKind::Program, v, NONE, cx);
-            }
-            if let Some(t) = a.load {
-                wait += 1;
-                self.queue_map_op(now, NandKind::Read, t, ri, cx);
-            }
-        }
+        let (_, wait) = self.map_touch(now, t0, t1, false, false, ri, cx);
         self.reqs[ri as usize].map_wait = wait;
         wait > 0
     }

@@ -22,6 +22,7 @@ pub mod pcie;
 pub mod presets;
 pub mod raid;
 pub mod report;
+pub mod split;
 pub mod swap;
 pub mod system;
 pub mod tier;

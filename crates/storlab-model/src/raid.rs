@@ -2,8 +2,9 @@
 //!
 //! A request is cut at stripe boundaries; the pieces that fall on one
 //! member are contiguous in that member's address space (rows follow each
-//! other), so each member receives one sub-request per request (or, with
-//! `member_max_request_bytes`, that piece cut into requests of at most that
+//! other), so each member receives one sub-request per request (with
+//! `member_max_request_bytes`, each member sits behind a request-size limit,
+//! [`crate::split`], which cuts that piece into requests of at most that
 //! size, all submitted at once), and the request completes when its last
 //! piece does. Its breakdown is
 //! that last member's (every piece starts when the request arrives). A
@@ -33,6 +34,7 @@ use crate::cache::{CacheConfig, ControllerCache};
 use crate::config::{check_range, ConfigError};
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::report::DeviceReport;
+use crate::split::SplitRequests;
 
 /// `[raid]`: RAID-0 over member presets.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -81,6 +83,12 @@ pub fn build(
     members: Vec<Box<dyn Device>>,
     capacity: u64,
 ) -> Result<Box<dyn Device>, ConfigError> {
+    // the members' request limit is the same cut the host makes in front
+    // of its device (one piece of code: `split.rs`)
+    let members = members
+        .into_iter()
+        .map(|m| SplitRequests::wrap(m, cfg.member_max_request_bytes))
+        .collect();
     let set = Raid0::new(members, cfg.stripe_bytes);
     if capacity > set.capacity() {
         return Err(ConfigError::Invalid {
@@ -91,9 +99,7 @@ pub fn build(
             ),
         });
     }
-    let set = set
-        .limit(capacity)
-        .max_member_request(cfg.member_max_request_bytes);
+    let set = set.limit(capacity);
     Ok(match &cfg.controller {
         Some(c) => Box::new(ControllerCache::new(c.clone(), Box::new(set))),
         None => Box::new(set),
@@ -123,8 +129,6 @@ pub struct Raid0 {
     parts: Vec<(usize, u64, u64)>,
     splits: u64,
     requests: u64,
-    /// Largest member request (0: no limit).
-    max_piece: u64,
 }
 
 impl Raid0 {
@@ -151,15 +155,7 @@ impl Raid0 {
             parts: Vec::new(),
             splits: 0,
             requests: 0,
-            max_piece: 0,
         }
-    }
-
-    /// Cut each member's piece of a request into requests of at most
-    /// `bytes` (0: no limit).
-    pub fn max_member_request(mut self, bytes: u64) -> Self {
-        self.max_piece = bytes;
-        self
     }
 
     /// Expose only the first `capacity` bytes (a volume smaller than the
@@ -266,31 +262,19 @@ impl Device for Raid0 {
         if parts.len() > 1 {
             self.splits += 1;
         }
-        let max = self.max_piece;
-        let pieces = |len: u64| {
-            if max == 0 || len <= max {
-                1
-            } else {
-                len.div_ceil(max)
-            }
-        };
-        self.reqs[ri as usize].pending = parts.iter().map(|p| pieces(p.2) as u32).sum();
+        self.reqs[ri as usize].pending = parts.len() as u32;
         for &(m, moff, len) in &parts {
-            let k = pieces(len);
-            let step = if k == 1 { len } else { max };
-            for j in 0..k {
-                let sub = DevRequest {
-                    id: ri as u64,
-                    op: req.op,
-                    offset: moff + j * step,
-                    len: step.min(len - j * step),
-                    fua: req.fua,
-                };
-                let mut ccx = std::mem::take(&mut self.ccx);
-                self.members[m].submit(now, sub, &mut ccx);
-                self.ccx = ccx;
-                self.drain(m, cx);
-            }
+            let sub = DevRequest {
+                id: ri as u64,
+                op: req.op,
+                offset: moff,
+                len,
+                fua: req.fua,
+            };
+            let mut ccx = std::mem::take(&mut self.ccx);
+            self.members[m].submit(now, sub, &mut ccx);
+            self.ccx = ccx;
+            self.drain(m, cx);
         }
         self.parts = parts;
     }

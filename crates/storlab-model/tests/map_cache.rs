@@ -1,4 +1,5 @@
-//! `[ssd.ftl.map_cache]` (and `raid.member_max_request_bytes`): bad values
+//! `[ssd.ftl.map_cache]` (and the request limits `raid.member_max_request_bytes`,
+//! `host.max_request_bytes`): bad values
 //! are errors naming the field; the presets without a map cache keep the
 //! whole map resident.
 
@@ -37,6 +38,15 @@ fn bad_values_name_their_field() {
     }
     let e = load("raid-ssd", &["raid.member_max_request_bytes=100"]).expect_err("too small");
     assert!(e.contains("raid.member_max_request_bytes"), "{e}");
+    for bad in [
+        "host.max_request_bytes=100",
+        "host.max_request_bytes=4294967296",
+    ] {
+        let e = load("hdd-7200", &[bad]).expect_err(bad);
+        assert!(e.contains("host.max_request_bytes"), "{bad}: {e}");
+    }
+    let e = load("hdd-7200", &["host.max_request_bytes=-1"]).expect_err("negative");
+    assert!(e.contains("max_request_bytes"), "{e}");
     let e = load("x25e", &["ssd.ftl.map_cache.sizes=1"]).expect_err("unknown key");
     assert!(e.contains("sizes"), "{e}");
 }

@@ -302,9 +302,18 @@ fn disk_write_cache_and_flush() {
 /// cache off: ns per command over the stream. Each completion's breakdown
 /// covers its latency.
 fn uncached_stream(set: &[&str], depth: u64) -> f64 {
+    uncached_stream_limited(set, depth, 0)
+}
+
+/// [`uncached_stream`] behind a request-size limit of `limit` bytes (the
+/// host's `max_request_bytes` layer; 0: none).
+fn uncached_stream_limited(set: &[&str], depth: u64, limit: u64) -> f64 {
     let mut o = vec!["disk.write_cache=false"];
     o.extend_from_slice(set);
-    let mut d = Drv::new(build("hdd-7200", &o));
+    let mut d = Drv::new(storlab_model::split::SplitRequests::wrap(
+        build("hdd-7200", &o),
+        limit,
+    ));
     let (n, mb) = (48u64, 1u64 << 20);
     let mut sub = vec![0u64; n as usize];
     let mut next = 0;
@@ -347,6 +356,31 @@ fn uncached_writes_staged_stream_unstaged_lose_a_revolution_each() {
     assert!(
         lost > 0.8 * rev && lost < 1.2 * rev,
         "lost {lost} ns per command against a revolution of {rev} ns"
+    );
+}
+
+#[test]
+fn a_request_limit_makes_each_half_of_an_unstaged_write_lose_its_revolution() {
+    // Linux 2.6's 512 KB request limit cuts each 1 MB write in two; a drive
+    // that takes a write-through write's data only when it starts it loses
+    // a revolution per command it receives, so twice per 1 MB
+    let (geo, _) = hdd_geometry();
+    let rev = geo.revolution_ns() as f64;
+    let off = ["disk.write_through_staging=false"];
+    let whole = uncached_stream_limited(&off, 16, 0);
+    let halves = uncached_stream_limited(&off, 16, 512 << 10);
+    let lost = halves - whole;
+    assert!(
+        lost > 0.8 * rev && lost < 1.2 * rev,
+        "512 KB commands lose {lost} ns more per MB than 1 MB ones (a revolution: {rev} ns)"
+    );
+    // staged, the cut costs (almost) nothing: the data is taken ahead
+    let on = ["disk.write_through_staging=true"];
+    let staged_whole = uncached_stream_limited(&on, 16, 0);
+    let staged_halves = uncached_stream_limited(&on, 16, 512 << 10);
+    assert!(
+        (staged_halves - staged_whole).abs() < 0.1 * rev,
+        "staged: {staged_whole} vs {staged_halves} ns per MB"
     );
 }
 

@@ -902,13 +902,12 @@ impl PcieArray {
     /// is what keeps both link directions busy.
     fn grant_buffers(&mut self, now: Nanos, cx: &mut Cx) {
         while self.buffers_free > 0 {
-            let read_waiting = !self.buffer_waiters.is_empty();
-            let write_ready = self.queues[1].front().is_some_and(|&ri| self.can_start(ri));
-            let to_read = match (read_waiting, write_ready) {
-                (false, _) => false,
-                (true, false) => true,
-                (true, true) => !self.last_grant_read,
-            };
+            // a waiting read gets the buffer unless a write is ready and
+            // the last grant went to a read (whether a write is ready is
+            // looked at only then)
+            let to_read = !self.buffer_waiters.is_empty()
+                && (!self.last_grant_read
+                    || !self.queues[1].front().is_some_and(|&ri| self.can_start(ri)));
             if to_read {
                 let xi = self.buffer_waiters.pop_front().expect("checked non-empty");
                 self.last_grant_read = true;

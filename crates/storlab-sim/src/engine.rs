@@ -646,12 +646,13 @@ impl Engine {
                 d.id &= (1 << 40) - 1;
                 self.with_app(a, |app, cx| app.done(&d, cx));
             }
-            // the threads that had completions may issue again
-            let mut to_pump = std::mem::take(&mut self.to_pump);
-            for ti in to_pump.drain(..) {
-                self.pump_thread(threads, ti, first_thread);
+            // the threads that had completions may issue again (issuing
+            // adds none to `to_pump`: what completes at once waits in
+            // `hcx.done` for the next round)
+            for k in 0..self.to_pump.len() {
+                self.pump_thread(threads, self.to_pump[k], first_thread);
             }
-            self.to_pump = to_pump;
+            self.to_pump.clear();
         }
     }
 

@@ -348,7 +348,11 @@ impl EventQueue {
         }
     }
 
-    /// Push into the heap form, numbered after every earlier push.
+    /// Push into the heap form, numbered after every earlier push. (Out
+    /// of line, as the conversions: rare, and the common pushes keep
+    /// fewer registers live without them.)
+    #[cold]
+    #[inline(never)]
     fn push_heap(&mut self, ev: Ev) {
         self.seq += 1;
         self.heap
@@ -360,18 +364,7 @@ impl EventQueue {
     fn push_among_many(&mut self, ev: Ev) {
         let len = self.v.len();
         if len - self.head >= Self::TO_HEAP {
-            // too many for the sorted form: into the heap, numbered in
-            // their order (events in increasing order already form a heap)
-            let mut h = std::mem::take(&mut self.heap_spare);
-            for e in &self.v[self.head..] {
-                self.seq += 1;
-                h.push(Reverse(((e.t as u128) << 64 | self.seq as u128, e.tok)));
-            }
-            self.v.clear();
-            self.head = 0;
-            self.heap = BinaryHeap::from(h);
-            self.in_heap = true;
-            self.push_heap(ev);
+            self.into_heap(ev);
             return;
         }
         if ev.t >= self.v[len - 1].t {
@@ -404,6 +397,24 @@ impl EventQueue {
         }
     }
 
+    /// Too many pending for the sorted form: they go into the heap,
+    /// numbered in their order (events in increasing order already form a
+    /// heap), and `ev` after them.
+    #[cold]
+    #[inline(never)]
+    fn into_heap(&mut self, ev: Ev) {
+        let mut h = std::mem::take(&mut self.heap_spare);
+        for e in &self.v[self.head..] {
+            self.seq += 1;
+            h.push(Reverse(((e.t as u128) << 64 | self.seq as u128, e.tok)));
+        }
+        self.v.clear();
+        self.head = 0;
+        self.heap = BinaryHeap::from(h);
+        self.in_heap = true;
+        self.push_heap(ev);
+    }
+
     /// The earliest event, taken out.
     #[inline]
     fn pop(&mut self) -> Option<Ev> {
@@ -423,6 +434,8 @@ impl EventQueue {
     }
 
     /// [`Self::pop`] from the heap form.
+    #[cold]
+    #[inline(never)]
     fn pop_heap(&mut self) -> Option<Ev> {
         let Reverse((key, tok)) = self.heap.pop()?;
         if self.heap.len() < Self::TO_SORTED {

@@ -364,7 +364,7 @@ impl EventQueue {
     fn push_among_many(&mut self, ev: Ev) {
         let len = self.v.len();
         if len - self.head >= Self::TO_HEAP {
-            self.into_heap(ev);
+            self.switch_to_heap(ev);
             return;
         }
         if ev.t >= self.v[len - 1].t {
@@ -402,7 +402,7 @@ impl EventQueue {
     /// heap), and `ev` after them.
     #[cold]
     #[inline(never)]
-    fn into_heap(&mut self, ev: Ev) {
+    fn switch_to_heap(&mut self, ev: Ev) {
         let mut h = std::mem::take(&mut self.heap_spare);
         for e in &self.v[self.head..] {
             self.seq += 1;

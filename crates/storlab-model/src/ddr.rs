@@ -37,7 +37,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::breakdown::{Breakdown, Component};
+use crate::breakdown::Component;
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::pcie::MediaConfig;
 use crate::report::{DeviceReport, Utilisation};
@@ -263,9 +263,8 @@ impl DdrRamDisk {
 
 impl Device for DdrRamDisk {
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
-        let mut bd = Breakdown::default();
         if !matches!(req.op, Op::Read | Op::Write) {
-            cx.done(req.id, now, bd);
+            cx.done_mut(req.id, now);
             return;
         }
         let len = req.len.max(1);
@@ -293,10 +292,10 @@ impl Device for DdrRamDisk {
         let at = now.saturating_add(copy).max(self.bus.free_at);
         self.lines = self.lines.saturating_add(lines);
         self.bus_bytes = self.bus_bytes.saturating_add(traffic);
+        let bd = cx.done_mut(req.id, at);
         bd.add(Component::Media, media);
         bd.add(Component::Link, copy - media);
         bd.add(Component::DeviceQueue, at - now - copy);
-        cx.done(req.id, at, bd);
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
     fn capacity(&self) -> u64 {

@@ -10,7 +10,7 @@
 //! its transfer ends, so a lone request takes `latency + len / bandwidth`
 //! and many together are bounded by the bandwidth.
 
-use crate::breakdown::{Breakdown, Component};
+use crate::breakdown::Component;
 use crate::device::{Cx, DevRequest, Device, Nanos};
 use crate::report::{DeviceReport, Utilisation};
 use crate::units::Timeline;
@@ -52,24 +52,19 @@ impl FixedLatency {
 
 impl Device for FixedLatency {
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
-        let mut breakdown = Breakdown::default();
         let Some(bw) = self.bandwidth else {
-            breakdown.add(Component::Media, self.latency_ns);
-            cx.done(req.id, now + self.latency_ns, breakdown);
+            cx.done_mut(req.id, now + self.latency_ns)
+                .add(Component::Media, self.latency_ns);
             return;
         };
         let xfer = crate::units::xfer_ns_capped(req.len, bw, MAX_STEP_NS);
         let start = now.max(self.channel.free_at);
         self.channel.free_at = start.saturating_add(xfer);
         self.channel.busy_ns = self.channel.busy_ns.saturating_add(xfer);
-        breakdown.add(Component::DeviceQueue, start - now);
-        breakdown.add(Component::Link, xfer);
-        breakdown.add(Component::Media, self.latency_ns);
-        cx.done(
-            req.id,
-            self.channel.free_at.saturating_add(self.latency_ns),
-            breakdown,
-        );
+        let bd = cx.done_mut(req.id, self.channel.free_at.saturating_add(self.latency_ns));
+        bd.add(Component::DeviceQueue, start - now);
+        bd.add(Component::Link, xfer);
+        bd.add(Component::Media, self.latency_ns);
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
     fn capacity(&self) -> u64 {

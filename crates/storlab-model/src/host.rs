@@ -1118,32 +1118,48 @@ impl Host {
             return;
         }
         h.holds &= !bits;
-        // at most one waiter per released resource: no allocation
-        let mut woken = [u32::MAX; 5];
+        // at most one waiter per released resource: no allocation; the
+        // woken are counted, so the loop below runs only over them (most
+        // releases wake none or one)
+        let mut woken = [0u32; 5];
+        let mut n = 0;
         if held & LOCK != 0 {
             self.lock_busy = false;
-            woken[0] = self.lock_waiters.pop_front().unwrap_or(u32::MAX);
+            if let Some(w) = self.lock_waiters.pop_front() {
+                woken[n] = w;
+                n += 1;
+            }
         }
         if held & CORE != 0 {
             self.cores_free += 1;
-            woken[1] = self.core_waiters.pop_front().unwrap_or(u32::MAX);
+            if let Some(w) = self.core_waiters.pop_front() {
+                woken[n] = w;
+                n += 1;
+            }
         }
         if held & SCHED != 0 {
             self.sched_busy = false;
-            woken[2] = self.sched_waiters.pop_front().unwrap_or(u32::MAX);
+            if let Some(w) = self.sched_waiters.pop_front() {
+                woken[n] = w;
+                n += 1;
+            }
         }
         if held & THREAD != 0 {
             self.threads[thread].busy = false;
-            woken[3] = self.threads[thread].waiters.pop_front().unwrap_or(u32::MAX);
+            if let Some(w) = self.threads[thread].waiters.pop_front() {
+                woken[n] = w;
+                n += 1;
+            }
         }
         if held & WORKER != 0 {
             self.worker_busy = false;
-            woken[4] = self.worker_waiters.pop_front().unwrap_or(u32::MAX);
-        }
-        for w in woken {
-            if w != u32::MAX {
-                self.advance(now, w, cx);
+            if let Some(w) = self.worker_waiters.pop_front() {
+                woken[n] = w;
+                n += 1;
             }
+        }
+        for &w in &woken[..n] {
+            self.advance(now, w, cx);
         }
     }
 

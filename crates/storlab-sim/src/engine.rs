@@ -265,54 +265,50 @@ impl ThreadState {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+/// A pending event: its time and its token. Its insertion sequence, which
+/// breaks ties in time, is its place in the sorted form (an event goes in
+/// after every pending event of its time), and is written down only in
+/// the heap form ([`HeapEv`]): 16 bytes compared by one number where a
+/// (time, sequence) key made 32 bytes compared by two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ev {
-    /// (time, insertion sequence) as one number: time in the high half.
-    key: u128,
+    t: Nanos,
     tok: u64,
 }
 
-impl PartialEq for Ev {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Ev {}
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Ev {
-    #[inline]
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
-    }
-}
+/// An event in the heap form: (time, insertion sequence) as one number,
+/// time in the high half, and the token.
+type HeapEv = Reverse<(u128, u64)>;
 
-/// The pending events, earliest (time, insertion sequence) first.
+/// The pending events, earliest (time, insertion order) first.
 ///
 /// A run has few events pending at once (about 8 on an NVM array under 16
 /// threads, about 30 on a flash drive at depth 32), and a new event most
 /// often lands among the latest: while they are few they are kept sorted,
 /// from `head` on, so a pop is a read and a push an insertion (found from
-/// the back while they are very few, by a binary search beyond, the
-/// events on its shorter side moved by one), with no sifting through a
-/// heap's levels. Past [`EventQueue::TO_HEAP`] pending events an insertion
-/// would move too many of them, and they go into `std`'s binary heap, and
-/// back once fewer than [`EventQueue::TO_SORTED`] are left (both forms
-/// pass one allocation between them). Keys are unique (the sequence number is), so the events
-/// come out in the same order whichever form holds them. (The sorted form
-/// is written by hand: no collection in `std` keeps a small sorted run
-/// with pops from the front.)
+/// the back while they are very few; beyond, from the end of the half it
+/// falls in, the events on that side moved by one as it goes), with no
+/// sifting through a heap's levels; an event goes in after every pending event of its time,
+/// so ties leave in insertion order with no sequence number kept. Past
+/// [`EventQueue::TO_HEAP`] pending events an insertion would move too many
+/// of them, and they go into `std`'s binary heap, numbered in their order
+/// (and every later push after them), and back once fewer than
+/// [`EventQueue::TO_SORTED`] are left (each form keeps its allocation for
+/// the next time). The events come out in the same order whichever form
+/// holds them. (The sorted form is written by hand: no collection in `std`
+/// keeps a small sorted run with pops from the front.)
 #[derive(Default)]
 struct EventQueue {
-    /// Sorted form: `v[head..]` in increasing key order (`v[..head]`
-    /// popped).
-    v: Vec<Reverse<Ev>>,
+    /// Sorted form: `v[head..]` in increasing (time, insertion) order
+    /// (`v[..head]` popped).
+    v: Vec<Ev>,
     head: usize,
     /// The heap form (`v` empty meanwhile).
-    heap: BinaryHeap<Reverse<Ev>>,
+    heap: BinaryHeap<HeapEv>,
+    /// The heap form's allocation while the sorted form is in use.
+    heap_spare: Vec<HeapEv>,
+    /// Insertion sequence of the heap form's events.
+    seq: u64,
     in_heap: bool,
 }
 
@@ -320,7 +316,7 @@ impl EventQueue {
     /// Pending events above which the sorted form becomes a heap.
     const TO_HEAP: usize = 128;
     /// Pending events up to which a push looks for its place from the
-    /// back, one event at a time (a binary search beyond).
+    /// back, one event at a time (from the nearer end beyond).
     const SCAN: usize = 16;
     /// Pending events below which the heap becomes sorted again.
     const TO_SORTED: usize = 64;
@@ -329,26 +325,38 @@ impl EventQueue {
     const COMPACT: usize = 256;
 
     #[inline]
-    fn push(&mut self, ev: Ev) {
+    fn push(&mut self, t: Nanos, tok: u64) {
+        let ev = Ev { t, tok };
         let len = self.v.len();
         if self.in_heap {
-            self.heap.push(Reverse(ev));
+            self.push_heap(ev);
         } else if len - self.head > Self::SCAN {
             self.push_among_many(ev);
-        } else if self.head > 0 && ev.key < self.v[self.head].0.key {
+        } else if self.head > 0 && t < self.v[self.head].t {
             // earlier than every pending event: into the last popped slot
             self.head -= 1;
-            self.v[self.head] = Reverse(ev);
+            self.v[self.head] = ev;
         } else {
             // insertion from the back: move the later events up one
-            self.v.push(Reverse(ev));
+            self.v.push(ev);
             let mut k = len;
-            while k > self.head && self.v[k - 1].0.key > ev.key {
+            while k > self.head && self.v[k - 1].t > t {
                 self.v[k] = self.v[k - 1];
                 k -= 1;
             }
-            self.v[k] = Reverse(ev);
+            self.v[k] = ev;
         }
+    }
+
+    /// Push into the heap form, numbered after every earlier push. (Out
+    /// of line, as the conversions: rare, and the common pushes keep
+    /// fewer registers live without them.)
+    #[cold]
+    #[inline(never)]
+    fn push_heap(&mut self, ev: Ev) {
+        self.seq += 1;
+        self.heap
+            .push(Reverse(((ev.t as u128) << 64 | self.seq as u128, ev.tok)));
     }
 
     /// [`Self::push`] into the sorted form with more than [`Self::SCAN`]
@@ -356,60 +364,64 @@ impl EventQueue {
     fn push_among_many(&mut self, ev: Ev) {
         let len = self.v.len();
         if len - self.head >= Self::TO_HEAP {
-            // too many for the sorted form; events in increasing order
-            // already form a heap
-            let mut v = std::mem::take(&mut self.v);
-            v.drain(..self.head);
-            self.head = 0;
-            self.heap = BinaryHeap::from(v);
-            self.in_heap = true;
-            self.heap.push(Reverse(ev));
+            self.switch_to_heap(ev);
             return;
         }
-        if ev.key > self.v[len - 1].0.key {
-            // later than every pending event
-            self.v.push(Reverse(ev));
+        if ev.t >= self.v[len - 1].t {
+            // not earlier than any pending event
+            self.v.push(ev);
             return;
         }
-        if ev.key < self.v[self.head].0.key {
-            if self.head > 0 {
-                // earlier than every pending event: into the last popped slot
-                self.head -= 1;
-                self.v[self.head] = Reverse(ev);
-            } else {
-                self.v.insert(0, Reverse(ev));
+        let mid = self.head + (len - self.head) / 2;
+        if self.head > 0 && ev.t < self.v[mid].t {
+            // in the earlier half: the earlier events (those of its time
+            // too) move down one, into the last popped slot, one at a time
+            // as it looks for its place (a binary search and a `memmove`
+            // cost more for the few events moved)
+            let mut k = self.head - 1;
+            while self.v[k + 1].t <= ev.t {
+                self.v[k] = self.v[k + 1];
+                k += 1;
             }
-            return;
-        }
-        // (keys are unique: no event compares equal)
-        let pos = self.head + self.v[self.head..].partition_point(|e| e.0.key < ev.key);
-        if self.head > 0 && pos - self.head < len - pos {
-            // nearer the front: the earlier events move down one, into
-            // the last popped slot
-            self.v.copy_within(self.head..pos, self.head - 1);
+            self.v[k] = ev;
             self.head -= 1;
-            self.v[pos - 1] = Reverse(ev);
         } else {
-            self.v.insert(pos, Reverse(ev));
+            // in the later half: the later events move up one
+            self.v.push(ev);
+            let mut k = len;
+            while k > self.head && self.v[k - 1].t > ev.t {
+                self.v[k] = self.v[k - 1];
+                k -= 1;
+            }
+            self.v[k] = ev;
         }
+    }
+
+    /// Too many pending for the sorted form: they go into the heap,
+    /// numbered in their order (events in increasing order already form a
+    /// heap), and `ev` after them.
+    #[cold]
+    #[inline(never)]
+    fn switch_to_heap(&mut self, ev: Ev) {
+        let mut h = std::mem::take(&mut self.heap_spare);
+        for e in &self.v[self.head..] {
+            self.seq += 1;
+            h.push(Reverse(((e.t as u128) << 64 | self.seq as u128, e.tok)));
+        }
+        self.v.clear();
+        self.head = 0;
+        self.heap = BinaryHeap::from(h);
+        self.in_heap = true;
+        self.push_heap(ev);
     }
 
     /// The earliest event, taken out.
     #[inline]
     fn pop(&mut self) -> Option<Ev> {
         if self.in_heap {
-            let ev = self.heap.pop()?.0;
-            if self.heap.len() < Self::TO_SORTED {
-                // (ascending in `Reverse`, that is decreasing keys:
-                // reversed, increasing)
-                let mut v = std::mem::take(&mut self.heap).into_sorted_vec();
-                v.reverse();
-                self.v = v;
-                self.in_heap = false;
-            }
-            return Some(ev);
+            return self.pop_heap();
         }
-        let ev = self.v.get(self.head)?.0;
+        let ev = *self.v.get(self.head)?;
         self.head += 1;
         if self.head == self.v.len() {
             self.v.clear();
@@ -420,6 +432,31 @@ impl EventQueue {
         }
         Some(ev)
     }
+
+    /// [`Self::pop`] from the heap form.
+    #[cold]
+    #[inline(never)]
+    fn pop_heap(&mut self) -> Option<Ev> {
+        let Reverse((key, tok)) = self.heap.pop()?;
+        if self.heap.len() < Self::TO_SORTED {
+            // (ascending in `Reverse`, that is decreasing keys: taken
+            // from the back, increasing)
+            let mut h = std::mem::take(&mut self.heap).into_sorted_vec();
+            self.v.clear();
+            self.head = 0;
+            self.v.extend(h.iter().rev().map(|&Reverse((k, tok))| Ev {
+                t: (k >> 64) as Nanos,
+                tok,
+            }));
+            h.clear();
+            self.heap_spare = h;
+            self.in_heap = false;
+        }
+        Some(Ev {
+            t: (key >> 64) as Nanos,
+            tok,
+        })
+    }
 }
 
 /// When `done` units at `per_s` units a second have been issued, ns after
@@ -427,21 +464,6 @@ impl EventQueue {
 #[inline]
 fn ns_at_rate(done: u64, per_s: u64) -> Nanos {
     (done as u128 * 1_000_000_000 / per_s as u128).min(Nanos::MAX as u128) as Nanos
-}
-
-impl Ev {
-    #[inline]
-    fn new(t: Nanos, seq: u64, tok: u64) -> Self {
-        Ev {
-            key: (t as u128) << 64 | seq as u128,
-            tok,
-        }
-    }
-
-    #[inline]
-    fn t(&self) -> Nanos {
-        (self.key >> 64) as Nanos
-    }
 }
 
 const THREAD_BIT: u64 = 1 << 62;
@@ -485,7 +507,6 @@ pub struct Engine {
     /// The file-system layer in front of the host, if any.
     fs: Option<FileLayer>,
     heap: EventQueue,
-    seq: u64,
     now: Nanos,
     hcx: HostCx,
     /// Request id → (thread, submit time, request number within thread).
@@ -506,7 +527,6 @@ impl Engine {
             host,
             fs: None,
             heap: EventQueue::default(),
-            seq: 0,
             now: 0,
             hcx: HostCx::default(),
             inflight: Vec::new(),
@@ -532,8 +552,7 @@ impl Engine {
         };
         f(self.apps[a].as_mut(), &mut cx);
         for (t, tok) in self.app_timers.drain(..) {
-            self.seq += 1;
-            self.heap.push(Ev::new(t, self.seq, tok));
+            self.heap.push(t, tok);
         }
         self.queue_wakeups();
     }
@@ -570,8 +589,7 @@ impl Engine {
     #[inline]
     fn queue_wakeups(&mut self) {
         for &(t, tok) in &self.hcx.dev.wakeups {
-            self.seq += 1;
-            self.heap.push(Ev::new(t, self.seq, tok));
+            self.heap.push(t, tok);
         }
         self.hcx.dev.wakeups.clear();
     }
@@ -641,12 +659,13 @@ impl Engine {
                 d.id &= (1 << 40) - 1;
                 self.with_app(a, |app, cx| app.done(&d, cx));
             }
-            // the threads that had completions may issue again
-            let mut to_pump = std::mem::take(&mut self.to_pump);
-            for ti in to_pump.drain(..) {
-                self.pump_thread(threads, ti, first_thread);
+            // the threads that had completions may issue again (issuing
+            // adds none to `to_pump`: what completes at once waits in
+            // `hcx.done` for the next round)
+            for k in 0..self.to_pump.len() {
+                self.pump_thread(threads, self.to_pump[k], first_thread);
             }
-            self.to_pump = to_pump;
+            self.to_pump.clear();
         }
     }
 
@@ -705,9 +724,7 @@ impl Engine {
                 if !th.wake_pending {
                     th.wake_pending = true;
                     let thread = first_thread + ti as u32;
-                    self.seq += 1;
-                    self.heap
-                        .push(Ev::new(t, self.seq, THREAD_BIT | thread as u64));
+                    self.heap.push(t, THREAD_BIT | thread as u64);
                 }
                 break;
             }
@@ -833,8 +850,8 @@ impl Engine {
         }
         self.drain_done(&mut threads, first_thread, progress);
         while let Some(ev) = self.heap.pop() {
-            if ev.t() >= HORIZON_NS {
-                return Err(EngineError::PastHorizon { at: ev.t() });
+            if ev.t >= HORIZON_NS {
+                return Err(EngineError::PastHorizon { at: ev.t });
             }
             if ev.tok & (APP_TIMER | 1 << 63) == APP_TIMER
                 && self.apps[((ev.tok >> 40) & 0xffff) as usize].finished()
@@ -842,7 +859,7 @@ impl Engine {
                 // a finished application's stale timer: no time passes
                 continue;
             }
-            self.now = ev.t();
+            self.now = ev.t;
             self.events += 1;
             if ev.tok & (APP_TIMER | 1 << 63) == APP_TIMER {
                 let a = ((ev.tok >> 40) & 0xffff) as usize;
@@ -907,7 +924,7 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::{Ev, EventQueue};
+    use super::EventQueue;
     use rand::{Rng, SeedableRng};
 
     /// Random pushes and pops (many ties in time) against a sorted
@@ -931,8 +948,8 @@ mod tests {
                 if rng.gen_bool(p_pop) {
                     reference.sort_unstable();
                     let want = (!reference.is_empty()).then(|| reference.remove(0));
-                    let got = q.pop().map(|e| (e.t(), e.key as u64, e.tok));
-                    assert_eq!(got, want, "phase {phase} step {step}");
+                    let got = q.pop().map(|e| (e.t, e.tok));
+                    assert_eq!(got, want.map(|w| (w.0, w.2)), "phase {phase} step {step}");
                     if let Some(g) = got {
                         now = g.0;
                         popped += 1;
@@ -941,7 +958,7 @@ mod tests {
                     // as the engine's: never earlier than the last popped
                     seq += 1;
                     let t = now + rng.gen_range(0..40u64);
-                    q.push(Ev::new(t, seq, step));
+                    q.push(t, step);
                     reference.push((t, seq, step));
                 }
                 most = most.max(reference.len());
@@ -951,7 +968,7 @@ mod tests {
         reference.sort_unstable();
         for want in reference {
             let e = q.pop().expect("as many events as pushed");
-            assert_eq!((e.t(), e.key as u64, e.tok), want);
+            assert_eq!((e.t, e.tok), (want.0, want.2));
         }
         assert!(q.pop().is_none());
         assert!(q.pop().is_none(), "an empty queue stays empty");

@@ -223,6 +223,15 @@ pub struct NandOp {
     pub units: u32,
 }
 
+impl Block {
+    /// It holds the layout's contents and nothing written since, so it
+    /// has no reverse entries (see [`Ftl::p2l_get`]).
+    #[inline]
+    fn layout_only(&self) -> bool {
+        self.virt && !self.written
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BState {
     Free,
@@ -243,6 +252,10 @@ struct Block {
     /// Its contents are still the layout's (not erased since
     /// preconditioning).
     virt: bool,
+    /// Units were programmed into it while it held the layout's contents
+    /// (the block a sequential fill left open), so its reverse entries
+    /// are not all the layout's.
+    written: bool,
     closed_at: u64,
     /// Greedy buckets: the next and previous block of its bucket, and
     /// its bucket (NONE when in none).
@@ -540,6 +553,7 @@ impl Ftl {
                 next_unit: 0,
                 state: BState::Free,
                 virt: false,
+                written: false,
                 closed_at: 0,
                 bnext: NONE,
                 bprev: NONE,
@@ -684,7 +698,9 @@ impl Ftl {
 
     /// The logical unit at `ppa`: the table's entry, else the layout's if
     /// the block still holds the layout's contents and that logical unit
-    /// has not been written, trimmed or moved since.
+    /// has not been written, trimmed or moved since. (A block that holds
+    /// the layout's contents never has reverse entries: its units are
+    /// only ever invalidated, and the logical unit's own entry says so.)
     #[inline]
     fn p2l_get(&self, ppa: u32) -> u32 {
         if let Some(l) = self.p2l.raw(ppa) {
@@ -699,22 +715,6 @@ impl Ftl {
         } else {
             NONE
         }
-    }
-
-    /// The logical unit the tables or the layout put at `ppa` (as
-    /// [`Self::p2l_get`]), and whether it still needs the check that
-    /// the table has no entry for it: split so a caller can prefetch that
-    /// entry for many units before checking any.
-    #[inline]
-    fn p2l_peek(&self, ppa: u32, virt: bool) -> (u32, bool) {
-        if let Some(l) = self.p2l.raw(ppa) {
-            return (l, false);
-        }
-        if !virt {
-            return (NONE, false);
-        }
-        let l = self.layout.lpn(ppa);
-        (l, l != NONE)
     }
 
     /// Bring the mapping entry of `lpn` into cache ahead of a host write
@@ -848,6 +848,7 @@ impl Ftl {
     fn count_valid(&mut self, b: u32) {
         let blk = &mut self.blocks[b as usize];
         blk.valid += 1;
+        blk.written = true;
         if blk.state == BState::Closed {
             let valid = blk.valid;
             if let Some(bk) = &mut self.buckets {
@@ -945,8 +946,15 @@ impl Ftl {
         if old == NONE {
             return false;
         }
-        self.p2l_set(old, NONE);
         let b = self.block_of(old);
+        // a block that holds only the layout's contents keeps no reverse
+        // entries: the unit's logical unit now has a table entry of its
+        // own (the caller sets it), which is what marks the layout's
+        // claim stale (see `p2l_get`), so nothing is written here (a
+        // cache line, and a page of the table the run need not touch)
+        if !self.blocks[b as usize].layout_only() {
+            self.p2l_set(old, NONE);
+        }
         let blk = &mut self.blocks[b as usize];
         blk.valid -= 1;
         if blk.state == BState::Closed {
@@ -1135,6 +1143,7 @@ impl Ftl {
             let mut lpns = [NONE; RUN as usize];
             let mut check = [false; RUN as usize];
             let virt = self.blocks[v as usize].virt;
+            let layout_only = self.blocks[v as usize].layout_only();
             let ppb = self.geo.pages_per_block;
             let pages_per_run = (RUN / upp).max(1);
             let mut page0 = 0;
@@ -1142,8 +1151,21 @@ impl Ftl {
                 let page1 = (page0 + pages_per_run).min(ppb);
                 let first = base + page0 * upp;
                 let held = ((page1 - page0) * upp).min(RUN);
+                if virt {
+                    // the layout's logical units of the whole run in one
+                    // pass (stepped, not looked up unit by unit)
+                    self.layout
+                        .lpns_of_run(first, &mut lpns[..held as usize]);
+                }
                 for i in 0..held {
-                    let (l, c) = self.p2l_peek(first + i, virt);
+                    let (l, c) = match self.p2l.raw(first + i) {
+                        Some(l) => (l, false),
+                        None if virt => {
+                            let l = lpns[i as usize];
+                            (l, l != NONE)
+                        }
+                        None => (NONE, false),
+                    };
                     if l != NONE {
                         self.l2p.prefetch(l);
                     }
@@ -1187,7 +1209,11 @@ impl Ftl {
                             continue;
                         }
                         let new = self.alloc_gc(plane);
-                        self.p2l_set(ppa, NONE);
+                        // a layout block's units have no reverse entries
+                        // to clear (see `invalidate`)
+                        if !layout_only {
+                            self.p2l_set(ppa, NONE);
+                        }
                         self.p2l_set(new, lpn);
                         self.l2p_set(lpn, new);
                         let nb = self.block_of(new);
@@ -1209,6 +1235,7 @@ impl Ftl {
         blk.erases = blk.erases.saturating_add(1);
         blk.state = BState::Free;
         blk.virt = false;
+        blk.written = false;
         blk.next_unit = 0;
         self.counters.erases += 1;
         if self.emit {
@@ -1372,6 +1399,7 @@ impl Ftl {
                 blk.valid = filled as u32;
                 blk.next_unit = filled as u32;
                 blk.virt = true;
+                blk.written = false;
                 if filled == upb {
                     // the clock when its last unit was written
                     let u = j * upb + upb - 1;

@@ -294,6 +294,20 @@ impl Perm {
         self.reduce(self.a * x + self.c)
     }
 
+    /// The preimage of `y + 1` given `x`, the preimage of `y` (`y + 1 <
+    /// n`): `a^-1 (y + 1 - c) = x + a^-1 (mod n)`, one add and at most
+    /// one subtraction instead of a reduction.
+    #[inline]
+    pub(crate) fn inv_next(&self, x: u64) -> u64 {
+        // x, a_inv < n: the sum is below 2 n
+        let s = x + self.a_inv;
+        if s >= self.n {
+            s - self.n
+        } else {
+            s
+        }
+    }
+
     /// The preimage of `y < n`.
     #[inline]
     pub(crate) fn inv(&self, y: u64) -> u64 {
@@ -520,6 +534,49 @@ impl Shuffled {
     }
 }
 
+impl Shuffled {
+    /// [`Shuffled::lpn`] of the `out.len()` units from `first` on, all in
+    /// one block, into `out`: the block's slots that land in the run, in
+    /// order, each slot's unit and logical unit stepped from the previous
+    /// one's (an add and a compare each, where a lookup of one unit costs
+    /// two divisions and a reduction).
+    fn lpns_of_run(&self, first: u32, out: &mut [u32]) {
+        out.fill(NONE);
+        let (b, u0) = (self.upb_div.div(first) as usize, self.upb_div.rem(first) as u64);
+        debug_assert!(u0 + out.len() as u64 <= self.upb as u64);
+        let sp = self.span[b];
+        let c = sp.count as u64;
+        if c == 0 || out.is_empty() {
+            return;
+        }
+        let upb = self.upb as u64;
+        let u1 = u0 + out.len() as u64;
+        // slot s sits at unit floor(s upb / c): the slots of units
+        // u0..u1 are ceil(u0 c / upb)..ceil(u1 c / upb) (below c)
+        let s0 = (u0 * c).div_ceil(upb);
+        let s1 = (u1 * c).div_ceil(upb).min(c);
+        if s0 >= s1 {
+            return;
+        }
+        // s upb = q c + r, stepped by upb = k c + m per slot
+        let (k, m) = (upb / c, upb % c);
+        let (mut q, mut r) = ((s0 * upb) / c, (s0 * upb) % c);
+        let mut x = self.perm.inv(sp.base as u64 + s0);
+        for s in s0..s1 {
+            out[(q - u0) as usize] = x as u32;
+            if s + 1 < s1 {
+                x = self.perm.inv_next(x);
+                q += k;
+                r += m;
+                if r >= c {
+                    r -= c;
+                    q += 1;
+                }
+            }
+        }
+    }
+}
+
 /// The mapping of units the tables do not hold.
 #[derive(Clone, Debug)]
 pub(crate) enum Layout {
@@ -549,6 +606,21 @@ impl Layout {
             Layout::None => NONE,
             Layout::Striped(s) => s.lpn(ppa),
             Layout::Shuffled(s) => s.lpn(ppa),
+        }
+    }
+
+    /// [`Layout::lpn`] of each of the `out.len()` units from `first` on
+    /// (all in one block) into `out`: a garbage-collection victim's units
+    /// in one pass.
+    #[inline]
+    pub(crate) fn lpns_of_run(&self, first: u32, out: &mut [u32]) {
+        match self {
+            Layout::Shuffled(s) => s.lpns_of_run(first, out),
+            _ => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = self.lpn(first + i as u32);
+                }
+            }
         }
     }
 
@@ -671,6 +743,21 @@ mod tests {
         }
         for lpn in 0..s {
             assert_eq!(l.lpn(l.ppa(lpn)), lpn);
+        }
+        // a run's units in one pass, as one by one, for runs of every
+        // length and start within a block
+        let lay = Layout::Shuffled(l.clone());
+        let mut out = [0u32; 16];
+        for b in 0..40u32 {
+            for u0 in 0..upb {
+                for len in 0..=(upb - u0) as usize {
+                    let first = b * upb + u0;
+                    lay.lpns_of_run(first, &mut out[..len]);
+                    for (i, &got) in out[..len].iter().enumerate() {
+                        assert_eq!(got, l.lpn(first + i as u32), "block {b} unit {}", u0 as usize + i);
+                    }
+                }
+            }
         }
     }
 

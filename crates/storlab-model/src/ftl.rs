@@ -1154,8 +1154,7 @@ impl Ftl {
                 if virt {
                     // the layout's logical units of the whole run in one
                     // pass (stepped, not looked up unit by unit)
-                    self.layout
-                        .lpns_of_run(first, &mut lpns[..held as usize]);
+                    self.layout.lpns_of_run(first, &mut lpns[..held as usize]);
                 }
                 for i in 0..held {
                     let (l, c) = match self.p2l.raw(first + i) {

@@ -48,12 +48,15 @@ pub(crate) struct Table {
     touched: Vec<u64>,
 }
 
+/// A sparse table's entries.
+type SparseMap = HashMap<u32, u32, foldhash::fast::FixedState>;
+
 enum Entries {
     /// One `u32` per entry.
     Dense(Vec<u32>),
     /// The written entries only (never iterated: lookups only, so the
     /// model stays deterministic).
-    Sparse(HashMap<u32, u32, foldhash::fast::FixedState>),
+    Sparse(SparseMap),
 }
 
 impl Table {
@@ -106,7 +109,13 @@ impl Table {
     }
 
     /// The entry: `None` when absent.
-    #[inline]
+    ///
+    /// The dense form's paths (this, [`Self::set`], [`Self::clear`]) are
+    /// inlined at their callers and the sparse form's hash-map code kept
+    /// out of line: inlined together, the hash code's register needs made
+    /// every dense access a call with a seven-register prologue (a
+    /// sixteenth of a garbage-collected write's time).
+    #[inline(always)]
     pub(crate) fn raw(&self, i: u32) -> Option<u32> {
         if !self.was_touched(i) {
             return None;
@@ -117,8 +126,23 @@ impl Table {
                 u32::MAX => Some(NONE),
                 x => Some(x - 1),
             },
-            Entries::Sparse(m) => m.get(&i).copied(),
+            Entries::Sparse(m) => Self::sparse_get(m, i),
         }
+    }
+
+    #[inline(never)]
+    fn sparse_get(m: &SparseMap, i: u32) -> Option<u32> {
+        m.get(&i).copied()
+    }
+
+    #[inline(never)]
+    fn sparse_set(m: &mut SparseMap, i: u32, v: u32) {
+        m.insert(i, v);
+    }
+
+    #[inline(never)]
+    fn sparse_clear(m: &mut SparseMap, i: u32) {
+        m.remove(&i);
     }
 
     /// Ask the processor to bring entry `i` into cache ahead of its use
@@ -138,28 +162,24 @@ impl Table {
     }
 
     /// Set an entry (`NONE` explicitly).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set(&mut self, i: u32, v: u32) {
         self.touch(i);
         match &mut self.entries {
             Entries::Dense(t) => t[i as usize] = if v == NONE { u32::MAX } else { v + 1 },
-            Entries::Sparse(m) => {
-                m.insert(i, v);
-            }
+            Entries::Sparse(m) => Self::sparse_set(m, i, v),
         }
     }
 
     /// Make an entry absent.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn clear(&mut self, i: u32) {
         if !self.was_touched(i) {
             return;
         }
         match &mut self.entries {
             Entries::Dense(t) => t[i as usize] = 0,
-            Entries::Sparse(m) => {
-                m.remove(&i);
-            }
+            Entries::Sparse(m) => Self::sparse_clear(m, i),
         }
     }
 }
@@ -542,7 +562,10 @@ impl Shuffled {
     /// two divisions and a reduction).
     fn lpns_of_run(&self, first: u32, out: &mut [u32]) {
         out.fill(NONE);
-        let (b, u0) = (self.upb_div.div(first) as usize, self.upb_div.rem(first) as u64);
+        let (b, u0) = (
+            self.upb_div.div(first) as usize,
+            self.upb_div.rem(first) as u64,
+        );
         debug_assert!(u0 + out.len() as u64 <= self.upb as u64);
         let sp = self.span[b];
         let c = sp.count as u64;
@@ -754,7 +777,12 @@ mod tests {
                     let first = b * upb + u0;
                     lay.lpns_of_run(first, &mut out[..len]);
                     for (i, &got) in out[..len].iter().enumerate() {
-                        assert_eq!(got, l.lpn(first + i as u32), "block {b} unit {}", u0 as usize + i);
+                        assert_eq!(
+                            got,
+                            l.lpn(first + i as u32),
+                            "block {b} unit {}",
+                            u0 as usize + i
+                        );
                     }
                 }
             }

@@ -64,6 +64,12 @@ impl Table {
     /// plain `vec!` would abort the process (the tables scale with the
     /// configured capacity, which comes from the user).
     pub(crate) fn new(n: usize, dense: bool) -> Option<Self> {
+        Self::new_paged(n, dense, true)
+    }
+
+    /// As [`Self::new`], a dense table backed by huge pages only if `huge`
+    /// (the reverse table is not: see `Ftl::new`).
+    pub(crate) fn new_paged(n: usize, dense: bool, huge: bool) -> Option<Self> {
         let runs = n.div_ceil(1 << SUMMARY_SHIFT);
         let touched = super::try_filled(runs.div_ceil(64), 0u64).ok()?;
         let entries = if !dense {
@@ -79,7 +85,9 @@ impl Table {
             if ptr.is_null() {
                 return None;
             }
-            advise_huge_pages(ptr as *mut u8, layout.size());
+            if huge {
+                advise_huge_pages(ptr as *mut u8, layout.size());
+            }
             // SAFETY: `ptr` was allocated by the global allocator with the
             // layout of `n` u32s, all initialised (zero is a valid u32), so
             // it is a valid Vec of length and capacity `n`.

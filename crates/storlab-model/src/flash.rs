@@ -977,13 +977,6 @@ impl Ssd {
 
     fn write_ready(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
-        // writes are ready in the order they started (one controller
-        // timeline): the next one's mapping entry has arrived, so fetch
-        // the reverse entry and block it will invalidate (hints only)
-        self.wpipe.pop_front();
-        if let Some(&next) = self.wpipe.front() {
-            self.ftl.prefetch_overwrite(next);
-        }
         for lpn in r.lpn0..r.lpn0 + r.units {
             let ppa = self.ftl.write(lpn);
             if !r.durable {
@@ -992,6 +985,16 @@ impl Ssd {
             if !self.pf.is_empty() {
                 self.pf.remove(&lpn);
             }
+        }
+        // writes are ready in the order they started (one controller
+        // timeline): the next one's mapping entry has had this write's
+        // work (and any collection it caused) to arrive, so fetch the
+        // reverse entry and block it will invalidate (hints only; asked
+        // before this write's work, the entry, fetched when the next
+        // write started just before, was often still on its way)
+        self.wpipe.pop_front();
+        if let Some(&next) = self.wpipe.front() {
+            self.ftl.prefetch_overwrite(next);
         }
         if r.durable {
             self.ftl.pad_open_pages();

@@ -223,15 +223,6 @@ pub struct NandOp {
     pub units: u32,
 }
 
-impl Block {
-    /// It holds the layout's contents and nothing written since, so it
-    /// has no reverse entries (see [`Ftl::p2l_get`]).
-    #[inline]
-    fn layout_only(&self) -> bool {
-        self.virt && !self.written
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BState {
     Free,
@@ -252,10 +243,6 @@ struct Block {
     /// Its contents are still the layout's (not erased since
     /// preconditioning).
     virt: bool,
-    /// Units were programmed into it while it held the layout's contents
-    /// (the block a sequential fill left open), so its reverse entries
-    /// are not all the layout's.
-    written: bool,
     closed_at: u64,
     /// Greedy buckets: the next and previous block of its bucket, and
     /// its bucket (NONE when in none).
@@ -553,7 +540,6 @@ impl Ftl {
                 next_unit: 0,
                 state: BState::Free,
                 virt: false,
-                written: false,
                 closed_at: 0,
                 bnext: NONE,
                 bprev: NONE,
@@ -704,15 +690,27 @@ impl Ftl {
         }
     }
 
-    /// The logical unit at `ppa`: the table's entry, else the layout's if
+    /// The logical unit at `ppa`: the reverse table's entry if the
+    /// logical unit's own entry still points here, else the layout's if
     /// the block still holds the layout's contents and that logical unit
-    /// has not been written, trimmed or moved since. (A block that holds
-    /// the layout's contents never has reverse entries: its units are
-    /// only ever invalidated, and the logical unit's own entry says so.)
+    /// has not been written, trimmed or moved since.
+    ///
+    /// Reverse entries are written when a unit is programmed and never
+    /// cleared: a unit that is overwritten, trimmed or moved is made
+    /// invalid by its logical unit's entry alone (which then names another
+    /// unit, or none), so a host write changes one random entry, not two
+    /// (the reverse one was a cache miss and, in 4 KB pages, a page walk
+    /// per write), and garbage collection, which reads a victim's reverse
+    /// entries and the entries of the logical units they name anyway,
+    /// checks each against the other.
     #[inline]
     fn p2l_get(&self, ppa: u32) -> u32 {
         if let Some(l) = self.p2l.raw(ppa) {
-            return l;
+            return if l != NONE && self.l2p.raw(l) == Some(ppa) {
+                l
+            } else {
+                NONE
+            };
         }
         if !self.blocks[self.upb_div.div(ppa) as usize].virt {
             return NONE;
@@ -736,15 +734,14 @@ impl Ftl {
     }
 
     /// Bring into cache what a host write of `lpn` changes besides its
-    /// own mapping entry: the reverse entry and the block of the unit it
-    /// holds now (a hint: changes nothing). It reads that mapping entry,
-    /// so call it once an earlier [`Self::prefetch`] has brought it.
+    /// own mapping entry: the block of the unit it holds now (a hint:
+    /// changes nothing). It reads that mapping entry, so call it once an
+    /// earlier [`Self::prefetch`] has brought it.
     #[inline]
     pub fn prefetch_overwrite(&self, lpn: u32) {
         if self.mapping == Mapping::Page && lpn < self.lpns {
             let old = self.l2p_get(lpn);
             if old != NONE {
-                self.p2l.prefetch(old);
                 layout::prefetch(&self.blocks[self.block_of(old) as usize]);
             }
         }
@@ -856,7 +853,6 @@ impl Ftl {
     fn count_valid(&mut self, b: u32) {
         let blk = &mut self.blocks[b as usize];
         blk.valid += 1;
-        blk.written = true;
         if blk.state == BState::Closed {
             let valid = blk.valid;
             if let Some(bk) = &mut self.buckets {
@@ -954,15 +950,9 @@ impl Ftl {
         if old == NONE {
             return false;
         }
+        // the reverse entry stays: the caller's new entry for `lpn` is
+        // what makes `old` invalid (see `p2l_get`)
         let b = self.block_of(old);
-        // a block that holds only the layout's contents keeps no reverse
-        // entries: the unit's logical unit now has a table entry of its
-        // own (the caller sets it), which is what marks the layout's
-        // claim stale (see `p2l_get`), so nothing is written here (a
-        // cache line, and a page of the table the run need not touch)
-        if !self.blocks[b as usize].layout_only() {
-            self.p2l_set(old, NONE);
-        }
         let blk = &mut self.blocks[b as usize];
         blk.valid -= 1;
         if blk.state == BState::Closed {
@@ -1141,17 +1131,24 @@ impl Ftl {
             bk.remove(&mut self.blocks, plane, v);
         }
         if self.blocks[v as usize].valid > 0 {
-            // The logical units of a run of pages, looked up first and
-            // their mapping entries prefetched, then checked and moved:
-            // the entries are scattered over the table (a cache miss
-            // each), and asking for them all at once overlaps the misses.
-            // Moving a unit never changes what another unit of the victim
-            // holds (the layout is a bijection), so looking ahead is exact.
+            // The logical units of a run of pages are looked up first
+            // (their reverse entries, or the layout's, in order), then
+            // each is checked against its own mapping entry (is it still
+            // here?) and moved, page by page. The mapping entries are
+            // scattered over the table, a cache miss each: they are asked
+            // for DIST units ahead of their check, so that many misses
+            // overlap without flooding the processor's miss buffers (all
+            // of a victim's at once left every access after it waiting).
+            // Moving a unit never changes whether another unit of the
+            // victim is valid (one unit per logical unit is), so checking
+            // ahead of the moves is exact.
             const RUN: u32 = 512;
+            const DIST: u32 = 16;
             let mut lpns = [NONE; RUN as usize];
-            let mut check = [false; RUN as usize];
+            // 1: the layout's unit, valid while its logical unit has no
+            // entry; 2: the table's, valid while that entry names it
+            let mut check = [0u8; RUN as usize];
             let virt = self.blocks[v as usize].virt;
-            let layout_only = self.blocks[v as usize].layout_only();
             let ppb = self.geo.pages_per_block;
             let pages_per_run = (RUN / upp).max(1);
             let mut page0 = 0;
@@ -1166,35 +1163,48 @@ impl Ftl {
                 }
                 for i in 0..held {
                     let (l, c) = match self.p2l.raw(first + i) {
-                        Some(l) => (l, false),
-                        None if virt => {
-                            let l = lpns[i as usize];
-                            (l, l != NONE)
-                        }
-                        None => (NONE, false),
+                        Some(l) => (l, 2),
+                        None if virt => (lpns[i as usize], 1),
+                        None => (NONE, 0),
                     };
-                    if l != NONE {
-                        self.l2p.prefetch(l);
-                    }
                     lpns[i as usize] = l;
-                    check[i as usize] = c;
+                    check[i as usize] = if l == NONE { 0 } else { c };
                 }
-                for i in 0..held as usize {
-                    if check[i] && self.l2p.raw(lpns[i]).is_some() {
-                        lpns[i] = NONE;
+                for i in 0..DIST.min(held) {
+                    if check[i as usize] != 0 {
+                        self.l2p.prefetch(lpns[i as usize]);
                     }
                 }
-                // units past `held` (pages larger than a run) are looked
-                // up one by one
-                let lpn_at = |ftl: &Self, ppa: u32| {
-                    if ppa - first < held {
-                        lpns[(ppa - first) as usize]
-                    } else {
-                        ftl.p2l_get(ppa)
-                    }
-                };
+                let mut checked = 0;
                 for page in page0..page1 {
                     let pfirst = base + page * upp;
+                    // check the page's units of this run
+                    let pend = (pfirst + upp - first).min(held);
+                    while checked < pend {
+                        let i = checked as usize;
+                        let ahead = i + DIST as usize;
+                        if ahead < held as usize && check[ahead] != 0 {
+                            self.l2p.prefetch(lpns[ahead]);
+                        }
+                        let valid = match check[i] {
+                            0 => true,
+                            1 => self.l2p.raw(lpns[i]).is_none(),
+                            _ => self.l2p.raw(lpns[i]) == Some(first + checked),
+                        };
+                        if !valid {
+                            lpns[i] = NONE;
+                        }
+                        checked += 1;
+                    }
+                    // units past `held` (pages larger than a run) are
+                    // looked up one by one
+                    let lpn_at = |ftl: &Self, ppa: u32| {
+                        if ppa - first < held {
+                            lpns[(ppa - first) as usize]
+                        } else {
+                            ftl.p2l_get(ppa)
+                        }
+                    };
                     let n = (pfirst..pfirst + upp)
                         .filter(|&ppa| lpn_at(self, ppa) != NONE)
                         .count() as u32;
@@ -1216,11 +1226,7 @@ impl Ftl {
                             continue;
                         }
                         let new = self.alloc_gc(plane);
-                        // a layout block's units have no reverse entries
-                        // to clear (see `invalidate`)
-                        if !layout_only {
-                            self.p2l_set(ppa, NONE);
-                        }
+                        // the victim's reverse entry stays (see `p2l_get`)
                         self.p2l_set(new, lpn);
                         self.l2p_set(lpn, new);
                         let nb = self.block_of(new);
@@ -1242,7 +1248,6 @@ impl Ftl {
         blk.erases = blk.erases.saturating_add(1);
         blk.state = BState::Free;
         blk.virt = false;
-        blk.written = false;
         blk.next_unit = 0;
         self.counters.erases += 1;
         if self.emit {
@@ -1406,7 +1411,6 @@ impl Ftl {
                 blk.valid = filled as u32;
                 blk.next_unit = filled as u32;
                 blk.virt = true;
-                blk.written = false;
                 if filled == upb {
                     // the clock when its last unit was written
                     let u = j * upb + upb - 1;

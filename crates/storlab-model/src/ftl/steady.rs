@@ -102,7 +102,6 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
             blk.next_unit = big.upb;
             blk.closed_at = (closed as f64 * scale) as u64;
             blk.virt = true;
-            blk.written = false;
         }
         for i in 0..f {
             big.blocks[p * bpp + c + i].erases = free[i * free.len() / f].erases;

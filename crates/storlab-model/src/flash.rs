@@ -1864,7 +1864,78 @@ impl Device for Ssd {
 
 #[cfg(test)]
 mod tests {
-    use super::round_non_negative;
+    use super::{round_non_negative, take_batch, SamePlane, WOp, WINDOW};
+    use std::collections::VecDeque;
+
+    #[test]
+    fn remembering_a_one_plane_front_takes_the_scans_batches() {
+        // long runs on one plane (a victim's ops), with other planes' and
+        // other kinds' ops now and then, taken with the remembered front
+        // and with none (a full scan each time): the same batches
+        let mut x = 12345u64;
+        let mut rnd = |n: u64| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (x >> 33) % n
+        };
+        for ppd in [2u32, 4] {
+            let mut q = VecDeque::new();
+            let mut plane = 0;
+            for i in 0..5000u32 {
+                if rnd(40) == 0 {
+                    plane = rnd(ppd as u64) as u8;
+                }
+                let p = if rnd(10) == 0 {
+                    rnd(ppd as u64) as u8
+                } else {
+                    plane
+                };
+                q.push_back(WOp {
+                    block: i,
+                    units: 1,
+                    seq: 0,
+                    page: 0,
+                    plane: p,
+                    flags: rnd(3) as u8 | WOp::BACKGROUND,
+                });
+            }
+            let (mut a, mut b) = (q.clone(), q);
+            let mut same = SamePlane::default();
+            let (mut ca, mut cb) = (Vec::new(), Vec::new());
+            let mut batches = 0;
+            let mut paired = 0;
+            loop {
+                ca.clear();
+                cb.clear();
+                let ta = take_batch(&mut a, &mut same, &mut ca, true, ppd, true, |o| {
+                    super::Ssd::wop_op(o, 0, 0)
+                });
+                let tb = take_batch(
+                    &mut b,
+                    &mut SamePlane::default(),
+                    &mut cb,
+                    true,
+                    ppd,
+                    true,
+                    |o| super::Ssd::wop_op(o, 0, 0),
+                );
+                assert_eq!(ta, tb);
+                if !ta {
+                    break;
+                }
+                let blocks = |c: &Vec<super::FOp>| c.iter().map(|o| o.block).collect::<Vec<_>>();
+                assert_eq!(blocks(&ca), blocks(&cb), "batch {batches}");
+                batches += 1;
+                paired += usize::from(ca.len() > 1);
+                // the odd batch with nothing remembered, as after a
+                // read took the die
+                if batches % 97 == 0 {
+                    same = SamePlane::default();
+                }
+            }
+            assert!(paired > 0 && batches > paired, "both kinds of batch");
+            assert!(WINDOW >= 2);
+        }
+    }
 
     #[test]
     fn rounding_without_the_library_call_is_f64_round() {

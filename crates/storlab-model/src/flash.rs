@@ -476,15 +476,16 @@ impl Queued for WOp {
 /// on their plane is skipped if `strict` (the write queue keeps each
 /// plane's order). False if `q` is empty.
 ///
-/// `same` remembers how far the queue's front is known to hold one plane
-/// only: under garbage collection a die's queue holds a victim's hundreds
-/// of ops on one plane in a row, where the scan can take nothing, and
-/// each batch then checks the one op that entered the window instead of
-/// scanning all of it again. (Speed only: the batch is the scan's.)
+/// `same`, if given, remembers how far the queue's front is known to hold
+/// one plane only: under garbage collection a die's write queue holds a
+/// victim's hundreds of ops on one plane in a row, where the scan can take
+/// nothing, and each batch then checks the one op that entered the window
+/// instead of scanning all of it again. (Speed only: the batch is the
+/// scan's. Host reads land on any plane, so their queue does without.)
 #[inline]
 fn take_batch<T: Queued>(
     q: &mut VecDeque<T>,
-    same: &mut SamePlane,
+    mut same: Option<&mut SamePlane>,
     cur: &mut Vec<FOp>,
     multiplane: bool,
     ppd: u32,
@@ -492,32 +493,39 @@ fn take_batch<T: Queued>(
     conv: impl Fn(T) -> FOp,
 ) -> bool {
     debug_assert!(cur.is_empty());
-    let scan = multiplane && ppd > 1 && {
-        // extend the run of ops on the head's plane over the window
-        // (the head and the WINDOW ops behind it)
-        let len = q.len().min(WINDOW + 1) as u32;
-        if same.n == 0 {
-            match q.front() {
-                Some(h) => {
-                    *same = SamePlane {
-                        n: 1,
-                        bit: h.plane_bit(),
+    let scan = multiplane
+        && ppd > 1
+        && match same.as_deref_mut() {
+            None => true,
+            Some(same) => {
+                // extend the run of ops on the head's plane over the window
+                // (the head and the WINDOW ops behind it)
+                let len = q.len().min(WINDOW + 1) as u32;
+                if same.n == 0 {
+                    match q.front() {
+                        Some(h) => {
+                            *same = SamePlane {
+                                n: 1,
+                                bit: h.plane_bit(),
+                            }
+                        }
+                        None => return false,
                     }
                 }
-                None => return false,
+                while same.n < len && q[same.n as usize].plane_bit() == same.bit {
+                    same.n += 1;
+                }
+                // every op of the window on the head's plane: the scan would
+                // take none
+                same.n < len
             }
-        }
-        while same.n < len && q[same.n as usize].plane_bit() == same.bit {
-            same.n += 1;
-        }
-        // every op of the window on the head's plane: the scan would
-        // take none
-        same.n < len
-    };
+        };
     let Some(head) = q.pop_front() else {
         return false;
     };
-    same.n = same.n.saturating_sub(1);
+    if let Some(same) = same.as_deref_mut() {
+        same.n = same.n.saturating_sub(1);
+    }
     // the die's next batch will scan from about here: its ops were
     // queued long ago (queues run thousands deep under garbage
     // collection) and are out of cache, so ask for them now (a hint)
@@ -557,7 +565,9 @@ fn take_batch<T: Queued>(
         if nt > 0 {
             // ops left the middle of the queue: what is known of its
             // front may no longer hold
-            same.n = 0;
+            if let Some(same) = same {
+                same.n = 0;
+            }
         }
         for k in (0..nt).rev() {
             let o = q.remove(take[k]).expect("index from the scan");
@@ -583,8 +593,7 @@ struct Die {
     busy: bool,
     reads: VecDeque<FOp>,
     writes: VecDeque<WOp>,
-    /// The front runs of `reads` and `writes` known to be on one plane.
-    reads_same: SamePlane,
+    /// The front run of `writes` known to be on one plane.
     writes_same: SamePlane,
     cur: Vec<FOp>,
     /// When the current batch started, and when its array work ends
@@ -1278,7 +1287,7 @@ impl Ssd {
         let taken = if from_reads {
             take_batch(
                 &mut die.reads,
-                &mut die.reads_same,
+                None,
                 &mut cur,
                 multiplane,
                 self.ppd,
@@ -1289,7 +1298,7 @@ impl Ssd {
             let done_base = self.done_base;
             take_batch(
                 &mut die.writes,
-                &mut die.writes_same,
+                Some(&mut die.writes_same),
                 &mut cur,
                 multiplane,
                 self.ppd,
@@ -1906,18 +1915,12 @@ mod tests {
             loop {
                 ca.clear();
                 cb.clear();
-                let ta = take_batch(&mut a, &mut same, &mut ca, true, ppd, true, |o| {
+                let ta = take_batch(&mut a, Some(&mut same), &mut ca, true, ppd, true, |o| {
                     super::Ssd::wop_op(o, 0, 0)
                 });
-                let tb = take_batch(
-                    &mut b,
-                    &mut SamePlane::default(),
-                    &mut cb,
-                    true,
-                    ppd,
-                    true,
-                    |o| super::Ssd::wop_op(o, 0, 0),
-                );
+                let tb = take_batch(&mut b, None, &mut cb, true, ppd, true, |o| {
+                    super::Ssd::wop_op(o, 0, 0)
+                });
                 assert_eq!(ta, tb);
                 if !ta {
                     break;

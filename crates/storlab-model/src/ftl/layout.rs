@@ -419,6 +419,11 @@ pub(crate) struct Shuffled {
     n: u32,
     upb: u32,
     upb_div: Div32,
+    /// `by_count[c]` divides by `c`, for every count `0..=upb` (empty
+    /// when `upb^2` does not fit 32 bits): a unit's place in its block,
+    /// `slot * upb / count`, on the path of every write of a unit the
+    /// layout still maps, is a multiply, not a 64-bit division.
+    by_count: Vec<Div32>,
     perm: Perm,
     /// Per block, its first position and its count, side by side (one
     /// cache line for both).
@@ -485,6 +490,11 @@ impl Shuffled {
             n,
             upb,
             upb_div: Div32::new(upb),
+            by_count: if (upb as u64) * (upb as u64) <= u32::MAX as u64 {
+                (0..=upb).map(Div32::new).collect()
+            } else {
+                Vec::new()
+            },
             perm,
             span,
             steps,
@@ -533,7 +543,11 @@ impl Shuffled {
         let pos = self.perm.fwd(lpn as u64) as u32;
         let (b, sp) = self.block_at(pos);
         let slot = (pos - sp.base) as u64;
-        let unit = slot * self.upb as u64 / sp.count as u64;
+        let unit = match self.by_count.get(sp.count as usize) {
+            // slot < count <= upb: slot * upb < upb^2 fits 32 bits
+            Some(d) => d.div((slot * self.upb as u64) as u32) as u64,
+            None => slot * self.upb as u64 / sp.count as u64,
+        };
         (b as u64 * self.upb as u64 + unit) as u32
     }
 

@@ -552,7 +552,15 @@ impl Ftl {
             let l2p = Table::new(logical_units as usize, dense).ok_or_else(oom)?;
             (
                 l2p,
-                Table::new(raw as usize, dense).ok_or_else(oom)?,
+                // the reverse table in 4 KB pages: it is written a block
+                // at a time as blocks are reused, so the host backs (and
+                // zeroes) only the reused blocks' share of it (a third
+                // after a million GC writes on an aged 64 GB drive) where
+                // 2 MB pages backed all of it within the first writes
+                // (the zeroing was a thirteenth of the run); its random
+                // accesses, one invalidation per host write, gain less
+                // from huge pages than that costs
+                Table::new_paged(raw as usize, dense, false).ok_or_else(oom)?,
                 Vec::new(),
             )
         } else {
@@ -682,13 +690,27 @@ impl Ftl {
         }
     }
 
-    /// The logical unit at `ppa`: the table's entry, else the layout's if
+    /// The logical unit at `ppa`: the reverse table's entry if the
+    /// logical unit's own entry still points here, else the layout's if
     /// the block still holds the layout's contents and that logical unit
     /// has not been written, trimmed or moved since.
+    ///
+    /// Reverse entries are written when a unit is programmed and never
+    /// cleared: a unit that is overwritten, trimmed or moved is made
+    /// invalid by its logical unit's entry alone (which then names another
+    /// unit, or none), so a host write changes one random entry, not two
+    /// (the reverse one was a cache miss and, in 4 KB pages, a page walk
+    /// per write), and garbage collection, which reads a victim's reverse
+    /// entries and the entries of the logical units they name anyway,
+    /// checks each against the other.
     #[inline]
     fn p2l_get(&self, ppa: u32) -> u32 {
         if let Some(l) = self.p2l.raw(ppa) {
-            return l;
+            return if l != NONE && self.l2p.raw(l) == Some(ppa) {
+                l
+            } else {
+                NONE
+            };
         }
         if !self.blocks[self.upb_div.div(ppa) as usize].virt {
             return NONE;
@@ -699,22 +721,6 @@ impl Ftl {
         } else {
             NONE
         }
-    }
-
-    /// The logical unit the tables or the layout put at `ppa` (as
-    /// [`Self::p2l_get`]), and whether it still needs the check that
-    /// the table has no entry for it: split so a caller can prefetch that
-    /// entry for many units before checking any.
-    #[inline]
-    fn p2l_peek(&self, ppa: u32, virt: bool) -> (u32, bool) {
-        if let Some(l) = self.p2l.raw(ppa) {
-            return (l, false);
-        }
-        if !virt {
-            return (NONE, false);
-        }
-        let l = self.layout.lpn(ppa);
-        (l, l != NONE)
     }
 
     /// Bring the mapping entry of `lpn` into cache ahead of a host write
@@ -728,15 +734,14 @@ impl Ftl {
     }
 
     /// Bring into cache what a host write of `lpn` changes besides its
-    /// own mapping entry: the reverse entry and the block of the unit it
-    /// holds now (a hint: changes nothing). It reads that mapping entry,
-    /// so call it once an earlier [`Self::prefetch`] has brought it.
+    /// own mapping entry: the block of the unit it holds now (a hint:
+    /// changes nothing). It reads that mapping entry, so call it once an
+    /// earlier [`Self::prefetch`] has brought it.
     #[inline]
     pub fn prefetch_overwrite(&self, lpn: u32) {
         if self.mapping == Mapping::Page && lpn < self.lpns {
             let old = self.l2p_get(lpn);
             if old != NONE {
-                self.p2l.prefetch(old);
                 layout::prefetch(&self.blocks[self.block_of(old) as usize]);
             }
         }
@@ -945,7 +950,8 @@ impl Ftl {
         if old == NONE {
             return false;
         }
-        self.p2l_set(old, NONE);
+        // the reverse entry stays: the caller's new entry for `lpn` is
+        // what makes `old` invalid (see `p2l_get`)
         let b = self.block_of(old);
         let blk = &mut self.blocks[b as usize];
         blk.valid -= 1;
@@ -1125,15 +1131,23 @@ impl Ftl {
             bk.remove(&mut self.blocks, plane, v);
         }
         if self.blocks[v as usize].valid > 0 {
-            // The logical units of a run of pages, looked up first and
-            // their mapping entries prefetched, then checked and moved:
-            // the entries are scattered over the table (a cache miss
-            // each), and asking for them all at once overlaps the misses.
-            // Moving a unit never changes what another unit of the victim
-            // holds (the layout is a bijection), so looking ahead is exact.
+            // The logical units of a run of pages are looked up first
+            // (their reverse entries, or the layout's, in order), then
+            // each is checked against its own mapping entry (is it still
+            // here?) and moved, page by page. The mapping entries are
+            // scattered over the table, a cache miss each: they are asked
+            // for DIST units ahead of their check, so that many misses
+            // overlap without flooding the processor's miss buffers (all
+            // of a victim's at once left every access after it waiting).
+            // Moving a unit never changes whether another unit of the
+            // victim is valid (one unit per logical unit is), so checking
+            // ahead of the moves is exact.
             const RUN: u32 = 512;
+            const DIST: u32 = 16;
             let mut lpns = [NONE; RUN as usize];
-            let mut check = [false; RUN as usize];
+            // 1: the layout's unit, valid while its logical unit has no
+            // entry; 2: the table's, valid while that entry names it
+            let mut check = [0u8; RUN as usize];
             let virt = self.blocks[v as usize].virt;
             let ppb = self.geo.pages_per_block;
             let pages_per_run = (RUN / upp).max(1);
@@ -1142,30 +1156,55 @@ impl Ftl {
                 let page1 = (page0 + pages_per_run).min(ppb);
                 let first = base + page0 * upp;
                 let held = ((page1 - page0) * upp).min(RUN);
+                if virt {
+                    // the layout's logical units of the whole run in one
+                    // pass (stepped, not looked up unit by unit)
+                    self.layout.lpns_of_run(first, &mut lpns[..held as usize]);
+                }
                 for i in 0..held {
-                    let (l, c) = self.p2l_peek(first + i, virt);
-                    if l != NONE {
-                        self.l2p.prefetch(l);
-                    }
+                    let (l, c) = match self.p2l.raw(first + i) {
+                        Some(l) => (l, 2),
+                        None if virt => (lpns[i as usize], 1),
+                        None => (NONE, 0),
+                    };
                     lpns[i as usize] = l;
-                    check[i as usize] = c;
+                    check[i as usize] = if l == NONE { 0 } else { c };
                 }
-                for i in 0..held as usize {
-                    if check[i] && self.l2p.raw(lpns[i]).is_some() {
-                        lpns[i] = NONE;
+                for i in 0..DIST.min(held) {
+                    if check[i as usize] != 0 {
+                        self.l2p.prefetch(lpns[i as usize]);
                     }
                 }
-                // units past `held` (pages larger than a run) are looked
-                // up one by one
-                let lpn_at = |ftl: &Self, ppa: u32| {
-                    if ppa - first < held {
-                        lpns[(ppa - first) as usize]
-                    } else {
-                        ftl.p2l_get(ppa)
-                    }
-                };
+                let mut checked = 0;
                 for page in page0..page1 {
                     let pfirst = base + page * upp;
+                    // check the page's units of this run
+                    let pend = (pfirst + upp - first).min(held);
+                    while checked < pend {
+                        let i = checked as usize;
+                        let ahead = i + DIST as usize;
+                        if ahead < held as usize && check[ahead] != 0 {
+                            self.l2p.prefetch(lpns[ahead]);
+                        }
+                        let valid = match check[i] {
+                            0 => true,
+                            1 => self.l2p.raw(lpns[i]).is_none(),
+                            _ => self.l2p.raw(lpns[i]) == Some(first + checked),
+                        };
+                        if !valid {
+                            lpns[i] = NONE;
+                        }
+                        checked += 1;
+                    }
+                    // units past `held` (pages larger than a run) are
+                    // looked up one by one
+                    let lpn_at = |ftl: &Self, ppa: u32| {
+                        if ppa - first < held {
+                            lpns[(ppa - first) as usize]
+                        } else {
+                            ftl.p2l_get(ppa)
+                        }
+                    };
                     let n = (pfirst..pfirst + upp)
                         .filter(|&ppa| lpn_at(self, ppa) != NONE)
                         .count() as u32;
@@ -1187,7 +1226,7 @@ impl Ftl {
                             continue;
                         }
                         let new = self.alloc_gc(plane);
-                        self.p2l_set(ppa, NONE);
+                        // the victim's reverse entry stays (see `p2l_get`)
                         self.p2l_set(new, lpn);
                         self.l2p_set(lpn, new);
                         let nb = self.block_of(new);
@@ -1604,6 +1643,64 @@ mod tests {
                 }
             }
             assert!(f.counters.gc_runs > 0);
+            f.check().expect("consistent");
+        }
+    }
+
+    #[test]
+    fn a_reverse_entry_left_behind_is_invalid_and_never_moved() {
+        // overwrites and trims leave the old units' reverse entries in
+        // place: only the logical unit's own entry says where it is, and
+        // collection must move exactly the units it names (fresh blocks,
+        // a sequential fill's layout blocks, and a fill's open block that
+        // took later writes: the three kinds of victim)
+        let geo = Geometry {
+            planes: 2,
+            blocks_per_plane: 16,
+            pages_per_block: 8,
+            units_per_page: 2,
+        };
+        let cfg = FtlConfig {
+            mapping: Mapping::Page,
+            map_unit_bytes: 4096,
+            gc_policy: GcPolicy::Greedy,
+            gc_threshold_blocks: 2,
+            wear_leveling: WearLeveling::None,
+            static_wl_gap: 4,
+            static_wl_interval: 8,
+            precondition: Precondition::Fresh,
+            fullness: 0.0,
+            seed: 3,
+            map_cache: Default::default(),
+        };
+        let logical = geo.raw_units() * 5 / 8;
+        for fill in [None, Some(0.9)] {
+            let mut f = Ftl::new(&cfg, geo, logical, vec![0, 1]).expect("fits");
+            if let Some(x) = fill {
+                f.precondition(Precondition::Full, x);
+            }
+            let a = f.write(3);
+            let b = f.write(3);
+            assert_ne!(a, b);
+            // the stale entry is still in the table, and says nothing
+            assert_eq!(f.p2l.raw(a), Some(3));
+            assert_eq!(f.p2l_get(a), NONE);
+            assert_eq!(f.p2l_get(b), 3);
+            f.trim(3);
+            assert_eq!(f.p2l_get(b), NONE);
+            let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11);
+            for i in 0..logical * 8 {
+                let l = rng.gen_range(0..logical as u32);
+                if i % 13 == 0 {
+                    f.trim(l);
+                } else {
+                    f.write(l);
+                }
+                f.ops.clear();
+            }
+            assert!(f.counters.gc_runs > 0);
+            // every mapped unit's reverse entry names it, every other
+            // unit holds nothing, and the valid counts agree
             f.check().expect("consistent");
         }
     }

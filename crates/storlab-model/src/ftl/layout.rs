@@ -48,12 +48,15 @@ pub(crate) struct Table {
     touched: Vec<u64>,
 }
 
+/// A sparse table's entries.
+type SparseMap = HashMap<u32, u32, foldhash::fast::FixedState>;
+
 enum Entries {
     /// One `u32` per entry.
     Dense(Vec<u32>),
     /// The written entries only (never iterated: lookups only, so the
     /// model stays deterministic).
-    Sparse(HashMap<u32, u32, foldhash::fast::FixedState>),
+    Sparse(SparseMap),
 }
 
 impl Table {
@@ -61,6 +64,12 @@ impl Table {
     /// plain `vec!` would abort the process (the tables scale with the
     /// configured capacity, which comes from the user).
     pub(crate) fn new(n: usize, dense: bool) -> Option<Self> {
+        Self::new_paged(n, dense, true)
+    }
+
+    /// As [`Self::new`], a dense table backed by huge pages only if `huge`
+    /// (the reverse table is not: see `Ftl::new`).
+    pub(crate) fn new_paged(n: usize, dense: bool, huge: bool) -> Option<Self> {
         let runs = n.div_ceil(1 << SUMMARY_SHIFT);
         let touched = super::try_filled(runs.div_ceil(64), 0u64).ok()?;
         let entries = if !dense {
@@ -76,7 +85,9 @@ impl Table {
             if ptr.is_null() {
                 return None;
             }
-            advise_huge_pages(ptr as *mut u8, layout.size());
+            if huge {
+                advise_huge_pages(ptr as *mut u8, layout.size());
+            }
             // SAFETY: `ptr` was allocated by the global allocator with the
             // layout of `n` u32s, all initialised (zero is a valid u32), so
             // it is a valid Vec of length and capacity `n`.
@@ -106,7 +117,13 @@ impl Table {
     }
 
     /// The entry: `None` when absent.
-    #[inline]
+    ///
+    /// The dense form's paths (this, [`Self::set`], [`Self::clear`]) are
+    /// inlined at their callers and the sparse form's hash-map code kept
+    /// out of line: inlined together, the hash code's register needs made
+    /// every dense access a call with a seven-register prologue (a
+    /// sixteenth of a garbage-collected write's time).
+    #[inline(always)]
     pub(crate) fn raw(&self, i: u32) -> Option<u32> {
         if !self.was_touched(i) {
             return None;
@@ -117,8 +134,23 @@ impl Table {
                 u32::MAX => Some(NONE),
                 x => Some(x - 1),
             },
-            Entries::Sparse(m) => m.get(&i).copied(),
+            Entries::Sparse(m) => Self::sparse_get(m, i),
         }
+    }
+
+    #[inline(never)]
+    fn sparse_get(m: &SparseMap, i: u32) -> Option<u32> {
+        m.get(&i).copied()
+    }
+
+    #[inline(never)]
+    fn sparse_set(m: &mut SparseMap, i: u32, v: u32) {
+        m.insert(i, v);
+    }
+
+    #[inline(never)]
+    fn sparse_clear(m: &mut SparseMap, i: u32) {
+        m.remove(&i);
     }
 
     /// Ask the processor to bring entry `i` into cache ahead of its use
@@ -138,28 +170,24 @@ impl Table {
     }
 
     /// Set an entry (`NONE` explicitly).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set(&mut self, i: u32, v: u32) {
         self.touch(i);
         match &mut self.entries {
             Entries::Dense(t) => t[i as usize] = if v == NONE { u32::MAX } else { v + 1 },
-            Entries::Sparse(m) => {
-                m.insert(i, v);
-            }
+            Entries::Sparse(m) => Self::sparse_set(m, i, v),
         }
     }
 
     /// Make an entry absent.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn clear(&mut self, i: u32) {
         if !self.was_touched(i) {
             return;
         }
         match &mut self.entries {
             Entries::Dense(t) => t[i as usize] = 0,
-            Entries::Sparse(m) => {
-                m.remove(&i);
-            }
+            Entries::Sparse(m) => Self::sparse_clear(m, i),
         }
     }
 }
@@ -294,6 +322,20 @@ impl Perm {
         self.reduce(self.a * x + self.c)
     }
 
+    /// The preimage of `y + 1` given `x`, the preimage of `y` (`y + 1 <
+    /// n`): `a^-1 (y + 1 - c) = x + a^-1 (mod n)`, one add and at most
+    /// one subtraction instead of a reduction.
+    #[inline]
+    pub(crate) fn inv_next(&self, x: u64) -> u64 {
+        // x, a_inv < n: the sum is below 2 n
+        let s = x + self.a_inv;
+        if s >= self.n {
+            s - self.n
+        } else {
+            s
+        }
+    }
+
     /// The preimage of `y < n`.
     #[inline]
     pub(crate) fn inv(&self, y: u64) -> u64 {
@@ -377,6 +419,11 @@ pub(crate) struct Shuffled {
     n: u32,
     upb: u32,
     upb_div: Div32,
+    /// `by_count[c]` divides by `c`, for every count `0..=upb` (empty
+    /// when `upb^2` does not fit 32 bits): a unit's place in its block,
+    /// `slot * upb / count`, on the path of every write of a unit the
+    /// layout still maps, is a multiply, not a 64-bit division.
+    by_count: Vec<Div32>,
     perm: Perm,
     /// Per block, its first position and its count, side by side (one
     /// cache line for both).
@@ -443,6 +490,11 @@ impl Shuffled {
             n,
             upb,
             upb_div: Div32::new(upb),
+            by_count: if (upb as u64) * (upb as u64) <= u32::MAX as u64 {
+                (0..=upb).map(Div32::new).collect()
+            } else {
+                Vec::new()
+            },
             perm,
             span,
             steps,
@@ -491,7 +543,11 @@ impl Shuffled {
         let pos = self.perm.fwd(lpn as u64) as u32;
         let (b, sp) = self.block_at(pos);
         let slot = (pos - sp.base) as u64;
-        let unit = slot * self.upb as u64 / sp.count as u64;
+        let unit = match self.by_count.get(sp.count as usize) {
+            // slot < count <= upb: slot * upb < upb^2 fits 32 bits
+            Some(d) => d.div((slot * self.upb as u64) as u32) as u64,
+            None => slot * self.upb as u64 / sp.count as u64,
+        };
         (b as u64 * self.upb as u64 + unit) as u32
     }
 
@@ -517,6 +573,52 @@ impl Shuffled {
             return NONE;
         }
         self.perm.inv(sp.base as u64 + slot) as u32
+    }
+}
+
+impl Shuffled {
+    /// [`Shuffled::lpn`] of the `out.len()` units from `first` on, all in
+    /// one block, into `out`: the block's slots that land in the run, in
+    /// order, each slot's unit and logical unit stepped from the previous
+    /// one's (an add and a compare each, where a lookup of one unit costs
+    /// two divisions and a reduction).
+    fn lpns_of_run(&self, first: u32, out: &mut [u32]) {
+        out.fill(NONE);
+        let (b, u0) = (
+            self.upb_div.div(first) as usize,
+            self.upb_div.rem(first) as u64,
+        );
+        debug_assert!(u0 + out.len() as u64 <= self.upb as u64);
+        let sp = self.span[b];
+        let c = sp.count as u64;
+        if c == 0 || out.is_empty() {
+            return;
+        }
+        let upb = self.upb as u64;
+        let u1 = u0 + out.len() as u64;
+        // slot s sits at unit floor(s upb / c): the slots of units
+        // u0..u1 are ceil(u0 c / upb)..ceil(u1 c / upb) (below c)
+        let s0 = (u0 * c).div_ceil(upb);
+        let s1 = (u1 * c).div_ceil(upb).min(c);
+        if s0 >= s1 {
+            return;
+        }
+        // s upb = q c + r, stepped by upb = k c + m per slot
+        let (k, m) = (upb / c, upb % c);
+        let (mut q, mut r) = ((s0 * upb) / c, (s0 * upb) % c);
+        let mut x = self.perm.inv(sp.base as u64 + s0);
+        for s in s0..s1 {
+            out[(q - u0) as usize] = x as u32;
+            if s + 1 < s1 {
+                x = self.perm.inv_next(x);
+                q += k;
+                r += m;
+                if r >= c {
+                    r -= c;
+                    q += 1;
+                }
+            }
+        }
     }
 }
 
@@ -549,6 +651,21 @@ impl Layout {
             Layout::None => NONE,
             Layout::Striped(s) => s.lpn(ppa),
             Layout::Shuffled(s) => s.lpn(ppa),
+        }
+    }
+
+    /// [`Layout::lpn`] of each of the `out.len()` units from `first` on
+    /// (all in one block) into `out`: a garbage-collection victim's units
+    /// in one pass.
+    #[inline]
+    pub(crate) fn lpns_of_run(&self, first: u32, out: &mut [u32]) {
+        match self {
+            Layout::Shuffled(s) => s.lpns_of_run(first, out),
+            _ => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = self.lpn(first + i as u32);
+                }
+            }
         }
     }
 
@@ -671,6 +788,26 @@ mod tests {
         }
         for lpn in 0..s {
             assert_eq!(l.lpn(l.ppa(lpn)), lpn);
+        }
+        // a run's units in one pass, as one by one, for runs of every
+        // length and start within a block
+        let lay = Layout::Shuffled(l.clone());
+        let mut out = [0u32; 16];
+        for b in 0..40u32 {
+            for u0 in 0..upb {
+                for len in 0..=(upb - u0) as usize {
+                    let first = b * upb + u0;
+                    lay.lpns_of_run(first, &mut out[..len]);
+                    for (i, &got) in out[..len].iter().enumerate() {
+                        assert_eq!(
+                            got,
+                            l.lpn(first + i as u32),
+                            "block {b} unit {}",
+                            u0 as usize + i
+                        );
+                    }
+                }
+            }
         }
     }
 

@@ -53,6 +53,9 @@ pub struct SplitRequests {
     max: u64,
     parents: Vec<Parent>,
     free: Vec<u32>,
+    /// Cut requests with pieces still out: while none is, the device's
+    /// completions are the callers' own and are not looked at.
+    live: u32,
 }
 
 impl SplitRequests {
@@ -64,6 +67,7 @@ impl SplitRequests {
             max: max_bytes,
             parents: Vec::new(),
             free: Vec::new(),
+            live: 0,
         }
     }
 
@@ -112,6 +116,7 @@ impl SplitRequests {
                 };
                 w += 1;
                 self.free.push(pi as u32);
+                self.live -= 1;
             }
         }
         cx.completions.truncate(w);
@@ -136,6 +141,7 @@ impl Device for SplitRequests {
                 bd: Breakdown::default(),
             };
             let pi = crate::units::slab_insert(&mut self.parents, &mut self.free, p);
+            self.live += 1;
             for j in 0..k {
                 let piece = DevRequest {
                     id: PIECE_BIT | pi as u64,
@@ -146,13 +152,17 @@ impl Device for SplitRequests {
                 self.inner.submit(now, piece, cx);
             }
         }
-        self.absorb(cx, from);
+        if self.live > 0 {
+            self.absorb(cx, from);
+        }
     }
 
     fn on_event(&mut self, now: Nanos, token: u64, cx: &mut Cx) {
         let from = cx.completions.len();
         self.inner.on_event(now, token, cx);
-        self.absorb(cx, from);
+        if self.live > 0 {
+            self.absorb(cx, from);
+        }
     }
 
     fn capacity(&self) -> u64 {

@@ -277,8 +277,35 @@ struct Ev {
 }
 
 /// An event in the heap form: (time, insertion sequence) as one number,
-/// time in the high half, and the token.
-type HeapEv = Reverse<(u128, u64)>;
+/// time in the high half, and the token. Ordered by the key alone (keys
+/// are unique: the sequence number is), so the heap's sifts compare one
+/// number, not a tuple.
+#[derive(Clone, Copy, Debug)]
+struct Keyed {
+    key: u128,
+    tok: u64,
+}
+
+impl PartialEq for Keyed {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Keyed {}
+impl PartialOrd for Keyed {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Keyed {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+/// The heap form's element: earliest key on top.
+type HeapEv = Reverse<Keyed>;
 
 /// The pending events, earliest (time, insertion order) first.
 ///
@@ -355,8 +382,10 @@ impl EventQueue {
     #[inline(never)]
     fn push_heap(&mut self, ev: Ev) {
         self.seq += 1;
-        self.heap
-            .push(Reverse(((ev.t as u128) << 64 | self.seq as u128, ev.tok)));
+        self.heap.push(Reverse(Keyed {
+            key: (ev.t as u128) << 64 | self.seq as u128,
+            tok: ev.tok,
+        }));
     }
 
     /// [`Self::push`] into the sorted form with more than [`Self::SCAN`]
@@ -406,7 +435,10 @@ impl EventQueue {
         let mut h = std::mem::take(&mut self.heap_spare);
         for e in &self.v[self.head..] {
             self.seq += 1;
-            h.push(Reverse(((e.t as u128) << 64 | self.seq as u128, e.tok)));
+            h.push(Reverse(Keyed {
+                key: (e.t as u128) << 64 | self.seq as u128,
+                tok: e.tok,
+            }));
         }
         self.v.clear();
         self.head = 0;
@@ -437,17 +469,18 @@ impl EventQueue {
     #[cold]
     #[inline(never)]
     fn pop_heap(&mut self) -> Option<Ev> {
-        let Reverse((key, tok)) = self.heap.pop()?;
+        let Reverse(Keyed { key, tok }) = self.heap.pop()?;
         if self.heap.len() < Self::TO_SORTED {
             // (ascending in `Reverse`, that is decreasing keys: taken
             // from the back, increasing)
             let mut h = std::mem::take(&mut self.heap).into_sorted_vec();
             self.v.clear();
             self.head = 0;
-            self.v.extend(h.iter().rev().map(|&Reverse((k, tok))| Ev {
-                t: (k >> 64) as Nanos,
-                tok,
-            }));
+            self.v
+                .extend(h.iter().rev().map(|&Reverse(Keyed { key: k, tok })| Ev {
+                    t: (k >> 64) as Nanos,
+                    tok,
+                }));
             h.clear();
             self.heap_spare = h;
             self.in_heap = false;

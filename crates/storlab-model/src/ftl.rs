@@ -1599,6 +1599,24 @@ impl Ftl {
 mod tests {
     use super::*;
 
+    /// A page-mapped FTL with greedy collection at 2 free blocks, no wear
+    /// levelling, fresh: the small drives of these tests.
+    fn greedy_page_config() -> FtlConfig {
+        FtlConfig {
+            mapping: Mapping::Page,
+            map_unit_bytes: 4096,
+            gc_policy: GcPolicy::Greedy,
+            gc_threshold_blocks: 2,
+            wear_leveling: WearLeveling::None,
+            static_wl_gap: 4,
+            static_wl_interval: 8,
+            precondition: Precondition::Fresh,
+            fullness: 0.0,
+            seed: 3,
+            map_cache: Default::default(),
+        }
+    }
+
     #[test]
     fn wide_greedy_buckets_pick_the_scans_victim() {
         // the width follows the geometry: one count per bucket on a large
@@ -1613,19 +1631,7 @@ mod tests {
                 pages_per_block: ppb,
                 units_per_page: upp,
             };
-            let cfg = FtlConfig {
-                mapping: Mapping::Page,
-                map_unit_bytes: 4096,
-                gc_policy: GcPolicy::Greedy,
-                gc_threshold_blocks: 2,
-                wear_leveling: WearLeveling::None,
-                static_wl_gap: 4,
-                static_wl_interval: 8,
-                precondition: Precondition::Fresh,
-                fullness: 0.0,
-                seed: 3,
-                map_cache: Default::default(),
-            };
+            let cfg = greedy_page_config();
             let logical = geo.raw_units() * 5 / 8;
             let mut f = Ftl::new(&cfg, geo, logical, vec![0, 1]).expect("fits");
             let shift = f.buckets.as_ref().expect("greedy").shift;
@@ -1660,19 +1666,7 @@ mod tests {
             pages_per_block: 8,
             units_per_page: 2,
         };
-        let cfg = FtlConfig {
-            mapping: Mapping::Page,
-            map_unit_bytes: 4096,
-            gc_policy: GcPolicy::Greedy,
-            gc_threshold_blocks: 2,
-            wear_leveling: WearLeveling::None,
-            static_wl_gap: 4,
-            static_wl_interval: 8,
-            precondition: Precondition::Fresh,
-            fullness: 0.0,
-            seed: 3,
-            map_cache: Default::default(),
-        };
+        let cfg = greedy_page_config();
         let logical = geo.raw_units() * 5 / 8;
         for fill in [None, Some(0.9)] {
             let mut f = Ftl::new(&cfg, geo, logical, vec![0, 1]).expect("fits");

@@ -141,20 +141,10 @@ fn compare(make: impl Fn() -> Box<dyn Device>, arrivals: &[(Nanos, DevRequest)])
     assert!(got.windows(2).all(|w| w[0].1 <= w[1].1));
 }
 
-fn req(id: u64, op: Op, offset: u64, len: u64) -> DevRequest {
-    DevRequest {
-        id,
-        op,
-        offset,
-        len,
-        fua: false,
-    }
-}
-
 #[test]
 fn fixed_latency_matches() {
     let arrivals: Vec<_> = (0..100)
-        .map(|i| (i * 777, req(i, Op::Read, i * 4096, 4096)))
+        .map(|i| (i * 777, DevRequest::new(i, Op::Read, i * 4096, 4096)))
         .collect();
     compare(|| Box::new(FixedLatency::new(20_000, 1 << 30)), &arrivals);
 }
@@ -170,7 +160,7 @@ fn queueing_device_with_wakeups_and_flushes_matches() {
         };
         arrivals.push((
             i / 3 * 1_000,
-            req(i, op, (i * 7919 % 64) * 4096, 4096 * (1 + i % 4)),
+            DevRequest::new(i, op, (i * 7919 % 64) * 4096, 4096 * (1 + i % 4)),
         ));
     }
     compare(|| Box::new(Channels::new(4, 5_000, 2)), &arrivals);
@@ -190,7 +180,7 @@ proptest! {
             t += g;
             let (op, block, len) = ops[i];
             let op = [Op::Read, Op::Write, Op::Trim, Op::Flush][op as usize];
-            (t, req(i as u64, op, block * 4096, if op == Op::Flush { 0 } else { len * 512 }))
+            (t, DevRequest::new(i as u64, op, block * 4096, if op == Op::Flush { 0 } else { len * 512 }))
         }).collect();
         compare(|| Box::new(Channels::new(channels, 3_000, 1)), &arrivals);
     }

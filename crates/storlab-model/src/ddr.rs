@@ -343,15 +343,6 @@ mod tests {
     fn disk(r: u64, w: u64) -> DdrRamDisk {
         DdrRamDisk::new(cfg(), media(r, w), 1 << 34)
     }
-    fn req(id: u64, op: Op, offset: u64, len: u64) -> DevRequest {
-        DevRequest {
-            id,
-            op,
-            offset,
-            len,
-            fua: false,
-        }
-    }
 
     #[test]
     fn media_latency_is_paid_per_line_over_the_mlp() {
@@ -420,7 +411,7 @@ mod tests {
         let mut cx = Cx::default();
         let n = 64u64;
         for i in 0..n {
-            d.submit(0, req(i, Op::Read, i << 22, 4 << 20), &mut cx);
+            d.submit(0, DevRequest::new(i, Op::Read, i << 22, 4 << 20), &mut cx);
         }
         let last = cx.completions.iter().map(|c| c.at).max().unwrap();
         let bytes = n * (4 << 20) * 3;
@@ -433,7 +424,7 @@ mod tests {
         // and a lone copy is not held up by the bus
         let mut d = disk(25, 25);
         let mut cx = Cx::default();
-        d.submit(0, req(0, Op::Read, 0, 4096), &mut cx);
+        d.submit(0, DevRequest::new(0, Op::Read, 0, 4096), &mut cx);
         assert_eq!(cx.completions[0].at, 64 * 85 / 4);
         assert_eq!(cx.completions[0].breakdown.total(), 64 * 85 / 4);
     }
@@ -451,7 +442,7 @@ mod tests {
         let mut cx = Cx::default();
         let n = 32u64;
         for i in 0..n {
-            d.submit(0, req(i, Op::Write, i << 22, 4 << 20), &mut cx);
+            d.submit(0, DevRequest::new(i, Op::Write, i << 22, 4 << 20), &mut cx);
         }
         let last = cx.completions.iter().map(|c| c.at).max().unwrap();
         let on_disk = n as f64 * (4u64 << 20) as f64 * 2.5;
@@ -468,7 +459,7 @@ mod tests {
         let mut d = DdrRamDisk::new(c, media(25, 25), 1 << 34);
         let mut cx = Cx::default();
         for i in 0..n {
-            d.submit(0, req(i, Op::Write, i << 22, 4 << 20), &mut cx);
+            d.submit(0, DevRequest::new(i, Op::Write, i << 22, 4 << 20), &mut cx);
         }
         let all = cx.completions.iter().map(|c| c.at).max().unwrap();
         let want = n as f64 * (4u64 << 20) as f64 * 3.0 / (63e9 * 0.7) * 1e9;
@@ -498,9 +489,9 @@ mod tests {
         let (mut a, mut b) = (Cx::default(), Cx::default());
         for (k, &(op, off, len)) in shapes.iter().cycle().take(50).enumerate() {
             let now = 100 * k as u64;
-            memo.submit(now, req(k as u64, op, off, len), &mut a);
+            memo.submit(now, DevRequest::new(k as u64, op, off, len), &mut a);
             fresh.memo = [CopyMemo::EMPTY; 2];
-            fresh.submit(now, req(k as u64, op, off, len), &mut b);
+            fresh.submit(now, DevRequest::new(k as u64, op, off, len), &mut b);
         }
         assert_eq!(a.completions.len(), 50);
         for (x, y) in a.completions.iter().zip(&b.completions) {

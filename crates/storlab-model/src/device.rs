@@ -62,6 +62,19 @@ pub struct DevRequest {
     pub fua: bool,
 }
 
+impl DevRequest {
+    /// A request without force unit access.
+    pub fn new(id: u64, op: Op, offset: u64, len: u64) -> Self {
+        DevRequest {
+            id,
+            op,
+            offset,
+            len,
+            fua: false,
+        }
+    }
+}
+
 /// A finished request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Completion {

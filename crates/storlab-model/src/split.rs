@@ -209,16 +209,6 @@ mod tests {
         }
     }
 
-    fn req(id: u64, op: Op, offset: u64, len: u64) -> DevRequest {
-        DevRequest {
-            id,
-            op,
-            offset,
-            len,
-            fua: false,
-        }
-    }
-
     #[test]
     fn pieces_cover_the_request() {
         assert_eq!(pieces(1 << 20, 0), (1, 1 << 20));
@@ -233,11 +223,15 @@ mod tests {
         let mut d = SplitRequests::new(Box::new(Log(got.clone())), 512 << 10);
         let mut cx = Cx::default();
         // 1 MB + 4 KB: three contiguous pieces, the last 4 KB
-        d.submit(100, req(7, Op::Write, 1 << 30, (1 << 20) + 4096), &mut cx);
+        d.submit(
+            100,
+            DevRequest::new(7, Op::Write, 1 << 30, (1 << 20) + 4096),
+            &mut cx,
+        );
         // a short one passes whole, with its own id
-        d.submit(200, req(8, Op::Read, 0, 4096), &mut cx);
+        d.submit(200, DevRequest::new(8, Op::Read, 0, 4096), &mut cx);
         // a flush is never cut
-        d.submit(300, req(9, Op::Flush, 0, 0), &mut cx);
+        d.submit(300, DevRequest::new(9, Op::Flush, 0, 0), &mut cx);
         let done: Vec<(u64, Nanos)> = cx.completions.iter().map(|c| (c.id, c.at)).collect();
         // the cut write completes when its slowest piece does (512 KB)
         assert_eq!(done, vec![(7, 100 + 512 * 10), (8, 200 + 40), (9, 300)]);
@@ -253,7 +247,7 @@ mod tests {
             ]
         );
         // the slot is reused: a second cut request allocates nothing new
-        d.submit(400, req(10, Op::Read, 0, 1 << 20), &mut cx);
+        d.submit(400, DevRequest::new(10, Op::Read, 0, 1 << 20), &mut cx);
         assert_eq!(d.parents.len(), 1);
         assert_eq!(
             cx.completions.last().map(|c| (c.id, c.at)),
@@ -269,7 +263,11 @@ mod tests {
         assert_eq!(d.capacity(), 1 << 40);
         let mut d = d;
         let mut cx = Cx::default();
-        d.submit(0, req(PIECE_BIT >> 1, Op::Write, 0, 1 << 30), &mut cx);
+        d.submit(
+            0,
+            DevRequest::new(PIECE_BIT >> 1, Op::Write, 0, 1 << 30),
+            &mut cx,
+        );
         assert_eq!(cx.completions[0].id, PIECE_BIT >> 1);
     }
 }

@@ -21,26 +21,16 @@ fn drive(name: &str, d: &mut dyn Device, reqs: &[(u64, DevRequest)]) -> BTreeMap
     common::drive(d, reqs, usize::MAX).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-fn req(id: u64, op: Op, offset: u64, len: u64) -> DevRequest {
-    DevRequest {
-        id,
-        op,
-        offset,
-        len,
-        fua: false,
-    }
-}
-
 #[test]
 fn a_flush_waits_for_earlier_requests_and_holds_later_ones_in_every_scheduler() {
     for preset in ["moneta-spin", "moneta-2q", "moneta-balance", "haste-pcm"] {
         let mut d = device(preset);
         let reqs = [
-            (0, req(0, Op::Write, 0, 512 * 1024)),
-            (100, req(1, Op::Read, 1 << 30, 256 * 1024)),
-            (200, req(2, Op::Flush, 0, 0)),
-            (300, req(3, Op::Read, 2 << 30, 4096)),
-            (300, req(4, Op::Write, 3 << 30, 4096)),
+            (0, DevRequest::new(0, Op::Write, 0, 512 * 1024)),
+            (100, DevRequest::new(1, Op::Read, 1 << 30, 256 * 1024)),
+            (200, DevRequest::new(2, Op::Flush, 0, 0)),
+            (300, DevRequest::new(3, Op::Read, 2 << 30, 4096)),
+            (300, DevRequest::new(4, Op::Write, 3 << 30, 4096)),
         ];
         let done = drive(preset, d.as_mut(), &reqs);
         let flush = done[&2].at;
@@ -93,7 +83,7 @@ fn mixed(n: u64) -> Vec<(u64, DevRequest)> {
         };
         let len = if op == Op::Flush { 0 } else { 512 << (x % 11) };
         let off = ((x >> 20) % ((8 << 30) / 512)) * 512;
-        reqs.push((t, req(id, op, off, len)));
+        reqs.push((t, DevRequest::new(id, op, off, len)));
     }
     reqs
 }
@@ -133,7 +123,7 @@ fn lone_read(set: &[&str]) -> Completion {
     let done = drive(
         "haste-dram",
         d.as_mut(),
-        &[(0, req(0, Op::Read, 1 << 20, 4096))],
+        &[(0, DevRequest::new(0, Op::Read, 1 << 20, 4096))],
     );
     done[&0].clone()
 }

@@ -23,7 +23,9 @@
 //! which answers reads of never-written pages from its mapping table
 //! without touching flash, would measure no media. Runs with random writes
 //! (sustained in the study) start from the steady state of random
-//! overwrites (`ssd.ftl.precondition = "aged"`), every other run from the
+//! overwrites of the file's span (`ssd.ftl.precondition = "aged"` over
+//! the file's share of the array, the rest never written, as no test
+//! writes there), every other run from the
 //! drive written once (`"full"`: every read is a NAND read). As there, the
 //! array is four small X25-Es with the real one's spare ratio
 //! ([`crate::studies::psd::SMALL_RAID_SSD`]) and its file 768 MiB, not 55 GB: a flash read
@@ -43,6 +45,9 @@ pub const SMALL_FILE_BYTES: &str = "4g";
 /// The file on the (scaled-down, preconditioned) SSD RAID: it fits the
 /// 2 GiB array with XFS's log or ext3's journal in its middle.
 pub const SSD_FILE_BYTES: &str = "768m";
+
+/// [`SSD_FILE_BYTES`] in MiB.
+const SSD_FILE_MIB: u64 = 768;
 
 /// The file size XDD uses on `device`.
 pub fn file_bytes(device: &str) -> &'static str {
@@ -70,12 +75,15 @@ pub fn device_overrides(device: &str, rw: &str) -> Vec<String> {
     if device != "raid-ssd" {
         return Vec::new();
     }
-    let state = if rw == "randwrite" || rw == "randrw" {
-        "aged"
+    use crate::studies::peers;
+    if rw == "randwrite" || rw == "randrw" {
+        // the steady state of XDD's writes over its file, the rest of the
+        // drives never written
+        let share = peers::footprint_share(SSD_FILE_MIB, peers::SMALL_RAID_SSD_BYTES);
+        peers::raid_ssd_written("aged", share)
     } else {
-        "full"
-    };
-    crate::studies::peers::raid_ssd(state)
+        peers::raid_ssd("full")
+    }
 }
 /// Random 4 KB requests per thread in a bandwidth run.
 pub const RANDOM_IOS: u32 = 200;
@@ -405,7 +413,7 @@ pub fn prepare() -> Prepared {
                 "% lost",
             )
             .miss_because(format!(
-                "on the preconditioned array (random writes from the aged steady state, as the peers study's runs of the same XDD tests) raw random writes run at {:.0} MB/s, under XFS's allocation cap (one 19.5 µs section per write, about 210 MB/s), so XFS costs its CPU and the section's latency: writes lose {ssd_w:.1}%, reads {:.1}%, the 50/50 {:.1}%; 10% over the three would need reads to lose as much as writes, on a device where XFS's 5 µs is a few % of a {:.0} µs read",
+                "on the preconditioned array (random writes from the steady state of random writes over the file, the rest of the drives never written, as the peers study's runs of the same XDD tests) raw random writes run at {:.0} MB/s, under XFS's allocation cap (one 19.5 µs section per write, about 210 MB/s), so XFS costs its CPU and the section's latency: writes lose {ssd_w:.1}%, reads {:.1}%, the 50/50 {:.1}%; 10% over the three would need reads to lose as much as writes, on a device where XFS's 5 µs is a few % of a {:.0} µs read",
                 bw("raid-ssd", 0, true, 1),
                 loss("raid-ssd", 1, true, 0),
                 -((bw("raid-ssd", 1, true, 2) / bw("raid-ssd", 0, true, 2)) - 1.0) * 100.0,
@@ -479,7 +487,7 @@ pub fn prepare() -> Prepared {
         Reproduction {
             study: "filesystems".into(),
             title: "Caulfield et al., Understanding the Impact of Emerging Non-Volatile Memories, SC 2010: file systems (V-A)".into(),
-            setting: "XDD through XFS and ext3 against the raw device: 16 threads, QD1 each, direct IO, one file (the study's 55 GB on the disk RAID; 768 MB on the SSD RAID, scaled down and preconditioned: random writes from the aged steady state, the rest from the drives written once; 4 GB on the memory devices); 4 MB sequential and 4 KB random; latency one thread, 4 KB random. Write tests write a fresh file; read, mixed and latency tests a laid-out one.".into(),
+            setting: "XDD through XFS and ext3 against the raw device: 16 threads, QD1 each, direct IO, one file (the study's 55 GB on the disk RAID; 768 MB on the SSD RAID, scaled down and preconditioned: random writes from the steady state of random writes over the file, the other tests from the drives written once; 4 GB on the memory devices); 4 MB sequential and 4 KB random; latency one thread, 4 KB random. Write tests write a fresh file; read, mixed and latency tests a laid-out one.".into(),
             rows,
             figures: Vec::new(),
         }

@@ -125,13 +125,12 @@ pub fn footprint_share(span_mib: u64, capacity: u64) -> f64 {
 /// four small X25-Es in the steady state of those writes (the rest of each
 /// member never written), `n` writes per thread.
 pub fn raid_ssd_footprint_writes(n: u32) -> Spec {
-    let share = footprint_share(SMALL_RAID_SSD_SPAN_MIB, SMALL_RAID_SSD_BYTES);
-    xdd_4k(
+    footprint_writes(
         "raid-ssd",
-        &raid_ssd_written("aged", share),
-        "randwrite",
+        SMALL_RAID_SSD_SPAN_MIB,
+        SMALL_RAID_SSD_BYTES,
+        raid_ssd_written,
         n,
-        Some(&format!("{SMALL_RAID_SSD_SPAN_MIB}m")),
     )
 }
 
@@ -139,14 +138,27 @@ pub fn raid_ssd_footprint_writes(n: u32) -> Spec {
 /// small card in the steady state of those writes (the rest never
 /// written), `n` writes per thread.
 pub fn fusion_footprint_writes(n: u32) -> Spec {
-    let share = footprint_share(SMALL_FUSION_SPAN_MIB, SMALL_FUSION_BYTES);
-    xdd_4k(
+    footprint_writes(
         "fusion-io",
-        &fusion_written("aged", share),
-        "randwrite",
+        SMALL_FUSION_SPAN_MIB,
+        SMALL_FUSION_BYTES,
+        fusion_written,
         n,
-        Some(&format!("{SMALL_FUSION_SPAN_MIB}m")),
     )
+}
+
+/// XDD's random writes over a footprint of `span_mib` MiB on `device`
+/// (`capacity` bytes), aged over that footprint by `written(state,
+/// share)`.
+fn footprint_writes(
+    device: &str,
+    span_mib: u64,
+    capacity: u64,
+    written: fn(&str, f64) -> Vec<String>,
+    n: u32,
+) -> Spec {
+    let ov = written("aged", footprint_share(span_mib, capacity));
+    xdd_4k(device, &ov, "randwrite", n, Some(&format!("{span_mib}m")))
 }
 
 /// A small `x25e` (scaled map cache) preconditioned as `state`.

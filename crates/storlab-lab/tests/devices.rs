@@ -12,15 +12,16 @@ fn devices_rows_and_psd_mix_curve() {
     let (r, _) = reproduce("devices");
     assert_eq!(r.rows.len(), 18, "every published number of the sections");
     // inputs are only the card's rated bandwidths, its driver's host cost
-    // (calibrated on the 15 µs write), the calibrated idle memory power and
+    // (calibrated on the 15 µs write), the calibrated idle memory power,
     // the PSD host's software factor (calibrated on the 19x write / read gap)
+    // and the disk's write-through staging (chosen on its 45 MB/s writes)
     let inputs: Vec<&str> = r
         .rows
         .iter()
         .filter(|x| x.input.is_some())
         .map(|x| x.what.as_str())
         .collect();
-    assert_eq!(inputs.len(), 5, "{inputs:?}");
+    assert_eq!(inputs.len(), 6, "{inputs:?}");
     // the read latency is then a prediction, and holds
     let read = r
         .rows
@@ -28,9 +29,11 @@ fn devices_rows_and_psd_mix_curve() {
         .find(|x| x.what == "placement-flash, QD1 4 KB random read latency")
         .expect("placement read row");
     assert!(read.pass && read.input.is_none(), "{}", read.model);
-    // the disk with its write cache off writes a sequential stream no
-    // faster than it reads it (its data staged ahead of each command:
-    // disk.write_through_staging, the model test in peer_devices.rs)
+    // the disk with its write cache off takes a write's data only when it
+    // starts the command (disk.write_through_staging off, the model test in
+    // peer_devices.rs): each 512 KB piece of a 1 MB write loses about a
+    // revolution (8.3 ms beside 4.7 ms of transfer), so it writes a
+    // sequential stream at about a third of its read rate
     let val = |w: &str| {
         r.rows
             .iter()
@@ -43,7 +46,7 @@ fn devices_rows_and_psd_mix_curve() {
         val("hdd-7200, 1 MB sequential writes"),
     );
     assert!(
-        wr > 0.5 * rd && wr <= 1.05 * rd,
+        wr > 0.25 * rd && wr < 0.5 * rd,
         "writes {wr} MB/s against reads {rd} MB/s"
     );
     // the spread rows hold: a QD1 latency is no longer one number

@@ -43,7 +43,7 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
     );
     // how well the model predicts the device-level studies, over every
     // numeric row that is not an input: at this commit a median error of
-    // 12.0 % with 12 rows beyond 2x (issue 40's bar is 15 % and none); a
+    // 10.8 % with 11 rows beyond 2x (issue 40's bar is 15 % and none); a
     // change that makes the model predict worse than the 15 % bar or puts
     // more rows beyond 2x fails here (the application studies are held by
     // their own tests)
@@ -65,7 +65,7 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
         .and_then(|n| n.parse().ok())
         .expect("rows beyond 2x");
     assert!(
-        median <= 15.0 && beyond <= 12,
+        median <= 15.0 && beyond <= 11,
         "median error {median}%, {beyond} rows beyond 2x: {text}"
     );
     let list = ok(&storlab(&["lab", "list"], dir.path()));

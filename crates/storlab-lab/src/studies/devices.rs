@@ -246,22 +246,11 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "MB/s",
             )
-            .miss_because(
-                "the model's drive takes a queued write's data ahead even with its cache off \
-                 (disk.write_through_staging, on for hdd-7200), so 1 MB writes at depth 16 run at \
-                 media rate. With staging off, and Linux 2.6's 512 KB request limit \
-                 (host.max_request_bytes, max_sectors_kb) cutting each write into two commands \
-                 that each lose a revolution, the drive writes 39 MB/s (within 25 %). Staging stays \
-                 on because the same drives run under the 3ware (raid-disk): with their caches \
-                 off there (the preset's estimate) the array would miss its rated 420 MB/s \
-                 writes by 7x; with their caches on (3ware's guides tie the drives' caches to the \
-                 unit's write cache) a host flush would end in the drives' caches, since the \
-                 StorSave profiles without write journaling flush the controller's cache 'to \
-                 disk only', not to media (3ware CLI guide 10.2), and Berkeley DB over the array \
-                 would lose its sync cost (45.8x / 35.5x slowdowns to 19.6x / 12.1x against a \
-                 published 58-97x; application rows beyond 2x 23 -> 29). A 3ware that also flushed \
-                 its drives on a host flush would keep them (checked: 45.8x / 35.5x), but its \
-                 guide says these profiles do not",
+            .input(
+                "disk.write_through_staging (CALIBRATED against this figure: the choice between \
+                 the model's two behaviours of a write-through write; off, each 512 KB command \
+                 (Linux 2.6's max_sectors_kb) loses a revolution and the rate is the drive's \
+                 mechanics)",
             ),
         ];
         // PSD: the largest write / read latency ratio over QD1 and depths

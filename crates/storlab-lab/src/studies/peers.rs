@@ -108,8 +108,8 @@ pub fn raid_ssd_written(state: &str, fullness: f64) -> Vec<String> {
 pub const SMALL_RAID_SSD_BYTES: u64 = 4 << 29;
 
 /// The XDD footprint on the small ioDrive: 55 GB of the real card's 80 GB
-/// (docs/spec/peer-devices.md) is 68.75 %, of the small card's 1.25 GB
-/// 859 MB, 819 MiB rounded down.
+/// (docs/spec/peer-devices.md) is 68.75 %; that share of the small card's
+/// 1.25 GB is 859 MB, 819 MiB rounded down.
 pub const SMALL_FUSION_SPAN_MIB: u64 = 819;
 
 /// The small ioDrive's bytes ([`psd::SMALL_FUSION`]).

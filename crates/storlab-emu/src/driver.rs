@@ -305,13 +305,7 @@ mod tests {
     use storlab_model::{Completion, DeviceReport};
 
     fn req(id: u64) -> DevRequest {
-        DevRequest {
-            id,
-            op: Op::Read,
-            offset: 0,
-            len: 4096,
-            fua: false,
-        }
+        DevRequest::new(id, Op::Read, 0, 4096)
     }
 
     #[test]

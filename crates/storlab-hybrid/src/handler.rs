@@ -214,13 +214,7 @@ impl Handler {
                 return;
             }
             self.on_device.set(v, true);
-            let req = DevRequest {
-                id: self.next_id,
-                op: Op::Write,
-                offset: off,
-                len: self.page,
-                fua: false,
-            };
+            let req = DevRequest::new(self.next_id, Op::Write, off, self.page);
             self.next_id += 1;
             self.driver.arrive(now, req, Job::Write, &mut self.released);
             self.stats().stats.device_writes += 1;
@@ -268,13 +262,7 @@ impl Handler {
             // eviction that makes its room runs while the device works
             self.inflight.set(p, true);
             self.inflight_count += 1;
-            let req = DevRequest {
-                id: self.next_id,
-                op: Op::Read,
-                offset: p * self.page,
-                len: self.page,
-                fua: false,
-            };
+            let req = DevRequest::new(self.next_id, Op::Read, p * self.page, self.page);
             self.next_id += 1;
             self.driver.arrive(
                 fault_at,

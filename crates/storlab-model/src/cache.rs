@@ -625,13 +625,7 @@ impl ControllerCache {
             self.send(
                 now,
                 s,
-                DevRequest {
-                    id: 0,
-                    op: Op::Write,
-                    offset: first * lb,
-                    len: n * lb,
-                    fua: false,
-                },
+                DevRequest::new(0, Op::Write, first * lb, n * lb),
                 cx,
             );
         }

@@ -90,13 +90,7 @@ mod tests {
     use crate::device::Op;
 
     fn req(id: u64, len: u64) -> DevRequest {
-        DevRequest {
-            id,
-            op: Op::Read,
-            offset: 0,
-            len,
-            fua: false,
-        }
+        DevRequest::new(id, Op::Read, 0, len)
     }
 
     #[test]

@@ -184,13 +184,7 @@ pub fn build(
 
 /// A request to a child device (its id is set when it is sent).
 fn dev_req(op: Op, offset: u64, len: u64) -> DevRequest {
-    DevRequest {
-        id: 0,
-        op,
-        offset,
-        len,
-        fua: false,
-    }
+    DevRequest::new(0, op, offset, len)
 }
 
 const CACHE: u64 = 0;

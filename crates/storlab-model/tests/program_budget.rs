@@ -29,26 +29,11 @@ fn burst(ppc: u32, n: u64) -> (u64, u64) {
         .map(|i| {
             (
                 0,
-                DevRequest {
-                    id: i,
-                    op: Op::Write,
-                    offset: (i * 7919 % 100_000) * 4096,
-                    len: 4096,
-                    fua: false,
-                },
+                DevRequest::new(i, Op::Write, (i * 7919 % 100_000) * 4096, 4096),
             )
         })
         .collect();
-    reqs.push((
-        0,
-        DevRequest {
-            id: n,
-            op: Op::Read,
-            offset: 123_457 * 4096,
-            len: 4096,
-            fua: false,
-        },
-    ));
+    reqs.push((0, DevRequest::new(n, Op::Read, 123_457 * 4096, 4096)));
     let done = drive(d.as_mut(), &reqs, 1_000_000).expect("runs to the end");
     let last_write = (0..n).map(|i| done[&i].at).max().expect("writes");
     (last_write, done[&n].at)

@@ -16,17 +16,8 @@ impl Drv {
     /// latency.
     fn one(&mut self, id: u64, op: Op, offset: u64, len: u64) -> Nanos {
         let t = self.now;
-        self.dev.submit(
-            t,
-            DevRequest {
-                id,
-                op,
-                offset,
-                len,
-                fua: false,
-            },
-            &mut self.cx,
-        );
+        self.dev
+            .submit(t, DevRequest::new(id, op, offset, len), &mut self.cx);
         self.drain();
         loop {
             if let Some(i) = self.done.iter().position(|c| c.id == id) {

@@ -53,13 +53,7 @@ fn tier_with(mode: TierMode, blocks: u64, write_allocate: bool) -> FlashCache {
 }
 
 fn req(id: u64, op: Op, block: u64) -> DevRequest {
-    DevRequest {
-        id,
-        op,
-        offset: block * B,
-        len: if op == Op::Flush { 0 } else { B },
-        fua: false,
-    }
+    DevRequest::new(id, op, block * B, if op == Op::Flush { 0 } else { B })
 }
 
 fn latencies(d: &mut dyn Device, reqs: &[(u64, DevRequest)]) -> Vec<u64> {

@@ -34,13 +34,7 @@ impl Drv {
 }
 
 fn write(id: u64, offset: u64, len: u64) -> DevRequest {
-    DevRequest {
-        id,
-        op: Op::Write,
-        offset,
-        len,
-        fua: false,
-    }
+    DevRequest::new(id, Op::Write, offset, len)
 }
 
 /// 4 KiB blocks of `[off, off + len)` the device holds unwritten.

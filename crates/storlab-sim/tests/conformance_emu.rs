@@ -53,16 +53,7 @@ fn arrivals(n: usize, seed: u64, cap: u64) -> Vec<(Nanos, DevRequest)> {
             };
             let len = if op == Op::Flush { 0 } else { 4096 << (x % 5) };
             let offset = ((x >> 16) % ((cap - len) / 4096)) * 4096;
-            (
-                t,
-                DevRequest {
-                    id: i as u64,
-                    op,
-                    offset,
-                    len,
-                    fua: false,
-                },
-            )
+            (t, DevRequest::new(i as u64, op, offset, len))
         })
         .collect()
 }

@@ -2,22 +2,54 @@
 //! with no software cost and a fixed-latency device, driven by a small
 //! event loop: lock semantics per file system, allocation sections, the
 //! log, the page cache (hits, misses, read-ahead, the flusher under the
-//! dirty limit), direct IO bypassing it, fsync, determinism.
+//! dirty limit), direct IO bypassing it, fsync, unwritten extents
+//! (preallocated files), determinism.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use storlab_model::config::PresetStore;
 use storlab_model::fixed::FixedLatency;
 use storlab_model::fs::{FileLayer, FileOp, FileReq, FsConfig, Layout, FS_TOKEN};
 use storlab_model::host::{CompletionMode, FileSystem, Host, HostConfig, HostCx, IoDone};
-use storlab_model::{Nanos, SystemConfig};
+use storlab_model::{Cx, DevRequest, Device, DeviceReport, Nanos, Op, SystemConfig};
 
 const DEV_NS: u64 = 10_000;
 const FS_NS: u64 = 1_000;
 
+/// The rig's device: a fixed latency, counting the reads and writes it
+/// was given.
+struct Counted {
+    inner: FixedLatency,
+    io: Arc<[AtomicU64; 2]>,
+}
+
+impl Device for Counted {
+    fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
+        match req.op {
+            Op::Read => self.io[0].fetch_add(1, Ordering::Relaxed),
+            Op::Write => self.io[1].fetch_add(1, Ordering::Relaxed),
+            _ => 0,
+        };
+        self.inner.submit(now, req, cx)
+    }
+    fn on_event(&mut self, now: Nanos, token: u64, cx: &mut Cx) {
+        self.inner.on_event(now, token, cx)
+    }
+    fn capacity(&self) -> u64 {
+        self.inner.capacity()
+    }
+    fn report(&self, now: Nanos) -> DeviceReport {
+        self.inner.report(now)
+    }
+}
+
 struct Rig {
     fs: FileLayer,
+    /// Device reads and writes so far.
+    io: Arc<[AtomicU64; 2]>,
     host: Host,
     cx: HostCx,
     heap: BinaryHeap<Reverse<(Nanos, u64, u64)>>,
@@ -43,9 +75,15 @@ impl Rig {
         };
         let cap = 64 << 30;
         let threads = 8;
-        let host = Host::new(hc, Box::new(FixedLatency::new(DEV_NS, cap)), threads + 1);
+        let io = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let dev = Counted {
+            inner: FixedLatency::new(DEV_NS, cap),
+            io: io.clone(),
+        };
+        let host = Host::new(hc, Box::new(dev), threads + 1);
         Rig {
             fs: FileLayer::new(kind, cfg, cap, threads),
+            io,
             host,
             cx: HostCx::default(),
             heap: BinaryHeap::new(),
@@ -89,6 +127,14 @@ impl Rig {
             self.queue();
         }
         std::mem::take(&mut self.done)
+    }
+
+    /// Device (reads, writes) so far.
+    fn dev_io(&self) -> (u64, u64) {
+        (
+            self.io[0].load(Ordering::Relaxed),
+            self.io[1].load(Ordering::Relaxed),
+        )
     }
 
     fn at(&self, done: &[IoDone], id: u64) -> Nanos {
@@ -477,6 +523,11 @@ fn bad_fs_values_are_refused_naming_the_key() {
             "fs.log_bytes_per_namespace_op=4000000",
             "fs.log_bytes_per_namespace_op",
         ),
+        ("fs.convert_ns=2000000000", "fs.convert_ns"),
+        (
+            "fs.log_bytes_per_convert=4000000",
+            "fs.log_bytes_per_convert",
+        ),
         ("fs.no_such_key=1", "no_such_key"),
     ] {
         let e = SystemConfig::load(&PresetStore::default(), "moneta-base", &[set.to_string()])
@@ -491,7 +542,18 @@ fn bad_fs_values_are_refused_naming_the_key() {
         &["fs.alloc_ns=1000".to_string()],
     )
     .expect("accepted");
-    assert_eq!(c.fs.expect("an [fs] table").alloc_ns, 1000);
+    let fs = c.fs.expect("an [fs] table");
+    assert_eq!(fs.alloc_ns, 1000);
+    // the conversion follows the allocation's split unless set
+    assert_eq!(fs.convert_ns(), 500);
+    let (_, c) = SystemConfig::load(
+        &PresetStore::default(),
+        "moneta-base",
+        &["fs.convert_ns=700".to_string()],
+    )
+    .expect("accepted");
+    let fs = c.fs.expect("an [fs] table");
+    assert_eq!((fs.convert_ns(), fs.alloc_ns), (700, 19_500));
 }
 
 #[test]
@@ -672,4 +734,200 @@ fn fsync_writes_back_its_own_file_only() {
     // one page written back, then the flush: a few device times, not 512
     assert!(fsync < 5 * DEV_NS, "fsync took {fsync} ns");
     assert_eq!(r.fs.dirty_pages(), 512, "file 0's pages are still dirty");
+}
+
+const UNWRITTEN: Layout = Layout::Unwritten { keep_size: false };
+
+#[test]
+fn first_writes_to_preallocated_blocks_convert_at_completion() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, UNWRITTEN).unwrap();
+    // one of the allocating path's two transactions
+    let conv = cfg().convert_ns();
+    assert_eq!(conv, cfg().alloc_ns / 2);
+    for t in 0..3 {
+        r.submit(0, req(t as u64, t, FileOp::Write, t as u64 * 8192, true));
+    }
+    let done = r.run();
+    let c = r.fs.counters();
+    assert_eq!((c.allocations, c.conversions), (0, 3), "{c:?}");
+    assert_eq!(
+        c.inode_lock_waits, 2,
+        "the 2nd and 3rd wait for the conversion before them"
+    );
+    // the device IOs overlap, the conversions after them take turns
+    for t in 0..3u64 {
+        assert_eq!(r.at(&done, t), DEV_NS + FS_NS + (t + 1) * conv);
+    }
+    let d = done.iter().find(|d| d.id == 0).unwrap();
+    assert_eq!(
+        d.breakdown.get(storlab_model::Component::FileSystem),
+        FS_NS + conv,
+        "the conversion is the file system's"
+    );
+    // a second pass over the same blocks converts nothing
+    for t in 0..3 {
+        r.submit(
+            100_000,
+            req(10 + t as u64, t, FileOp::Write, t as u64 * 8192, true),
+        );
+    }
+    let done = r.run();
+    assert!(done.iter().all(|d| d.at == 100_000 + DEV_NS + FS_NS));
+    assert_eq!(r.fs.counters().conversions, 3);
+    assert_eq!(r.fs.counters().inode_lock_waits, 2);
+    // a write over a written and an unwritten block converts once
+    r.submit(
+        200_000,
+        FileReq {
+            len: 8192,
+            ..req(20, 0, FileOp::Write, 4096, true)
+        },
+    );
+    let done = r.run();
+    assert_eq!(done[0].at, 200_000 + DEV_NS + FS_NS + conv);
+    assert_eq!(r.fs.counters().conversions, 4);
+    // and the conversion logs half an allocation's bytes
+    assert_eq!(cfg().log_bytes_per_convert(), cfg().log_bytes_per_alloc / 2);
+}
+
+#[test]
+fn conversions_cost_less_than_allocations_and_more_than_written_blocks() {
+    // eight writers at once on one file: the sections under the inode
+    // lock set the pace
+    let last = |layout: Layout| {
+        let mut r = Rig::new(FileSystem::Xfs, cfg());
+        r.fs.create_file(1 << 30, layout).unwrap();
+        for t in 0..8 {
+            r.submit(0, req(t as u64, t, FileOp::Write, t as u64 * 8192, true));
+        }
+        r.run().iter().map(|d| d.at).max().unwrap()
+    };
+    let (sparse, unwritten, written) = (
+        last(Layout::Sparse),
+        last(UNWRITTEN),
+        last(Layout::Allocated),
+    );
+    assert_eq!(written, DEV_NS + FS_NS);
+    assert_eq!(unwritten, DEV_NS + FS_NS + 8 * cfg().convert_ns());
+    assert_eq!(sparse, DEV_NS + FS_NS + 8 * cfg().alloc_ns);
+    // a convert_ns set apart from alloc_ns is taken
+    let c = FsConfig {
+        convert_ns: Some(1_000),
+        ..cfg()
+    };
+    assert_eq!(c.convert_ns(), 1_000);
+}
+
+#[test]
+fn reads_of_unwritten_blocks_touch_no_device() {
+    for direct in [true, false] {
+        let mut r = Rig::new(FileSystem::Xfs, cfg());
+        r.fs.create_file(1 << 30, UNWRITTEN).unwrap();
+        for t in 0..4 {
+            r.submit(0, req(t as u64, t, FileOp::Read, (t as u64) << 20, direct));
+        }
+        let done = r.run();
+        assert_eq!(done.len(), 4);
+        assert!(
+            done.iter().all(|d| d.at < DEV_NS),
+            "direct {direct}: zeros without the device"
+        );
+        assert_eq!(r.dev_io(), (0, 0), "direct {direct}: no device IO");
+        assert_eq!(r.fs.counters().unwritten_reads, 4);
+        // once written, the block is read from the device, and so is a
+        // read over it and an unwritten block
+        r.submit(1_000_000, req(10, 0, FileOp::Write, 0, true));
+        r.run();
+        r.submit(2_000_000, req(11, 0, FileOp::Read, 0, true));
+        assert_eq!(r.run()[0].at, 2_000_000 + DEV_NS + FS_NS);
+        r.submit(
+            3_000_000,
+            FileReq {
+                len: 8192,
+                ..req(12, 0, FileOp::Read, 0, true)
+            },
+        );
+        assert_eq!(r.run()[0].at, 3_000_000 + DEV_NS + FS_NS);
+        assert_eq!(r.dev_io(), (2, 1), "direct {direct}");
+        assert_eq!(r.fs.counters().unwritten_reads, 4);
+    }
+}
+
+#[test]
+fn buffered_writes_into_unwritten_blocks_convert_at_writeback() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, UNWRITTEN).unwrap();
+    for k in 0..4u64 {
+        r.submit(0, req(k, 0, FileOp::Write, k * 4096, false));
+    }
+    r.run();
+    r.submit(
+        1_000_000,
+        FileReq {
+            len: 0,
+            ..req(9, 0, FileOp::Fsync, 0, false)
+        },
+    );
+    r.run();
+    let c = r.fs.counters();
+    // one writeback IO of the four pages, one conversion, no allocation
+    assert_eq!(
+        (c.writeback_writes, c.conversions, c.allocations),
+        (1, 1, 0),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn keep_size_leaves_the_file_empty_so_xfs_writes_extend_it() {
+    // two direct writes at once: inside the size they share the IO lock;
+    // beyond it (FALLOC_FL_KEEP_SIZE) each takes it exclusive
+    let conv = cfg().convert_ns();
+    for (keep_size, second) in [
+        (false, DEV_NS + FS_NS + 2 * conv),
+        (true, 2 * (DEV_NS + FS_NS + conv)),
+    ] {
+        let mut r = Rig::new(FileSystem::Xfs, cfg());
+        r.fs.create_file(1 << 30, Layout::Unwritten { keep_size })
+            .unwrap();
+        r.submit(0, req(1, 0, FileOp::Write, 0, true));
+        r.submit(0, req(2, 1, FileOp::Write, 8192, true));
+        let done = r.run();
+        assert_eq!(r.at(&done, 2), second, "keep_size {keep_size}");
+        assert_eq!(r.fs.counters().conversions, 2);
+    }
+}
+
+#[test]
+fn preallocation_follows_the_file_system() {
+    // ext3 has no fallocate(2)
+    assert_eq!(Layout::preallocated(FileSystem::Ext3, false), None);
+    for fs in [FileSystem::Xfs, FileSystem::Ext4] {
+        assert_eq!(Layout::preallocated(fs, false), Some(UNWRITTEN));
+    }
+    // tmpfs and PMFS preallocate plain blocks: nothing to convert
+    for fs in [FileSystem::Pmfs, FileSystem::Tmpfs] {
+        let layout = Layout::preallocated(fs, false).expect("fallocate(2)");
+        let mut r = Rig::new(fs, cfg());
+        r.fs.create_file(1 << 30, layout).unwrap();
+        r.submit(0, req(1, 0, FileOp::Write, 0, true));
+        r.submit(0, req(2, 1, FileOp::Read, 1 << 20, true));
+        r.run();
+        let c = r.fs.counters();
+        assert_eq!(
+            (c.conversions, c.allocations, c.unwritten_reads),
+            (0, 0, 0),
+            "{fs:?}"
+        );
+    }
+    // ext4 converts as XFS does, its writers holding i_mutex throughout
+    let mut r = Rig::new(FileSystem::Ext4, cfg());
+    r.fs.create_file(1 << 30, UNWRITTEN).unwrap();
+    r.submit(0, req(1, 0, FileOp::Write, 0, true));
+    r.submit(0, req(2, 1, FileOp::Write, 8192, true));
+    let done = r.run();
+    let one = DEV_NS + FS_NS + cfg().convert_ns();
+    assert_eq!(r.at(&done, 2), 2 * one);
+    assert_eq!(r.fs.counters().conversions, 2);
 }

@@ -36,6 +36,28 @@
 //!   indirect blocks (one 4 KiB block of 1024 pointers maps 4 MiB), read
 //!   from the device when not cached; its journal (JBD, ordered mode) takes
 //!   the allocation's metadata blocks.
+//! - Unwritten extents (fallocate(2): `xfs_alloc_file_space` with
+//!   `XFS_BMAPI_PREALLOC` in fs/xfs/xfs_bmap_util.c, earlier
+//!   xfs_vnodeops.c; ext4 `ext4_fallocate` with
+//!   `EXT4_GET_BLOCKS_CREATE_UNWRIT_EXT`, fs/ext4/extents.c): the blocks
+//!   are allocated and mapped but flagged unwritten. A read of an
+//!   unwritten block returns zeros without device IO: the mapping says
+//!   unwritten, and the direct-IO path zeroes the user buffer
+//!   (fs/direct-io.c treats an unwritten buffer as a hole on reads;
+//!   later fs/iomap/direct-io.c `iomap_dio_hole_iter`) as the buffered
+//!   path zero-fills the page. The first write to an unwritten block
+//!   needs no allocation search, but at its IO completion the range is
+//!   converted to written in a transaction of its own: XFS
+//!   `xfs_iomap_write_unwritten` (fs/xfs/xfs_iomap.c: a transaction,
+//!   `XFS_ILOCK_EXCL`, `xfs_bmapi_write` with `XFS_BMAPI_CONVERT`,
+//!   commit), reached from the direct-IO end_io
+//!   (`xfs_end_io_direct_write` in fs/xfs/xfs_aops.c, later
+//!   `xfs_dio_write_end_io` in xfs_file.c) and from buffered writeback's
+//!   ioend (`xfs_end_io`); ext4 `ext4_convert_unwritten_extents`
+//!   (fs/ext4/extents.c: a journal handle, `ext4_map_blocks` with
+//!   `EXT4_GET_BLOCKS_IO_CONVERT_EXT`, `ext4_journal_stop`) from its
+//!   end_io work. The write completes only after the conversion. Once
+//!   converted the block is plain written.
 //! - Page cache (mm/readahead.c, mm/page-writeback.c): a sequential miss
 //!   starts a read-ahead window of 4x the request, doubling up to
 //!   `readahead_max_bytes` (128 KiB by default, `VM_MAX_READAHEAD`); a
@@ -53,6 +75,21 @@
 //! `[fs]` values as XFS (allocation CPU, log bytes per allocation) unless
 //! set (ESTIMATE: no published figure for them), and ext3's buffered
 //! writes allocate at writeback as XFS's delayed allocation does.
+//! Unwritten extents: the conversion's cost is one transaction's share
+//! of the allocating path (`convert_ns`, `log_bytes_per_convert`), the
+//! same for every extent-map shape; the extent map's growth (a write
+//! into the middle of an unwritten extent splits it into three, so
+//! random first writes leave up to two more records each, and the map's
+//! lookups and inserts cost more as it grows) is left out, as is ext4's
+//! split of the unwritten extent before a direct write is submitted
+//! (`EXT4_GET_BLOCKS_PRE_IO`, a second journal handle); a conversion at
+//! writeback (buffered writes) adds its log bytes but, like writeback's
+//! delayed allocation, no CPU to any request; the range is marked
+//! written when the write is issued, so two writes in flight to one
+//! unwritten block convert once; a block is the tracking unit (a write
+//! smaller than a block converts the whole block, as the kernel zeroes
+//! the rest of it); a read that covers written and unwritten blocks
+//! reads its whole range from the device.
 
 use std::collections::VecDeque;
 
@@ -78,6 +115,16 @@ pub struct FsConfig {
     pub alloc_ns: u64,
     /// Log (journal) bytes one allocation adds: the metadata it logs.
     pub log_bytes_per_alloc: u64,
+    /// CPU of one unwritten-extent conversion at a write's completion
+    /// under the inode lock (XFS `xfs_iomap_write_unwritten`, ext4
+    /// `ext4_convert_unwritten_extents`), ns. Absent: half of `alloc_ns`
+    /// ([`FsConfig::convert_ns`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convert_ns: Option<u64>,
+    /// Log (journal) bytes one conversion adds. Absent: half of
+    /// `log_bytes_per_alloc` ([`FsConfig::log_bytes_per_convert`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_bytes_per_convert: Option<u64>,
     /// In-core log buffer: written to the device when full, bytes.
     pub log_buffer_bytes: u64,
     /// Size of the on-disk log (journal) region, bytes.
@@ -121,6 +168,10 @@ impl Default for FsConfig {
             // one bmap btree record and two free-space btree updates with
             // their log headers: ~512 B.
             log_bytes_per_alloc: 512,
+            // derived from alloc_ns and log_bytes_per_alloc when absent
+            // (FsConfig::convert_ns, FsConfig::log_bytes_per_convert)
+            convert_ns: None,
+            log_bytes_per_convert: None,
             // Documentation/filesystems/xfs.txt: logbsize defaults to 32k.
             log_buffer_bytes: 32 << 10,
             // ESTIMATE: mkfs.xfs's internal log for a 64 GB file system is
@@ -156,6 +207,31 @@ impl Default for FsConfig {
     }
 }
 
+impl FsConfig {
+    /// CPU of one unwritten-extent conversion, ns: `convert_ns` when set,
+    /// else half of `alloc_ns`. ESTIMATE: `alloc_ns` is calibrated as
+    /// both transactions of an allocating direct write (the allocation in
+    /// `xfs_iomap_write_direct`, the conversion of the unwritten extent it
+    /// made at completion in `xfs_iomap_write_unwritten`); a write into a
+    /// preallocated extent runs only the second. No published figure
+    /// splits them, so each is taken as half (the conversion's
+    /// `xfs_bmapi_write` with `XFS_BMAPI_CONVERT` edits the extent map as
+    /// the allocation does, without the free-space search).
+    pub fn convert_ns(&self) -> u64 {
+        self.convert_ns.unwrap_or(self.alloc_ns / 2)
+    }
+
+    /// Log bytes one conversion adds: `log_bytes_per_convert` when set,
+    /// else half of `log_bytes_per_alloc`. ESTIMATE: the conversion logs
+    /// the inode core and the changed extent records with their log
+    /// headers but none of the allocation's two free-space btree updates:
+    /// ~256 B of the allocation's ~512 B.
+    pub fn log_bytes_per_convert(&self) -> u64 {
+        self.log_bytes_per_convert
+            .unwrap_or(self.log_bytes_per_alloc / 2)
+    }
+}
+
 /// Validate an `[fs]` table.
 pub fn validate(c: &FsConfig) -> Result<(), ConfigError> {
     check_range("fs.log_buffer_bytes", c.log_buffer_bytes, 512, 1 << 30)?;
@@ -166,6 +242,12 @@ pub fn validate(c: &FsConfig) -> Result<(), ConfigError> {
         1 << 40,
     )?;
     check_range("fs.log_bytes_per_alloc", c.log_bytes_per_alloc, 0, 1 << 20)?;
+    if let Some(v) = c.convert_ns {
+        check_range("fs.convert_ns", v, 0, 1_000_000_000)?;
+    }
+    if let Some(v) = c.log_bytes_per_convert {
+        check_range("fs.log_bytes_per_convert", v, 0, 1 << 20)?;
+    }
     check_range(
         "fs.page_cache_bytes",
         c.page_cache_bytes,
@@ -238,6 +320,22 @@ pub struct Behaviour {
     ///
     /// [`CompletionMode::Cpu`]: crate::host::CompletionMode::Cpu
     pub dio_reads_mutex: bool,
+    /// What fallocate(2) leaves: `None` when the file system has no
+    /// fallocate(2) (ext3: `EOPNOTSUPP`), else whether the blocks are
+    /// unwritten extents (XFS, ext4) or allocated and reading as zeros
+    /// with no unwritten state (tmpfs: `shmem_fallocate` adds pages;
+    /// PMFS: `pmfs_fallocate` allocates zeroed blocks).
+    pub fallocate: Option<Prealloc>,
+}
+
+/// What a file system's fallocate(2) leaves in a file's blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prealloc {
+    /// Unwritten extents: reads return zeros without IO, the first write
+    /// converts ([`Layout::Unwritten`]).
+    Unwritten,
+    /// Allocated blocks with nothing to convert ([`Layout::Allocated`]).
+    Allocated,
 }
 
 impl Behaviour {
@@ -253,6 +351,7 @@ impl Behaviour {
             dio_hole_fallback: false,
             persist_writes: false,
             dio_reads_mutex: false,
+            fallocate: Some(Prealloc::Unwritten),
         };
         match fs {
             FileSystem::None | FileSystem::Xfs => base,
@@ -262,6 +361,8 @@ impl Behaviour {
                 dio_reads_mutex: true,
                 reads_shared: false,
                 map_bytes_per_meta_block: Some(1024 * PAGE),
+                // fs/ext3 has no fallocate file operation
+                fallocate: None,
                 ..base
             },
             FileSystem::Ext4 => Behaviour {
@@ -276,6 +377,7 @@ impl Behaviour {
                 writes_exclusive: true,
                 reads_shared: false,
                 memory_store: true,
+                fallocate: Some(Prealloc::Allocated),
                 ..base
             },
             FileSystem::Pmfs => Behaviour {
@@ -283,6 +385,7 @@ impl Behaviour {
                 reads_shared: false,
                 page_cache: false,
                 persist_writes: true,
+                fallocate: Some(Prealloc::Allocated),
                 ..base
             },
         }
@@ -306,6 +409,31 @@ pub enum Layout {
     Sparse,
     /// Size 0: writes allocate and extend it (an application's new file).
     Empty,
+    /// Every block preallocated as an unwritten extent (fallocate(2) on
+    /// XFS or ext4, [`Prealloc::Unwritten`]): writes allocate nothing,
+    /// but the first write to a block converts it to written at its
+    /// completion (`convert_ns` under the inode lock,
+    /// `log_bytes_per_convert` of log), and reads of blocks not yet
+    /// written return zeros without device IO. With `keep_size`
+    /// (`FALLOC_FL_KEEP_SIZE`) the file's size stays 0, so writes extend
+    /// it (XFS takes its IO lock exclusive for them). On a file system
+    /// without unwritten extents the file is [`Layout::Allocated`] (its
+    /// size 0 with `keep_size`).
+    Unwritten {
+        /// The file's size is left at 0.
+        keep_size: bool,
+    },
+}
+
+impl Layout {
+    /// The layout fallocate(2) leaves on `fs` (with
+    /// `FALLOC_FL_KEEP_SIZE` when `keep_size`), or `None` when `fs` has
+    /// no fallocate(2) ([`Behaviour::fallocate`]).
+    pub fn preallocated(fs: FileSystem, keep_size: bool) -> Option<Layout> {
+        Behaviour::of(fs)
+            .fallocate
+            .map(|_| Layout::Unwritten { keep_size })
+    }
 }
 
 /// An operation on a file.
@@ -406,6 +534,21 @@ pub struct FsCounters {
     pub unlinks: u64,
     /// Time create and unlink requests waited for the directory lock, ns.
     pub namespace_wait_ns: u64,
+    /// Unwritten-extent conversions (a write's first to preallocated
+    /// blocks: a direct write's section under the inode lock at its
+    /// completion, or a writeback IO's). Left out of the report when 0,
+    /// as for every file without unwritten extents.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub conversions: u64,
+    /// Reads answered with zeros without device IO: every block they
+    /// (or their read-ahead window) covered was unwritten. Left out of
+    /// the report when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unwritten_reads: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 const P_ABSENT: u8 = 0;
@@ -480,6 +623,11 @@ struct File {
     size: u64,
     /// Allocated blocks (bit per block).
     alloc: Vec<u64>,
+    /// Unwritten blocks (bit per block): empty unless the file was laid
+    /// out [`Layout::Unwritten`], and dropped once every block is written.
+    unwritten: Vec<u64>,
+    /// Blocks still unwritten.
+    unwritten_left: u64,
     /// Largest byte written + 1 (the file's size as writes extend it).
     eof: u64,
     lock: RwLock,
@@ -505,6 +653,9 @@ fn bit(v: &[u64], i: u64) -> bool {
 fn set_bit(v: &mut [u64], i: u64) {
     v[(i / 64) as usize] |= 1 << (i % 64);
 }
+fn clear_bit(v: &mut [u64], i: u64) {
+    v[(i / 64) as usize] &= !(1 << (i % 64));
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
@@ -518,6 +669,9 @@ enum Stage {
     FallbackCopy,
     /// Waiting under the dirty limit.
     Throttle,
+    /// A write's unwritten-extent conversion at its completion, in the
+    /// inode's allocation section.
+    Convert,
     /// A create or unlink in the directory's section.
     Namespace,
     /// fsync: writeback of the file's pages, then the log, then a flush.
@@ -547,6 +701,9 @@ struct Parent {
     release_pending: bool,
     /// Finished while `release_pending`: the release frees the slot.
     finished: bool,
+    /// A direct write that converts unwritten blocks when its data is
+    /// written.
+    convert: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -699,6 +856,16 @@ impl FileLayer {
     /// device (each followed by its ext3 mapping blocks), around the log
     /// in the middle of the device.
     pub fn create_file(&mut self, size: u64, layout: Layout) -> Result<u32, FsError> {
+        // preallocated: unwritten extents where the file system has them,
+        // else allocated blocks (tmpfs, PMFS)
+        let (layout, keep_size) = match layout {
+            Layout::Unwritten { keep_size } if self.be.fallocate != Some(Prealloc::Unwritten) => {
+                (Layout::Allocated, keep_size)
+            }
+            Layout::Unwritten { keep_size } => (layout, keep_size),
+            _ => (layout, false),
+        };
+        let unwritten = matches!(layout, Layout::Unwritten { .. });
         let laid_out = layout == Layout::Allocated;
         let size = size.max(PAGE).div_ceil(PAGE) * PAGE;
         let blocks = size / PAGE;
@@ -739,14 +906,24 @@ impl FileLayer {
             (base, self.next_base - base)
         };
         let words = blocks.div_ceil(64) as usize;
-        let fill = if laid_out { u64::MAX } else { 0 };
+        let fill = if laid_out || unwritten { u64::MAX } else { 0 };
         self.files.push(File {
             live: true,
             base,
             extent,
             size,
             alloc: vec![fill; words],
-            eof: if layout == Layout::Empty { 0 } else { size },
+            unwritten: if unwritten {
+                vec![u64::MAX; words]
+            } else {
+                Vec::new()
+            },
+            unwritten_left: if unwritten { blocks } else { 0 },
+            eof: if layout == Layout::Empty || keep_size {
+                0
+            } else {
+                size
+            },
             lock: RwLock::default(),
             alloc_free_at: 0,
             pages: Vec::new(),
@@ -801,6 +978,8 @@ impl FileLayer {
         self.resident_pages -= resident;
         f.pages = Vec::new();
         f.alloc = Vec::new();
+        f.unwritten = Vec::new();
+        f.unwritten_left = 0;
         f.meta = Vec::new();
         let (base, n) = (f.base, f.extent);
         self.free_range(base, n);
@@ -858,6 +1037,7 @@ impl FileLayer {
             bd: Breakdown::default(),
             release_pending: false,
             finished: false,
+            convert: false,
         };
         let i = crate::units::slab_insert(&mut self.parents, &mut self.free_parents, p);
         match req.op {
@@ -953,6 +1133,46 @@ impl FileLayer {
         (a..b).any(|blk| !bit(&f.alloc, blk))
     }
 
+    /// Whether `[offset, offset+len)` of `file` covers at least one block
+    /// and every block it covers is unwritten.
+    fn all_unwritten(&self, file: u32, offset: u64, len: u64) -> bool {
+        let f = &self.files[file as usize];
+        if f.unwritten_left == 0 {
+            return false;
+        }
+        let (a, b) = (
+            offset / PAGE,
+            (offset + len).div_ceil(PAGE).min(f.size / PAGE),
+        );
+        a < b && (a..b).all(|blk| bit(&f.unwritten, blk))
+    }
+
+    /// Mark the blocks of `[offset, offset+len)` of `file` written; true
+    /// when any was unwritten (the write converts them). The bitmap goes
+    /// once no block is left unwritten.
+    fn take_unwritten(&mut self, file: u32, offset: u64, len: u64) -> bool {
+        let f = &mut self.files[file as usize];
+        if f.unwritten_left == 0 {
+            return false;
+        }
+        let (a, b) = (
+            offset / PAGE,
+            (offset + len).div_ceil(PAGE).min(f.size / PAGE),
+        );
+        let mut n = 0;
+        for blk in a..b {
+            if bit(&f.unwritten, blk) {
+                clear_bit(&mut f.unwritten, blk);
+                n += 1;
+            }
+        }
+        f.unwritten_left -= n;
+        if f.unwritten_left == 0 {
+            f.unwritten = Vec::new();
+        }
+        n > 0
+    }
+
     fn mark_alloc(&mut self, file: u32, offset: u64, len: u64) {
         let f = &mut self.files[file as usize];
         let (a, b) = (
@@ -1022,6 +1242,13 @@ impl FileLayer {
 
     fn after_meta(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
         let req = self.parents[i as usize].req;
+        if req.op == FileOp::Read && self.all_unwritten(req.file, req.offset, req.len) {
+            // the mapping says unwritten: the user buffer is zeroed, the
+            // device is not read
+            self.counters.unwritten_reads += 1;
+            self.copy(now, i, host, cx);
+            return;
+        }
         if req.op == FileOp::Write && self.needs_alloc(req.file, req.offset, req.len) {
             self.mark_alloc(req.file, req.offset, req.len);
             self.allocate(now, i, req.file, cx);
@@ -1029,6 +1256,9 @@ impl FileLayer {
         }
         if req.op == FileOp::Write {
             self.mark_alloc(req.file, req.offset, req.len);
+            if self.take_unwritten(req.file, req.offset, req.len) {
+                self.parents[i as usize].convert = true;
+            }
         }
         self.data(now, i, host, cx);
     }
@@ -1037,9 +1267,28 @@ impl FileLayer {
     fn allocate(&mut self, now: Nanos, i: u32, file: u32, cx: &mut HostCx) {
         self.counters.allocations += 1;
         self.log_pending += self.cfg.log_bytes_per_alloc;
+        self.section(now, i, file, self.cfg.alloc_ns, Stage::Alloc, cx);
+    }
+
+    /// A direct write's unwritten-extent conversion once its data is
+    /// written (XFS `xfs_iomap_write_unwritten` from the direct-IO end_io,
+    /// ext4 `ext4_convert_unwritten_extents`): a transaction in the
+    /// inode's allocation section, FCFS beside allocations, and its log
+    /// bytes; the write completes after it.
+    fn convert(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
+        self.counters.conversions += 1;
+        self.log_pending += self.cfg.log_bytes_per_convert();
+        let file = self.parents[i as usize].req.file;
+        self.section(now, i, file, self.cfg.convert_ns(), Stage::Convert, cx);
+    }
+
+    /// Parent `i` runs `ns` of CPU in `file`'s allocation section (the
+    /// inode lock's transaction work, FCFS per inode) from `now` or when
+    /// the section is free, then wakes in `stage`.
+    fn section(&mut self, now: Nanos, i: u32, file: u32, ns: u64, stage: Stage, cx: &mut HostCx) {
         let f = &mut self.files[file as usize];
         let start = f.alloc_free_at.max(now);
-        let end = start + self.cfg.alloc_ns;
+        let end = start + ns;
         f.alloc_free_at = end;
         let p = &mut self.parents[i as usize];
         if start > now {
@@ -1048,8 +1297,8 @@ impl FileLayer {
             p.lock_wait += start - now;
             p.bd.add(Component::LockWait, start - now);
         }
-        p.bd.add(Component::FileSystem, self.cfg.alloc_ns);
-        p.stage = Stage::Alloc;
+        p.bd.add(Component::FileSystem, ns);
+        p.stage = stage;
         cx.dev.wakeups.push((end, FS_TOKEN | i as u64));
     }
 
@@ -1221,6 +1470,11 @@ impl FileLayer {
                 }
             }
             Stage::FallbackCopy => self.fallback_writeback(now, i, host, cx),
+            Stage::Convert => {
+                self.finish(now, i, host, cx);
+                // a full log buffer goes out
+                self.flush_log_buffers(now, host, cx);
+            }
             Stage::Copy => self.finish(now, i, host, cx),
             Stage::Namespace => {
                 let req = self.parents[i as usize].req;
@@ -1277,10 +1531,13 @@ impl FileLayer {
                         p.slat = (d.at - p.submitted).saturating_sub(d.clat_ns);
                         p.bd.merge(&d.breakdown);
                         let req = p.req;
+                        let convert = p.convert;
                         let buffered_fill =
                             req.op == FileOp::Read && self.be.page_cache && !req.direct;
                         if buffered_fill {
                             self.fill_done(now, i, host, cx);
+                        } else if convert {
+                            self.convert(now, i, cx);
                         } else {
                             self.finish(now, i, host, cx);
                         }
@@ -1436,8 +1693,16 @@ impl FileLayer {
         let start = a * PAGE;
         let end = (req.offset + want).min(f.size).div_ceil(PAGE) * PAGE;
         let end = end.max(b * PAGE);
-        self.counters.readahead_bytes += (end - start).saturating_sub(req.len);
         let base = f.base;
+        if self.all_unwritten(req.file, start, end - start) {
+            // every page of the window maps to unwritten blocks: they are
+            // zero-filled in the cache without device IO
+            self.counters.unwritten_reads += 1;
+            self.insert_pages(req.file, start / PAGE, end / PAGE, P_CLEAN);
+            self.copy(now, i, host, cx);
+            return;
+        }
+        self.counters.readahead_bytes += (end - start).saturating_sub(req.len);
         let p = &mut self.parents[i as usize];
         p.stage = Stage::Data;
         p.pending += 1;
@@ -1611,6 +1876,11 @@ impl FileLayer {
                 self.mark_alloc(fi as u32, first * PAGE, n * PAGE);
                 self.counters.allocations += 1;
                 self.log_pending += self.cfg.log_bytes_per_alloc;
+            } else if self.take_unwritten(fi as u32, first * PAGE, n * PAGE) {
+                // the ioend converts the unwritten blocks it wrote
+                // (xfs_end_io, ext4's end_io work)
+                self.counters.conversions += 1;
+                self.log_pending += self.cfg.log_bytes_per_convert();
             }
             self.wb_inflight += 1;
             self.files[fi].wb_inflight += 1;

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use storlab_model::config::Resolved;
 use storlab_model::host::Host;
 use storlab_model::{Nanos, Op, SystemConfig};
-use storlab_workload::fio::{FioError, JobFile};
+use storlab_workload::fio::{Fallocate, FioError, JobFile, JobSpec};
 use storlab_workload::gen::{IoOp, JobThread};
 
 use std::cell::RefCell;
@@ -370,15 +370,51 @@ fn build_apps(jobs: &JobFile, seed: u64) -> Result<Vec<BuiltApp>, RunError> {
     Ok(out)
 }
 
+/// The layout fio leaves job `j`'s files in on file system `fs` before
+/// the run (fio's filesetup.c `extend_file` and `fallocate_file`):
+/// - a file the job reads, or writes with `overwrite=1`, is written in
+///   full (fio's layout pass), whatever `fallocate`: [`Layout::Allocated`];
+/// - `fallocate=none` and `truncate`: [`Layout::Sparse`], writes allocate;
+/// - `native`, `posix`, `keep`: fallocate(2) (mode 0, or
+///   `FALLOC_FL_KEEP_SIZE` for `keep`), which on XFS and ext4 leaves
+///   unwritten extents ([`Layout::Unwritten`]: reads of them return zeros
+///   without IO, a first write converts at completion) and on tmpfs and
+///   PMFS allocated blocks ([`storlab_model::fs::Behaviour::fallocate`]);
+/// - on ext3, which has no fallocate(2): `native` falls back to no
+///   preallocation, as fio's `native_fallocate` carries on when the call
+///   fails ([`Layout::Sparse`]); `posix` is glibc's emulation, a zero byte
+///   written into every block before the run ([`Layout::Allocated`], its
+///   time outside the run); `keep` fails with `EOPNOTSUPP`, which fio
+///   records as the job's error (`td_verror`), so the job is refused.
+///
+/// Simplification: with `none` fio 2.x and later leave a write-only job's
+/// new file at size 0 (no ftruncate), where the model keeps its size
+/// (as fio 1.x's ftruncate did): the writes allocate either way, but on
+/// XFS the size decides whether a direct write takes the IO lock shared.
+fn file_layout(j: &JobSpec, fs: FileSystem) -> Result<Layout, String> {
+    if j.rw.directions()[0] || j.overwrite {
+        return Ok(Layout::Allocated);
+    }
+    let prealloc = |keep_size| Layout::preallocated(fs, keep_size);
+    Ok(match j.fallocate {
+        Fallocate::None | Fallocate::Truncate => Layout::Sparse,
+        Fallocate::Native => prealloc(false).unwrap_or(Layout::Sparse),
+        Fallocate::Posix => prealloc(false).unwrap_or(Layout::Allocated),
+        Fallocate::Keep => prealloc(true).ok_or_else(|| {
+            "fallocate=keep: the file system has no fallocate(2) (ext3), so fio's \
+             FALLOC_FL_KEEP_SIZE call fails with EOPNOTSUPP and the job stops with that \
+             error; posix (glibc writes the blocks) or none runs"
+                .to_string()
+        })?,
+    })
+}
+
 /// Create the files every job thread works in (fio's semantics: a job's
 /// `filename` is one file its threads share, and any job naming it too;
 /// otherwise each thread has `nrfiles` files of its own splitting the
-/// job's `size`), in job and thread order. A file a job reads, or writes
-/// with `overwrite=1` or preallocation (`fallocate`, fio's default
-/// `native`), is laid out before the run; one only written with
-/// `fallocate=none` is sparse (fio sets its size with ftruncate) and its
-/// writes allocate. Returns, per
-/// thread, the files and the byte span its offsets run over.
+/// job's `size`), in job and thread order, laid out as [`file_layout`]
+/// says. Returns, per thread, the files and the byte span its offsets
+/// run over.
 fn lay_out_files(
     layer: &mut FileLayer,
     jobs: &JobFile,
@@ -415,11 +451,7 @@ fn lay_out_files(
                 .map_err(|m| fail(format!("size: {m}")))?;
             span = span.max(start + len);
         }
-        let layout = if dirs[0] || j.overwrite || j.fallocate {
-            Layout::Allocated
-        } else {
-            Layout::Sparse
-        };
+        let layout = file_layout(j, layer.kind()).map_err(fail)?;
         let no_space = |e: storlab_model::fs::FsError| fail(format!("size: {e}"));
         for _ in 0..j.numjobs.max(1) {
             let target = match &j.filename {

@@ -123,3 +123,184 @@ fn runs_through_a_file_system_are_deterministic() {
     let b = run("haste-dram", "xfs", &job).expect("runs");
     assert_eq!(a, b);
 }
+
+/// A counter of the `fs` object the report leaves out when it is 0
+/// (`conversions`, `unwritten_reads`).
+fn fs_count(v: &Value, name: &str) -> u64 {
+    let fs = &v["jobs"][0]["storlab"]["fs"];
+    assert!(
+        fs.is_object(),
+        "no fs object in {}",
+        v["jobs"][0]["storlab"]
+    );
+    fs[name].as_u64().unwrap_or(0)
+}
+
+fn write_bw(v: &Value) -> f64 {
+    v["jobs"][0]["write"]["bw_bytes"]
+        .as_f64()
+        .expect("bw_bytes")
+}
+
+/// 16 threads of 4 KB random direct writes into one 4 GiB file on the
+/// HASTE DRAM array: through `fs` ("none": the raw device) with `extra`.
+fn random_writes(fs: &str, extra: &[&str]) -> Value {
+    let job = [
+        "--name=m",
+        "--filename=f",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--numjobs=16",
+        "--direct=1",
+        "--size=4g",
+        "--number_ios=200",
+        "--group_reporting",
+    ];
+    run("haste-dram", fs, &[&job[..], extra].concat()).expect("runs")
+}
+
+#[test]
+fn xfs_preallocated_files_lose_less_than_sparse_and_more_than_written_ones() {
+    let raw = write_bw(&random_writes("none", &[]));
+    let native = random_writes("xfs", &["--fallocate=native"]);
+    let none = random_writes("xfs", &["--fallocate=none"]);
+    let written = random_writes("xfs", &["--overwrite=1"]);
+    let loss = |v: &Value| raw - write_bw(v);
+    assert!(
+        loss(&native) < loss(&none) && loss(&native) > loss(&written),
+        "raw {raw}, native {}, none {}, written {}",
+        write_bw(&native),
+        write_bw(&none),
+        write_bw(&written)
+    );
+    // native converts (nearly) every write and allocates none; none
+    // allocates every write; the written file does neither
+    let writes = 16 * 200;
+    assert_eq!(fs_counter(&native, "allocations"), 0);
+    assert!(fs_count(&native, "conversions") > writes * 99 / 100);
+    assert!(fs_counter(&none, "allocations") > writes * 99 / 100);
+    assert_eq!(fs_count(&none, "conversions"), 0);
+    assert_eq!(fs_count(&written, "conversions"), 0);
+    assert_eq!(fs_counter(&written, "allocations"), 0);
+    // a conversion is one of the allocating path's two transactions: the
+    // serialised sections set the pace, so native runs about twice as fast
+    let ratio = write_bw(&native) / write_bw(&none);
+    assert!((1.8..2.2).contains(&ratio), "native / none = {ratio}");
+}
+
+#[test]
+fn a_second_pass_over_preallocated_blocks_converts_nothing() {
+    // one thread writes the 1 MiB file through (256 blocks), then a
+    // second job writes the same blocks again at random
+    let first = [
+        "--name=first",
+        "--filename=f",
+        "--rw=write",
+        "--bs=4k",
+        "--size=1m",
+        "--direct=1",
+    ];
+    let second = [
+        "--name=second",
+        "--stonewall",
+        "--filename=f",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=1m",
+        "--direct=1",
+    ];
+    let one = run("haste-dram", "xfs", &first).expect("runs");
+    let both = run("haste-dram", "xfs", &[&first[..], &second[..]].concat()).expect("runs");
+    assert_eq!(fs_count(&one, "conversions"), 256);
+    assert_eq!(
+        fs_count(&both, "conversions"),
+        256,
+        "the second pass converts nothing"
+    );
+    let lat = |v: &Value, j: usize| v["jobs"][j]["write"]["lat_ns"]["mean"].as_f64().unwrap();
+    // the first pass waits for a conversion per write, the second none
+    let conv = storlab_model::fs::FsConfig::default().convert_ns() as f64;
+    assert!(
+        lat(&both, 0) - lat(&both, 1) > 0.9 * conv,
+        "first {} ns, second {} ns",
+        lat(&both, 0),
+        lat(&both, 1)
+    );
+}
+
+#[test]
+fn reads_of_a_preallocated_file_issue_no_device_reads() {
+    // the file the first job preallocated has its full size, so fio lays
+    // nothing out for the reader: it reads unwritten blocks
+    let job = [
+        "--name=w",
+        "--filename=f",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=1g",
+        "--direct=1",
+        "--number_ios=10",
+        "--name=r",
+        "--stonewall",
+        "--filename=f",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=1g",
+        "--direct=1",
+        "--number_ios=500",
+    ];
+    let v = run("haste-dram", "xfs", &job).expect("runs");
+    let reads = fs_count(&v, "unwritten_reads");
+    // at most the ten written blocks are read from the device
+    assert!((490..=500).contains(&reads), "{reads} unwritten reads");
+    // the same reads of a written file go to the device
+    let written = run(
+        "haste-dram",
+        "xfs",
+        &[&job[..7], &["--overwrite=1"], &job[7..]].concat(),
+    )
+    .expect("runs");
+    assert_eq!(fs_count(&written, "unwritten_reads"), 0);
+    let lat = |v: &Value| v["jobs"][1]["read"]["lat_ns"]["mean"].as_f64().unwrap();
+    assert!(
+        lat(&v) < lat(&written) / 2.0,
+        "zeros {} ns, device {} ns",
+        lat(&v),
+        lat(&written)
+    );
+}
+
+#[test]
+fn ext3_has_no_fallocate_so_native_runs_as_none_and_keep_is_refused() {
+    let job = |mode: &str| {
+        run(
+            "haste-dram",
+            "ext3",
+            &[
+                "--name=a",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=64m",
+                "--direct=1",
+                "--number_ios=200",
+                &format!("--fallocate={mode}"),
+            ],
+        )
+    };
+    let native = job("native").expect("runs");
+    let none = job("none").expect("runs");
+    assert_eq!(native["jobs"][0]["write"], none["jobs"][0]["write"]);
+    assert_eq!(
+        native["jobs"][0]["storlab"]["fs"],
+        none["jobs"][0]["storlab"]["fs"]
+    );
+    assert!(fs_counter(&native, "allocations") > 0);
+    assert_eq!(fs_count(&native, "conversions"), 0);
+    // posix is glibc's emulation: the blocks are written before the run
+    let posix = job("posix").expect("runs");
+    assert_eq!(fs_counter(&posix, "allocations"), 0);
+    assert_eq!(fs_counter(&posix, "fallback_writes"), 0);
+    assert!(write_bw(&posix) > write_bw(&none));
+    let e = job("keep").unwrap_err().to_string();
+    assert!(e.contains("`a`") && e.contains("fallocate=keep"), "{e}");
+}

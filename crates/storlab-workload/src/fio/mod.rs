@@ -516,9 +516,11 @@ pub struct JobSpec {
     /// `overwrite=`: the files are laid out (written) before the job, so
     /// its writes allocate nothing.
     pub overwrite: bool,
-    /// `fallocate=` not `none` (fio's default is `native`): files are
-    /// preallocated, so writes allocate nothing.
-    pub fallocate: bool,
+    /// `fallocate=`: how a file the job only writes is prepared before
+    /// the run (fio's default is `native`); with a file system in the path
+    /// the simulator maps the mode and the file system to a layout
+    /// (`storlab-sim`'s `lay_out_files`).
+    pub fallocate: Fallocate,
     /// `thread`. Recorded.
     pub thread: bool,
     /// `kb_base=` used for this job's values.
@@ -562,6 +564,31 @@ pub struct JobSpec {
     /// Every option as written (globals first, a job's own value replacing a
     /// global's in place), in fio's spelling: fio's `job options`.
     pub options: Vec<(String, String)>,
+}
+
+/// fio's `fallocate=` modes (fio's HOWTO, `fallocate=str`; filesetup.c
+/// `fallocate_file`): how fio prepares a file before a job that only
+/// writes it. A job that reads the file, or writes it with `overwrite=1`,
+/// has it written in full afterwards whatever the mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fallocate {
+    /// `none`, `0`: no preallocation.
+    None,
+    /// `native` (the default on Linux): fallocate(2) with mode 0 (blocks
+    /// reserved, the size set); fio carries on without preallocation when
+    /// the file system does not support it.
+    #[default]
+    Native,
+    /// `posix`, `1`: posix_fallocate(3). glibc calls fallocate(2) and,
+    /// only where the file system lacks it, writes a zero byte into every
+    /// block.
+    Posix,
+    /// `keep`: fallocate(2) with `FALLOC_FL_KEEP_SIZE`: blocks reserved,
+    /// the file's size left as it was (0 for fio's new file).
+    Keep,
+    /// `truncate`: ftruncate(2) to the size, no blocks reserved (a sparse
+    /// file).
+    Truncate,
 }
 
 /// fio's `unified_rw_reporting`: how directions are reported.
@@ -690,7 +717,7 @@ impl JobSpec {
             filename: None,
             nrfiles: 1,
             overwrite: false,
-            fallocate: true,
+            fallocate: Fallocate::Native,
             thread: false,
             kb_base: 1024,
             percentile_list: None,

@@ -587,8 +587,12 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
         "overwrite" => job.overwrite = parse_bool(v).map_err(err)?,
         "fallocate" => {
             job.fallocate = match v.trim() {
-                "none" | "0" => false,
-                "native" | "posix" | "keep" | "truncate" | "1" => true,
+                "none" | "0" => super::Fallocate::None,
+                "native" => super::Fallocate::Native,
+                // fio's HOWTO: 1 is the backward-compatible alias for posix
+                "posix" | "1" => super::Fallocate::Posix,
+                "keep" => super::Fallocate::Keep,
+                "truncate" => super::Fallocate::Truncate,
                 _ => {
                     return Err(e.invalid(
                         "fio's fallocate modes are none, native, posix, keep and truncate",

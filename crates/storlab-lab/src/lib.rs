@@ -9,11 +9,13 @@ pub mod error;
 pub mod figure;
 pub mod html;
 pub mod measure;
+pub mod places;
 pub mod report;
 pub mod studies;
 pub mod sweep;
 pub mod tablev;
+pub mod verdicts;
 
 pub use error::{LabError, Result};
 pub use measure::{Plan, Run, RunId, Spec};
-pub use report::{Prepared, Reproduction, Row, Summary, Verdict};
+pub use report::{Class, Prepared, Reproduction, Row, Summary, Verdict};

@@ -387,20 +387,47 @@ fn reproduce(
             pages.len() - 1
         )?;
     }
-    storlab_lab::Summary::of(&reps).write_text(&mut stdout.lock())?;
-    // the device-level studies and the application studies apart, when
-    // both ran: how well the model predicts each
-    let is_app = |r: &&storlab_lab::Reproduction| r.study.starts_with("apps-");
-    if reps.iter().any(|r| is_app(&r)) && !reps.iter().all(|r| is_app(&r)) {
+    storlab_lab::Summary::write_by_class(&reps, &mut stdout.lock())?;
+    // the run's verdicts against the committed record
+    // (docs/studies/verdicts.json): a row that held and now misses, or a
+    // recorded row that is gone, fails the run
+    let record = storlab_lab::verdicts::record_of(&reps);
+    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    let rec_path = out.join("verdicts.json");
+    std::fs::write(&rec_path, storlab_lab::verdicts::to_json(&record))
+        .with_context(|| rec_path.display().to_string())?;
+    let moves = storlab_lab::verdicts::moves(&storlab_lab::verdicts::committed(), &record);
+    let regressions = moves.iter().filter(|m| m.is_regression()).count();
+    {
         let mut w = stdout.lock();
-        storlab_lab::Summary::of(reps.iter().filter(|r| !is_app(r)))
-            .write_scored("device studies", &mut w)?;
-        storlab_lab::Summary::of(reps.iter().filter(is_app))
-            .write_scored("application studies (apps-*)", &mut w)?;
+        if moves.is_empty() {
+            writeln!(
+                w,
+                "  verdicts: every row as recorded in {}",
+                storlab_lab::verdicts::RECORD_PATH
+            )?;
+        } else {
+            writeln!(
+                w,
+                "  verdicts: {} rows moved against {} ({regressions} regressions); this run's record is {}:",
+                moves.len(),
+                storlab_lab::verdicts::RECORD_PATH,
+                rec_path.display()
+            )?;
+            for m in &moves {
+                writeln!(w, "    {}", m.describe())?;
+            }
+        }
+    }
+    if regressions > 0 {
+        anyhow::bail!(
+            "{regressions} row(s) regressed against {} (a row that held now misses, or a recorded row is gone)",
+            storlab_lab::verdicts::RECORD_PATH
+        );
     }
     if missed > 0 {
         anyhow::bail!(
-            "{missed} published figure(s) not reproduced within tolerance, with no known reason"
+            "{missed} row(s) fail the lab: a miss with no reason, a reason beside a row that holds, or a target with no published place (each marked FAILS above)"
         );
     }
     Ok(())

@@ -17,7 +17,8 @@ use storlab_sim::apps::{self as registry, AppKind, MemoryApp, Params};
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::Plan;
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::{HASTE_NPB, MONETA_T5};
+use crate::report::{at_all, Class, Prepared, Reproduction, Row};
 use crate::studies::paging;
 
 /// The NPB programs (the averages' members) and DGEMM.
@@ -75,18 +76,12 @@ pub fn run(name: &str, dev: &str, set: &[String]) -> Result<PagingRun, String> {
         .map_err(|e| format!("{name} on {dev}: {e}"))
 }
 
-/// `row`, with `reason` when it misses.
-fn with_reason(row: Row, reason: impl FnOnce() -> String) -> Row {
-    if row.pass {
-        row
-    } else {
-        row.miss_because(reason())
-    }
-}
-
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
+
+/// The explanation the NPB rows share.
+const NOTE_NPB: &str = "BT, LU and UA are calibrated on Table V's high Moneta figures; IS and SP, calibrated on Table V's 351 and 704 MIPS with the one IPC (0.6) every program shares, spend most of their time paging on every device, and CG (an ESTIMATE CPU per page, its 18 GB matrix streamed read-only past 8 GB of DRAM every product) is bound by the device's read bandwidth. Table V gives one figure per program, so the model cannot tell a slow native program (IS's integer scatter, SP's memory-bound solves: a lower IPC) from one slowed by paging; with a per-program IPC their low Moneta figures would be native speed. The streams also leave out locality the programs have (UA's neighbours are near in the mesh, IS's 1,024 buckets fill in order): see storlab apps show. The study's 32x on the disk RAID is a program that hardly pages (UA or LU, 8-9 GB over 8 GB), whose locality the streams coarsen. On the fast devices the limit is reclaim, not the device: every evicted page holds the array's one anon_vma lock for its scan, unmap and TLB shootdown (3.8 µs, swap-linux's ESTIMATEs), so a program that needs a new page every few µs is bound there on any device. The Fusion-io driver's own use of host DRAM and CPU (its FTL's tables live in the host), which a run short of DRAM feels, is not modelled.";
 
 /// Prepare the study.
 pub fn prepare() -> Prepared {
@@ -122,43 +117,19 @@ pub fn prepare() -> Prepared {
         // for the reasons: the programs Table V's high Moneta MIPS
         // calibrate (BT, LU, UA) against the low ones (IS, SP) and CG
         let idx = |n: &str| PROGRAMS.iter().position(|&q| q == n).expect("listed");
-        let group = |names: &[&str], d: usize| {
-            names
-                .iter()
-                .map(|n| format!("{} {:.1}x", &n[4..], slow[idx(n)][d]))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let ipc_reason = |d: usize| {
-            format!(
-                "BT, LU and UA, calibrated on Table V's high Moneta figures, slow {} here; IS and SP, calibrated on Table V's 351 and 704 MIPS \
-                 with the one IPC (0.6) every program shares, spend most of their time paging on every device ({}), and CG (an ESTIMATE CPU per page, \
-                 its 18 GB matrix streamed read-only past 8 GB of DRAM every product) is bound by the device's read bandwidth ({}). \
-                 Table V gives one figure per program, so the model cannot tell a slow native program (IS's integer scatter, SP's memory-bound solves: \
-                 a lower IPC) from one slowed by paging; with a per-program IPC their low Moneta figures would be native speed. \
-                 The streams also leave out locality the programs have (UA's neighbours are near in the mesh, IS's 1,024 buckets fill in order): \
-                 see storlab apps show. On the fast devices the limit is reclaim, not the device: every evicted page holds the array's one \
-                 anon_vma lock for its scan, unmap and TLB shootdown (3.8 µs, swap-linux's ESTIMATEs; the paging study's DDR rows miss on it too), \
-                 so a program that needs a new page every few µs is bound there on any device.",
-                group(&["npb-bt", "npb-lu", "npb-ua"], d),
-                group(&["npb-is", "npb-sp"], d),
-                group(&["npb-cg"], d),
-            )
-        };
+        let reason = "the slowdowns follow the one IPC every program shares and the CPU per page calibrated on Table V, where the study's programs differ in native speed and locality; see note [npb].";
         let disk = npb_of(dev("raid-disk"));
         let lo = disk.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = disk.iter().copied().fold(0.0, f64::max);
         let rows = vec![
             Row::within(
-                format!(
-                    "disk RAID: smallest NPB slowdown with 8 GB of DRAM ({})",
-                    list(dev("raid-disk"))
-                ),
+                "disk RAID: smallest NPB slowdown with 8 GB of DRAM",
                 lo,
                 32.0,
                 0.25,
                 "x",
-            ),
+            )
+            .model_note(&format!("({})", list(dev("raid-disk")))),
             Row::within(
                 "disk RAID: largest NPB slowdown with 8 GB of DRAM",
                 hi,
@@ -180,13 +151,11 @@ pub fn prepare() -> Prepared {
         });
         let disk_reason = format!(
             "a major fault on the disk RAID takes {fault_ms:.1} ms (UA: a seek and a rotation behind 16 threads' queue, {per_read:.1} pages a read), \
-             so even the program that pages least is slowed past the study's smallest; the study's 32x is a program that hardly pages \
-             (UA or LU, 8-9 GB over 8 GB), whose locality the streams coarsen (UA's gathers uniform over the mesh; LU's wavefronts in page order). {}",
-            ipc_reason(dev("raid-disk"))
+             so even the program that pages least is slowed past the study's smallest; see note [npb]."
         );
         let mut rows: Vec<Row> = rows
             .into_iter()
-            .map(|r| with_reason(r, || disk_reason.clone()))
+            .map(|r| r.miss_because(disk_reason.clone()))
             .collect();
         let (ssd, fio) = (
             mean(&npb_of(dev("raid-ssd"))),
@@ -197,23 +166,21 @@ pub fn prepare() -> Prepared {
             ("fusion-io", "Fusion-io", 33.0),
         ] {
             let row = Row::within(
-                format!("{label}: mean NPB slowdown ({})", list(dev(name))),
+                format!("{label}: mean NPB slowdown"),
                 mean(&npb_of(dev(name))),
                 target,
                 0.25,
                 "x",
-            );
-            rows.push(with_reason(row, || {
-                let order = if ssd > fio {
-                    format!(
-                        " The model also pages slower to the SSD RAID ({ssd:.0}x) than to the Fusion-io ({fio:.0}x), the study faster (11x against 33x): \
-                         not modelled, the Fusion-io driver's own use of host DRAM and CPU (its FTL's tables live in the host), which a run short of DRAM feels."
-                    )
-                } else {
-                    String::new()
-                };
-                format!("{}{order}", ipc_reason(dev(name)))
-            }));
+            )
+            .model_note(&format!("({})", list(dev(name))));
+            let order = if ssd > fio {
+                format!(
+                    " The model pages slower to the SSD RAID ({ssd:.0}x) than to the Fusion-io ({fio:.0}x), the study faster."
+                )
+            } else {
+                String::new()
+            };
+            rows.push(row.miss_because(format!("{reason}{order}")));
         }
         for (names, label, target) in [
             (&["haste-dram", "haste-pcm", "haste-sttm"][..], "HASTE", 5.8),
@@ -222,18 +189,14 @@ pub fn prepare() -> Prepared {
             let all: Vec<f64> = names.iter().flat_map(|n| npb_of(dev(n))).collect();
             let d0 = dev(names[0]);
             let row = Row::within(
-                format!(
-                    "{label} configurations ({}): mean NPB slowdown ({} on {})",
-                    names.join(", "),
-                    list(d0),
-                    names[0]
-                ),
+                format!("{label} configurations ({}): mean NPB slowdown", names.join(", ")),
                 mean(&all),
                 target,
                 0.25,
                 "x",
-            );
-            rows.push(with_reason(row, || ipc_reason(d0)));
+            )
+            .model_note(&format!("({} on {})", list(d0), names[0]));
+            rows.push(row.miss_because(reason));
         }
         let moneta = dev("moneta-balance");
         for (name, mips) in TABLE_V {
@@ -249,18 +212,14 @@ pub fn prepare() -> Prepared {
                     0.25,
                     "MIPS",
                 )
-                .input(format!("{name}'s cpu_ns, CALIBRATED on this figure")),
+                .at(MONETA_T5)
+                .input(format!("cpu_ns ({name}'s, CALIBRATED on this figure)")),
             );
         }
         if !errors.is_empty() {
             errors.sort();
             errors.dedup();
-            rows.push(Row::holds(
-                "every run completes",
-                "(runs)",
-                errors.join("; "),
-                false,
-            ));
+            panic!("apps-paging: runs failed: {}", errors.join("; "));
         }
         let series = DEVICES
             .iter()
@@ -286,7 +245,10 @@ pub fn prepare() -> Prepared {
                 (apps::STUDY_DRAM / apps::SCALE) >> 20,
                 apps::SCALE,
             ),
-            rows,
+            class: Class::App,
+            state_rule: "every program touches each page once before it is measured (its initialisation, not timed); the swap device starts empty and flash devices are written once".into(),
+            notes: vec![("npb".into(), NOTE_NPB.into())],
+            rows: at_all(rows, HASTE_NPB),
             figures: vec![Figure {
                 id: "apps-paging".into(),
                 title: "Paging programs: slowdown against enough DRAM, per program and swap device".into(),

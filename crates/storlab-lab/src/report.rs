@@ -553,34 +553,19 @@ impl Reproduction {
         writeln!(w, "{}: {}", self.study, self.title)?;
         writeln!(w, "  {}", self.setting)?;
         writeln!(w, "  State before a measurement: {}", self.state_rule)?;
-        let ww = self
-            .rows
-            .iter()
-            .map(|r| r.what.chars().count())
-            .max()
-            .unwrap_or(4)
-            .max(4);
-        let wp = self
-            .rows
-            .iter()
-            .map(|r| r.published.chars().count())
-            .max()
-            .unwrap_or(9)
-            .max(9);
-        let wm = self
-            .rows
-            .iter()
-            .map(|r| r.model.chars().count())
-            .max()
-            .unwrap_or(5)
-            .max(5);
-        let wl = self
-            .rows
-            .iter()
-            .map(|r| r.place.chars().count())
-            .max()
-            .unwrap_or(5)
-            .max(5);
+        // a column's width: its widest cell, at least its heading
+        let width = |cell: &dyn Fn(&Row) -> &str, heading: &str| {
+            self.rows
+                .iter()
+                .map(|r| cell(r).chars().count())
+                .chain([heading.chars().count()])
+                .max()
+                .unwrap_or(0)
+        };
+        let ww = width(&|r| &r.what, "what");
+        let wl = width(&|r| &r.place, "place");
+        let wp = width(&|r| &r.published, "published");
+        let wm = width(&|r| &r.model, "model");
         writeln!(
             w,
             "  {:<ww$}  {:<wl$}  {:<wp$}  {:<wm$}  verdict",

@@ -2,7 +2,8 @@
 //! figures ([`studies`], [`report`]), parameter sweeps that split into
 //! shards any job scheduler can run ([`sweep`]), and figures drawn as SVG
 //! with their data as CSV ([`figure`]). Every number comes from the
-//! simulator through [`measure`], the same path as `storlab sim`.
+//! simulator through [`measure`], the same path as `storlab sim`; the
+//! [`sensitivity`] check finds rows that do not move with their device.
 #![deny(missing_docs)]
 
 pub mod error;
@@ -11,6 +12,7 @@ pub mod html;
 pub mod measure;
 pub mod places;
 pub mod report;
+pub mod sensitivity;
 pub mod studies;
 pub mod sweep;
 pub mod tablev;

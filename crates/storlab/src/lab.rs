@@ -38,6 +38,12 @@ pub enum LabCmd {
         /// as commands); opens from disk, no server or network.
         #[arg(long)]
         html: Option<PathBuf>,
+        /// Then run each study again with every device's media latency x2,
+        /// and again with its bandwidth /2, and list the numeric rows that
+        /// change by less than 0.1% under both: rows that do not move with
+        /// the device they measure. Also writes <out>/sensitivity.json.
+        #[arg(long)]
+        sensitivity: bool,
     },
     /// Run one simulation per point of the varied parameters (the last
     /// varies fastest) and write a CSV table: per point and direction, IOs,
@@ -166,7 +172,8 @@ pub fn run(cmd: &LabCmd) -> anyhow::Result<()> {
             devices,
             app_set,
             html,
-        } => reproduce(names, out, devices, app_set, html.as_deref()),
+            sensitivity,
+        } => reproduce(names, out, devices, app_set, html.as_deref(), *sensitivity),
         LabCmd::Sweep(a) => run_sweep(a),
         LabCmd::Merge { tables, out } => {
             out.check()?;
@@ -298,6 +305,7 @@ fn reproduce(
     devices: &[String],
     app_set: &[String],
     html: Option<&std::path::Path>,
+    sensitivity: bool,
 ) -> anyhow::Result<()> {
     let all = || studies::STUDIES.iter().map(|(n, _)| n.to_string());
     // `apps` is every application study, and the Table V after them
@@ -425,10 +433,53 @@ fn reproduce(
             storlab_lab::verdicts::RECORD_PATH
         );
     }
+    if sensitivity {
+        sensitivity_check(&reps, out)?;
+    }
     if missed > 0 {
         anyhow::bail!(
             "{missed} row(s) fail the lab: a miss with no reason, a reason beside a row that holds, or a target with no published place (each marked FAILS above)"
         );
     }
+    Ok(())
+}
+
+/// `--sensitivity`: each study of `reps` again under both perturbations
+/// (`storlab_lab::sensitivity`), the rows that do not move printed and
+/// written to `<out>/sensitivity.json`.
+fn sensitivity_check(
+    reps: &[storlab_lab::Reproduction],
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    use storlab_lab::sensitivity::{self, Perturbation};
+    // every study prepared (and every device perturbed) before anything runs
+    let mut prepared = Vec::new();
+    for rep in reps {
+        for p in Perturbation::ALL {
+            prepared.push(sensitivity::prepare(&rep.study, p)?);
+        }
+    }
+    let total: usize = prepared.iter().map(|p| p.plan.len()).sum();
+    let bar = crate::sim::progress_bar_len(total as u64, "runs (sensitivity)");
+    let mut checked = Vec::new();
+    let mut prepared = prepared.into_iter();
+    for base in reps {
+        let (lat, bw) = (
+            prepared.next().expect("prepared"),
+            prepared.next().expect("prepared"),
+        );
+        let lat = lat.run(&|| bar.inc(1))?;
+        let bw = bw.run(&|| bar.inc(1))?;
+        checked.push((base, sensitivity::compare(base, &lat, &bw)?));
+    }
+    bar.finish_and_clear();
+    let report = sensitivity::Report::new(checked);
+    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    let path = out.join("sensitivity.json");
+    std::fs::write(&path, report.to_json()).with_context(|| path.display().to_string())?;
+    let mut w = std::io::stdout().lock();
+    writeln!(w)?;
+    report.write_text(&mut w)?;
+    writeln!(w, "  wrote {}", path.display())?;
     Ok(())
 }

@@ -19,6 +19,7 @@ use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::Plan;
 use crate::places::{HASTE_NPB, MONETA_T5};
 use crate::report::{at_all, Class, Prepared, Reproduction, Row};
+use crate::sensitivity::{self, Perturbation};
 use crate::studies::paging;
 
 /// The NPB programs (the averages' members) and DGEMM.
@@ -63,15 +64,36 @@ pub fn program(name: &str, set: &[String]) -> Result<MemoryApp, String> {
 
 /// The swap device `dev` with the paging study's overrides.
 pub fn device(dev: &str) -> Result<SystemConfig, String> {
-    SystemConfig::load(&PresetStore::default(), dev, &paging::device_set(dev))
+    device_perturbed(dev, None)
+}
+
+/// [`device`], slower by `perturb` (the sensitivity check's overrides,
+/// `crate::sensitivity`) when given.
+pub fn device_perturbed(dev: &str, perturb: Option<Perturbation>) -> Result<SystemConfig, String> {
+    let mut o = paging::device_set(dev);
+    if let Some(p) = perturb {
+        o.extend(sensitivity::overrides(dev, &o, p).map_err(|e| format!("{dev}: {e}"))?);
+    }
+    SystemConfig::load(&PresetStore::default(), dev, &o)
         .map(|x| x.1)
         .map_err(|e| format!("{dev}: {e}"))
 }
 
 /// Run `name` (with `set`) paging to `dev`, and with enough DRAM.
 pub fn run(name: &str, dev: &str, set: &[String]) -> Result<PagingRun, String> {
+    run_perturbed(name, dev, set, None)
+}
+
+/// [`run`], with the swap device slower by `perturb` when given (the
+/// host's DRAM, the swap system's own device, is not perturbed).
+pub fn run_perturbed(
+    name: &str,
+    dev: &str,
+    set: &[String],
+    perturb: Option<Perturbation>,
+) -> Result<PagingRun, String> {
     let app = program(name, set)?;
-    let d = device(dev)?;
+    let d = device_perturbed(dev, perturb)?;
     apps::run(&PresetStore::default(), apps::SWAP_PRESET, &app, &d, &[], 1)
         .map_err(|e| format!("{name} on {dev}: {e}"))
 }
@@ -85,13 +107,19 @@ const NOTE_NPB: &str = "BT, LU and UA are calibrated on Table V's high Moneta fi
 
 /// Prepare the study.
 pub fn prepare() -> Prepared {
+    prepare_perturbed(None)
+}
+
+/// Prepare the study with every swap device slower by `perturb` when
+/// given (the sensitivity check, `crate::sensitivity::prepare`).
+pub fn prepare_perturbed(perturb: Option<Perturbation>) -> Prepared {
     let finish = move |_: &crate::measure::Results| {
         let jobs: Vec<(usize, usize)> = (0..PROGRAMS.len())
             .flat_map(|p| (0..DEVICES.len()).map(move |d| (p, d)))
             .collect();
         let out: Vec<Result<PagingRun, String>> = jobs
             .par_iter()
-            .map(|&(p, d)| run(PROGRAMS[p], DEVICES[d].1, &[]))
+            .map(|&(p, d)| run_perturbed(PROGRAMS[p], DEVICES[d].1, &[], perturb))
             .collect();
         let mut errors = Vec::new();
         // slowdown[p][d]: enough DRAM's metric over the paged one

@@ -22,6 +22,7 @@ use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::Plan;
 use crate::places::HASTE_FIG9;
 use crate::report::{at_all, Class, Prepared, Reproduction, Row};
+use crate::sensitivity::{self, Perturbation};
 
 /// DRAM of the scaled runs: 64 MiB (the study's 8 GB / 128).
 pub const DRAM_BYTES: u64 = 64 << 20;
@@ -74,17 +75,30 @@ pub fn device_set(dev: &str) -> Vec<String> {
 
 /// The system: `swap-linux` with `dram` bytes of DRAM over `dev`.
 pub fn system(dram: u64, dev: &str) -> Result<SystemConfig, String> {
+    system_perturbed(dram, dev, None)
+}
+
+/// [`system`], with the swap device slower by `perturb` (the
+/// sensitivity check's overrides, `crate::sensitivity`) when given.
+pub fn system_perturbed(
+    dram: u64,
+    dev: &str,
+    perturb: Option<Perturbation>,
+) -> Result<SystemConfig, String> {
     let set = device_set(dev)
         .iter()
         .map(|s| format!("{s:?}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let o = vec![
+    let mut o = vec![
         format!("device.capacity_bytes={dram}"),
         format!("swap.device=\"{dev}\""),
         format!("swap.device_set=[{set}]"),
         format!("swap.swap_bytes={}", 8 * DRAM_BYTES),
     ];
+    if let Some(p) = perturb {
+        o.extend(sensitivity::overrides("swap-linux", &o, p).map_err(|e| format!("{dev}: {e}"))?);
+    }
     SystemConfig::load(&PresetStore::default(), "swap-linux", &o)
         .map(|x| x.1)
         .map_err(|e| format!("{dev}: {e}"))
@@ -105,18 +119,33 @@ pub fn thrash(ratio: f64) -> MemWorkload {
 
 /// Run thrash at `ratio` on `dev` (or on enough DRAM with `None`).
 pub fn run(dev: Option<&str>, ratio: f64) -> Result<MemReport, String> {
+    run_perturbed(dev, ratio, None)
+}
+
+/// [`run`], with the swap device slower by `perturb` when given.
+pub fn run_perturbed(
+    dev: Option<&str>,
+    ratio: f64,
+    perturb: Option<Perturbation>,
+) -> Result<MemReport, String> {
     let w = thrash(ratio);
     let dram = match dev {
         Some(_) => DRAM_BYTES,
         // enough DRAM: the array and the watermarks twice over
         None => 2 * (w.pages_per_thread * THREADS as u64 * PAGE) + DRAM_BYTES,
     };
-    let sys = system(dram, dev.unwrap_or("haste-pcm"))?;
+    let sys = system_perturbed(dram, dev.unwrap_or("haste-pcm"), perturb)?;
     swap::run(&sys, &PresetStore::default(), &w).map_err(|e| e.to_string())
 }
 
 /// Prepare the study.
 pub fn prepare() -> Prepared {
+    prepare_perturbed(None)
+}
+
+/// Prepare the study with every swap device slower by `perturb` when
+/// given (the sensitivity check, `crate::sensitivity::prepare`).
+pub fn prepare_perturbed(perturb: Option<Perturbation>) -> Prepared {
     let finish = move |_: &crate::measure::Results| {
         let mut jobs: Vec<(Option<usize>, usize)> = Vec::new();
         for r in 0..RATIOS.len() {
@@ -127,7 +156,7 @@ pub fn prepare() -> Prepared {
         }
         let out: Vec<Result<MemReport, String>> = jobs
             .par_iter()
-            .map(|&(d, r)| run(d.map(|d| DEVICES[d].1), RATIOS[r]))
+            .map(|&(d, r)| run_perturbed(d.map(|d| DEVICES[d].1), RATIOS[r], perturb))
             .collect();
         let get = |d: Option<usize>, r: usize| {
             let k = jobs.iter().position(|&j| j == (d, r)).expect("planned");

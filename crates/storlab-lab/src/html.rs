@@ -320,7 +320,11 @@ fn rows_table(rep: &Reproduction) -> String {
     let miss = rep.misses().len();
     s.push_str("</table>\n");
     for (id, note) in &rep.notes {
-        s.push_str(&format!("<p class=\"note\">Note [{}]: {}</p>\n", text(id), text(note)));
+        s.push_str(&format!(
+            "<p class=\"note\">Note [{}]: {}</p>\n",
+            text(id),
+            text(note)
+        ));
     }
     s.push_str(&format!(
         "<p>{} of {} within the published tolerance; {} known misses, {} FAIL.</p>\n",

@@ -288,7 +288,9 @@ pub fn reason_problem(reason: &str, notes: &[&str]) -> Option<String> {
         };
         let id = &after[..end];
         if !notes.contains(&id) {
-            return Some(format!("its reason points to note [{id}], which the study does not have"));
+            return Some(format!(
+                "its reason points to note [{id}], which the study does not have"
+            ));
         }
         rest = &after[end..];
     }
@@ -320,7 +322,10 @@ pub fn sentence_count(text: &str) -> usize {
                 .take_while(|c| c.is_alphanumeric())
                 .collect();
             if next.is_some_and(|c| c.is_uppercase())
-                && !matches!(word.chars().rev().collect::<String>().as_str(), "Fig" | "Sec" | "al" | "vs" | "cf" | "e.g" | "i.e" | "no")
+                && !matches!(
+                    word.chars().rev().collect::<String>().as_str(),
+                    "Fig" | "Sec" | "al" | "vs" | "cf" | "e.g" | "i.e" | "no"
+                )
             {
                 n += 1;
             }
@@ -376,10 +381,7 @@ impl Summary {
     }
 
     /// Over the rows of class `class` in `reps`.
-    pub fn of_class<'a>(
-        reps: impl IntoIterator<Item = &'a Reproduction>,
-        class: Class,
-    ) -> Summary {
+    pub fn of_class<'a>(reps: impl IntoIterator<Item = &'a Reproduction>, class: Class) -> Summary {
         Summary::of_rows(
             reps.into_iter()
                 .flat_map(|r| r.rows.iter().map(move |row| (r, row)))
@@ -815,12 +817,31 @@ mod tests {
         let p = held.miss_because("in advance").problem(&notes).unwrap();
         assert!(p.contains("holds but carries a miss reason"), "{p}");
         let miss = Row::within("x", 3.0, 1.0, 0.1, "").at(crate::places::MONETA_T3);
-        assert!(miss.clone().problem(&notes).unwrap().contains("no known reason"));
-        assert!(miss.clone().miss_because("  ").problem(&notes).unwrap().contains("empty"));
+        assert!(miss
+            .clone()
+            .problem(&notes)
+            .unwrap()
+            .contains("no known reason"));
+        assert!(miss
+            .clone()
+            .miss_because("  ")
+            .problem(&notes)
+            .unwrap()
+            .contains("empty"));
         let three = "One. Two sentences here. Three of them.";
-        assert!(miss.clone().miss_because(three).problem(&notes).unwrap().contains("3 sentences"));
+        assert!(miss
+            .clone()
+            .miss_because(three)
+            .problem(&notes)
+            .unwrap()
+            .contains("3 sentences"));
         let long = "word ".repeat(100);
-        assert!(miss.clone().miss_because(long).problem(&notes).unwrap().contains("characters"));
+        assert!(miss
+            .clone()
+            .miss_because(long)
+            .problem(&notes)
+            .unwrap()
+            .contains("characters"));
         assert!(miss
             .clone()
             .miss_because("see note [other].")
@@ -841,7 +862,10 @@ mod tests {
         let none = Row::within("x", 1.0, 1.0, 0.1, "");
         assert!(none.problem(&[]).unwrap().contains("no published place"));
         let preset = Row::within("x", 1.0, 1.0, 0.1, "").at("moneta-spin.toml's link rate");
-        assert!(preset.problem(&[]).unwrap().contains("not a published place"));
+        assert!(preset
+            .problem(&[])
+            .unwrap()
+            .contains("not a published place"));
         let mut r = rep(vec![]);
         r.rows = vec![none, preset];
         let s = Summary::of([&r]);
@@ -852,7 +876,9 @@ mod tests {
     fn classes_are_summarised_apart() {
         let mut r = rep(vec![
             Row::within("dev", 1.1, 1.0, 0.2, ""),
-            Row::within("xdd", 3.0, 1.0, 0.2, "").class(Class::Xdd).miss_because("r"),
+            Row::within("xdd", 3.0, 1.0, 0.2, "")
+                .class(Class::Xdd)
+                .miss_because("r"),
         ]);
         r.class = Class::Device;
         let d = Summary::of_class([&r], Class::Device);
@@ -864,7 +890,10 @@ mod tests {
     #[test]
     fn sentences_are_counted_past_abbreviations() {
         assert_eq!(sentence_count("one"), 1);
-        assert_eq!(sentence_count("HASTE's Fig. 4 says 3.3x, Linux 2.6.28 too."), 1);
+        assert_eq!(
+            sentence_count("HASTE's Fig. 4 says 3.3x, Linux 2.6.28 too."),
+            1
+        );
         assert_eq!(sentence_count("First. Second."), 2);
     }
 

@@ -95,14 +95,24 @@ fn qd1_latencies_spread_and_the_hosts_spread_keeps_the_mean() {
     use storlab_lab::studies::psd::qd1;
     let mut p = Plan::new();
     let small = storlab_lab::studies::psd::full(devices::SMALL_SATA);
-    let sata = p.add(storlab_lab::studies::psd::at_depth("sata-ssd", &small, "randread", 1));
+    let sata = p.add(storlab_lab::studies::psd::at_depth(
+        "sata-ssd", &small, "randread", 1,
+    ));
     let psd = p.add(qd1("micron-psd", &[], "randwrite", 2000));
     let on = p.add(qd1("moneta-base", &[], "randread", 4000));
-    let off = p.add(qd1("moneta-base", devices::NO_HOST_SPREAD, "randread", 4000));
+    let off = p.add(qd1(
+        "moneta-base",
+        devices::NO_HOST_SPREAD,
+        "randread",
+        4000,
+    ));
     let r = p.run(&|| {}).expect("runs");
     assert!(devices::tail(&r[sata], 0) > 1.05 && devices::stdev_us(&r[sata], 0) > 0.0);
     assert!(devices::tail(&r[psd], 1) > 1.05 && devices::stdev_us(&r[psd], 1) > 0.0);
     assert!(devices::tail(&r[on], 0) > 1.05 && devices::tail(&r[off], 0) < 1.01);
     let (m_on, m_off) = (devices::mean_us(&r[on], 0), devices::mean_us(&r[off], 0));
-    assert!((m_on / m_off - 1.0).abs() < 0.02, "mean {m_on} µs against {m_off} µs");
+    assert!(
+        (m_on / m_off - 1.0).abs() < 0.02,
+        "mean {m_on} µs against {m_off} µs"
+    );
 }

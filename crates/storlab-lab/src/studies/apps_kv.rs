@@ -116,12 +116,18 @@ pub fn prepare() -> Prepared {
         for w in WORKLOADS {
             let dram_cfg = CONFIGS[2].1;
             let (opt, dram) = (m(1, "nvmm-opt", w), m(1, dram_cfg, w));
-            rows.push(Row::between(
+            // the study's finding that journaled MongoDB runs as fast on
+            // NVMM-Opt as on DRAM (0.99-1.16x): the model's journal commits
+            // on a timer, off the client's path, so the ratio is 1 on any
+            // device (`lab reproduce --sensitivity` lists these rows). A
+            // finding, pass/fail, not in the medians: a row that cannot
+            // move with the device is no evidence of agreement.
+            let x = opt / dram;
+            rows.push(Row::holds(
                 format!("YCSB-{} JOURNALED: NVMM-Opt / DRAM", w.to_uppercase()),
-                opt / dram,
-                0.99,
-                1.16,
-                "x",
+                "about equal (0.99-1.16x)",
+                format!("{x:.3}x"),
+                (0.99..=1.16).contains(&x),
             ));
         }
         let panels = MODES

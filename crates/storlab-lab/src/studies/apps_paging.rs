@@ -217,7 +217,10 @@ pub fn prepare_perturbed(perturb: Option<Perturbation>) -> Prepared {
             let all: Vec<f64> = names.iter().flat_map(|n| npb_of(dev(n))).collect();
             let d0 = dev(names[0]);
             let row = Row::within(
-                format!("{label} configurations ({}): mean NPB slowdown", names.join(", ")),
+                format!(
+                    "{label} configurations ({}): mean NPB slowdown",
+                    names.join(", ")
+                ),
                 mean(&all),
                 target,
                 0.25,

@@ -307,33 +307,42 @@ pub fn prepare() -> Prepared {
             .find(|(_, &b)| b >= 0.99 * peak)
             .map(|(&q, _)| q)
             .unwrap_or(0);
-        rows.push(Row::holds(
-            "micron-psd, 4 KB 50/50 mix: first depth at 99 % of peak bandwidth",
-            "only at QD64",
-            format!(
-                "QD{at} (peak {peak:.0} MB/s; QD32 {:.0}, QD64 {:.0})",
-                bw[5], bw[6]
-            ),
-            at == 64,
-        ).at(PSD_FINDINGS));
+        rows.push(
+            Row::holds(
+                "micron-psd, 4 KB 50/50 mix: first depth at 99 % of peak bandwidth",
+                "only at QD64",
+                format!(
+                    "QD{at} (peak {peak:.0} MB/s; QD32 {:.0}, QD64 {:.0})",
+                    bw[5], bw[6]
+                ),
+                at == 64,
+            )
+            .at(PSD_FINDINGS),
+        );
         // Moneta power
         let total = power_w(&r[pw], "");
         let memory = power_w(&r[pw], "media");
         let mem_idle = power_w(&r[idle], "media");
-        rows.push(Row::within(
-            "moneta-balance, random 8 KB writes, 16 threads: total power",
-            total,
-            3.47,
-            0.25,
-            "W",
-        ).at(MONETA_POWER));
-        rows.push(Row::within(
-            "moneta-balance, same run: memory (PCM array, row buffers, background)",
-            memory,
-            0.4,
-            0.25,
-            "W",
-        ).at(MONETA_POWER));
+        rows.push(
+            Row::within(
+                "moneta-balance, random 8 KB writes, 16 threads: total power",
+                total,
+                3.47,
+                0.25,
+                "W",
+            )
+            .at(MONETA_POWER),
+        );
+        rows.push(
+            Row::within(
+                "moneta-balance, same run: memory (PCM array, row buffers, background)",
+                memory,
+                0.4,
+                0.25,
+                "W",
+            )
+            .at(MONETA_POWER),
+        );
         rows.push(
             Row::within(
                 "moneta-balance, memory power idle",
@@ -343,7 +352,9 @@ pub fn prepare() -> Prepared {
                 "W",
             )
             .at(MONETA_POWER)
-            .input("dies_per_controller (power.dies_per_controller, CALIBRATED against this figure)"),
+            .input(
+                "dies_per_controller (power.dies_per_controller, CALIBRATED against this figure)",
+            ),
         );
         Reproduction {
             study: "devices".into(),

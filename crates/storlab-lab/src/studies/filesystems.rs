@@ -318,15 +318,13 @@ pub fn prepare() -> Prepared {
             ));
         }
         let raw = |name: &str| lat(name, false);
-        rows.push(
-            Row::within(
-                "ddr-pcm, XFS adds per 4 KB access",
-                adds_pct("ddr-pcm"),
-                93.0,
-                0.25,
-                "%",
-            ),
-        );
+        rows.push(Row::within(
+            "ddr-pcm, XFS adds per 4 KB access",
+            adds_pct("ddr-pcm"),
+            93.0,
+            0.25,
+            "%",
+        ));
         rows.push(
             Row::within(
                 "haste-pcm, XFS adds per 4 KB access",

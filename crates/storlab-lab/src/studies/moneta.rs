@@ -215,14 +215,8 @@ pub fn prepare() -> Prepared {
             .map(|(bs, d)| (bw("moneta-spin", d, bs) - bw("moneta-atomic", d, bs)) * 1000.0)
             .fold(f64::MIN, f64::max);
         rows.push(
-            Row::within(
-                "+Spin adds at most, 512 B-4 KB",
-                best,
-                250.0,
-                0.30,
-                "MB/s",
-            )
-            .at(VARIANTS_TEXT),
+            Row::within("+Spin adds at most, 512 B-4 KB", best, 250.0, 0.30, "MB/s")
+                .at(VARIANTS_TEXT),
         );
         // the study's words: "near the 2 GB/s link" (its figure, not the
         // preset's link rate)

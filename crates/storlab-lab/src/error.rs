@@ -60,6 +60,10 @@ pub enum LabError {
     /// A sweep specification that cannot be used.
     #[error("{0}")]
     Sweep(String),
+    /// The sensitivity check cannot perturb a device or compare a study's
+    /// runs (`crate::sensitivity`).
+    #[error("sensitivity check: {0}")]
+    Sensitivity(String),
     /// A sweep result file that cannot be merged.
     #[error("{path}:{line}: {message}")]
     Merge {

@@ -193,8 +193,8 @@ pub fn index_page(reps: &[Reproduction], meta: &SiteMeta) -> String {
     s.push_str(&meta_table(meta));
     let sum = Summary::of(reps);
     s.push_str(&format!(
-        "<p>{} rows: {} ok, {} inputs (hold by construction), {} known misses, {} unexplained misses (FAIL). \
-         Over the {} numeric rows that are not inputs: median error {:.1}%, {} beyond 2x.</p>\n",
+        "<p>{} rows: {} ok, {} inputs (hold by construction), {} known misses, {} failing (FAIL). \
+         Over the {} scored numeric rows: median error {:.1}%, {} beyond 2x; {} rows by construction.</p>\n",
         sum.rows,
         sum.ok,
         sum.inputs,
@@ -202,8 +202,25 @@ pub fn index_page(reps: &[Reproduction], meta: &SiteMeta) -> String {
         sum.misses,
         sum.scored,
         sum.median_error * 100.0,
-        sum.beyond_2x
+        sum.beyond_2x,
+        sum.by_construction
     ));
+    s.push_str("<ul>\n");
+    for class in crate::report::Class::ALL {
+        let c = Summary::of_class(reps, class);
+        if c.rows > 0 {
+            s.push_str(&format!(
+                "<li>{}: {} scored numeric rows, median error {:.1}%, {} beyond 2x; {} inputs; {} by construction</li>\n",
+                text(class.label()),
+                c.scored,
+                c.median_error * 100.0,
+                c.beyond_2x,
+                c.inputs,
+                c.by_construction
+            ));
+        }
+    }
+    s.push_str("</ul>\n");
     s.push_str(
         "<table class=\"studies\">\n<tr><th>study</th><th>title</th><th>rows</th><th>ok</th>\
          <th>input</th><th>MISS (known)</th><th>FAIL</th><th>figures</th></tr>\n",
@@ -221,7 +238,7 @@ pub fn index_page(reps: &[Reproduction], meta: &SiteMeta) -> String {
             rep.rows.len(),
             count(&|r| r.verdict() == Verdict::Ok),
             count(&|r| r.verdict() == Verdict::Input),
-            rep.misses().len() - fail,
+            rep.known_misses(),
             if fail > 0 { " v-fail" } else { "" },
             fail,
             rep.figures.len()
@@ -273,10 +290,11 @@ pub fn study_page(rep: &Reproduction, meta: &SiteMeta) -> Result<String> {
 }
 
 fn rows_table(rep: &Reproduction) -> String {
-    let mut s = String::from(
-        "<table class=\"rows\">\n<tr><th>what</th><th>published</th><th>model</th>\
+    let s = String::from(
+        "<p>State before a measurement: {}</p>\n<table class=\"rows\">\n<tr><th>what</th><th>place</th><th>published</th><th>model</th>\
          <th>error</th><th>verdict</th></tr>\n",
     );
+    let mut s = s.replace("{}", &text(&rep.state_rule));
     for r in &rep.rows {
         let (v, class) = verdict_cell(r);
         let err = match r.error {
@@ -290,8 +308,9 @@ fn rows_table(rep: &Reproduction) -> String {
             .map(|i| format!("<br><small>input: {}</small>", text(i)))
             .unwrap_or_default();
         s.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"{class}\">{}{input}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"{class}\">{}{input}</td></tr>\n",
             text(&r.what),
+            text(&r.place),
             text(&r.published),
             text(&r.model),
             err,
@@ -299,11 +318,19 @@ fn rows_table(rep: &Reproduction) -> String {
         ));
     }
     let miss = rep.misses().len();
+    s.push_str("</table>\n");
+    for (id, note) in &rep.notes {
+        s.push_str(&format!(
+            "<p class=\"note\">Note [{}]: {}</p>\n",
+            text(id),
+            text(note)
+        ));
+    }
     s.push_str(&format!(
-        "</table>\n<p>{} of {} within the published tolerance; {} known misses, {} FAIL.</p>\n",
+        "<p>{} of {} within the published tolerance; {} known misses, {} FAIL.</p>\n",
         rep.rows.len() - miss,
         rep.rows.len(),
-        miss - rep.failures().len(),
+        rep.known_misses(),
         rep.failures().len()
     ));
     s
@@ -554,6 +581,9 @@ mod tests {
             study: study.into(),
             title: "t".into(),
             setting: setting.into(),
+            class: crate::report::Class::Device,
+            state_rule: "r".into(),
+            notes: vec![],
             rows: vec![Row::holds("on raid-ssd", "x", "y".into(), true)],
             figures: vec![],
         }

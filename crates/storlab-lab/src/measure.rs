@@ -302,6 +302,16 @@ impl Plan {
     pub fn specs(&self) -> &[Spec] {
         &self.specs
     }
+    /// The same plan with every run replaced by `f` of it, in place: each
+    /// [`RunId`] handed out before still reads the run made from its
+    /// spec (two specs that `f` makes equal stay two runs). The first
+    /// error, in plan order, is returned. Used by the sensitivity check
+    /// ([`crate::sensitivity`]) to add overrides to every run of a study.
+    pub fn map_specs(self, mut f: impl FnMut(&Spec) -> Result<Spec>) -> Result<Plan> {
+        Ok(Plan {
+            specs: self.specs.iter().map(&mut f).collect::<Result<_>>()?,
+        })
+    }
     /// Run everything, in parallel; `progress` is called once per
     /// finished run (from any thread). The first error, in plan order,
     /// is returned.

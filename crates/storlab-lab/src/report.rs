@@ -4,22 +4,24 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{LabError, Result};
 use crate::figure::Figure;
 use crate::measure::{Plan, Results};
 
 /// How a row came out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Within the published tolerance (or the published ordering holds),
     /// and the published value is not one of the model's inputs.
     Ok,
-    /// The published value is an input of the model (a preset value set
-    /// from it, or a parameter calibrated against it): the row holds by
-    /// construction and says nothing of the model's power to predict.
+    /// The published value is an input of the model (a parameter set or
+    /// calibrated from it) and the model reproduces it within 1 %
+    /// ([`INPUT_REPRODUCED`]): the row holds by construction and says
+    /// nothing of the model's power to predict. An input row the model
+    /// does not reproduce that closely is scored like any other.
     Input,
     /// Outside the tolerance. With a reason, the miss is known and
     /// explained (a mechanism not modelled yet, a figure the study's own
@@ -27,11 +29,48 @@ pub enum Verdict {
     Miss,
 }
 
+/// How close a row marked as an input must come to its published value
+/// to count as one (otherwise it is scored): 1 %.
+pub const INPUT_REPRODUCED: f64 = 0.01;
+
+/// What kind of evidence a row is: the summary gives each its own median.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// A device figure: latency, bandwidth, IOPS, power, a host cost.
+    Device,
+    /// A device benchmark counted with an application table (Table V's
+    /// XDD rows): a device figure, kept apart from both.
+    Xdd,
+    /// An application: a database, a file workload, a paging program.
+    App,
+}
+
+impl Class {
+    /// Every class, in the order the summary prints them.
+    pub const ALL: [Class; 3] = [Class::Device, Class::Xdd, Class::App];
+
+    /// The summary's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Device => "device rows",
+            Class::Xdd => "XDD rows (Table V)",
+            Class::App => "application rows",
+        }
+    }
+}
+
 /// One published result and the model's.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
-    /// What is compared.
+    /// What is compared (the row's key in the verdict record: it names
+    /// the quantity, never the model's figures).
     pub what: String,
+    /// Where the study published the target (one of
+    /// [`crate::places::PLACES`]): empty until [`Row::at`] says.
+    pub place: String,
+    /// The row's class when it is not its study's.
+    pub class: Option<Class>,
     /// The published figure and its tolerance, as text.
     pub published: String,
     /// The model's figure, as text.
@@ -68,6 +107,8 @@ impl Row {
             pass: value.is_finite() && value >= lo && value <= hi,
             input: None,
             reason: None,
+            place: String::new(),
+            class: None,
         }
     }
 
@@ -94,6 +135,8 @@ impl Row {
             pass: value.is_finite() && value >= lo && value <= hi,
             input: None,
             reason: None,
+            place: String::new(),
+            class: None,
         }
     }
 
@@ -110,22 +153,47 @@ impl Row {
             pass,
             input: None,
             reason: None,
+            place: String::new(),
+            class: None,
         }
     }
 
-    /// Mark the published value as a model input: `which` names the preset
-    /// value or the calibration that takes it.
+    /// Where the study published the target: one of
+    /// [`crate::places::PLACES`] (`"Moneta study, Table III"`).
+    pub fn at(mut self, place: &str) -> Row {
+        self.place = place.to_string();
+        self
+    }
+
+    /// Append `text` to the model's figure as shown (which run gave it:
+    /// model detail belongs there, never in [`Row::what`]).
+    pub fn model_note(mut self, text: &str) -> Row {
+        self.model = format!("{} {text}", self.model);
+        self
+    }
+
+    /// The row's class, when not its study's.
+    pub fn class(mut self, class: Class) -> Row {
+        self.class = Some(class);
+        self
+    }
+
+    /// Mark the published value as a model input: `which` starts with the
+    /// fitted parameter's key (`host.driver_worker_share`, `cpu_us`), whose
+    /// preset or model comment names this row's place. The row counts as
+    /// an input only while the model reproduces it within 1 %.
     pub fn input(mut self, which: impl Into<String>) -> Row {
         self.input = Some(which.into());
         self
     }
 
-    /// Say why this row misses, if it does (shown beside a miss; a row
-    /// that holds keeps no reason).
+    /// Say why this row misses. Written only for a row that misses: the
+    /// lab fails on a reason beside a row that holds ([`Row::problem`]).
+    /// At most two sentences; an explanation several rows share is a note
+    /// of the study ([`Reproduction::notes`]) the reason points to
+    /// (`"see note [reclaim]"`).
     pub fn miss_because(mut self, reason: impl Into<String>) -> Row {
-        if !self.pass {
-            self.reason = Some(reason.into());
-        }
+        self.reason = Some(reason.into());
         self
     }
 
@@ -133,10 +201,40 @@ impl Row {
     pub fn verdict(&self) -> Verdict {
         if !self.pass {
             Verdict::Miss
-        } else if self.input.is_some() {
+        } else if self.is_input() {
             Verdict::Input
         } else {
             Verdict::Ok
+        }
+    }
+
+    /// Marked as an input and reproduced within [`INPUT_REPRODUCED`] (a
+    /// qualitative row marked as an input is one while it holds).
+    fn is_input(&self) -> bool {
+        self.input.is_some() && self.error.is_none_or(|e| e <= INPUT_REPRODUCED)
+    }
+
+    /// What is wrong with the row as evidence, if anything: a miss with no
+    /// reason, a reason beside a row that holds, an empty or long reason,
+    /// a target with no published place. `notes` are the study's note ids.
+    pub fn problem(&self, notes: &[&str]) -> Option<String> {
+        if self.place.is_empty() {
+            return Some("no published place for its target (Row::at)".into());
+        }
+        if !crate::places::PLACES.contains(&self.place.as_str()) {
+            return Some(format!(
+                "its place {:?} is not a published place (crate::places::PLACES)",
+                self.place
+            ));
+        }
+        match (&self.reason, self.pass) {
+            (None, false) => Some("misses with no known reason".into()),
+            (Some(_), true) => Some(
+                "holds but carries a miss reason (a reason is written only for a row that misses)"
+                    .into(),
+            ),
+            (Some(r), false) => reason_problem(r, notes),
+            (None, true) => None,
         }
     }
 
@@ -151,6 +249,91 @@ impl Row {
     }
 }
 
+/// `rows` with `place` given to every row that names none (a study whose
+/// rows mostly come from one table or figure).
+pub fn at_all(rows: Vec<Row>, place: &str) -> Vec<Row> {
+    rows.into_iter()
+        .map(|r| if r.place.is_empty() { r.at(place) } else { r })
+        .collect()
+}
+
+/// The longest reason the lab accepts, in characters.
+pub const REASON_MAX_CHARS: usize = 400;
+
+/// Why `reason` is not a usable miss reason, if it is not: empty, more
+/// than two sentences or [`REASON_MAX_CHARS`], or pointing to a note
+/// (`note [id]`) the study does not have.
+pub fn reason_problem(reason: &str, notes: &[&str]) -> Option<String> {
+    let r = reason.trim();
+    if r.is_empty() {
+        return Some("misses with an empty reason".into());
+    }
+    let sentences = sentence_count(r);
+    if sentences > 2 {
+        return Some(format!(
+            "its reason has {sentences} sentences (at most two; put a shared explanation in a study note)"
+        ));
+    }
+    if r.chars().count() > REASON_MAX_CHARS {
+        return Some(format!(
+            "its reason has {} characters (at most {REASON_MAX_CHARS}; put a shared explanation in a study note)",
+            r.chars().count()
+        ));
+    }
+    let mut rest = r;
+    while let Some(i) = rest.find("note [") {
+        let after = &rest[i + 6..];
+        let Some(end) = after.find(']') else {
+            return Some("its reason opens a note reference it does not close".into());
+        };
+        let id = &after[..end];
+        if !notes.contains(&id) {
+            return Some(format!(
+                "its reason points to note [{id}], which the study does not have"
+            ));
+        }
+        rest = &after[end..];
+    }
+    None
+}
+
+/// Sentences in `text`: a full stop, question or exclamation mark ends
+/// one when the text ends there or the next word starts with a capital
+/// letter ("Fig. 4", "e.g. the", "2.6.28" end none).
+pub fn sentence_count(text: &str) -> usize {
+    let chars: Vec<char> = text.trim().chars().collect();
+    let mut n = 0;
+    for (i, &c) in chars.iter().enumerate() {
+        if !matches!(c, '.' | '?' | '!') {
+            continue;
+        }
+        let rest = &chars[i + 1..];
+        if rest.iter().all(|c| c.is_whitespace() || *c == ')') {
+            n += 1;
+            break;
+        }
+        if rest.first().is_some_and(|c| c.is_whitespace()) {
+            let next = rest.iter().find(|c| !c.is_whitespace());
+            // an abbreviation ("Fig. 4", "Table V. The"): only a capital
+            // after a word of more than three letters ends a sentence
+            let word: String = chars[..i]
+                .iter()
+                .rev()
+                .take_while(|c| c.is_alphanumeric())
+                .collect();
+            if next.is_some_and(|c| c.is_uppercase())
+                && !matches!(
+                    word.chars().rev().collect::<String>().as_str(),
+                    "Fig" | "Sec" | "al" | "vs" | "cf" | "e.g" | "i.e" | "no"
+                )
+            {
+                n += 1;
+            }
+        }
+    }
+    n.max(1)
+}
+
 /// `|value / target - 1|`, infinite for a value that is not a number.
 pub fn rel_error(value: f64, target: f64) -> f64 {
     if !value.is_finite() || target == 0.0 {
@@ -161,19 +344,20 @@ pub fn rel_error(value: f64, target: f64) -> f64 {
 }
 
 /// How the model does over many rows: the figures the project's bar is
-/// set in (median absolute error over the rows that are not inputs, and
-/// how many are off by more than 2x).
+/// set in (median absolute error over the scored numeric rows, how many
+/// are off by more than 2x, and how many hold by construction).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Summary {
     /// All rows.
     pub rows: usize,
-    /// Rows whose published value is a model input.
+    /// Rows whose published value is a model input (reproduced within 1 %).
     pub inputs: usize,
     /// Rows that hold and are not inputs.
     pub ok: usize,
     /// Missed rows with a known reason.
     pub known_misses: usize,
-    /// Missed rows without one.
+    /// Rows the lab fails on ([`Row::problem`]): a miss with no reason,
+    /// a reason beside a row that holds, a target with no published place.
     pub misses: usize,
     /// Numeric rows that are not inputs (the ones the error is taken over).
     pub scored: usize,
@@ -182,22 +366,49 @@ pub struct Summary {
     /// Scored rows whose model figure is more than twice, or less than
     /// half, the published one.
     pub beyond_2x: usize,
+    /// Rows that hold by construction without saying so: a target with no
+    /// published place (from a preset, the model, or inputs). Must be 0.
+    pub by_construction: usize,
 }
 
 impl Summary {
     /// Over every row of `reps`.
     pub fn of<'a>(reps: impl IntoIterator<Item = &'a Reproduction>) -> Summary {
+        Summary::of_rows(
+            reps.into_iter()
+                .flat_map(|r| r.rows.iter().map(move |row| (r, row))),
+        )
+    }
+
+    /// Over the rows of class `class` in `reps`.
+    pub fn of_class<'a>(reps: impl IntoIterator<Item = &'a Reproduction>, class: Class) -> Summary {
+        Summary::of_rows(
+            reps.into_iter()
+                .flat_map(|r| r.rows.iter().map(move |row| (r, row)))
+                .filter(|(r, row)| r.class_of(row) == class),
+        )
+    }
+
+    fn of_rows<'a>(rows: impl Iterator<Item = (&'a Reproduction, &'a Row)>) -> Summary {
         let mut s = Summary::default();
         let mut errors = Vec::new();
-        for r in reps.into_iter().flat_map(|r| r.rows.iter()) {
+        for (rep, r) in rows {
             s.rows += 1;
-            match (r.verdict(), &r.reason) {
+            let notes = rep.note_ids();
+            let problem = r.problem(&notes);
+            match (r.verdict(), &problem) {
+                (_, Some(_)) => s.misses += 1,
                 (Verdict::Input, _) => s.inputs += 1,
                 (Verdict::Ok, _) => s.ok += 1,
-                (Verdict::Miss, Some(_)) => s.known_misses += 1,
-                (Verdict::Miss, None) => s.misses += 1,
+                (Verdict::Miss, None) => s.known_misses += 1,
             }
-            if let (Some(e), Some(v), Some(t), None) = (r.error, r.value, r.target, &r.input) {
+            if r.place.is_empty() || !crate::places::PLACES.contains(&r.place.as_str()) {
+                s.by_construction += 1;
+            }
+            if let (Some(e), Some(v), Some(t)) = (r.error, r.value, r.target) {
+                if r.verdict() == Verdict::Input {
+                    continue;
+                }
                 errors.push(e);
                 let ratio = v / t;
                 if !(0.5..=2.0).contains(&ratio) {
@@ -219,10 +430,12 @@ impl Summary {
     pub fn write_scored(&self, label: &str, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             w,
-            "  {label}: over the {} numeric rows that are not inputs: median error {:.1}%, {} beyond 2x",
+            "  {label}: {} scored numeric rows, median error {:.1}%, {} beyond 2x; {} inputs; {} by construction",
             self.scored,
             self.median_error * 100.0,
-            self.beyond_2x
+            self.beyond_2x,
+            self.inputs,
+            self.by_construction
         )
     }
 
@@ -230,16 +443,30 @@ impl Summary {
     pub fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             w,
-            "all studies: {} rows: {} ok, {} inputs (hold by construction), {} known misses, {} unexplained misses",
+            "all studies: {} rows: {} ok, {} inputs (hold by construction, said so), {} known misses, {} failing",
             self.rows, self.ok, self.inputs, self.known_misses, self.misses
         )?;
         writeln!(
             w,
-            "  over the {} numeric rows that are not inputs: median error {:.1}%, {} beyond 2x",
+            "  over the {} scored numeric rows: median error {:.1}%, {} beyond 2x; {} rows by construction",
             self.scored,
             self.median_error * 100.0,
-            self.beyond_2x
+            self.beyond_2x,
+            self.by_construction
         )
+    }
+
+    /// The summary of every class apart (device, XDD, application rows)
+    /// after the whole, as `storlab lab reproduce` ends.
+    pub fn write_by_class(reps: &[Reproduction], w: &mut dyn Write) -> std::io::Result<()> {
+        Summary::of(reps).write_text(w)?;
+        for class in Class::ALL {
+            let s = Summary::of_class(reps, class);
+            if s.rows > 0 {
+                s.write_scored(class.label(), w)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -269,6 +496,14 @@ pub struct Reproduction {
     pub title: String,
     /// The workload and setting the rows share.
     pub setting: String,
+    /// The class of its rows (a row may say another, [`Row::class`]).
+    pub class: Class,
+    /// The one rule for the state of the device and the files before a
+    /// measurement, from what the study says, applied to every row.
+    pub state_rule: String,
+    /// Explanations several rows' miss reasons share, written once
+    /// (`(id, text)`; a reason points to one as `note [id]`).
+    pub notes: Vec<(String, String)>,
     /// Published result against model.
     pub rows: Vec<Row>,
     /// The study's figures, drawn from the model.
@@ -276,13 +511,38 @@ pub struct Reproduction {
 }
 
 impl Reproduction {
-    /// The rows outside their tolerance with no known reason: what makes
-    /// `storlab lab reproduce` fail.
-    pub fn failures(&self) -> Vec<&Row> {
+    /// The class of `row` in this study.
+    pub fn class_of(&self, row: &Row) -> Class {
+        row.class.unwrap_or(self.class)
+    }
+
+    /// The ids of the study's notes.
+    pub fn note_ids(&self) -> Vec<&str> {
+        self.notes.iter().map(|(id, _)| id.as_str()).collect()
+    }
+
+    /// The rows the lab fails on, each with what is wrong
+    /// ([`Row::problem`]): what makes `storlab lab reproduce` fail.
+    pub fn problems(&self) -> Vec<(&Row, String)> {
+        let notes = self.note_ids();
         self.rows
             .iter()
-            .filter(|r| !r.pass && r.reason.is_none())
+            .filter_map(|r| r.problem(&notes).map(|p| (r, p)))
             .collect()
+    }
+
+    /// The rows the lab fails on ([`Reproduction::problems`]).
+    pub fn failures(&self) -> Vec<&Row> {
+        self.problems().into_iter().map(|(r, _)| r).collect()
+    }
+
+    /// The rows outside their tolerance with a valid reason.
+    pub fn known_misses(&self) -> usize {
+        let notes = self.note_ids();
+        self.rows
+            .iter()
+            .filter(|r| !r.pass && r.problem(&notes).is_none())
+            .count()
     }
 
     /// Every row outside its tolerance, explained or not.
@@ -294,44 +554,45 @@ impl Reproduction {
     pub fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(w, "{}: {}", self.study, self.title)?;
         writeln!(w, "  {}", self.setting)?;
-        let ww = self
-            .rows
-            .iter()
-            .map(|r| r.what.chars().count())
-            .max()
-            .unwrap_or(4)
-            .max(4);
-        let wp = self
-            .rows
-            .iter()
-            .map(|r| r.published.chars().count())
-            .max()
-            .unwrap_or(9)
-            .max(9);
-        let wm = self
-            .rows
-            .iter()
-            .map(|r| r.model.chars().count())
-            .max()
-            .unwrap_or(5)
-            .max(5);
+        writeln!(w, "  State before a measurement: {}", self.state_rule)?;
+        // a column's width: its widest cell, at least its heading
+        let width = |cell: &dyn Fn(&Row) -> &str, heading: &str| {
+            self.rows
+                .iter()
+                .map(|r| cell(r).chars().count())
+                .chain([heading.chars().count()])
+                .max()
+                .unwrap_or(0)
+        };
+        let ww = width(&|r| &r.what, "what");
+        let wl = width(&|r| &r.place, "place");
+        let wp = width(&|r| &r.published, "published");
+        let wm = width(&|r| &r.model, "model");
         writeln!(
             w,
-            "  {:<ww$}  {:<wp$}  {:<wm$}  verdict",
-            "what", "published", "model"
+            "  {:<ww$}  {:<wl$}  {:<wp$}  {:<wm$}  verdict",
+            "what", "place", "published", "model"
         )?;
+        let notes = self.note_ids();
         for r in &self.rows {
             writeln!(
                 w,
-                "  {}  {}  {}  {}",
+                "  {}  {}  {}  {}  {}",
                 pad(&r.what, ww),
+                pad(&r.place, wl),
                 pad(&r.published, wp),
                 pad(&r.model, wm),
                 r.verdict_text()
             )?;
+            if let Some(p) = r.problem(&notes) {
+                writeln!(w, "    FAILS: {p}")?;
+            }
+        }
+        for (id, text) in &self.notes {
+            writeln!(w, "  note [{id}]: {text}")?;
         }
         let miss = self.misses().len();
-        let known = miss - self.failures().len();
+        let known = self.known_misses();
         let inputs = self
             .rows
             .iter()
@@ -357,12 +618,16 @@ impl Reproduction {
 
     /// The table and the figures' files as Markdown.
     pub fn to_markdown(&self) -> String {
-        let mut s = format!("# {}: {}\n\n{}\n\n", self.study, self.title, self.setting);
-        s.push_str("| what | published | model | verdict |\n|---|---|---|---|\n");
+        let mut s = format!(
+            "# {}: {}\n\n{}\n\nState before a measurement: {}\n\n",
+            self.study, self.title, self.setting, self.state_rule
+        );
+        s.push_str("| what | place | published | model | verdict |\n|---|---|---|---|---|\n");
         for r in &self.rows {
             s.push_str(&format!(
-                "| {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} |\n",
                 r.what.replace('|', "\\|"),
+                r.place.replace('|', "\\|"),
                 r.published.replace('|', "\\|"),
                 r.model.replace('|', "\\|"),
                 match r.verdict() {
@@ -370,6 +635,9 @@ impl Reproduction {
                     _ => r.verdict_text(),
                 }
             ));
+        }
+        for (id, text) in &self.notes {
+            s.push_str(&format!("\nNote [{id}]: {text}\n"));
         }
         for f in &self.figures {
             s.push_str(&format!(
@@ -449,48 +717,50 @@ mod tests {
         assert_eq!(Row::within("s", 67.49, 62.0, 0.1, "%").model, "67.5%");
     }
 
-    #[test]
-    fn a_missed_row_shows_in_every_output() {
-        let rep = Reproduction {
+    fn rep(rows: Vec<Row>) -> Reproduction {
+        Reproduction {
             study: "s".into(),
             title: "t".into(),
             setting: "w".into(),
-            rows: vec![
-                Row::within("good", 1.0, 1.0, 0.1, "x"),
-                Row::holds("bad", "ordering", "reversed".into(), false),
-            ],
+            class: Class::Device,
+            state_rule: "r".into(),
+            notes: vec![("shared".into(), "a long explanation".into())],
+            rows: at_all(rows, crate::places::MONETA_T3),
             figures: vec![],
-        };
+        }
+    }
+
+    #[test]
+    fn a_missed_row_shows_in_every_output() {
+        let rep = rep(vec![
+            Row::within("good", 1.0, 1.0, 0.1, "x"),
+            Row::holds("bad", "ordering", "reversed".into(), false),
+        ]);
         assert_eq!(rep.failures().len(), 1);
         let mut text = Vec::new();
         rep.write_text(&mut text).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(
             text.contains("MISS")
+                && text.contains("FAILS: misses with no known reason")
                 && text.contains("1 of 2 within the published tolerance (1 missed)"),
             "{text}"
         );
         assert!(rep
             .to_markdown()
-            .contains("| bad | ordering | reversed | **MISS** |"));
+            .contains("| bad | Moneta study, Table III | ordering | reversed | **MISS** |"));
     }
 
     #[test]
     fn inputs_and_known_misses_are_labelled_and_kept_apart() {
-        let rep = Reproduction {
-            study: "s".into(),
-            title: "t".into(),
-            setting: "w".into(),
-            rows: vec![
-                Row::within("given", 3.0, 3.0, 0.2, "µs").input("host.syscall_entry_ns"),
-                Row::within("predicted", 11.0, 10.0, 0.2, "µs"),
-                Row::within("far", 25.0, 10.0, 0.2, "µs").miss_because("no swap path yet"),
-                Row::within("near", 8.5, 10.0, 0.1, "µs"),
-                Row::between("range", 90.0, 100.0, 200.0, "x").miss_because("held"),
-                Row::holds("order", "a > b", "a 2, b 1".into(), true),
-            ],
-            figures: vec![],
-        };
+        let rep = rep(vec![
+            Row::within("given", 3.0, 3.0, 0.2, "µs").input("host.syscall_entry_ns"),
+            Row::within("predicted", 11.0, 10.0, 0.2, "µs"),
+            Row::within("far", 25.0, 10.0, 0.2, "µs").miss_because("no swap path yet"),
+            Row::within("near", 8.5, 10.0, 0.1, "µs"),
+            Row::between("range", 90.0, 100.0, 200.0, "x").miss_because("held"),
+            Row::holds("order", "a > b", "a 2, b 1".into(), true),
+        ]);
         let verdicts: Vec<String> = rep.rows.iter().map(Row::verdict_text).collect();
         assert_eq!(
             verdicts,
@@ -514,6 +784,7 @@ mod tests {
         // errors 0.1, 1.5, 0.15, 0.1 (90 against the range's lower bound 100)
         assert!((s.median_error - 0.125).abs() < 1e-9, "{s:?}");
         assert_eq!(s.beyond_2x, 1, "25 against 10");
+        assert_eq!(s.by_construction, 0);
         let mut text = Vec::new();
         rep.write_text(&mut text).unwrap();
         let text = String::from_utf8(text).unwrap();
@@ -521,6 +792,109 @@ mod tests {
             text.contains("3 of 6 within the published tolerance, 1 of them model inputs (3 missed, 2 of them known)"),
             "{text}"
         );
+    }
+
+    /// The audit's "input without a fit": a row marked as an input that the
+    /// model does not reproduce within 1 % is scored like any other.
+    #[test]
+    fn an_input_the_model_does_not_reproduce_is_scored() {
+        let near = Row::within("near", 3.02, 3.0, 0.2, "µs").input("k");
+        assert_eq!(near.verdict(), Verdict::Input);
+        let off = Row::within("off", 22.9, 21.0, 0.1, "µs").input("k");
+        assert_eq!(off.verdict(), Verdict::Ok);
+        let s = Summary::of([&rep(vec![near, off])]);
+        assert_eq!((s.inputs, s.scored), (1, 1));
+    }
+
+    /// The audit's "reasons attached in advance": a reason beside a row
+    /// that holds, an empty reason, a long one, or one pointing to a note
+    /// the study lacks fails the lab.
+    #[test]
+    fn reasons_are_written_only_for_misses_and_kept_short() {
+        let notes = ["shared"];
+        let held = Row::within("x", 1.0, 1.0, 0.1, "").at(crate::places::MONETA_T3);
+        assert!(held.clone().problem(&notes).is_none());
+        let p = held.miss_because("in advance").problem(&notes).unwrap();
+        assert!(p.contains("holds but carries a miss reason"), "{p}");
+        let miss = Row::within("x", 3.0, 1.0, 0.1, "").at(crate::places::MONETA_T3);
+        assert!(miss
+            .clone()
+            .problem(&notes)
+            .unwrap()
+            .contains("no known reason"));
+        assert!(miss
+            .clone()
+            .miss_because("  ")
+            .problem(&notes)
+            .unwrap()
+            .contains("empty"));
+        let three = "One. Two sentences here. Three of them.";
+        assert!(miss
+            .clone()
+            .miss_because(three)
+            .problem(&notes)
+            .unwrap()
+            .contains("3 sentences"));
+        let long = "word ".repeat(100);
+        assert!(miss
+            .clone()
+            .miss_because(long)
+            .problem(&notes)
+            .unwrap()
+            .contains("characters"));
+        assert!(miss
+            .clone()
+            .miss_because("see note [other].")
+            .problem(&notes)
+            .unwrap()
+            .contains("note [other]"));
+        assert!(miss
+            .miss_because("as HASTE's Fig. 4 shows, see note [shared]. The study says so.")
+            .problem(&notes)
+            .is_none());
+    }
+
+    /// The audit's "targets taken from the model": a row with no published
+    /// place, or a place not on the list, fails and counts as by
+    /// construction.
+    #[test]
+    fn a_target_without_a_published_place_fails_and_counts() {
+        let none = Row::within("x", 1.0, 1.0, 0.1, "");
+        assert!(none.problem(&[]).unwrap().contains("no published place"));
+        let preset = Row::within("x", 1.0, 1.0, 0.1, "").at("moneta-spin.toml's link rate");
+        assert!(preset
+            .problem(&[])
+            .unwrap()
+            .contains("not a published place"));
+        let mut r = rep(vec![]);
+        r.rows = vec![none, preset];
+        let s = Summary::of([&r]);
+        assert_eq!((s.by_construction, s.misses), (2, 2));
+    }
+
+    #[test]
+    fn classes_are_summarised_apart() {
+        let mut r = rep(vec![
+            Row::within("dev", 1.1, 1.0, 0.2, ""),
+            Row::within("xdd", 3.0, 1.0, 0.2, "")
+                .class(Class::Xdd)
+                .miss_because("r"),
+        ]);
+        r.class = Class::Device;
+        let d = Summary::of_class([&r], Class::Device);
+        let x = Summary::of_class([&r], Class::Xdd);
+        assert_eq!((d.scored, d.beyond_2x, x.scored, x.beyond_2x), (1, 0, 1, 1));
+        assert_eq!(Summary::of_class([&r], Class::App).rows, 0);
+    }
+
+    #[test]
+    fn sentences_are_counted_past_abbreviations() {
+        assert_eq!(sentence_count("one"), 1);
+        assert_eq!(
+            sentence_count("HASTE's Fig. 4 says 3.3x, Linux 2.6.28 too."),
+            1
+        );
+        assert_eq!(sentence_count("First. Second."), 2);
     }
 
     #[test]
@@ -531,10 +905,10 @@ mod tests {
         let r = Row::between("x", 300.0, 100.0, 200.0, "x");
         assert!(!r.pass && (r.error.unwrap() - 0.5).abs() < 1e-12);
         assert!(!Row::between("x", f64::NAN, 1.0, 2.0, "").pass);
-        // a reason on a row that holds is dropped
+        // a reason on a row that holds is kept, and fails the lab
         assert!(Row::between("x", 150.0, 100.0, 200.0, "")
             .miss_because("r")
             .reason
-            .is_none());
+            .is_some());
     }
 }

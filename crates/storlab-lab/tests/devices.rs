@@ -10,7 +10,7 @@ use storlab_lab::studies::devices;
 #[test]
 fn devices_rows_and_psd_mix_curve() {
     let (r, _) = reproduce("devices");
-    assert_eq!(r.rows.len(), 18, "every published number of the sections");
+    assert_eq!(r.rows.len(), 14, "every published number of the sections");
     // inputs are only the card's rated bandwidths, its driver's host cost
     // (calibrated on the 15 µs write), the calibrated idle memory power,
     // the PSD host's software factor (calibrated on the 19x write / read gap)
@@ -49,10 +49,6 @@ fn devices_rows_and_psd_mix_curve() {
         wr > 0.25 * rd && wr < 0.5 * rd,
         "writes {wr} MB/s against reads {rd} MB/s"
     );
-    // the spread rows hold: a QD1 latency is no longer one number
-    for row in r.rows.iter().filter(|x| x.what.contains("p99 / p50")) {
-        assert!(row.pass, "{}: {}", row.what, row.model);
-    }
     // the 50/50 curve: one point per depth, rising to a plateau (more
     // depth never costs more than queueing noise)
     let f = &r.figures[0];
@@ -86,4 +82,37 @@ fn moneta_power_components_add_up() {
     // the memory share is the PCM's: array, row buffers, background
     let mem = devices::power_w(run, "media");
     assert!(mem > 0.0 && mem < total / 2.0, "{mem} of {total}");
+}
+
+/// The latency spread: no study publishes a figure for it, so it is held
+/// here rather than in the lab. A QD1 latency is not one number: the SATA
+/// drive's MLC read retries and the PSD's program-and-verify spread it,
+/// and the host's wake-up and interrupt draws alone spread moneta-base's
+/// fixed-time array, while leaving its mean where it was.
+#[test]
+fn qd1_latencies_spread_and_the_hosts_spread_keeps_the_mean() {
+    use storlab_lab::measure::Plan;
+    use storlab_lab::studies::psd::qd1;
+    let mut p = Plan::new();
+    let small = storlab_lab::studies::psd::full(devices::SMALL_SATA);
+    let sata = p.add(storlab_lab::studies::psd::at_depth(
+        "sata-ssd", &small, "randread", 1,
+    ));
+    let psd = p.add(qd1("micron-psd", &[], "randwrite", 2000));
+    let on = p.add(qd1("moneta-base", &[], "randread", 4000));
+    let off = p.add(qd1(
+        "moneta-base",
+        devices::NO_HOST_SPREAD,
+        "randread",
+        4000,
+    ));
+    let r = p.run(&|| {}).expect("runs");
+    assert!(devices::tail(&r[sata], 0) > 1.05 && devices::stdev_us(&r[sata], 0) > 0.0);
+    assert!(devices::tail(&r[psd], 1) > 1.05 && devices::stdev_us(&r[psd], 1) > 0.0);
+    assert!(devices::tail(&r[on], 0) > 1.05 && devices::tail(&r[off], 0) < 1.01);
+    let (m_on, m_off) = (devices::mean_us(&r[on], 0), devices::mean_us(&r[off], 0));
+    assert!(
+        (m_on / m_off - 1.0).abs() < 0.02,
+        "mean {m_on} µs against {m_off} µs"
+    );
 }

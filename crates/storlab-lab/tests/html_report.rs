@@ -22,6 +22,9 @@ fn made_up() -> Reproduction {
         study: "made-up".into(),
         title: "A <made-up> study & \"its\" figures".into(),
         setting: "<script>alert('x')</script>".into(),
+        class: storlab_lab::Class::Device,
+        state_rule: "as <published>".into(),
+        notes: vec![],
         rows: vec![
             Row::within("latency <4 KB>", 10.0, 10.0, 0.1, "µs"),
             Row::within("given", 3.0, 3.0, 0.2, "µs").input("host.syscall_entry_ns"),

@@ -241,7 +241,9 @@ fn reproductions_are_deterministic_and_written_as_files() {
     assert_eq!(csv.lines().count(), 1 + 2 * haste_ddr::sweep_ns().len());
     let md = String::from_utf8(first[0].clone()).expect("md");
     assert!(
-        md.contains("| ddr-dram, 4 KB read latency | 3.00 µs ±20% |"),
+        md.contains(
+            "| ddr-dram, 4 KB read latency | HASTE study, latency and media sweep | 3.00 µs ±20% |"
+        ),
         "{md}"
     );
 }

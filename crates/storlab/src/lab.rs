@@ -38,6 +38,12 @@ pub enum LabCmd {
         /// as commands); opens from disk, no server or network.
         #[arg(long)]
         html: Option<PathBuf>,
+        /// Then run each study again with every device's media latency x2,
+        /// and again with its bandwidth /2, and list the numeric rows that
+        /// change by less than 0.1% under both: rows that do not move with
+        /// the device they measure. Also writes <out>/sensitivity.json.
+        #[arg(long)]
+        sensitivity: bool,
     },
     /// Run one simulation per point of the varied parameters (the last
     /// varies fastest) and write a CSV table: per point and direction, IOs,
@@ -166,7 +172,8 @@ pub fn run(cmd: &LabCmd) -> anyhow::Result<()> {
             devices,
             app_set,
             html,
-        } => reproduce(names, out, devices, app_set, html.as_deref()),
+            sensitivity,
+        } => reproduce(names, out, devices, app_set, html.as_deref(), *sensitivity),
         LabCmd::Sweep(a) => run_sweep(a),
         LabCmd::Merge { tables, out } => {
             out.check()?;
@@ -298,6 +305,7 @@ fn reproduce(
     devices: &[String],
     app_set: &[String],
     html: Option<&std::path::Path>,
+    sensitivity: bool,
 ) -> anyhow::Result<()> {
     let all = || studies::STUDIES.iter().map(|(n, _)| n.to_string());
     // `apps` is every application study, and the Table V after them
@@ -387,21 +395,91 @@ fn reproduce(
             pages.len() - 1
         )?;
     }
-    storlab_lab::Summary::of(&reps).write_text(&mut stdout.lock())?;
-    // the device-level studies and the application studies apart, when
-    // both ran: how well the model predicts each
-    let is_app = |r: &&storlab_lab::Reproduction| r.study.starts_with("apps-");
-    if reps.iter().any(|r| is_app(&r)) && !reps.iter().all(|r| is_app(&r)) {
+    storlab_lab::Summary::write_by_class(&reps, &mut stdout.lock())?;
+    // the run's verdicts against the committed record
+    // (docs/studies/verdicts.json): a row that held and now misses, or a
+    // recorded row that is gone, fails the run
+    let record = storlab_lab::verdicts::record_of(&reps);
+    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    let rec_path = out.join("verdicts.json");
+    std::fs::write(&rec_path, storlab_lab::verdicts::to_json(&record))
+        .with_context(|| rec_path.display().to_string())?;
+    let moves = storlab_lab::verdicts::moves(&storlab_lab::verdicts::committed(), &record);
+    let regressions = moves.iter().filter(|m| m.is_regression()).count();
+    {
         let mut w = stdout.lock();
-        storlab_lab::Summary::of(reps.iter().filter(|r| !is_app(r)))
-            .write_scored("device studies", &mut w)?;
-        storlab_lab::Summary::of(reps.iter().filter(is_app))
-            .write_scored("application studies (apps-*)", &mut w)?;
+        if moves.is_empty() {
+            writeln!(
+                w,
+                "  verdicts: every row as recorded in {}",
+                storlab_lab::verdicts::RECORD_PATH
+            )?;
+        } else {
+            writeln!(
+                w,
+                "  verdicts: {} rows moved against {} ({regressions} regressions); this run's record is {}:",
+                moves.len(),
+                storlab_lab::verdicts::RECORD_PATH,
+                rec_path.display()
+            )?;
+            for m in &moves {
+                writeln!(w, "    {}", m.describe())?;
+            }
+        }
+    }
+    if regressions > 0 {
+        anyhow::bail!(
+            "{regressions} row(s) regressed against {} (a row that held now misses, or a recorded row is gone)",
+            storlab_lab::verdicts::RECORD_PATH
+        );
+    }
+    if sensitivity {
+        sensitivity_check(&reps, out)?;
     }
     if missed > 0 {
         anyhow::bail!(
-            "{missed} published figure(s) not reproduced within tolerance, with no known reason"
+            "{missed} row(s) fail the lab: a miss with no reason, a reason beside a row that holds, or a target with no published place (each marked FAILS above)"
         );
     }
+    Ok(())
+}
+
+/// `--sensitivity`: each study of `reps` again under both perturbations
+/// (`storlab_lab::sensitivity`), the rows that do not move printed and
+/// written to `<out>/sensitivity.json`.
+fn sensitivity_check(
+    reps: &[storlab_lab::Reproduction],
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    use storlab_lab::sensitivity::{self, Perturbation};
+    // every study prepared (and every device perturbed) before anything runs
+    let mut prepared = Vec::new();
+    for rep in reps {
+        for p in Perturbation::ALL {
+            prepared.push(sensitivity::prepare(&rep.study, p)?);
+        }
+    }
+    let total: usize = prepared.iter().map(|p| p.plan.len()).sum();
+    let bar = crate::sim::progress_bar_len(total as u64, "runs (sensitivity)");
+    let mut checked = Vec::new();
+    let mut prepared = prepared.into_iter();
+    for base in reps {
+        let (lat, bw) = (
+            prepared.next().expect("prepared"),
+            prepared.next().expect("prepared"),
+        );
+        let lat = lat.run(&|| bar.inc(1))?;
+        let bw = bw.run(&|| bar.inc(1))?;
+        checked.push((base, sensitivity::compare(base, &lat, &bw)?));
+    }
+    bar.finish_and_clear();
+    let report = sensitivity::Report::new(checked);
+    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    let path = out.join("sensitivity.json");
+    std::fs::write(&path, report.to_json()).with_context(|| path.display().to_string())?;
+    let mut w = std::io::stdout().lock();
+    writeln!(w)?;
+    report.write_text(&mut w)?;
+    writeln!(w, "  wrote {}", path.display())?;
     Ok(())
 }

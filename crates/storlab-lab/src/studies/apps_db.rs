@@ -12,7 +12,8 @@
 use storlab_sim::apps::job_args;
 
 use crate::measure::{Plan, RunId, Spec};
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::{HASTE_DB, MONETA_T5, NVMM_TPCC, PLACEMENT_TPCC};
+use crate::report::{Class, Prepared, Reproduction, Row};
 
 /// The HASTE study's devices beside the disk RAID (Berkeley DB rows).
 pub const HASTE_DEVICES: [&str; 6] = [
@@ -56,6 +57,9 @@ const NVMM_TPCC_TX: &str = "transactions=3000";
 /// Scale of the flash placement runs: 1/16 of the 200 GB database, the
 /// 24 GB of DRAM, the flash.
 const PLACEMENT_DIV: u64 = 16;
+
+/// The TPC-C rows' reason (the explanation is note [msync]).
+const WHY_MSYNC: &str = "PMFS's fsync is free in the model, so every PMFS configuration is bound by the CPU at the same rate; see note [msync].";
 
 /// Prepare the study.
 pub fn prepare() -> Prepared {
@@ -150,7 +154,7 @@ pub fn prepare() -> Prepared {
     let finish = move |r: &crate::measure::Results| {
         let m = |id: RunId| r[id].app_metric();
         let mut rows = Vec::new();
-        let why_bdb = "on the DDR and HASTE devices the model is CPU-bound (16 threads on 8 cores) at the CPU per transaction calibrated on the Moneta study's host (Table V); the HASTE study's own Berkeley DB rate is not published, so the ratio's numerator rests on the other study's host and configuration. The disk RAID side is run as the study ran it (checked: 16 threads, 16 GB with its memory pool and page cache scaled 1/8, XFS, DB_TXN_SYNC: each commit's log write and fdatasync through the 3ware's unprotected write cache, which a flush makes destage; group commit) and is bound by those syncs and ~1 random read a transaction";
+        let note_bdb = "on the DDR and HASTE devices the model is CPU-bound (16 threads on 8 cores) at the CPU per transaction calibrated on the Moneta study's host (Table V); the HASTE study's own Berkeley DB rate is not published, so the ratio's numerator rests on the other study's host and configuration. The disk RAID side is run as the study ran it (checked: 16 threads, 16 GB with its memory pool and page cache scaled 1/8, XFS, DB_TXN_SYNC: each commit's log write and fdatasync through the 3ware's unprotected write cache, which a flush makes destage; group commit) and is bound by those syncs and ~1 random read a transaction";
         for (label, (disk, nvm)) in ["BTree", "HashTable"].iter().zip(&haste_runs) {
             let base = m(*disk);
             for (dev, id) in HASTE_DEVICES.iter().zip(nvm) {
@@ -164,7 +168,11 @@ pub fn prepare() -> Prepared {
                         97.0,
                         "x",
                     )
-                    .miss_because(why_bdb),
+                    .at(HASTE_DB)
+                    .miss_because(
+                        "on the DDR and HASTE devices the model is bound by the CPU per \
+                         transaction calibrated on the Moneta study's host; see note [bdb-cpu].",
+                    ),
                 );
             }
         }
@@ -179,6 +187,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "tx/s",
             )
+            .at(MONETA_T5)
             .input(cal("bdb.rs BTREE_CPU_US")),
         );
         rows.push(
@@ -189,6 +198,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "tx/s",
             )
+            .at(MONETA_T5)
             .input(cal("bdb.rs HASH_CPU_US")),
         );
         rows.push(
@@ -199,6 +209,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "tx/s",
             )
+            .at(MONETA_T5)
             .input(cal("innodb.rs OLTP_CPU_US")),
         );
         rows.push(
@@ -209,6 +220,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "s",
             )
+            .at(MONETA_T5)
             .input("cpu_us CALIBRATED against this figure (postgres.rs PTF_CPU_US)"),
         );
 
@@ -221,7 +233,7 @@ pub fn prepare() -> Prepared {
             m(nvmm_runs[k])
         };
         let nvmm = nv("NVMM-Raw");
-        let why_msync = format!("PMFS's fsync is free in the model (its writes persist as they are written: FUA, no device flush), so the NVMM configurations are bound by the CPU: TPC-C's CPU per statement comes from the OLTP calibration (Table V, ~10 ms a sysbench transaction), and 100 clients on 16 cores run every PMFS configuration at the same rate (NVMM-Raw {:.0} tx/s, {:.0}% of its time application CPU; its page reads from NVMM and persistent writes are under 1 %); the study's spread between DRAM, the NVMM settings and the SSD needs storage on the critical path, which it is only on the HDD", nv("NVMM-Raw"), r[nvmm_runs[4]].app_layer_share("application_cpu") * 100.0);
+        let note_msync = format!("PMFS's fsync is free in the model (its writes persist as they are written: FUA, no device flush), so the NVMM configurations are bound by the CPU: TPC-C's CPU per statement comes from the OLTP calibration (Table V, ~10 ms a sysbench transaction), and 100 clients on 16 cores run every PMFS configuration at the same rate (NVMM-Raw {:.0} tx/s, {:.0}% of its time application CPU; its page reads from NVMM and persistent writes are under 1 %); the study's spread between DRAM, the NVMM settings and the SSD needs storage on the critical path, which it is only on the HDD", nv("NVMM-Raw"), r[nvmm_runs[4]].app_layer_share("application_cpu") * 100.0);
         let mut r1 = Row::within(
             "NVMM study, TPC-C on NVMM (NVMM-Raw, PMFS) over SSD (ext4)",
             nvmm / nv("SSD"),
@@ -229,7 +241,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "x",
         );
-        r1 = r1.miss_because(why_msync.clone());
+        r1 = r1.at(NVMM_TPCC).miss_because(WHY_MSYNC);
         rows.push(r1);
         let mut r2 = Row::within(
             "NVMM study, TPC-C on NVMM (NVMM-Raw, PMFS) over HDD (ext4)",
@@ -238,7 +250,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "x",
         );
-        r2 = r2.miss_because(why_msync.clone());
+        r2 = r2.at(NVMM_TPCC).miss_because(WHY_MSYNC);
         rows.push(r2);
         let mut r3 = Row::within(
             "NVMM study, TPC-C on NVMM (NVMM-Raw) below DRAM (tmpfs)",
@@ -247,7 +259,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "%",
         );
-        r3 = r3.miss_because(why_msync.clone());
+        r3 = r3.at(NVMM_TPCC).miss_because(WHY_MSYNC);
         rows.push(r3);
         let mut r4 = Row::within(
             "NVMM study, TPC-C: SPF (NVMM-Opt) over NVMM-Raw",
@@ -256,7 +268,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "%",
         );
-        r4 = r4.miss_because(why_msync.clone());
+        r4 = r4.at(NVMM_TPCC).miss_because(WHY_MSYNC);
         rows.push(r4);
         // effects: PDRAM -> PM-Lat (read latency), PM-Lat -> PM-BW
         // (bandwidth), PM-BW -> NVMM-Raw (the write barrier)
@@ -274,13 +286,12 @@ pub fn prepare() -> Prepared {
             ),
             bw > lat && lat > wbar,
         );
-        r5 = r5.miss_because(why_msync);
+        r5 = r5.at(NVMM_TPCC).miss_because(WHY_MSYNC);
         rows.push(r5);
 
         // flash placement
         let (d, c, h, a) = (m(pl_disk), m(pl_cache), m(pl_hybrid), m(pl_dram));
-        let why_cold = "the flash cache starts warm (an even share of the 200 GB footprint, scaled, as steady-state misses leave it); the write-through cache still sends every log and page write to the two disks";
-        let why_hybrid = format!("hybrid-memory faults and write-backs queue on the flash (one FIFO server, 30 µs a 16 KB page, behind a 103 µs fault), but at {:.0} tx/s the card is far from busy: the hybrid run is bound by the 8 cores like all-DRAM ({:.0}% application CPU), at the CPU per statement carried over from the OLTP calibration (Table V), while the disk RAID run waits on its disks; the study's all-DRAM TPC-C was nearer the disks' rate than this CPU allows (SSDAlloc's own fault path, its 64-byte object accesses, are not modelled)", h, r[pl_hybrid].app_layer_share("application_cpu") * 100.0);
+        let note_hybrid = format!("hybrid-memory faults and write-backs queue on the flash (one FIFO server, 30 µs a 16 KB page, behind a 103 µs fault), but at {:.0} tx/s the card is far from busy: the hybrid run is bound by the 8 cores like all-DRAM ({:.0}% application CPU), at the CPU per statement carried over from the OLTP calibration (Table V), while the disk RAID run waits on its disks; the study's all-DRAM TPC-C was nearer the disks' rate than this CPU allows (SSDAlloc's own fault path, its 64-byte object accesses, are not modelled)", h, r[pl_hybrid].app_layer_share("application_cpu") * 100.0);
         rows.push(
             Row::within(
                 format!("Flash placement study, TPC-C with flash as a disk cache (write-through) over the disk RAID (200 GB and 24 GB DRAM scaled 1/{PLACEMENT_DIV})"),
@@ -289,7 +300,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "%",
             )
-            .miss_because(why_cold),
+            .at(PLACEMENT_TPCC),
         );
         rows.push(
             Row::within(
@@ -299,7 +310,8 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "%",
             )
-            .miss_because(why_hybrid.clone()),
+            .at(PLACEMENT_TPCC)
+            .miss_because("the hybrid run is bound by the 8 cores at the CPU per statement carried over from the OLTP calibration, where the study's was nearer the disks' rate; see note [hybrid].")
         );
         rows.push(
             Row::holds(
@@ -310,12 +322,19 @@ pub fn prepare() -> Prepared {
                 ),
                 a > h && a > c,
             )
-            .miss_because(why_hybrid),
+            .at(PLACEMENT_TPCC),
         );
         Reproduction {
             study: "apps-db".into(),
             title: "Database applications as models: Berkeley DB (HASTE, Moneta), MySQL OLTP and TPC-C (Moneta, NVMM, flash placement), PostgreSQL PTF (Moneta)".into(),
             setting: "storlab apps models bdb-btree, bdb-hash, oltp, tpcc, ptfdb on the studies' presets; XFS unless stated; sizes scaled as each row says.".into(),
+            class: Class::App,
+            state_rule: "each application builds its database before it is measured (the load phase runs first, not timed); flash devices are written once, the disk cache starts warm with an even share of the footprint, as the studies measured after warm-up".into(),
+            notes: vec![
+                ("bdb-cpu".into(), note_bdb.into()),
+                ("msync".into(), note_msync),
+                ("hybrid".into(), note_hybrid),
+            ],
             rows,
             figures: Vec::new(),
         }

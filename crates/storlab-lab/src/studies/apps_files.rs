@@ -13,7 +13,8 @@
 use storlab_sim::apps::job_args;
 
 use crate::measure::{Plan, RunId, Spec};
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::{HASTE_FILES, MONETA_T5, NVMM_FILEBENCH};
+use crate::report::{at_all, Class, Prepared, Reproduction, Row};
 
 /// The page cache of the study hosts (fs.page_cache_bytes' default).
 const PAGE_CACHE: f64 = 4.0 * (1u64 << 30) as f64;
@@ -114,6 +115,9 @@ fn filebench(app: &str, pairs: &str, device: &str, fs: &str) -> Spec {
     app_spec(device, &ov, app, &[pairs.to_string()])
 }
 
+/// Why Postmark's rows miss, written once.
+const NOTE_POSTMARK: &str = "A prediction of the reading calibrated on Table V (files of 1 KB to 64 KB): the pool (about 40 MB here, 400 MB at full size) and its dirty pages stay under the page cache's dirty limit, so buffered Postmark never waits on the device and its time is CPU (the calibrated per-transaction CPU and the per-call costs); the device is off the critical path and the ratio is near 1. The spec's 64 MB files put the device on it (the model gave 2.4x, 1.6x, 1.0x with them) but cannot fit on the 16 GB RAM disk or reach Table V's 27.4 s; the HASTE study's own Postmark settings are not published. With those small files O_DIRECT makes every create and append a synchronous device write: direct wins on the memory devices (it skips the page-cache copy and the 4 KiB calls) and loses on the disk RAID (a seek per file once its controller cache fills) and the Fusion-io (its write latency); with the 64 MB files direct won on every device in the model.";
+
 /// Prepare the study.
 pub fn prepare() -> Prepared {
     let mut p = Plan::new();
@@ -158,8 +162,8 @@ pub fn prepare() -> Prepared {
                 *published,
                 0.25,
                 "x",
-            ).miss_because(format!(
-                "a prediction of the reading calibrated on Table V (files of 1 KB to 64 KB): the pool (about 40 MB here, 400 MB at full size) and its dirty pages stay under the page cache's dirty limit, so buffered Postmark never waits on the device and spends {:.0}% of its time on the disk RAID and {:.0}% on this device in CPU (the calibrated per-transaction CPU and the per-call costs); the device is off the critical path and the ratio is near 1. The spec's 64 MB files put the device on it (the model gave 2.4x, 1.6x, 1.0x with them) but cannot fit on the 16 GB RAM disk or reach Table V's 27.4 s; the HASTE study's own Postmark settings are not published",
+            ).at(HASTE_FILES).miss_because(format!(
+                "buffered Postmark never waits on the device here: it spends {:.0}% of its time on the disk RAID and {:.0}% on this device in CPU; see note [postmark].",
                 r[pm[0].0].app_layer_share("application_cpu") * 100.0,
                 r[pm[k + 1].0].app_layer_share("application_cpu") * 100.0
             )));
@@ -176,7 +180,7 @@ pub fn prepare() -> Prepared {
             "direct faster on every device",
             text.join(", "),
             direct_wins,
-        ).miss_because("with files of 1 KB to 64 KB (the reading calibrated on Table V) buffered Postmark runs from the page cache, while O_DIRECT makes every create and append a synchronous device write: direct wins on the memory devices (it skips the page-cache copy and the 4 KiB calls) and loses on the disk RAID (a seek per file once its controller cache fills) and the Fusion-io (its write latency); with the spec's 64 MB files direct won on every device in the model, but that pool fits on no device of the study"));
+        ).at(HASTE_FILES).miss_because("with files of 1 KB to 64 KB buffered Postmark runs from the page cache while O_DIRECT makes every create and append a synchronous device write, so direct loses on the disk RAID and the Fusion-io; see note [postmark]."));
         let praid = m(pt[0]);
         for (k, label) in [(1, "DDR (ddr-dram)"), (2, "HASTE (haste-dram)")] {
             rows.push(Row::within(
@@ -185,8 +189,8 @@ pub fn prepare() -> Prepared {
                 4.0,
                 0.25,
                 "x",
-            ).miss_because(format!(
-                "the model's patch is {:.0}% CPU on the memory device (bunzip2 and patch per file, an ESTIMATE: 314 µs) and the disk RAID adds only its share of the writeback that outruns the dirty limit and the directory updates' log writes; a 4x ratio needs the disk RAID to be three times the CPU time, which needs less CPU per file or more IO per file than the model's ESTIMATEs (the ratio is the same at 1 % and 5 % of the tree)",
+            ).at(HASTE_FILES).miss_because(format!(
+                "the model's patch is {:.0}% CPU on the memory device (bunzip2 and patch per file, an ESTIMATE); a 4x ratio needs less CPU or more IO per file than the model's ESTIMATEs.",
                 r[pt[k]].app_layer_share("application_cpu") * 100.0
             )));
         }
@@ -199,6 +203,7 @@ pub fn prepare() -> Prepared {
             0.25,
             "%",
         )
+        .at(HASTE_FILES)
         .miss_because(format!(
             "the disk RAID's extra time is the cold reads of the sources and headers (the tree's shape is an ESTIMATE: 2,500 C files, 4,000 headers) spread over 16 make jobs and the objects' writeback: the model predicts {:.1}% where the study measured about 10 %",
             (braid / nvm - 1.0) * 100.0
@@ -219,7 +224,8 @@ pub fn prepare() -> Prepared {
             0.25,
             "%",
         )
-        .miss_because("varmail's files are in one directory (varmail.f: meandirwidth 1,000,000): in the model its creates and deletes (fs.namespace_ns, 20 µs, an ESTIMATE) serialise on that directory's lock and bound the loop rate on both, so read latency shows no effect; the file system's namespace CPU on PMFS is not modelled apart from XFS's"));
+        .at(NVMM_FILEBENCH)
+        .miss_because("varmail's creates and deletes serialise on its one directory's lock (fs.namespace_ns, an ESTIMATE) and bound the loop rate on both, so read latency shows no effect."));
         let mut beats = true;
         let mut text = Vec::new();
         for (w, (app, _)) in FILEBENCH.iter().enumerate() {
@@ -248,7 +254,8 @@ pub fn prepare() -> Prepared {
             0.25,
             "x",
         )
-        .miss_because("PMFS reads each file from the NVMM at nvmm-raw's 1/8 of DRAM's bandwidth, which 100 threads saturate, while tmpfs copies from DRAM: the model puts NVMM well below DRAM where the study measured them equal (its webserver may have run on an NVMM configuration without the bandwidth cut)"));
+        .at(NVMM_FILEBENCH)
+        .miss_because("PMFS reads each file from the NVMM at nvmm-raw's 1/8 of DRAM's bandwidth, which 100 threads saturate, while tmpfs copies from DRAM; the study's webserver may have run without the bandwidth cut."));
         rows.push(Row::within(
             "FileServer: NVMM faster than DRAM by",
             (f(fsrv, "NVMM") / f(fsrv, "DRAM") - 1.0) * 100.0,
@@ -256,7 +263,8 @@ pub fn prepare() -> Prepared {
             0.25,
             "%",
         )
-        .miss_because("nothing in the model makes tmpfs slower than PMFS (tmpfs's page allocation and zeroing, its shmem locks are not modelled), and PMFS pays NVMM's bandwidth and persistence on every write: the model has NVMM far below DRAM where the study measured it 32 % faster"));
+        .at(NVMM_FILEBENCH)
+        .miss_because("nothing in the model makes tmpfs slower than PMFS (its page allocation, zeroing and shmem locks are not modelled), and PMFS pays NVMM's bandwidth and persistence on every write."));
         // Table V, Moneta column
         rows.push(Row::within(
             "Table V: Postmark on Moneta (moneta-balance, XFS, buffered; files of 1 KB to 64 KB, the spec's \"64 MB\" read as 64 KB because 10,000 files of mean 32 MB fit on no device of the studies; scaled run / scale)",
@@ -265,7 +273,8 @@ pub fn prepare() -> Prepared {
             0.25,
             "s",
         )
-        .input("postmark's cpu_us, CALIBRATED to this figure (files.rs POSTMARK_CPU_US)"));
+        .at(MONETA_T5)
+        .input("cpu_us (postmark's, CALIBRATED to this figure: files.rs POSTMARK_CPU_US)"));
         rows.push(
             Row::within(
                 "Table V: Build on Moneta (moneta-balance, XFS)",
@@ -274,13 +283,17 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "s",
             )
-            .input("build's cpu_ms, CALIBRATED to this figure"),
+            .at(MONETA_T5)
+            .input("cpu_ms (build's, CALIBRATED to this figure)"),
         );
         Reproduction {
             study: "apps-files".into(),
             title: "File workloads as applications: Postmark, Linux build and patch (Caulfield et al., SC 2010; Moneta, MICRO 2010, Table V), Filebench (NVMM study, MSST 2015)".into(),
             setting: format!("postmark, patch and build on XFS (HASTE study's devices; Postmark at scale {POSTMARK_SCALE} and Patch at {PATCH_SCALE} with the page cache scaled alike); fileserver (scale 0.1), webserver and varmail on PMFS (NVMM presets), ext4 (sata-ssd, hdd-7200, 16 cores) and tmpfs (DRAM), each a few hundred loops"),
-            rows,
+            class: Class::App,
+            state_rule: "each workload makes its own files before it is measured (Postmark's pool, the source tree, Filebench's file sets), on devices written once; the page cache starts empty".into(),
+            notes: vec![("postmark".into(), NOTE_POSTMARK.into())],
+            rows: at_all(rows, NVMM_FILEBENCH),
             figures: Vec::new(),
         }
     };

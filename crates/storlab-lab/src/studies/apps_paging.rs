@@ -17,7 +17,9 @@ use storlab_sim::apps::{self as registry, AppKind, MemoryApp, Params};
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::Plan;
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::{HASTE_NPB, MONETA_T5};
+use crate::report::{at_all, Class, Prepared, Reproduction, Row};
+use crate::sensitivity::{self, Perturbation};
 use crate::studies::paging;
 
 /// The NPB programs (the averages' members) and DGEMM.
@@ -62,41 +64,62 @@ pub fn program(name: &str, set: &[String]) -> Result<MemoryApp, String> {
 
 /// The swap device `dev` with the paging study's overrides.
 pub fn device(dev: &str) -> Result<SystemConfig, String> {
-    SystemConfig::load(&PresetStore::default(), dev, &paging::device_set(dev))
+    device_perturbed(dev, None)
+}
+
+/// [`device`], slower by `perturb` (the sensitivity check's overrides,
+/// `crate::sensitivity`) when given.
+pub fn device_perturbed(dev: &str, perturb: Option<Perturbation>) -> Result<SystemConfig, String> {
+    let mut o = paging::device_set(dev);
+    if let Some(p) = perturb {
+        o.extend(sensitivity::overrides(dev, &o, p).map_err(|e| format!("{dev}: {e}"))?);
+    }
+    SystemConfig::load(&PresetStore::default(), dev, &o)
         .map(|x| x.1)
         .map_err(|e| format!("{dev}: {e}"))
 }
 
 /// Run `name` (with `set`) paging to `dev`, and with enough DRAM.
 pub fn run(name: &str, dev: &str, set: &[String]) -> Result<PagingRun, String> {
-    let app = program(name, set)?;
-    let d = device(dev)?;
-    apps::run(&PresetStore::default(), apps::SWAP_PRESET, &app, &d, &[], 1)
-        .map_err(|e| format!("{name} on {dev}: {e}"))
+    run_perturbed(name, dev, set, None)
 }
 
-/// `row`, with `reason` when it misses.
-fn with_reason(row: Row, reason: impl FnOnce() -> String) -> Row {
-    if row.pass {
-        row
-    } else {
-        row.miss_because(reason())
-    }
+/// [`run`], with the swap device slower by `perturb` when given (the
+/// host's DRAM, the swap system's own device, is not perturbed).
+pub fn run_perturbed(
+    name: &str,
+    dev: &str,
+    set: &[String],
+    perturb: Option<Perturbation>,
+) -> Result<PagingRun, String> {
+    let app = program(name, set)?;
+    let d = device_perturbed(dev, perturb)?;
+    apps::run(&PresetStore::default(), apps::SWAP_PRESET, &app, &d, &[], 1)
+        .map_err(|e| format!("{name} on {dev}: {e}"))
 }
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
+/// The explanation the NPB rows share.
+const NOTE_NPB: &str = "BT, LU and UA are calibrated on Table V's high Moneta figures; IS and SP, calibrated on Table V's 351 and 704 MIPS with the one IPC (0.6) every program shares, spend most of their time paging on every device, and CG (an ESTIMATE CPU per page, its 18 GB matrix streamed read-only past 8 GB of DRAM every product) is bound by the device's read bandwidth. Table V gives one figure per program, so the model cannot tell a slow native program (IS's integer scatter, SP's memory-bound solves: a lower IPC) from one slowed by paging; with a per-program IPC their low Moneta figures would be native speed. The streams also leave out locality the programs have (UA's neighbours are near in the mesh, IS's 1,024 buckets fill in order): see storlab apps show. The study's 32x on the disk RAID is a program that hardly pages (UA or LU, 8-9 GB over 8 GB), whose locality the streams coarsen. On the fast devices the limit is reclaim, not the device: every evicted page holds the array's one anon_vma lock for its scan, unmap and TLB shootdown (3.8 µs, swap-linux's ESTIMATEs), so a program that needs a new page every few µs is bound there on any device. The Fusion-io driver's own use of host DRAM and CPU (its FTL's tables live in the host), which a run short of DRAM feels, is not modelled.";
+
 /// Prepare the study.
 pub fn prepare() -> Prepared {
+    prepare_perturbed(None)
+}
+
+/// Prepare the study with every swap device slower by `perturb` when
+/// given (the sensitivity check, `crate::sensitivity::prepare`).
+pub fn prepare_perturbed(perturb: Option<Perturbation>) -> Prepared {
     let finish = move |_: &crate::measure::Results| {
         let jobs: Vec<(usize, usize)> = (0..PROGRAMS.len())
             .flat_map(|p| (0..DEVICES.len()).map(move |d| (p, d)))
             .collect();
         let out: Vec<Result<PagingRun, String>> = jobs
             .par_iter()
-            .map(|&(p, d)| run(PROGRAMS[p], DEVICES[d].1, &[]))
+            .map(|&(p, d)| run_perturbed(PROGRAMS[p], DEVICES[d].1, &[], perturb))
             .collect();
         let mut errors = Vec::new();
         // slowdown[p][d]: enough DRAM's metric over the paged one
@@ -122,43 +145,19 @@ pub fn prepare() -> Prepared {
         // for the reasons: the programs Table V's high Moneta MIPS
         // calibrate (BT, LU, UA) against the low ones (IS, SP) and CG
         let idx = |n: &str| PROGRAMS.iter().position(|&q| q == n).expect("listed");
-        let group = |names: &[&str], d: usize| {
-            names
-                .iter()
-                .map(|n| format!("{} {:.1}x", &n[4..], slow[idx(n)][d]))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let ipc_reason = |d: usize| {
-            format!(
-                "BT, LU and UA, calibrated on Table V's high Moneta figures, slow {} here; IS and SP, calibrated on Table V's 351 and 704 MIPS \
-                 with the one IPC (0.6) every program shares, spend most of their time paging on every device ({}), and CG (an ESTIMATE CPU per page, \
-                 its 18 GB matrix streamed read-only past 8 GB of DRAM every product) is bound by the device's read bandwidth ({}). \
-                 Table V gives one figure per program, so the model cannot tell a slow native program (IS's integer scatter, SP's memory-bound solves: \
-                 a lower IPC) from one slowed by paging; with a per-program IPC their low Moneta figures would be native speed. \
-                 The streams also leave out locality the programs have (UA's neighbours are near in the mesh, IS's 1,024 buckets fill in order): \
-                 see storlab apps show. On the fast devices the limit is reclaim, not the device: every evicted page holds the array's one \
-                 anon_vma lock for its scan, unmap and TLB shootdown (3.8 µs, swap-linux's ESTIMATEs; the paging study's DDR rows miss on it too), \
-                 so a program that needs a new page every few µs is bound there on any device.",
-                group(&["npb-bt", "npb-lu", "npb-ua"], d),
-                group(&["npb-is", "npb-sp"], d),
-                group(&["npb-cg"], d),
-            )
-        };
+        let reason = "the slowdowns follow the one IPC every program shares and the CPU per page calibrated on Table V, where the study's programs differ in native speed and locality; see note [npb].";
         let disk = npb_of(dev("raid-disk"));
         let lo = disk.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = disk.iter().copied().fold(0.0, f64::max);
         let rows = vec![
             Row::within(
-                format!(
-                    "disk RAID: smallest NPB slowdown with 8 GB of DRAM ({})",
-                    list(dev("raid-disk"))
-                ),
+                "disk RAID: smallest NPB slowdown with 8 GB of DRAM",
                 lo,
                 32.0,
                 0.25,
                 "x",
-            ),
+            )
+            .model_note(&format!("({})", list(dev("raid-disk")))),
             Row::within(
                 "disk RAID: largest NPB slowdown with 8 GB of DRAM",
                 hi,
@@ -180,13 +179,11 @@ pub fn prepare() -> Prepared {
         });
         let disk_reason = format!(
             "a major fault on the disk RAID takes {fault_ms:.1} ms (UA: a seek and a rotation behind 16 threads' queue, {per_read:.1} pages a read), \
-             so even the program that pages least is slowed past the study's smallest; the study's 32x is a program that hardly pages \
-             (UA or LU, 8-9 GB over 8 GB), whose locality the streams coarsen (UA's gathers uniform over the mesh; LU's wavefronts in page order). {}",
-            ipc_reason(dev("raid-disk"))
+             so even the program that pages least is slowed past the study's smallest; see note [npb]."
         );
         let mut rows: Vec<Row> = rows
             .into_iter()
-            .map(|r| with_reason(r, || disk_reason.clone()))
+            .map(|r| r.miss_because(disk_reason.clone()))
             .collect();
         let (ssd, fio) = (
             mean(&npb_of(dev("raid-ssd"))),
@@ -197,23 +194,21 @@ pub fn prepare() -> Prepared {
             ("fusion-io", "Fusion-io", 33.0),
         ] {
             let row = Row::within(
-                format!("{label}: mean NPB slowdown ({})", list(dev(name))),
+                format!("{label}: mean NPB slowdown"),
                 mean(&npb_of(dev(name))),
                 target,
                 0.25,
                 "x",
-            );
-            rows.push(with_reason(row, || {
-                let order = if ssd > fio {
-                    format!(
-                        " The model also pages slower to the SSD RAID ({ssd:.0}x) than to the Fusion-io ({fio:.0}x), the study faster (11x against 33x): \
-                         not modelled, the Fusion-io driver's own use of host DRAM and CPU (its FTL's tables live in the host), which a run short of DRAM feels."
-                    )
-                } else {
-                    String::new()
-                };
-                format!("{}{order}", ipc_reason(dev(name)))
-            }));
+            )
+            .model_note(&format!("({})", list(dev(name))));
+            let order = if ssd > fio {
+                format!(
+                    " The model pages slower to the SSD RAID ({ssd:.0}x) than to the Fusion-io ({fio:.0}x), the study faster."
+                )
+            } else {
+                String::new()
+            };
+            rows.push(row.miss_because(format!("{reason}{order}")));
         }
         for (names, label, target) in [
             (&["haste-dram", "haste-pcm", "haste-sttm"][..], "HASTE", 5.8),
@@ -223,17 +218,16 @@ pub fn prepare() -> Prepared {
             let d0 = dev(names[0]);
             let row = Row::within(
                 format!(
-                    "{label} configurations ({}): mean NPB slowdown ({} on {})",
-                    names.join(", "),
-                    list(d0),
-                    names[0]
+                    "{label} configurations ({}): mean NPB slowdown",
+                    names.join(", ")
                 ),
                 mean(&all),
                 target,
                 0.25,
                 "x",
-            );
-            rows.push(with_reason(row, || ipc_reason(d0)));
+            )
+            .model_note(&format!("({} on {})", list(d0), names[0]));
+            rows.push(row.miss_because(reason));
         }
         let moneta = dev("moneta-balance");
         for (name, mips) in TABLE_V {
@@ -249,18 +243,14 @@ pub fn prepare() -> Prepared {
                     0.25,
                     "MIPS",
                 )
-                .input(format!("{name}'s cpu_ns, CALIBRATED on this figure")),
+                .at(MONETA_T5)
+                .input(format!("cpu_ns ({name}'s, CALIBRATED on this figure)")),
             );
         }
         if !errors.is_empty() {
             errors.sort();
             errors.dedup();
-            rows.push(Row::holds(
-                "every run completes",
-                "(runs)",
-                errors.join("; "),
-                false,
-            ));
+            panic!("apps-paging: runs failed: {}", errors.join("; "));
         }
         let series = DEVICES
             .iter()
@@ -286,7 +276,10 @@ pub fn prepare() -> Prepared {
                 (apps::STUDY_DRAM / apps::SCALE) >> 20,
                 apps::SCALE,
             ),
-            rows,
+            class: Class::App,
+            state_rule: "every program touches each page once before it is measured (its initialisation, not timed); the swap device starts empty and flash devices are written once".into(),
+            notes: vec![("npb".into(), NOTE_NPB.into())],
+            rows: at_all(rows, HASTE_NPB),
             figures: vec![Figure {
                 id: "apps-paging".into(),
                 title: "Paging programs: slowdown against enough DRAM, per program and swap device".into(),

@@ -8,7 +8,8 @@
 //! ([`crate::tablev`]).
 
 use crate::measure::Plan;
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::MONETA_T5;
+use crate::report::{Class, Prepared, Reproduction, Row};
 use crate::tablev::{What, BENCHES};
 
 /// Prepare the study.
@@ -34,35 +35,33 @@ pub fn prepare() -> Prepared {
             let rows = rows
                 .iter()
                 .map(|(b, id)| {
-                    Row::within(
+                    let row = Row::within(
                         format!("Table V, Moneta: {}", b.label),
                         res[*id].total_mbps(),
                         b.moneta,
                         0.25,
                         "MB/s",
                     )
-                    .miss_because(if b.label == "XDD-Random-FS" {
-                        "the model's file is laid out before the run (fio writes out a file \
-                         a job reads before the job starts), so the mix's writes allocate \
-                         nothing and XFS costs only its per-request CPU; XDD's file was \
-                         presumably new, created by the run, whose writes into holes each pay \
-                         the allocation section (19.5 µs, calibrated on HASTE's 210 MB/s) one \
-                         at a time: random writes alone into a new file reach about 200 MB/s \
-                         on moneta-balance in the model, so a 50/50 mix on a new file, whose reads the \
-                         section does not hold, reaches about twice that (430 MB/s when the \
-                         simulator is made to leave the file sparse), still above the \
-                         published 261 MB/s; and the simulator lays out every file a fio job \
-                         reads, so a mix on a new file cannot be expressed"
+                    .at(MONETA_T5);
+                    if b.label == "XDD-Random-FS" {
+                        row.miss_because(
+                            "on the file a write pass left (the study's rule, as in the filesystems \
+                             study) the mix's writes allocate nothing and XFS costs only its \
+                             per-request CPU; even a new file's allocations give about 430 MB/s, \
+                             above the published 261.",
+                        )
                     } else {
-                        "XFS costs its per-request CPU on a laid-out file; the published \
-                         figure differs by more than that"
-                    })
+                        row
+                    }
                 })
                 .collect();
             Reproduction {
                 study: "apps-table".into(),
                 title: "Moneta (MICRO 2010) Table V: XDD rows on the full Moneta".into(),
                 setting: "moneta-balance; XDD 16 threads, one request each, 50/50 read/write: sequential 4 MB and random 4 KB, raw and through XFS (direct IO on one file).".into(),
+                class: Class::Xdd,
+                state_rule: crate::studies::filesystems::STATE_RULE.into(),
+                notes: vec![],
                 rows,
                 figures: Vec::new(),
             }

@@ -9,7 +9,8 @@
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Run, Spec};
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::{MONETA_POWER, PLACEMENT_T1, PSD_FINDINGS};
+use crate::report::{at_all, Class, Prepared, Reproduction, Row};
 use crate::studies::psd::{at_depth, peer, qd1, with};
 
 /// The placement card scaled down (2.5 GB of 3.2 GB of data pages: the
@@ -30,7 +31,7 @@ pub const SMALL_SATA: &[&str] = &[
 pub const NO_HOST_SPREAD: &[&str] = &["host.wakeup_spread=0", "host.interrupt_spread=0"];
 
 /// Mean completion latency of direction `d`, µs.
-fn mean_us(r: &Run, d: usize) -> f64 {
+pub fn mean_us(r: &Run, d: usize) -> f64 {
     r.stats.dirs[d].clat().mean() / 1000.0
 }
 
@@ -74,13 +75,13 @@ fn disk_qd1(overrides: &[&str], rw: &str) -> Spec {
 }
 
 /// p99 / p50 of the completion latency of direction `d`.
-fn tail(r: &Run, d: usize) -> f64 {
+pub fn tail(r: &Run, d: usize) -> f64 {
     let c = r.stats.dirs[d].clat();
     c.percentile(99.0) as f64 / c.percentile(50.0).max(1) as f64
 }
 
 /// Standard deviation of direction `d`'s completion latency, µs.
-fn stdev_us(r: &Run, d: usize) -> f64 {
+pub fn stdev_us(r: &Run, d: usize) -> f64 {
     r.stats.dirs[d].clat().stddev() / 1000.0
 }
 
@@ -180,8 +181,6 @@ pub fn prepare() -> Prepared {
     // host spread: moneta-base (a PCM array of fixed timing behind the
     // baseline stack, so any spread is the host's), QD1 4 KB reads with
     // the preset's wake-up and interrupt spread and without it
-    let host_on = p.add(qd1("moneta-base", &[], "randread", 4000));
-    let host_off = p.add(qd1("moneta-base", NO_HOST_SPREAD, "randread", 4000));
     let finish = move |r: &crate::measure::Results| {
         let mut rows = vec![
             Row::within(
@@ -199,8 +198,8 @@ pub fn prepare() -> Prepared {
                 "µs",
             )
             .input(
-                "host.driver_tag_ns (CALIBRATED against this figure: the driver's own work; \
-                 the 47 µs read is the prediction)",
+                "driver_tag_ns (host.driver_tag_ns, CALIBRATED against this figure: the driver's \
+                 own work; the 47 µs read is the prediction)",
             ),
             Row::within(
                 "placement-flash, 1 MB sequential reads at depth 16",
@@ -209,7 +208,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "GB/s",
             )
-            .input("ssd.link_bytes_per_s.read (the card's DMA rate set to table 1)"),
+            .input("link_bytes_per_s (ssd.link_bytes_per_s.read, the card's DMA rate set to table 1)"),
             Row::within(
                 "placement-flash, 1 MB sequential writes at depth 16",
                 r[fbw].gbps(1),
@@ -217,7 +216,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "GB/s",
             )
-            .input("ssd.link_bytes_per_s.write (the card's DMA rate set to table 1)"),
+            .input("link_bytes_per_s (ssd.link_bytes_per_s.write, the card's DMA rate set to table 1)"),
             Row::within(
                 "hdd-7200, QD1 4 KB random read latency over 200 GB",
                 r[dr].lat_us(0) / 1000.0,
@@ -247,7 +246,7 @@ pub fn prepare() -> Prepared {
                 "MB/s",
             )
             .input(
-                "disk.write_through_staging (CALIBRATED against this figure: the choice between \
+                "write_through_staging (disk.write_through_staging, CALIBRATED against this figure: the choice between \
                  the model's two behaviours of a write-through write; off, each 512 KB command \
                  (Linux 2.6's max_sectors_kb) loses a revolution and the rate is the drive's \
                  mechanics)",
@@ -265,18 +264,20 @@ pub fn prepare() -> Prepared {
                 .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
         rows.push(
             Row::within(
-                format!("micron-psd, 4 KB write / read latency, largest (at QD{q_max})"),
+                "micron-psd, 4 KB write / read latency, largest over queue depths",
                 max_ratio,
                 19.0,
                 0.25,
                 "x",
             )
+            .model_note(&format!("(at QD{q_max})"))
             // at depth the ratio is the read rate over the write rate
             // (Little): reads run at the one fio thread's software rate (up to
             // the link), writes at three boards' one program at a time
             // (ssd.nand.programs_per_channel); the thread's speed is the one
             // host figure not published
-            .input("micron-psd.toml: the host's software factor 0.22 (CALIBRATED on this figure)"),
+            .at(PSD_FINDINGS)
+            .input("syscall_entry_ns (micron-psd.toml: the host's software factor 0.22, CALIBRATED on this figure)"),
         );
         // SATA SSD: the largest random / sequential latency ratio
         let mut worst = (0u32, "", 0.0);
@@ -288,22 +289,14 @@ pub fn prepare() -> Prepared {
         }
         rows.push(
             Row::within(
-                format!(
-                    "sata-ssd, random / sequential latency, largest ({} at QD{})",
-                    worst.1, worst.0
-                ),
+                "sata-ssd, random / sequential latency, largest over queue depths",
                 worst.2,
                 6.0,
                 0.25,
                 "x",
             )
-            .miss_because(
-                "the study's SATA drive is not named; the 2011 MLC class preset (Intel 320 \
-                 figures) loses 2.6x on random reads (read-ahead against a 50 µs page read) \
-                 and about 3x on random writes of an aged drive (garbage collection) over \
-                 the study's 1 GB file; a 6x penalty needs a drive with less spare area or a \
-                 slower controller than the datasheet figures give",
-            ),
+            .model_note(&format!("({} at QD{})", worst.1, worst.0))
+            .at(PSD_FINDINGS),
         );
         // PSD: the depth at which the 50/50 mix reaches 99 % of its peak
         let bw: Vec<f64> = mix.iter().map(|&id| r[id].total_mbps()).collect();
@@ -314,33 +307,42 @@ pub fn prepare() -> Prepared {
             .find(|(_, &b)| b >= 0.99 * peak)
             .map(|(&q, _)| q)
             .unwrap_or(0);
-        rows.push(Row::holds(
-            "micron-psd, 4 KB 50/50 mix: first depth at 99 % of peak bandwidth",
-            "only at QD64",
-            format!(
-                "QD{at} (peak {peak:.0} MB/s; QD32 {:.0}, QD64 {:.0})",
-                bw[5], bw[6]
-            ),
-            at == 64,
-        ));
+        rows.push(
+            Row::holds(
+                "micron-psd, 4 KB 50/50 mix: first depth at 99 % of peak bandwidth",
+                "only at QD64",
+                format!(
+                    "QD{at} (peak {peak:.0} MB/s; QD32 {:.0}, QD64 {:.0})",
+                    bw[5], bw[6]
+                ),
+                at == 64,
+            )
+            .at(PSD_FINDINGS),
+        );
         // Moneta power
         let total = power_w(&r[pw], "");
         let memory = power_w(&r[pw], "media");
         let mem_idle = power_w(&r[idle], "media");
-        rows.push(Row::within(
-            "moneta-balance, random 8 KB writes, 16 threads: total power",
-            total,
-            3.47,
-            0.25,
-            "W",
-        ));
-        rows.push(Row::within(
-            "moneta-balance, same run: memory (PCM array, row buffers, background)",
-            memory,
-            0.4,
-            0.25,
-            "W",
-        ));
+        rows.push(
+            Row::within(
+                "moneta-balance, random 8 KB writes, 16 threads: total power",
+                total,
+                3.47,
+                0.25,
+                "W",
+            )
+            .at(MONETA_POWER),
+        );
+        rows.push(
+            Row::within(
+                "moneta-balance, same run: memory (PCM array, row buffers, background)",
+                memory,
+                0.4,
+                0.25,
+                "W",
+            )
+            .at(MONETA_POWER),
+        );
         rows.push(
             Row::within(
                 "moneta-balance, memory power idle",
@@ -349,58 +351,19 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "W",
             )
-            .input("power.dies_per_controller (CALIBRATED against this figure)"),
+            .at(MONETA_POWER)
+            .input(
+                "dies_per_controller (power.dies_per_controller, CALIBRATED against this figure)",
+            ),
         );
-        // spread
-        let sr = sata_pairs[0].2;
-        rows.push(Row::holds(
-            "sata-ssd, QD1 4 KB random reads: p99 / p50, stdev",
-            "spread: p99 > p50, stdev > 0 (read retries of MLC pages, sata-ssd.toml)",
-            format!(
-                "p99/p50 {:.2}, stdev {:.1} µs, {} retries",
-                tail(&r[sr], 0),
-                stdev_us(&r[sr], 0),
-                r[sr].counter("read_retries")
-            ),
-            tail(&r[sr], 0) > 1.05 && stdev_us(&r[sr], 0) > 0.0,
-        ));
-        rows.push(Row::holds(
-            "micron-psd, QD1 4 KB random writes: p99 / p50, stdev",
-            "spread: p99 > p50, stdev > 0 (PCM program-and-verify, micron-psd.toml)",
-            format!(
-                "p99/p50 {:.2}, stdev {:.1} µs",
-                tail(&r[psd_w], 1),
-                stdev_us(&r[psd_w], 1)
-            ),
-            tail(&r[psd_w], 1) > 1.05 && stdev_us(&r[psd_w], 1) > 0.0,
-        ));
-        // the host's spread: a tail from the wake-up and interrupt draws
-        // alone (off, the same stack gives one number), its mean unmoved
-        let (on, off) = (&r[host_on], &r[host_off]);
-        rows.push(Row::holds(
-            "moneta-base, QD1 4 KB random reads: p99 / p50 from the host alone",
-            "spread: p99 > p50 with the host's wake-up and interrupt spread (moneta-base.toml, ESTIMATE after OSADL cyclictest histograms: a floor and an exponential tail); p99 = p50 without it",
-            format!(
-                "p99/p50 {:.2}, stdev {:.2} µs; without the spread p99/p50 {:.2}, stdev {:.2} µs",
-                tail(on, 0),
-                stdev_us(on, 0),
-                tail(off, 0),
-                stdev_us(off, 0)
-            ),
-            tail(on, 0) > 1.05 && stdev_us(on, 0) > 0.0 && tail(off, 0) < 1.01,
-        ));
-        rows.push(Row::within(
-            "moneta-base, QD1 4 KB random reads: mean latency with the host spread (target: without it)",
-            mean_us(on, 0),
-            mean_us(off, 0),
-            0.02,
-            "µs",
-        ));
         Reproduction {
             study: "devices".into(),
-            title: "Device figures: flash placement table 1, PSD and SATA SSD findings, Moneta power, latency spread".into(),
+            title: "Device figures: flash placement table 1, PSD and SATA SSD findings, Moneta power".into(),
+            class: Class::Device,
+            state_rule: crate::studies::psd::STATE_RULE.into(),
+            notes: vec![],
             setting: "fio with libaio, 4 KB QD1 latencies and 1 MB depth-16 bandwidths; flash written before reads; moneta-balance power under 16 XDD threads.".into(),
-            rows,
+            rows: at_all(rows, PLACEMENT_T1),
             figures: vec![Figure {
                 id: "devices-psd-mix".into(),
                 title: "micron-psd, 4 KB random 50/50 mix: bandwidth against queue depth (the study: 99 % of peak only at 64)".into(),

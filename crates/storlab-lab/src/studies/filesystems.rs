@@ -11,11 +11,15 @@
 //! memory devices (to fit the 16 GB RAM disk; where the data lies makes
 //! no difference to their timing, and random 4 KB writes over either
 //! touch each block at most once in a run this short, so every one
-//! allocates in both). Assumed, as the published figures
-//! need and XDD does: the write tests write a file they created (it starts
-//! empty, `fallocate=none`: writes allocate), the read and mixed tests
-//! read a file laid out before, and the latency tests run on the file the
-//! bandwidth tests left (laid out: fio's default preallocation).
+//! allocates in both).
+//!
+//! The one rule for the file's state ([`STATE_RULE`]), from how XDD
+//! works: XDD opens its target file, creating it if it is missing, and
+//! preallocates only when told to (`-preallocate`, which the study does
+//! not mention), so a write test writes a file it made (no blocks yet:
+//! every write allocates; fio's `fallocate=none`); the read and mixed
+//! tests, and the latency tests after them, run on the file a write pass
+//! left, every block written. No row picks its own state.
 //!
 //! The SSD RAID is preconditioned as the `peers` study's runs of the same
 //! XDD tests are (see its module doc): the study's drives were in use and
@@ -33,7 +37,11 @@
 //! the spare ratio, not the capacity.
 
 use crate::measure::{Plan, RunId, Spec};
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::HASTE_5A;
+use crate::report::{at_all, Class, Prepared, Reproduction, Row};
+
+/// The one rule for the state of the file and the device (module doc).
+pub const STATE_RULE: &str = "XDD makes its own file and preallocates nothing (no -preallocate): the write tests write a new file, each block allocated as it is first written (fio fallocate=none); the read, mixed and latency tests run on the file a write pass left, every block written; the SSD RAID as in the peers study (random writes from the steady state of random writes over the file, the rest from drives written once)";
 
 /// The file on the disk RAID: the study's 55 GB (where the data lies matters
 /// to disks).
@@ -240,6 +248,7 @@ pub fn prepare() -> Prepared {
         // reasons of the 4 MB rows)
         let same_bios = "a direct IO through XFS builds the same bios as on the raw device (xfs_get_blocks_direct maps the request's extent, blkdev_get_blocks the request; fs/direct-io.c does the same per-page work for both), the iolock an extending or cached-page write takes exclusive is demoted before the IO (xfs_write), and the file's size and time stamps are set in core and written with the inode, not logged per request (xfs_setfilesize, xfs_ichgtime: XFS logged them per IO only from 3.x)";
         let mut rows = Vec::new();
+        let mut notes: Vec<(String, String)> = vec![("same-bios".into(), same_bios.into())];
         for (a, what) in [(0, "reads"), (1, "writes")] {
             rows.push(Row::within(
                 format!("haste-dram, 4 MB sequential {what}: XFS loses"),
@@ -249,10 +258,8 @@ pub fn prepare() -> Prepared {
                 "MB/s",
             )
             .miss_because(format!(
-                "the raw array moves {:.0} MB/s, bound by its link, each 4 MB request {:.1} ms in a queue of 16; XFS's work per request (its CPU, and for writes into the new file one allocation section and 512 B of log) runs while 15 other requests keep the link busy, so it costs nothing unless a serialised part of it exceeded a 16th of that, {:.1} ms; 50 MB/s needs the link idle {:.0} µs per request or 2% more bytes on it, and neither happens: {same_bios}",
+                "the raw array moves {:.0} MB/s, bound by its link, and XFS's work per 4 MB request runs while 15 other requests keep the link busy; 50 MB/s needs the link idle {:.0} µs per request, which nothing in XFS does (note [same-bios]).",
                 bw("haste-dram", 0, false, a),
-                service_ms("haste-dram", a),
-                service_ms("haste-dram", a) / 16.0,
                 50.0 / bw("haste-dram", 0, false, a) * service_ms("haste-dram", a) * 1e3 / 16.0,
             )));
         }
@@ -271,7 +278,7 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "MB/s",
             )
-            .input("fs.alloc_ns, calibrated against this figure"),
+            .input("alloc_ns (fs.alloc_ns, CALIBRATED against this figure)"),
         );
         rows.push(Row::within(
             "haste-dram, 4 KB random writes: XFS loses",
@@ -311,20 +318,13 @@ pub fn prepare() -> Prepared {
             ));
         }
         let raw = |name: &str| lat(name, false);
-        rows.push(
-            Row::within(
-                "ddr-pcm, XFS adds per 4 KB access",
-                adds_pct("ddr-pcm"),
-                93.0,
-                0.25,
-                "%",
-            )
-            .miss_because(format!(
-                "XFS adds its per-request CPU here, {:.1} µs, as the ddr-dram and haste-dram rows (+6 µs) published; the percentage then rests on the raw ddr-pcm latency of the haste-ddr model ({:.1} µs), where +93% of about 6 µs implies the study's was about 6.5 µs",
-                adds("ddr-pcm"),
-                raw("ddr-pcm")
-            )),
-        );
+        rows.push(Row::within(
+            "ddr-pcm, XFS adds per 4 KB access",
+            adds_pct("ddr-pcm"),
+            93.0,
+            0.25,
+            "%",
+        ));
         rows.push(
             Row::within(
                 "haste-pcm, XFS adds per 4 KB access",
@@ -334,19 +334,20 @@ pub fn prepare() -> Prepared {
                 "%",
             )
             .miss_because(format!(
-                "XFS adds {:.1} µs, as on haste-dram; the raw haste-pcm latency of the haste-ddr model is {:.1} µs (the 15-16 µs target there), where +50% of about 6 µs implies about 12 µs",
+                "XFS adds {:.1} µs, as on haste-dram; the raw haste-pcm latency is {:.1} µs (the 15-16 µs the haste-ddr rows publish), where +50% of about 6 µs implies about 12 µs.",
                 adds("haste-pcm"),
                 raw("haste-pcm")
             )),
         );
         let dl = dev("raid-disk").lat[0];
-        let disk_why = format!(
+        notes.push(("raid-disk-xfs".into(), format!(
             "XFS adds its per-request CPU ({:.1} µs) and nothing with seeks of its own: a laid-out file lies in one allocation group near its inode (inode32, the 2.6.2x default, keeps inodes in the first TB), as compact as the raw test's 55 GB (16 streams' extents interleave without gaps: xfs_bmap_adjacent puts an extent right after its logical predecessor when the gap between them is over four times the allocation, and NEAR_BNO takes the nearest free block); its extent list is read into core once (xfs_iread_extents); atime, mtime and size are set in core and written with the inode by xfssyncd at most every 30 s (no transaction per access before 3.x); no 2.6.2x mechanism found adds 580 µs. The +8% rests on the raw latency too: 580 µs is 8% of 7.25 ms, where the model's raw mean is {:.2} ms (reads {:.2} ms; writes {:.0} µs, taken by the controller's write-back cache)",
             adds("raid-disk"),
             lat("raid-disk", false) / 1e3,
             r[dl[0]].lat_us(0) / 1e3,
             r[dl[1]].lat_us(1),
-        );
+        )));
+        let disk_why = "no 2.6.2x XFS mechanism found that adds 580 µs per access on the disk RAID; see note [raid-disk-xfs].";
         rows.push(
             Row::within(
                 "raid-disk, XFS adds per 4 KB access",
@@ -355,11 +356,11 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "µs",
             )
-            .miss_because(disk_why.clone()),
+            .miss_because(disk_why),
         );
         rows.push(
             Row::within(
-                "raid-disk, XFS adds per 4 KB access",
+                "raid-disk, XFS adds per 4 KB access, relative to raw",
                 adds_pct("raid-disk"),
                 8.0,
                 0.25,
@@ -385,7 +386,7 @@ pub fn prepare() -> Prepared {
             worst <= 10.0,
         )
         .miss_because(format!(
-            "random writes into the new file: each allocation logs 512 B, so every 64 writes a 32 KiB log buffer goes out ({:.0} in the run), each a destage of its own under the controller's oldest-first destaging, with a seek to the log in the middle of the 4 TB array (mkfs.xfs puts the internal log in allocation group agcount/2) and back to the file at its start; the study's controller may have gathered the log's consecutive buffers into fewer destages, or its file lain nearer the log",
+            "random writes into the new file write a 32 KiB log buffer every 64 allocations ({:.0} in the run), each destaged with a seek to the log in the middle of the array and back; the study's controller may have gathered them, or its file lain nearer the log.",
             r[dev("raid-disk").bw[1][1][1]].storlab["fs"]["journal_writes"].as_f64().unwrap_or(0.0)
         )));
         rows.push(
@@ -397,10 +398,9 @@ pub fn prepare() -> Prepared {
                 "% lost",
             )
             .miss_because(format!(
-                "the array is bound by its drives at 4 MB ({:.0} MB/s reads, {:.0} MB/s writes raw, a request {:.0} ms in a queue of 16), and XFS's costs are per request (its CPU; for writes one allocation section and 512 B of log per 4 MB); alignment adds no drive IO: a 4 MB request at any 64 KB-aligned offset gives each X25-E exactly 1 MB in 16 chunks (4 MB is a multiple of the 256 KB stripe width, and mkfs.xfs reads md's geometry and aligns extents to the 64 KB stripe unit); 5% needs per-byte work, and {same_bios}",
+                "the array is bound by its drives at 4 MB ({:.0} MB/s reads, {:.0} MB/s writes raw) and XFS's costs are per request, with extents aligned to md's stripe unit; 5% needs per-byte work, which XFS does not add (note [same-bios]).",
                 bw("raid-ssd", 0, false, 0),
                 bw("raid-ssd", 0, false, 1),
-                service_ms("raid-ssd", 0),
             )),
         );
         let ssd_w = loss("raid-ssd", 1, true, 1);
@@ -413,7 +413,7 @@ pub fn prepare() -> Prepared {
                 "% lost",
             )
             .miss_because(format!(
-                "on the preconditioned array (random writes from the steady state of random writes over the file, the rest of the drives never written, as the peers study's runs of the same XDD tests) raw random writes run at {:.0} MB/s, under XFS's allocation cap (one 19.5 µs section per write, about 210 MB/s), so XFS costs its CPU and the section's latency: writes lose {ssd_w:.1}%, reads {:.1}%, the 50/50 {:.1}%; 10% over the three would need reads to lose as much as writes, on a device where XFS's 5 µs is a few % of a {:.0} µs read",
+                "raw random writes run at {:.0} MB/s, under XFS's allocation cap, so XFS costs its CPU and the section's latency: writes lose {ssd_w:.1}%, reads {:.1}%, the 50/50 {:.1}%. 10% over the three needs reads to lose as much as writes, where XFS's 5 µs is a few % of a {:.0} µs read.",
                 bw("raid-ssd", 0, true, 1),
                 loss("raid-ssd", 1, true, 0),
                 -((bw("raid-ssd", 1, true, 2) / bw("raid-ssd", 0, true, 2)) - 1.0) * 100.0,
@@ -429,7 +429,7 @@ pub fn prepare() -> Prepared {
                 "%",
             )
             .miss_because(format!(
-                "XFS adds {:.1} µs, as on the other devices; the preconditioned array's raw QD1 latency in the model is {:.0} µs (reads {:.0} µs from flash, writes {:.0} µs through the X25-Es' write buffers and cached mapping tables), where +4% implies about {:.0} µs raw or {:.1} µs of XFS",
+                "XFS adds {:.1} µs, as on the other devices, to a raw QD1 latency of {:.0} µs (reads {:.0} µs, writes {:.0} µs); +4% implies about {:.0} µs raw or {:.1} µs of XFS.",
                 adds("raid-ssd"),
                 raw("raid-ssd"),
                 r[dev("raid-ssd").lat[0][0]].lat_us(0),
@@ -449,8 +449,7 @@ pub fn prepare() -> Prepared {
             "about the same",
             format!("sequential {s:+.1}%, random {rnd:+.1}%"),
             s.abs() <= 10.0 && rnd.abs() <= 10.0,
-        )
-        .miss_because("ext3 holds i_mutex across every write and through a direct read's submission; on the disk RAID the runs are disk-bound and the laid-out file's mapping blocks are cached, so that should cost little: a miss here means the serialisation reached the disks"));
+        ));
         // the fast devices: the HASTE array and the DDR RAM disk
         let fast =
             |fs: usize| (change("haste-dram", fs, false) + change("ddr-dram", fs, false)) / 2.0;
@@ -461,7 +460,8 @@ pub fn prepare() -> Prepared {
             0.25,
             "% lost",
         )
-        .miss_because(format!(
+        .miss_because("the model's ext3 reads through the HASTE array overlap (it completes by interrupt), so the mean falls short of 74%; see note [ext3-fast]."));
+        notes.push(("ext3-fast".into(), format!(
             "the model's ext3 differs from XFS by i_mutex around writes and around a direct read's submission (DIO_LOCKING), and its fall-back to the page cache for direct writes into holes: writes lose {:.0}% (haste-dram) and {:.0}% (ddr-dram), reads {:.0}% and {:.0}% (the RAM disk's submission is its copy, so its reads take turns; the HASTE array's submission is a few µs of a 2 ms transfer, and ext3 maps a 4 MB request in one or two get_block calls, ext3_get_blocks_handle mapping contiguous blocks up to an indirect block's end); the mean over reads, writes and 50/50 on both devices falls short of the published 74%, which needs the HASTE array's reads to lose too. They would if HASTE's driver spun inside its submission (docs/spec/pcie-arrays.md: the requesting thread issues the command and spins until it completes; 2.6.2x has no block-layer polling, so a spinning driver spins in its make_request and submit_bio returns at completion): a direct read's i_mutex would then cover its transfer as on the RAM disk, and ext3's reads would take turns as its writes do; the haste presets complete by interrupt (host.completion, following the latency breakdown's interrupt and context switch), so the model's reads through ext3 overlap",
             loss("haste-dram", 2, false, 1),
             loss("ddr-dram", 2, false, 1),
@@ -476,9 +476,12 @@ pub fn prepare() -> Prepared {
             "% gained",
         )
         .miss_because(format!(
-            "XFS's per-request costs are negligible at 4 MB and it cannot make the same bios faster ({same_bios}); haste-dram changes {:+.2}%, ddr-dram {:+.2}%. As the study's haste-dram lost about 2% (50 MB/s) on reads and writes, its +2% mean implies ddr-dram gained about 6%: a RAM-disk effect, if any: brd takes a page from the node of the CPU that first writes it, so a file written by 16 threads over both sockets would have its pages behind all six channels where a disk filled by one writer has them behind three; the model keeps every page behind three (ddr.disk_channels) whoever wrote it, and with six its raw ddr-dram runs gain {:.0}%, not 6%",
+            "XFS cannot make the same bios faster (note [same-bios]): haste-dram changes {:+.2}%, ddr-dram {:+.2}%; see note [ram-disk-gain].",
             change("haste-dram", 1, false),
             change("ddr-dram", 1, false),
+        )));
+        notes.push(("ram-disk-gain".into(), format!(
+            "As the study's haste-dram lost about 2% (50 MB/s) on reads and writes, its +2% mean implies ddr-dram gained about 6%: a RAM-disk effect, if any: brd takes a page from the node of the CPU that first writes it, so a file written by 16 threads over both sockets would have its pages behind all six channels where a disk filled by one writer has them behind three; the model keeps every page behind three (ddr.disk_channels) whoever wrote it, and with six its raw ddr-dram runs gain {:.0}%, not 6%",
             (six.iter().enumerate().map(|(a, &id)| if a == 2 { r[id].total_mbps() } else { r[id].mbps(a) }).sum::<f64>()
                 / (0..3).map(|a| bw("ddr-dram", 0, false, a)).sum::<f64>()
                 - 1.0)
@@ -487,8 +490,11 @@ pub fn prepare() -> Prepared {
         Reproduction {
             study: "filesystems".into(),
             title: "Caulfield et al., Understanding the Impact of Emerging Non-Volatile Memories, SC 2010: file systems (V-A)".into(),
+            class: Class::Device,
+            state_rule: STATE_RULE.into(),
+            notes,
             setting: "XDD through XFS and ext3 against the raw device: 16 threads, QD1 each, direct IO, one file (the study's 55 GB on the disk RAID; 768 MB on the SSD RAID, scaled down and preconditioned: random writes from the steady state of random writes over the file, the other tests from the drives written once; 4 GB on the memory devices); 4 MB sequential and 4 KB random; latency one thread, 4 KB random. Write tests write a fresh file; read, mixed and latency tests a laid-out one.".into(),
-            rows,
+            rows: at_all(rows, HASTE_5A),
             figures: Vec::new(),
         }
     };

@@ -4,7 +4,8 @@
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Spec};
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::HASTE_LATENCY;
+use crate::report::{at_all, Class, Prepared, Reproduction, Row};
 
 /// The HASTE presets, one per medium.
 pub const HASTE: [&str; 3] = ["haste-dram", "haste-sttm", "haste-pcm"];
@@ -89,7 +90,7 @@ pub fn prepare() -> Prepared {
                     0.20,
                     "µs",
                 )
-                .input("ddr-dram host costs calibrated to it (syscall_entry_ns, syscall_exit_ns, block_queue_ns)"),
+                .input("syscall_entry_ns (with syscall_exit_ns and block_queue_ns: ddr-dram's host costs, CALIBRATED on this figure)"),
             );
         }
         for dev in ["ddr-sttm", "ddr-pcm"] {
@@ -132,7 +133,10 @@ pub fn prepare() -> Prepared {
             study: "haste-ddr".into(),
             title: "Caulfield et al., Understanding the Impact of Emerging Non-Volatile Memories, SC 2010".into(),
             setting: "One thread, queue depth 1, random 4 KB accesses on the raw device.".into(),
-            rows,
+            class: Class::Device,
+            state_rule: "none needed: the NVM media and DRAM are written in place and the runs use the raw device".into(),
+            notes: vec![],
+            rows: at_all(rows, HASTE_LATENCY),
             figures: vec![Figure {
                 id: "haste-ddr-media-sweep".into(),
                 title: "4 KB read latency against media read latency".into(),

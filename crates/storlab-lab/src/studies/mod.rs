@@ -69,15 +69,15 @@ pub const STUDIES: &[(&str, &str)] = &[
     ),
     (
         "apps-kv",
-        "MongoDB under YCSB and memcached on NVMM, SSD, disk and DRAM (MSST 2015)",
+        "MongoDB under YCSB on NVMM, SSD, disk and DRAM (MSST 2015)",
     ),
     (
         "apps-db",
-        "Database applications as models: Berkeley DB, MySQL OLTP and TPC-C, PostgreSQL PTF (issue 41)",
+        "Database applications as models: Berkeley DB, MySQL OLTP and TPC-C, PostgreSQL PTF (Moneta, HASTE, NVMM and flash placement studies)",
     ),
     (
         "apps-files",
-        "File workloads as applications: Postmark, Linux build and patch, Filebench (issue 41)",
+        "File workloads as applications: Postmark, Linux build and patch, Filebench (Moneta, HASTE, NVMM and flash placement studies)",
     ),
     (
         "apps-paging",

@@ -6,7 +6,8 @@
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Spec};
-use crate::report::{with_unit, Prepared, Reproduction, Row};
+use crate::places::NVMM_MSYNC;
+use crate::report::{at_all, with_unit, Class, Prepared, Reproduction, Row};
 
 /// The default flushing modes (`nvmm.m_flush`).
 pub const MODES: [&str; 4] = ["clflush", "clflushopt", "clwb", "wof"];
@@ -145,7 +146,7 @@ pub fn prepare() -> Prepared {
                     ),
                     t > disk_ns,
                 )
-                .input("flush_*_ns_per_line, calibrated to this crossover"),
+                .input("flush_clflush_ns_per_line (with flush_clflushopt_ns_per_line, CALIBRATED to this crossover)"),
             );
         }
         let curve = |ids: &[crate::measure::RunId]| -> Vec<(f64, f64)> {
@@ -182,7 +183,10 @@ pub fn prepare() -> Prepared {
             study: "nvmm".into(),
             title: "Zhang and Swanson, A Study of Application Performance with Non-Volatile Main Memory, MSST 2015".into(),
             setting: "Write 4 KB, then msync the mapped region (fio fsync=1), on the simulator's nvmm class.".into(),
-            rows,
+            class: Class::Device,
+            state_rule: "none needed: the region is mapped NVMM written in place; each msync follows one write".into(),
+            notes: vec![],
+            rows: at_all(rows, NVMM_MSYNC),
             figures: vec![Figure {
                 id: "nvmm-msync".into(),
                 title: "msync cost against region size, by flush mode".into(),

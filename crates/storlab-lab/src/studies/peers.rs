@@ -58,7 +58,8 @@
 //!   The disk array keeps its real 55 GB span: seek distances depend on it.
 
 use crate::measure::{Plan, Run, Spec};
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::{HASTE_FIG4, MONETA_T3, X25E_MANUAL};
+use crate::report::{at_all, Class, Prepared, Reproduction, Row};
 use crate::studies::psd;
 
 /// The XDD footprint (docs/spec/workloads.md).
@@ -332,18 +333,25 @@ pub fn prepare() -> Prepared {
                     IOPS_TOL,
                     "IOPS",
                 );
+                let row = row.at(MONETA_T3);
                 rows.push(if (k, d) == (0, 1) {
                     row.input(
-                        "raid.controller.destage_order (CALIBRATED: the policy chosen against \
-                         this figure; the rate is then the disks')",
+                        "destage_order (raid.controller.destage_order, CALIBRATED: the policy \
+                         chosen against this figure; the rate is then the disks')",
                     )
                 } else if (k, d) == (2, 0) {
                     row.input(
-                        "host.driver_worker_share (CALIBRATED against this figure: the share of \
-                         the driver's instructions its one worker thread runs per request)",
+                        "driver_worker_share (host.driver_worker_share, CALIBRATED against this \
+                         figure: the share of the driver's instructions its one worker thread \
+                         runs per request)",
+                    )
+                } else if (k, d) == (1, 0) {
+                    row.miss_because(
+                        "no mechanism found: 5,256 IOPS means 3 ms per read on four X25-Es rated \
+                         35,000 each; see note [raid-ssd-reads].",
                     )
                 } else {
-                    row.miss_because(iops_miss(k, d))
+                    row
                 });
             }
         }
@@ -356,17 +364,14 @@ pub fn prepare() -> Prepared {
                     target,
                     0.25,
                     "",
-                );
+                )
+                .at(MONETA_T3);
                 // Moneta+Spin: the stack's rows plus the busy wait at the
                 // poll loop's own CPI (host.spin_cpi): a prediction
                 rows.push(if k < 3 {
-                    row.input("host.driver_instructions: Table III minus the stack rows' own")
+                    row.input("driver_instructions (host.driver_instructions: Table III minus the stack rows' own)")
                 } else {
-                    row.miss_because(
-                        "the stack's rows are the IO-stack table's; the busy wait counts at \
-                         host.spin_cpi (a PAUSE loop, an estimate) for as long as the device \
-                         takes, which 16 threads on 8 cores stretch",
-                    )
+                    row
                 });
             }
         }
@@ -381,7 +386,8 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "",
             )
-            .input("host.cpi (CALIBRATED against this figure)"),
+            .at(MONETA_T3)
+            .input("cpi (host.cpi, CALIBRATED against this figure)"),
         );
         let ssd_share = r[share_ssd].software_share(0) * 100.0;
         rows.push(
@@ -392,19 +398,23 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "%",
             )
-            .miss_because("see the RAID-SSD IOPS rows"),
+            .at(MONETA_T3),
         );
         // the disk's QD1 thread sleeps ~8 ms a request, long enough for its
         // core to lose the path's lines (host.cold_lines in raid-disk.toml);
         // the SSD array's ~0.1 ms is not
         let disk_share = r[share_disk].software_share(0) * 100.0;
-        rows.push(Row::between(
-            "RAID-Disk, software share of 4 KB read latency, QD1",
-            disk_share,
-            0.5,
-            1.5,
-            "%",
-        ));
+        // published as "1 %": a point
+        rows.push(
+            Row::within(
+                "RAID-Disk, software share of 4 KB read latency, QD1",
+                disk_share,
+                1.0,
+                0.25,
+                "%",
+            )
+            .at(MONETA_T3),
+        );
         // HASTE Fig. 4
         let (f_r, f_w) = (r[t3[2][0]].mbps(0), r[t3[2][1]].mbps(1));
         let (s_r, s_w) = (r[t3[1][0]].mbps(0), r[t3[1][1]].mbps(1));
@@ -417,12 +427,9 @@ pub fn prepare() -> Prepared {
                 "MB/s",
             )
             .miss_because(
-                "the model's ioDrive reads at Table III's 92k IOPS (377 MB/s), held there by its \
-                 driver's one worker thread (host.driver_worker_share, calibrated on that row); \
-                 HASTE's 280 MB/s is 24 % below what Table III measured on the same card with the \
-                 same 16-thread XDD on the same group's hosts, and nothing in the model tells the \
-                 two measurements apart (one host, one driver, one workload): rows within 25 % \
-                 of both would need 64,600-85,400 reads a second",
+                "the model's ioDrive reads at Table III's 92k IOPS (377 MB/s); HASTE's 280 MB/s \
+                 is 24 % below what Table III measured on the same card under the same XDD, and \
+                 nothing in the model tells the two measurements apart.",
             ),
         );
         rows.push(
@@ -434,7 +441,7 @@ pub fn prepare() -> Prepared {
                 "x",
             )
             .miss_because(
-                "the model's SSD array reads at four X25-Es' rate (see the RAID-SSD IOPS rows)",
+                "the model's SSD array reads at four X25-Es' rate; see note [raid-ssd-reads].",
             ),
         );
         rows.push(
@@ -447,12 +454,8 @@ pub fn prepare() -> Prepared {
             )
             .miss_because(
                 "the two studies disagree: Table III's own figures for the same devices under \
-                 the same 16-thread XDD give 70,579 / 11,714 = 6.0x, HASTE's Fig. 4 3.3x. The \
-                 model follows Table III (both its write rows within 10 %, each device in the \
-                 steady state of XDD's writes over the 55 GB footprint); a state that gave \
-                 3.3x (the whole ioDrive aged: 34k, 3.5x) would put the ioDrive's Table III row \
-                 beyond 2x, and neither study says the devices were written beyond the \
-                 footprint",
+                 the same XDD give 70,579 / 11,714 = 6.0x, HASTE's Fig. 4 3.3x. The model \
+                 follows Table III (both its write rows within 10 %).",
             ),
         );
         let (fq_r, fq_w) = (r[seq[0][0]].mbps(0), r[seq[0][1]].mbps(1));
@@ -472,31 +475,33 @@ pub fn prepare() -> Prepared {
                 0.25,
                 "x",
             )
-            .miss_because(
-                "md hands each X25-E its 1 MB piece of a 4 MB request as two 512 KB requests \
-                 (the members' max_sectors_kb, raid.member_max_request_bytes), which its 1 MB \
-                 write buffer (an ESTIMATE in x25e.toml) double-buffers at about 150 MB/s; \
-                 the ratio also carries the ioDrive's own sequential write rate",
-            ),
+            .at(HASTE_FIG4),
         );
-        rows.push(Row::within(
-            "X25-E, random 4 KB write IOPS, QD32 (Intel's rating, product manual)",
-            r[rated_w].iops(1),
-            3_300.0,
-            0.25,
-            "IOPS",
-        ));
-        rows.push(Row::holds(
-            "flash reads reach the media (preconditioned)",
-            "measured on written data",
-            format!("{unmapped} reads answered from the mapping table"),
+        rows.push(
+            Row::within(
+                "X25-E, random 4 KB write IOPS, QD32 (Intel's rating, product manual)",
+                r[rated_w].iops(1),
+                3_300.0,
+                0.25,
+                "IOPS",
+            )
+            .at(X25E_MANUAL),
+        );
+        // not a published figure but the condition every flash read row
+        // rests on: the reads reached the media (checked, not a row)
+        assert!(
             unmapped == 0.0,
-        ));
+            "peers: {unmapped} flash reads were answered from the mapping table: \
+             the preconditioning no longer writes what the reads read"
+        );
         Reproduction {
             study: "peers".into(),
             title: "The peer devices as measured: Moneta (MICRO 2010) Table III, HASTE (SC 2010) Fig. 4".into(),
             setting: "Raw block device. IOPS and instructions: XDD, 16 threads, one 4 KB random request each (fio psync), 55 GB span on the disk array, flash preconditioned (reads: written once; random writes: the steady state of random writes over the 55 GB footprint, the rest of the device never written); the disk array's writes sustained past its cache. Software share: one thread, QD1 reads. Sequential: 16 threads, 4 MB.".into(),
-            rows,
+            class: Class::Device,
+            state_rule: STATE_RULE.into(),
+            notes: vec![("raid-ssd-reads".into(), RAID_SSD_READS.into())],
+            rows: at_all(rows, HASTE_FIG4),
             figures: Vec::new(),
         }
     };
@@ -506,34 +511,13 @@ pub fn prepare() -> Prepared {
     }
 }
 
-/// Why a Table III IOPS row misses, when it does (`k` the device, `d` the
-/// direction).
-fn iops_miss(k: usize, d: usize) -> &'static str {
-    match (k, d) {
-        (1, 0) => {
-            "no mechanism found: four X25-Es rated 35,000 read IOPS each at 16 outstanding; \
-             5,256 implies 3 ms per read. Not the drives' state after the write tests: from \
-             the random-write steady state the model's array still reads at about 80k (its \
-             garbage collection leaves no debt to stall reads, and a read that misses its \
-             X25-E's cached mapping table waits for one translation-page read on a die, \
-             ~50 us, while the controller serves other commands); neither md's per-request CPU (Table III counts it) nor the SATA \
-             path or the span explains 3 ms"
-        }
-        (1, 1) => {
-            "each X25-E's random writes are held by its cached mapping table \
-             (ssd.ftl.map_cache in x25e.toml: about 6 % of a randomly written map in its \
-             DRAM, a miss waits for a translation page's program and read, ~350 us): the \
-             array's rate follows from that and md's spread of 16 threads over four drives; \
-             nothing in it is fitted to this figure"
-        }
-        (2, 1) => {
-            "the driver's worker thread (calibrated on the reads) caps the card at about 68k \
-             writes; in the steady state of XDD's writes over its 55 GB footprint, the rest \
-             of the card never written, garbage collection stays out of their way. With the \
-             whole card aged (a preconditioning the study does not describe) the collector \
-             stalls some writes for up to 80 ms, the 16 threads' requests then queue together \
-             at the one worker, and the card writes 34k"
-        }
-        _ => "",
-    }
-}
+/// The one rule for the devices' state in this study (both studies ran
+/// XDD over a 55 GB footprint of devices in use; neither describes
+/// another preconditioning): flash reads read data written once, flash
+/// random writes run in the steady state of XDD's own random writes over
+/// the footprint (the rest of each device never written), the disk
+/// array's writes are sustained past its controller cache.
+pub const STATE_RULE: &str = "flash read tests read data written once; flash random-write tests run in the steady state of XDD's own random writes over its 55 GB footprint, the rest of each device never written; the disk array's writes are sustained past its controller cache (XDD's runs were long)";
+
+/// The explanation the RAID-SSD read rows share.
+const RAID_SSD_READS: &str = "four X25-Es rated 35,000 read IOPS each at 16 outstanding; Table III's 5,256 implies 3 ms per read. Not the drives' state after the write tests: from the random-write steady state the model's array still reads at about 80k (its garbage collection leaves no debt to stall reads, and a read that misses its X25-E's cached mapping table waits for one translation-page read on a die, ~50 us, while the controller serves other commands); neither md's per-request CPU (Table III counts it) nor the SATA path or the span explains 3 ms. The two studies' figures for the same array also differ: HASTE's Fig. 4 implies about 13,700.";

@@ -7,7 +7,8 @@
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Run, Spec};
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::{HASTE_FIG9, PLACEMENT_FINDINGS};
+use crate::report::{at_all, Class, Prepared, Reproduction, Row};
 use crate::studies::psd::peer;
 
 /// DRAM of the scaled-down paging runs: 64 MiB (the studies' 8-24 GB
@@ -129,7 +130,7 @@ pub fn prepare() -> Prepared {
         .collect();
     let finish = move |r: &crate::measure::Results| {
         let p50 = |x: &Run| x.stats.dirs[0].percentile(50.0) as f64 / 1000.0;
-        let mut rows = vec![
+        let rows = vec![
             Row::holds(
                 "flash cache (write-through), hot 64 MB set, 4 KB reads",
                 "hot blocks read at flash speed (median within 1.5x of the ioDrive's)",
@@ -202,6 +203,7 @@ pub fn prepare() -> Prepared {
                 .map_or(f64::NAN, |p| p.1)
         };
         let fits = (0..PAGING_DEVICES.len()).all(|k| at(k, 0.5) > 0.5);
+        let mut rows = at_all(rows, PLACEMENT_FINDINGS);
         rows.push(Row::holds(
             "paging (thrash), array half of DRAM",
             "no paging once resident: near DRAM speed",
@@ -230,7 +232,10 @@ pub fn prepare() -> Prepared {
             study: "flash-placement".into(),
             title: "Sudan, Badam and Nellans, NAND-Flash: Fast Storage or Slow Memory? (with the HASTE and Moneta studies' paging)".into(),
             setting: "Flash cache: fio libaio 4 KB at queue depth 8 over a 64 MB hot set. Paging: thrash (16 threads, 64-byte updates of their own parts after touching every page) on hybrid-mem with 64 MiB of DRAM, relative to the same jobs on dram-mem. docs/spec/hybrid.md publishes findings, not figures.".into(),
-            rows,
+            class: Class::Device,
+            state_rule: "the flash cache starts holding the hot set (as after the study's hour of warm-up); flash is written once; thrash touches every page before it is measured".into(),
+            notes: vec![],
+            rows: at_all(rows, HASTE_FIG9),
             figures: vec![Figure {
                 id: "paging-thrash".into(),
                 title: "thrash: updates per second relative to DRAM, against array size".into(),

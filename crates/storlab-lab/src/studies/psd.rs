@@ -3,7 +3,17 @@
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Spec};
-use crate::report::{Prepared, Reproduction, Row};
+use crate::places::PSD_FINDINGS;
+use crate::report::{at_all, Class, Prepared, Reproduction, Row};
+
+/// The one rule for the devices' state in the PSD study's tests (and the
+/// device figures that use its runs): the PCM is written in place and
+/// needs none; flash reads read data written once; flash writes run in
+/// the steady state of their own pattern (SNIA's performance test
+/// specification: precondition with the workload itself), sequential
+/// writes on a drive written once, random writes on a drive aged by
+/// random writes.
+pub const STATE_RULE: &str = "PCM needs none (written in place); flash reads read data written once; flash writes run in the steady state of their own pattern (sequential writes on a drive written once, random writes on a drive aged by random writes), as SNIA's test specification preconditions";
 
 /// A small X25-E (512 MiB of 640 MiB flash): the same timings, quick to
 /// precondition.
@@ -188,7 +198,10 @@ pub fn prepare() -> Prepared {
             study: "psd".into(),
             title: "Jung et al., Characterizing a Real PCM Storage Device".into(),
             setting: "fio, libaio, 4 KB, one thread, queue depth 1, 1 GB; flash SSDs preconditioned as stated.".into(),
-            rows,
+            class: Class::Device,
+            state_rule: STATE_RULE.into(),
+            notes: vec![],
+            rows: at_all(rows, PSD_FINDINGS),
             figures: vec![Figure {
                 id: "psd-iodepth".into(),
                 title: "4 KB random bandwidth against queue depth (the study's best came at 64)".into(),

@@ -21,6 +21,17 @@ fn the_study_has_every_row_and_no_unexplained_miss() {
     // preconditioning is checked by the study itself: it is no published
     // figure)
     assert_eq!(rep.rows.len(), 25);
+    // the audit's "published points scored as ranges": the disk array's
+    // "1 %" software share is a point, its error measured from it
+    let share = rep
+        .rows
+        .iter()
+        .find(|r| r.what == "RAID-Disk, software share of 4 KB read latency, QD1")
+        .expect("share row");
+    assert_eq!(share.target, Some(1.0));
+    assert!(share.error.expect("an error") > 0.0, "{}", share.model);
+    // and no row that holds carries a reason written in advance
+    assert!(rep.rows.iter().all(|r| !r.pass || r.reason.is_none()));
     // the instruction counts of the three peers are Table III's (inputs),
     // the disk array's destage order was chosen against its write IOPS and
     // the ioDrive driver's worker share against its read IOPS

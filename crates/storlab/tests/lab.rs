@@ -14,11 +14,14 @@ fn storlab(args: &[&str], dir: &Path) -> Output {
 }
 
 fn ok(out: &Output) -> String {
+    // on failure both streams: the rows that moved against the verdict
+    // record are on stdout
     assert!(
         out.status.success(),
-        "exit {}: {}",
+        "exit {}: {}\n{}",
         out.status,
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
     String::from_utf8(out.stdout.clone()).expect("utf-8")
 }

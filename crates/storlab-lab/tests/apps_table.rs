@@ -22,7 +22,10 @@ fn apps_table_rows_hold_or_say_why() {
     assert!(rand < seq && rand < 1.0 && seq > 0.8, "{table}");
     // the audit's "mislabelled rows": Table V's XDD rows are device
     // benchmarks, summarised apart from the applications and the devices
-    assert!(r.rows.iter().all(|row| r.class_of(row) == storlab_lab::Class::Xdd));
+    assert!(r
+        .rows
+        .iter()
+        .all(|row| r.class_of(row) == storlab_lab::Class::Xdd));
     let xdd = storlab_lab::Summary::of_class([&r], storlab_lab::Class::Xdd);
     let app = storlab_lab::Summary::of_class([&r], storlab_lab::Class::App);
     assert_eq!((xdd.rows, app.rows), (4, 0));

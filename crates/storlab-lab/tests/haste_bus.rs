@@ -20,7 +20,11 @@ fn haste_bus_rows_and_crossover() {
     // "42 % below" are points, their error measured from the point even
     // inside the tolerance
     for (what, point) in [("ddr-sttm 4 MB write", 0.96), ("ddr-pcm 4 MB write", 0.58)] {
-        let row = r.rows.iter().find(|x| x.what.starts_with(what)).expect(what);
+        let row = r
+            .rows
+            .iter()
+            .find(|x| x.what.starts_with(what))
+            .expect(what);
         let value = row.value.expect("a figure");
         assert_eq!(row.target, Some(point), "{what}");
         assert!((row.error.expect("an error") - (value / point - 1.0).abs()).abs() < 1e-12);

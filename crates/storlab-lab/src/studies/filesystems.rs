@@ -161,7 +161,14 @@ pub fn latency(device: &str, fs: Option<&str>, rw: &str, n: u32) -> Spec {
     let ov = overrides(device, fs, rw);
     let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
     let size = format!("--size={}", file_bytes(device));
-    Spec::qd1(device, &ov, rw, "4k", n).with_fio(&["--filename=lat.dat", "--direct=1", &size])
+    // the study's rule: the latency tests run on the file a write pass
+    // left, every block written (fio's overwrite=1 lays it out so)
+    Spec::qd1(device, &ov, rw, "4k", n).with_fio(&[
+        "--filename=lat.dat",
+        "--direct=1",
+        "--overwrite=1",
+        &size,
+    ])
 }
 
 const ACCESS: [&str; 3] = ["read", "write", "rw"];

@@ -76,8 +76,12 @@ pub fn prepare() -> Prepared {
     for rw in ["randread", "randwrite"] {
         xfs_runs.push((
             lat(&mut p, "moneta-base", &[], rw),
-            // the study's file-system runs used direct IO (XDD)
-            p.add(Spec::qd1("moneta-base", &xfs, rw, "4k", 1000).with_fio(&["--direct=1"])),
+            // the study's file-system runs used direct IO (XDD) on the file
+            // a write pass left (the state rule: every block written)
+            p.add(
+                Spec::qd1("moneta-base", &xfs, rw, "4k", 1000)
+                    .with_fio(&["--direct=1", "--overwrite=1"]),
+            ),
         ));
         nosched_runs.push((
             lat(&mut p, "moneta-base", &[], rw),
@@ -287,7 +291,7 @@ pub fn prepare() -> Prepared {
         Reproduction {
             study: "moneta".into(),
             class: Class::Device,
-            state_rule: "none needed: PCM is written in place (no erase, no garbage collection) and the runs use the raw device".into(),
+            state_rule: "the array needs none (PCM is written in place: no erase, no garbage collection); the XFS runs, XDD's, use the file a write pass left, every block written".into(),
             notes: vec![],
             title: "Caulfield et al., Moneta, MICRO 2010".into(),
             setting: "Random accesses on the raw block device (no file system unless stated); latency: one thread, queue depth 1; bandwidth: XDD-style, 16 threads, one request each.".into(),

@@ -151,9 +151,12 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
                 );
             }
             // a target is never the model's own figure: a scored row whose
-            // model figure equals its target to nine digits is suspect
+            // model figure equals its target to nine digits is suspect (but
+            // for a ratio of 1, "nearly equal", which a mechanism that
+            // makes two cases the same meets exactly: the PCM SSD's random
+            // against sequential latency)
             if let (Some(v), Some(t)) = (r["value"].as_f64(), r["target"].as_f64()) {
-                let exact = (v / t - 1.0).abs() < 1e-9;
+                let exact = (v / t - 1.0).abs() < 1e-9 && t != 1.0;
                 assert!(
                     !exact || r["input"].is_string(),
                     "{study}: {what}: the model's {v} is exactly the target"

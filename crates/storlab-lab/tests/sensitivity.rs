@@ -159,3 +159,33 @@ fn perturbed_plans_keep_their_runs() {
         }
     }
 }
+
+/// The audit's "targets taken from the model": a target is a published
+/// number, so it stays put when every device is made slower, while the
+/// model's figures move.
+#[test]
+fn targets_do_not_move_with_the_device() {
+    for study in ["moneta", "haste-ddr"] {
+        let base = studies::prepare(study)
+            .expect("a study")
+            .run(&|| {})
+            .expect("runs");
+        let slow = sensitivity::prepare(study, Perturbation::Latency)
+            .expect("perturbed")
+            .run(&|| {})
+            .expect("runs");
+        assert_eq!(base.rows.len(), slow.rows.len(), "{study}");
+        let mut moved = 0;
+        for (a, b) in base.rows.iter().zip(&slow.rows) {
+            assert_eq!(a.what, b.what, "{study}");
+            assert_eq!(
+                (a.target, &a.published),
+                (b.target, &b.published),
+                "{study}: {}",
+                a.what
+            );
+            moved += usize::from(a.value != b.value);
+        }
+        assert!(moved > 0, "{study}: no model figure moved");
+    }
+}

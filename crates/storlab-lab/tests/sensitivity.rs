@@ -106,20 +106,47 @@ fn nested_devices_keep_their_overrides() {
 
 #[test]
 fn apps_kv_journaled_rows_do_not_move() {
-    let flagged = sensitivity::check("apps-kv").expect("runs");
-    let journaled: Vec<_> = flagged
-        .iter()
-        .filter(|r| r.what.contains("JOURNALED: NVMM-Opt / DRAM"))
+    // the model's journaled MongoDB commits on a timer, off the client's
+    // path: its NVMM-Opt / DRAM ratio is the same on any device. So the
+    // rows are the study's finding (about equal), pass/fail and out of the
+    // medians, not numeric agreement.
+    let base = studies::prepare("apps-kv")
+        .expect("known")
+        .run(&|| {})
+        .expect("runs");
+    let ratio = |rep: &storlab_lab::Reproduction, i: usize| -> f64 {
+        rep.rows[i]
+            .model
+            .trim_end_matches('x')
+            .parse()
+            .expect("a ratio")
+    };
+    let journaled: Vec<usize> = (0..base.rows.len())
+        .filter(|&i| base.rows[i].what.contains("JOURNALED: NVMM-Opt / DRAM"))
         .collect();
-    assert_eq!(journaled.len(), 6, "{flagged:#?}");
-    for r in journaled {
-        assert_eq!(r.study, "apps-kv");
-        assert!(
-            sensitivity::change(r.base, r.latency) < sensitivity::THRESHOLD
-                && sensitivity::change(r.base, r.bandwidth) < sensitivity::THRESHOLD,
-            "{r:?}"
-        );
+    assert_eq!(journaled.len(), 6, "{:#?}", base.rows);
+    for p in Perturbation::ALL {
+        let slow = sensitivity::prepare("apps-kv", p)
+            .expect("perturbed")
+            .run(&|| {})
+            .expect("runs");
+        for &i in &journaled {
+            assert!(base.rows[i].value.is_none(), "{:?}", base.rows[i]);
+            let (a, b) = (ratio(&base, i), ratio(&slow, i));
+            assert!(
+                sensitivity::change(a, b) < 0.01,
+                "{}: {a} against {b} with {}",
+                base.rows[i].what,
+                p.label()
+            );
+        }
     }
+    // and the numeric check finds no such row left among the scored ones
+    let flagged = sensitivity::check("apps-kv").expect("runs");
+    assert!(
+        flagged.iter().all(|r| !r.what.contains("JOURNALED")),
+        "{flagged:#?}"
+    );
 }
 
 /// Whether the row of `study` whose `what` starts with `what` is flagged

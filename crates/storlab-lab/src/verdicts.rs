@@ -60,11 +60,10 @@ pub struct Move {
 impl Move {
     /// A row that held and now misses, or a recorded row that is gone.
     pub fn is_regression(&self) -> bool {
-        match (self.from, self.to) {
-            (Some(Verdict::Ok | Verdict::Input), Some(Verdict::Miss)) => true,
-            (Some(_), None) => true,
-            _ => false,
-        }
+        matches!(
+            (self.from, self.to),
+            (Some(Verdict::Ok | Verdict::Input), Some(Verdict::Miss)) | (Some(_), None)
+        )
     }
 
     /// One line for the terminal.

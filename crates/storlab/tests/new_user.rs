@@ -457,3 +457,47 @@ fn trace_stats_and_convert_read_a_closed_loop_recording() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("closed"));
 }
+
+/// `app compare` checks every device (and the application) before any
+/// run: a typo in the last device fails at once, naming it, with no server
+/// started; `--device` is refused for `--devices`.
+#[test]
+fn app_compare_checks_every_device_before_running() {
+    let t = std::time::Instant::now();
+    let err = refused(
+        &[
+            "app",
+            "compare",
+            "sqlite",
+            "--devices",
+            "raid-disk,monetaspin",
+            "--duration",
+            "1s",
+        ],
+        &["monetaspin", "did you mean 'moneta-spin'?"],
+        &["storlab app compare: sqlite on", "did not start"],
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}: {err}",
+        t.elapsed()
+    );
+    refused(
+        &["app", "compare", "sqlitee", "--devices", "raid-disk"],
+        &["sqlitee"],
+        &["storlab app compare: "],
+    );
+    refused(
+        &[
+            "app",
+            "compare",
+            "sqlite",
+            "--devices",
+            "raid-disk,fusion-io",
+            "--device",
+            "fusion-io",
+        ],
+        &["--device", "--devices"],
+        &["storlab app compare: sqlite on"],
+    );
+}

@@ -501,3 +501,49 @@ fn app_compare_checks_every_device_before_running() {
         &["storlab app compare: sqlite on"],
     );
 }
+
+/// A misspelt option gets the nearest storlab or fio option and a short
+/// message (not the list of every fio option); a misspelt `--set` key the
+/// nearest key; `sim --help` lists `ioengine` among the options with an
+/// effect (psync and libaio simulate differently).
+#[test]
+fn a_misspelt_option_or_key_gets_a_did_you_mean() {
+    let err = refused(
+        &["sim", "--devcie", "fusion-io", "--rw=randread"],
+        &["`--devcie`", "did you mean --device?", "storlab sim --help"],
+        &["bssplit"],
+    );
+    assert!(err.len() < 600, "{} characters: {err}", err.len());
+    let err = refused(
+        &["sim", "--name=j", "--iodepht=4"],
+        &["`--iodepht`", "did you mean --iodepth?"],
+        &["bssplit"],
+    );
+    assert!(err.len() < 600, "{} characters: {err}", err.len());
+    refused(
+        &["sim", "--zzzzzzzz=1"],
+        &["`--zzzzzzzz`"],
+        &["did you mean"],
+    );
+    refused(
+        &["sim", "--set", "pcie.controlers=4", "--number_ios=10"],
+        &["controlers", "did you mean `pcie.controllers`?"],
+        &[],
+    );
+
+    let out = storlab(&["sim", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    let line = |start: &str| {
+        help.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no line starting {start:?}: {help}"))
+            .to_string()
+    };
+    let has = |l: &str, w: &str| l.split([',', ' ', ':']).any(|x| x == w);
+    let simulated = line("fio options that change the simulation:");
+    let recorded = line("fio options accepted without effect on a simulation:");
+    assert!(has(&simulated, "ioengine"), "{simulated}");
+    assert!(has(&simulated, "iodepth"), "{simulated}");
+    assert!(!has(&recorded, "ioengine"), "{recorded}");
+}

@@ -615,6 +615,13 @@ impl Resolved {
                 message = format!("`{k}`: {message}");
             }
             message += &key_hint(&e, &text);
+            if let Some(field) = field_suggestion(e.message()) {
+                let key = match table_at(&e, &text) {
+                    Some(t) => format!("{t}.{field}"),
+                    None => field.to_string(),
+                };
+                message += &format!("; did you mean `{key}`?");
+            }
             ConfigError::Schema {
                 file: self
                     .place_of(&message, table_at(&e, &text).as_deref())
@@ -715,6 +722,22 @@ fn table_at(e: &toml::de::Error, text: &str) -> Option<String> {
         .map(str::trim)
         .find_map(|l| l.strip_prefix('[').and_then(|r| r.strip_suffix(']')))
         .map(|h| h.trim().to_string())
+}
+
+/// For serde's "unknown field `x`, expected one of `a`, `b`, ...": the
+/// expected field nearest in spelling to `x`, if near enough to be a typo.
+fn field_suggestion(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (unknown, rest) = rest.split_once('`')?;
+    let expected = rest.split_once("expected ")?.1;
+    expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|f| (strsim::jaro_winkler(unknown, f), f))
+        .filter(|(score, _)| *score >= 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, f)| f)
 }
 
 fn key_hint(e: &toml::de::Error, text: &str) -> String {

@@ -652,18 +652,21 @@ pub fn num2str(num: u64, maxlen: usize, base: u64, pow2: bool, unit: &str) -> St
         modulo = Some(m);
         post += 1;
     }
-    let done = |num: u64, post: usize| {
-        let p = if post >= prefixes.len() { 0 } else { post };
-        format!("{num}{}{unit}", prefixes[p])
-    };
+    // Past the last prefix fio prints the number with no prefix.
+    let post = if post >= prefixes.len() { 0 } else { post };
+    let done = |num: u64| format!("{num}{}{unit}", prefixes[post]);
     let Some(m) = modulo else {
-        return done(num, post);
+        return done(num);
     };
     let len = digits(num);
-    if maxlen <= len + 1 || post >= prefixes.len() {
-        return done(if carry { num + 1 } else { num }, post);
+    if maxlen <= len + 1 {
+        return done(if carry { num + 1 } else { num });
     }
+    // The fraction printed with the digits left; when it rounds up to
+    // "1.0…" the carry goes into the integer part, as in fio (61,996 ->
+    // "62.0k", not "61.0k").
     let frac = format!("{:.*}", maxlen - len - 1, m as f64 / thousand as f64);
+    let num = if frac.starts_with('1') { num + 1 } else { num };
     format!("{num}.{}{}{unit}", &frac[2..], prefixes[post])
 }
 

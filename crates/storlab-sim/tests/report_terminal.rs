@@ -265,3 +265,51 @@ fn group_summary_spans_every_job_of_the_group() {
     assert!(g1 > g0);
     assert!(l.contains(&"c: (groupid=1, jobs=1): err= 0: pid=0"));
 }
+
+/// Every number-to-text path of the terminal summary (IOPS: SI, no unit;
+/// bandwidth: IEC and SI with "B/s"; latency min/max: 6 digits), over values
+/// whose dropped fraction rounds up into the integer part. Expected strings
+/// follow fio 3.33's `num2str`, which carries a fraction that rounds to 1
+/// (fio 3.33 prints 61,996,032 bytes as "62.0MB", 99,960,832 as "100.0MB").
+#[test]
+fn num2str_carries_a_rounded_up_fraction_like_fio() {
+    #[rustfmt::skip]
+    let table: &[(u64, &str, &str, &str, &str)] = &[
+        (0, "0", "0B/s", "0B/s", "0"),
+        (1, "1", "1B/s", "1B/s", "1"),
+        (999, "999", "999B/s", "999B/s", "999"),
+        (1000, "1000", "1000B/s", "1000B/s", "1000"),
+        (1999, "1999", "1999B/s", "1999B/s", "1999"),
+        (9999, "9999", "9999B/s", "9999B/s", "9999"),
+        (10000, "10.0k", "9.77KiB/s", "10.0kB/s", "10000"),
+        (36993, "37.0k", "36.1KiB/s", "37.0kB/s", "36993"),
+        (61996, "62.0k", "60.5KiB/s", "62.0kB/s", "61996"),
+        (74250, "74.2k", "72.5KiB/s", "74.2kB/s", "74250"),
+        (74472, "74.5k", "72.7KiB/s", "74.5kB/s", "74472"),
+        (99950, "99.9k", "97.6KiB/s", "99.9kB/s", "99950"),
+        (99960, "100.0k", "97.6KiB/s", "100.0kB/s", "99960"),
+        (99999, "100.0k", "97.7KiB/s", "100.0kB/s", "99999"),
+        (100000, "100k", "97.7KiB/s", "100kB/s", "100000"),
+        (123456, "123k", "121KiB/s", "123kB/s", "123456"),
+        (999499, "999k", "976KiB/s", "999kB/s", "999499"),
+        (999500, "1000k", "976KiB/s", "1000kB/s", "999500"),
+        (999999, "1000k", "977KiB/s", "1000kB/s", "999999"),
+        (1000000, "1000k", "977KiB/s", "1000kB/s", "1000.0k"),
+        (1048575, "1049k", "1024KiB/s", "1049kB/s", "1048.6k"),
+        (1048576, "1049k", "1024KiB/s", "1049kB/s", "1048.6k"),
+        (1234567, "1235k", "1206KiB/s", "1235kB/s", "1234.6k"),
+        (5606800, "5607k", "5475KiB/s", "5607kB/s", "5606.8k"),
+        (16777216, "16.8M", "16.0MiB/s", "16.8MB/s", "16777k"),
+        (61996032, "62.0M", "59.1MiB/s", "62.0MB/s", "61996k"),
+        (99960832, "100.0M", "95.3MiB/s", "100.0MB/s", "99961k"),
+        (305040290, "305M", "291MiB/s", "305MB/s", "305040k"),
+        (1073741823, "1074M", "1024MiB/s", "1074MB/s", "1073.7M"),
+        (999999999999, "1000G", "931GiB/s", "1000GB/s", "1000000M"),
+    ];
+    for &(n, iops, bw_iec, bw_si, lat) in table {
+        assert_eq!(num2str(n, 4, 1, false, ""), iops, "IOPS {n}");
+        assert_eq!(num2str(n, 4, 1, true, "B/s"), bw_iec, "BW (IEC) {n}");
+        assert_eq!(num2str(n, 4, 1, false, "B/s"), bw_si, "BW (SI) {n}");
+        assert_eq!(num2str(n, 6, 1, false, ""), lat, "6 digits {n}");
+    }
+}

@@ -30,6 +30,10 @@ pub fn detect(head: &[u8]) -> Result<Format, String> {
     let Some(first) = lines.next() else {
         return Err("no non-empty line in the first bytes".into());
     };
+    if first.split(|b| b.is_ascii_whitespace()).next() == Some(crate::closed::MAGIC.as_bytes()) {
+        // the reader checks the version and the column line
+        return Ok(Format::Closed);
+    }
     match fio::header_version(first) {
         Some(2) => return Ok(Format::Fio2),
         Some(_) => return Ok(Format::Fio3),
@@ -59,7 +63,7 @@ pub fn detect(head: &[u8]) -> Result<Format, String> {
         return Err("binary data without a blktrace magic".into());
     }
     Err(format!(
-        "the first line `{}` matches none of fio2, fio3, blkparse, msr, disksim",
+        "the first line `{}` matches none of fio2, fio3, blkparse, msr, disksim, closed (storlab-closed)",
         crate::error::excerpt(first)
     ))
 }
@@ -89,6 +93,10 @@ mod tests {
         assert_eq!(
             detect(b"0.000000 0 1024 8 1\n1.5 0 8 8 0\n"),
             Ok(Format::Disksim)
+        );
+        assert_eq!(
+            detect(b"storlab-closed 1\ncolumns stream thread rank after op offset len fua arrival_ns complete_ns reply_ns think_ns\n"),
+            Ok(Format::Closed)
         );
         assert_eq!(
             detect(&[0x07, 0x74, 0x61, 0x65, 0, 0]),

@@ -14,7 +14,11 @@
 //!
 //! Closed-loop traces (`storlab-closed`, what an application did with the
 //! dependencies between its requests, recorded by `storlab serve`) have a
-//! module of their own: [`closed`].
+//! module of their own: [`closed`]. They are also read as format `closed`
+//! ([`Format::Closed`], detected from their header): each request becomes
+//! a record at its recorded arrival, in arrival order, with its recorded
+//! latency, so `stats` and `convert` work on them (the dependencies and
+//! think times are dropped; convert does not write this format).
 //!
 //! Each format's module documents its layout and its quirks, and how we
 //! resolved them: [`fio`], [`blkparse`], [`blktrace`], [`msr`], [`disksim`].
@@ -98,10 +102,13 @@ pub enum Format {
     Msr,
     /// DiskSim ASCII.
     Disksim,
+    /// A closed-loop trace ([`closed`]), read as open-loop records (read
+    /// only: [`writer`] refuses it).
+    Closed,
 }
 
 impl Format {
-    /// Every format.
+    /// Every format this crate writes (all but [`Format::Closed`]).
     pub const ALL: [Format; 6] = [
         Format::Fio2,
         Format::Fio3,
@@ -120,6 +127,7 @@ impl Format {
             Format::Blktrace => "blktrace",
             Format::Msr => "msr",
             Format::Disksim => "disksim",
+            Format::Closed => "closed",
         }
     }
 }
@@ -133,7 +141,7 @@ impl fmt::Display for Format {
 impl FromStr for Format {
     type Err = TraceError;
     /// Parses `fio2`, `fio3` (or `iolog`), `blkparse`, `blktrace`, `msr`,
-    /// `disksim`, ignoring case.
+    /// `disksim`, `closed` (or `storlab-closed`), ignoring case.
     fn from_str(s: &str) -> Result<Self, TraceError> {
         Ok(match s.trim().to_ascii_lowercase().as_str() {
             "fio2" => Format::Fio2,
@@ -142,6 +150,7 @@ impl FromStr for Format {
             "blktrace" => Format::Blktrace,
             "msr" => Format::Msr,
             "disksim" => Format::Disksim,
+            "closed" | "storlab-closed" => Format::Closed,
             _ => return Err(TraceError::FormatName(s.to_string())),
         })
     }
@@ -182,6 +191,13 @@ pub fn convert(
     out_format: Format,
     opts: &ConvertOptions,
 ) -> Result<Summary, TraceError> {
+    if out_format == Format::Closed {
+        return Err(TraceError::Write {
+            format: Format::Closed,
+            index: 0,
+            problem: writer::CLOSED_NOT_WRITTEN.into(),
+        });
+    }
     let mut reader = open(input, in_format, &opts.read)?;
     let mut w = writer(out_format, output, &opts.write);
     let mut read = 0;

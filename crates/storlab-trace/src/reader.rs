@@ -78,6 +78,32 @@ enum Source {
     Disksim(LineSource<DisksimParser>),
     Blkparse(BlkparseSource),
     Blktrace(BlktraceSource),
+    /// A closed-loop trace: checked as a whole by [`crate::closed::load_from`]
+    /// (so read into memory), its requests merged in arrival order.
+    Closed(std::vec::IntoIter<TraceRecord>),
+}
+
+/// The requests of a closed-loop trace as open-loop records: at their
+/// recorded arrival, in arrival order (streams merged; ties keep the
+/// stream order), with the recorded latency (arrival to device
+/// completion) and the stream.
+fn closed_records(trace: crate::closed::ClosedTrace) -> Vec<TraceRecord> {
+    let mut out: Vec<TraceRecord> = trace
+        .streams
+        .into_iter()
+        .flat_map(|(_, recs)| recs)
+        .map(|r| TraceRecord {
+            time_ns: r.arrival_ns,
+            op: r.op,
+            offset: r.offset,
+            len: r.len,
+            device: 0,
+            recorded_latency_ns: Some(r.complete_ns - r.arrival_ns),
+            stream: r.stream,
+        })
+        .collect();
+    out.sort_by_key(|r| r.time_ns);
+    out
 }
 
 /// A streaming reader over one trace: an iterator of records in time
@@ -122,6 +148,7 @@ impl TraceReader {
             Source::Disksim(s) => s.skipped(),
             Source::Blkparse(s) => s.skipped(),
             Source::Blktrace(s) => s.skipped(),
+            Source::Closed(_) => 0,
         }
     }
 
@@ -139,6 +166,7 @@ impl TraceReader {
             Source::Disksim(s) => s.next_record(),
             Source::Blkparse(s) => s.next_record(),
             Source::Blktrace(s) => s.next_record(),
+            Source::Closed(s) => s.next().map(Ok),
         }
     }
 }
@@ -312,6 +340,9 @@ pub fn open_reader(
         )),
         Format::Blkparse => Source::Blkparse(BlkparseSource::new(Lines::new(src, path), opts)),
         Format::Blktrace => Source::Blktrace(BlktraceSource::new(vec![(path, src)], opts)),
+        Format::Closed => {
+            Source::Closed(closed_records(crate::closed::load_from(src, name)?).into_iter())
+        }
     };
     let format = match &source {
         Source::Fio(s) if s.parser.version() == 2 => Format::Fio2,

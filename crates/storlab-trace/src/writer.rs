@@ -107,6 +107,7 @@ pub fn writer<'a, W: Write + 'a>(
         Format::Blktrace => Box::new(BlktraceWriter::new(out, opts)),
         Format::Msr => Box::new(MsrWriter::new(out, opts)),
         Format::Disksim => Box::new(DisksimWriter::new(out)),
+        Format::Closed => Box::new(RefuseClosed),
     };
     if opts.reorder_window_ns > 0 {
         Box::new(ReorderWriter::new(w, format, opts.reorder_window_ns))
@@ -114,6 +115,30 @@ pub fn writer<'a, W: Write + 'a>(
         w
     }
 }
+
+/// [`writer`] for [`Format::Closed`]: open-loop records carry no
+/// dependencies, so every record is refused (closed-loop traces are
+/// written by `storlab serve --record-format closed`, [`crate::closed`]).
+struct RefuseClosed;
+
+impl TraceWriter for RefuseClosed {
+    fn record(&mut self, _rec: &TraceRecord) -> Result<(), TraceError> {
+        Err(TraceError::Write {
+            format: Format::Closed,
+            index: 0,
+            problem: CLOSED_NOT_WRITTEN.into(),
+        })
+    }
+    fn finish(&mut self) -> Result<(), TraceError> {
+        Ok(())
+    }
+    fn stats(&self) -> WriteStats {
+        WriteStats::default()
+    }
+}
+
+/// Why a closed-loop trace cannot be converted to.
+pub(crate) const CLOSED_NOT_WRITTEN: &str = "a closed-loop trace is read only: open-loop records have no dependencies to write (record one with `storlab serve --record-format closed`)";
 
 /// Bookkeeping shared by the writers: order check, counts, errors.
 struct Core {

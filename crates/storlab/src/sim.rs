@@ -191,6 +191,63 @@ pub fn split_args(args: &[String]) -> (Vec<String>, Vec<String>) {
     (ours, fio)
 }
 
+/// The fio options storlab accepts, by what they do (`sim --help`): one
+/// line each.
+fn fio_options_help() -> String {
+    let names = |effect: fio::OptionEffect| {
+        fio::supported_options()
+            .into_iter()
+            .filter(|(_, e)| *e == effect)
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "fio options that change the simulation: {}\nfio options accepted without effect on a simulation: {}",
+        names(fio::OptionEffect::Simulated),
+        names(fio::OptionEffect::Recorded)
+    )
+}
+
+/// The option nearest in spelling to `key` among `candidates`, if near
+/// enough to be a typo of it.
+fn nearest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let key = key.to_ascii_lowercase();
+    candidates
+        .map(|c| (strsim::damerau_levenshtein(&key, c), c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
+        .min_by_key(|&(d, c)| (d, c))
+        .map(|(_, c)| c)
+}
+
+/// An unknown option on the command line, as a short error: its name, the
+/// nearest storlab or fio option, and where the lists are (instead of the
+/// list of every fio option).
+fn unknown_option(e: fio::FioError) -> anyhow::Error {
+    let fio::FioError::UnsupportedOption {
+        location, option, ..
+    } = &e
+    else {
+        return e.into();
+    };
+    if !location.is_cli {
+        return e.into();
+    }
+    let cmd = SimArgs::command();
+    let ours: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+    let fio_names = fio::supported_options();
+    let guess = nearest(
+        option,
+        ours.iter()
+            .copied()
+            .chain(fio_names.iter().map(|(n, _)| *n)),
+    );
+    anyhow::anyhow!(
+        "{location}: `--{option}` is neither a storlab nor a fio option{}; `storlab sim --help` lists both",
+        guess.map(|g| format!(" (did you mean --{g}?)")).unwrap_or_default()
+    )
+}
+
 /// Run `storlab sim`.
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let (ours, fio_args) = split_args(args);
@@ -199,6 +256,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp) {
             print!("{e}");
             println!("\nAny other option is a fio job option (--name=, --rw=, --bs=, ...) or a job file.");
+            println!("\n{}", fio_options_help());
             std::process::exit(0);
         }
         anyhow::anyhow!("{e}")
@@ -247,7 +305,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     } else {
         fio_args
     };
-    let jobs = fio::parse_cli_args(fio_args)?;
+    let jobs = fio::parse_cli_args(fio_args).map_err(unknown_option)?;
     if jobs.jobs.is_empty() {
         anyhow::bail!("no jobs: give a job file or --name=<job> with its options");
     }

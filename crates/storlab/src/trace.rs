@@ -10,7 +10,8 @@ use storlab_trace::{ConvertOptions, Format, OpSet, ReadOptions};
 /// `sim --trace`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ReadArgs {
-    /// Input format (fio2, fio3/iolog, blkparse, blktrace, msr, disksim);
+    /// Input format (fio2, fio3/iolog, blkparse, blktrace, msr, disksim,
+    /// closed);
     /// detected from the content when omitted.
     #[arg(long = "trace-format")]
     pub trace_format: Option<String>,
@@ -107,6 +108,9 @@ pub fn run(cmd: &TraceCmd) -> anyhow::Result<()> {
         } => {
             let (format, opts) = read.options()?;
             let to: Format = to.parse().with_context(|| "--to".to_string())?;
+            if to == Format::Closed {
+                anyhow::bail!("--to closed: a closed-loop trace is read, not written, by convert (record one with `storlab serve --record-format closed`)");
+            }
             let copts = ConvertOptions {
                 read: opts,
                 ..ConvertOptions::default()

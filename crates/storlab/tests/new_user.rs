@@ -375,3 +375,175 @@ fn sim_dash_h_is_help_and_fio_options_still_work() {
         &[],
     );
 }
+
+/// A closed-loop recording (what `storlab app run --record` writes by
+/// default): two streams, a flush, lines of stream 1 after stream 0's.
+const CLOSED: &str = "storlab-closed 1
+columns stream thread rank after op offset len fua arrival_ns complete_ns reply_ns think_ns
+# recorded by storlab serve on fusion-io
+0 0 0 0 write 0 4096 0 1000 81000 95000 1000
+0 0 1 1 flush 0 0 0 120000 128000 131000 39000
+0 0 2 2 read 8192 4096 0 140000 150000 151000 12000
+1 0 0 0 read 65536 8192 0 50000 70000 71000 50000
+";
+
+#[test]
+fn trace_stats_and_convert_read_a_closed_loop_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("app.closed");
+    std::fs::write(&p, CLOSED).unwrap();
+    let f = p.to_str().unwrap();
+
+    let out = storlab(&["trace", "stats", f, "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "trace stats: {err}");
+    let stats: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 4 requests, over the recorded 139 us from the first arrival
+    assert_eq!(stats["count"], 4, "{stats}");
+    assert_eq!(stats["flush"]["count"], 1, "{stats}");
+    assert_eq!(stats["duration_ns"], 139_000, "{stats}");
+
+    let out = storlab(&["trace", "stats", f]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // to fio3: the ops in arrival order, with their recorded times (us)
+    let out = storlab(&["trace", "convert", f, "-", "--to", "fio3"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "trace convert: {err}");
+    assert!(err.contains("\"input_format\":\"closed\""), "{err}");
+    let fio = String::from_utf8_lossy(&out.stdout);
+    let ops: Vec<&str> = fio
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() >= 3 && w[0].parse::<u64>().is_ok()).then(|| w[2])
+        })
+        .filter(|op| ["read", "write", "sync", "trim"].contains(op))
+        .collect();
+    assert_eq!(ops, ["write", "read", "sync", "read"], "{fio}");
+    let times: Vec<u64> = fio
+        .lines()
+        .filter(|l| l.contains(" read ") || l.contains(" write ") || l.contains(" sync"))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(times.len(), 4, "{fio}");
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]) && times[3] > 0,
+        "{fio}"
+    );
+
+    for to in ["msr", "disksim", "blkparse", "fio2"] {
+        let o = dir.path().join(format!("out.{to}"));
+        let out = storlab(&["trace", "convert", f, o.to_str().unwrap(), "--to", to]);
+        assert!(
+            out.status.success(),
+            "--to {to}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = storlab(&["trace", "stats", o.to_str().unwrap(), "--json"]);
+        assert!(
+            out.status.success(),
+            "{to} back: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // a closed-loop trace is read, not written by convert
+    let out = storlab(&["trace", "convert", f, "-", "--to", "closed"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("closed"));
+}
+
+/// `app compare` checks every device (and the application) before any
+/// run: a typo in the last device fails at once, naming it, with no server
+/// started; `--device` is refused for `--devices`.
+#[test]
+fn app_compare_checks_every_device_before_running() {
+    let t = std::time::Instant::now();
+    let err = refused(
+        &[
+            "app",
+            "compare",
+            "sqlite",
+            "--devices",
+            "raid-disk,monetaspin",
+            "--duration",
+            "1s",
+        ],
+        &["monetaspin", "did you mean 'moneta-spin'?"],
+        &["storlab app compare: sqlite on", "did not start"],
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}: {err}",
+        t.elapsed()
+    );
+    refused(
+        &["app", "compare", "sqlitee", "--devices", "raid-disk"],
+        &["sqlitee"],
+        &["storlab app compare: "],
+    );
+    refused(
+        &[
+            "app",
+            "compare",
+            "sqlite",
+            "--devices",
+            "raid-disk,fusion-io",
+            "--device",
+            "fusion-io",
+        ],
+        &["--device", "--devices"],
+        &["storlab app compare: sqlite on"],
+    );
+}
+
+/// A misspelt option gets the nearest storlab or fio option and a short
+/// message (not the list of every fio option); a misspelt `--set` key the
+/// nearest key; `sim --help` lists `ioengine` among the options with an
+/// effect (psync and libaio simulate differently).
+#[test]
+fn a_misspelt_option_or_key_gets_a_did_you_mean() {
+    let err = refused(
+        &["sim", "--devcie", "fusion-io", "--rw=randread"],
+        &["`--devcie`", "did you mean --device?", "storlab sim --help"],
+        &["bssplit"],
+    );
+    assert!(err.len() < 600, "{} characters: {err}", err.len());
+    let err = refused(
+        &["sim", "--name=j", "--iodepht=4"],
+        &["`--iodepht`", "did you mean --iodepth?"],
+        &["bssplit"],
+    );
+    assert!(err.len() < 600, "{} characters: {err}", err.len());
+    refused(
+        &["sim", "--zzzzzzzz=1"],
+        &["`--zzzzzzzz`"],
+        &["did you mean"],
+    );
+    refused(
+        &["sim", "--set", "pcie.controlers=4", "--number_ios=10"],
+        &["controlers", "did you mean `pcie.controllers`?"],
+        &[],
+    );
+
+    let out = storlab(&["sim", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    let line = |start: &str| {
+        help.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no line starting {start:?}: {help}"))
+            .to_string()
+    };
+    let has = |l: &str, w: &str| l.split([',', ' ', ':']).any(|x| x == w);
+    let simulated = line("fio options that change the simulation:");
+    let recorded = line("fio options accepted without effect on a simulation:");
+    assert!(has(&simulated, "ioengine"), "{simulated}");
+    assert!(has(&simulated, "iodepth"), "{simulated}");
+    assert!(!has(&recorded, "ioengine"), "{recorded}");
+}

@@ -19,7 +19,7 @@ pub enum OptionEffect {
     Simulated,
     /// Accepted, validated and recorded in [`JobSpec::options`] (and for some
     /// in a typed field) so fio job files run unchanged, but it does not
-    /// change a simulation (`ioengine`, `direct`, `filename`, logging...).
+    /// change a simulation (`thread`, `invalidate`, logging...).
     Recorded,
 }
 
@@ -122,7 +122,9 @@ static OPTIONS: &[OptDef] = &[
     sim("buffered", &[], Kind::Bool),
     sim("filename", &[], Kind::Str),
     sim("nrfiles", &["nr_files"], Kind::Int),
-    rec("ioengine", &[], Kind::Str),
+    // the engine decides the queue depth a job reaches (a sync engine
+    // such as psync keeps one IO in flight whatever iodepth says)
+    sim("ioengine", &[], Kind::Str),
     rec("thread", &[], Kind::Flag),
     rec("invalidate", &[], Kind::Bool),
     rec("random_generator", &[], Kind::Str),

@@ -317,6 +317,16 @@ impl Table {
 /// `storlab app compare`.
 pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
     let app = super::find(&a.app)?;
+    // every name is checked before anything runs: a typo in the last
+    // device must not cost the runs before it
+    if let Some(d) = &a.opts.device {
+        anyhow::bail!(
+            "--device {d}: app compare runs on the devices of --devices (comma separated), e.g. --devices raid-disk,{d}"
+        );
+    }
+    for dev in &a.devices {
+        a.opts.check_device(dev)?;
+    }
     run::check_privileges()?;
     if a.opts.record.is_some() {
         anyhow::bail!(
@@ -355,7 +365,7 @@ pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
     let mut same_work: Vec<u64> = Vec::new();
     for (i, dev) in a.devices.iter().enumerate() {
         let mut o = a.opts.clone();
-        o.device = dev.clone();
+        o.device = Some(dev.clone());
         if i > 0 && !same_work.is_empty() {
             o.work = same_work.clone();
         }

@@ -40,9 +40,9 @@ pub enum Attach {
 /// The device, file system and sizes of a run (shared with `app compare`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunOpts {
-    /// Device preset name or TOML file.
-    #[arg(long, default_value = "moneta-spin")]
-    pub device: String,
+    /// Device preset name or TOML file [default: moneta-spin].
+    #[arg(long)]
+    pub device: Option<String>,
     /// File system made on the device.
     #[arg(long, default_value = "xfs", value_parser = ["xfs", "ext4"])]
     pub fs: String,
@@ -225,6 +225,28 @@ pub struct Report {
     pub record: Option<String>,
 }
 
+/// The device of `app run` without --device.
+pub const DEFAULT_DEVICE: &str = "moneta-spin";
+
+impl RunOpts {
+    /// The device preset (or TOML file) to run on.
+    pub fn device(&self) -> &str {
+        self.device.as_deref().unwrap_or(DEFAULT_DEVICE)
+    }
+
+    /// Check that `device` loads with these options' --preset-dir and
+    /// --set, as the server would load it, before anything is set up.
+    pub fn check_device(&self, device: &str) -> anyhow::Result<()> {
+        let mut store = storlab_model::config::PresetStore::default();
+        if let Some(d) = &self.preset_dir {
+            store = store.with_dir(d);
+        }
+        storlab_model::SystemConfig::load(&store, device, &self.set)
+            .with_context(|| format!("device '{device}'"))?;
+        Ok(())
+    }
+}
+
 /// Refuse to start without what loop devices and mounts need.
 pub fn check_privileges() -> anyhow::Result<()> {
     // SAFETY: geteuid has no preconditions.
@@ -286,12 +308,7 @@ pub fn run(app: &dyn App, o: &RunOpts) -> anyhow::Result<Report> {
     // the device's configuration is checked here, before anything is set
     // up, so a bad --device or --set reads as the server would say it and
     // not as a server that did not start
-    let mut store = storlab_model::config::PresetStore::default();
-    if let Some(d) = &o.preset_dir {
-        store = store.with_dir(d);
-    }
-    storlab_model::SystemConfig::load(&store, &o.device, &o.set)
-        .with_context(|| format!("device '{}'", o.device))?;
+    o.check_device(o.device())?;
     let attach = match o.attach {
         Attach::Auto if Path::new("/dev/nbd0").exists() && super::which("nbd-client").is_some() => {
             Attach::Nbd
@@ -372,7 +389,7 @@ fn session(
     // the server
     let mut cmd = Command::new(exe_path()?);
     cmd.arg("serve")
-        .args(["--device", &o.device])
+        .args(["--device", o.device()])
         .args(["--size", &o.size.to_string()])
         .arg("--socket")
         .arg(&sock)
@@ -416,7 +433,7 @@ fn session(
             if !server.running() {
                 bail!(
                     "storlab serve --device {} did not start:\n{}",
-                    o.device,
+                    o.device(),
                     teardown::tail(&serve_log, 20)
                 );
             }
@@ -508,7 +525,7 @@ fn session(
     let warnings = warnings(&stats);
     Ok(Report {
         app: app.name().into(),
-        device: o.device.clone(),
+        device: o.device().to_string(),
         fs: o.fs.clone(),
         size: o.size,
         scale,

@@ -394,8 +394,9 @@ def read_trace(
     start_ns: int | None = None,
     end_ns: int | None = None,
 ) -> pd.DataFrame | Iterator[pd.DataFrame]:
-    """A block trace (fio2, fio3/iolog, blkparse, blktrace, msr, disksim;
-    detected from the content when ``format`` is None) as a DataFrame:
+    """A block trace (fio2, fio3/iolog, blkparse, blktrace, msr, disksim,
+    or a closed-loop recording of ``storlab app run --record``; detected
+    from the content when ``format`` is None) as a DataFrame:
     ``time_ns`` (since the first record), ``op``, ``offset``, ``len``,
     ``device``, ``recorded_latency_ns`` (nullable), ``stream``. With
     ``chunksize``, an iterator of DataFrames of at most that many records,

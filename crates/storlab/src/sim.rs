@@ -194,18 +194,10 @@ pub fn split_args(args: &[String]) -> (Vec<String>, Vec<String>) {
 /// The fio options storlab accepts, by what they do (`sim --help`): one
 /// line each.
 fn fio_options_help() -> String {
-    let names = |effect: fio::OptionEffect| {
-        fio::supported_options()
-            .into_iter()
-            .filter(|(_, e)| *e == effect)
-            .map(|(n, _)| n)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     format!(
         "fio options that change the simulation: {}\nfio options accepted without effect on a simulation: {}",
-        names(fio::OptionEffect::Simulated),
-        names(fio::OptionEffect::Recorded)
+        fio::option_names(fio::OptionEffect::Simulated),
+        fio::option_names(fio::OptionEffect::Recorded)
     )
 }
 

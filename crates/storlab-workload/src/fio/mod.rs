@@ -36,7 +36,7 @@ use std::path::Path;
 
 pub use cli::{parse_cli_args, parse_cli_args_with_env};
 pub use error::{FioError, Location};
-pub use options::{canonical_option, supported_options, OptionEffect};
+pub use options::{canonical_option, option_names, supported_options, OptionEffect};
 
 /// A size as fio reads it with its default `kb_base=1024` (`4k` is 4096,
 /// `1m` 1048576, `0x1000` 4096); the message says what is wrong.

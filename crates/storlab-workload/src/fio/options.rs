@@ -248,19 +248,22 @@ pub fn supported_options() -> Vec<(&'static str, OptionEffect)> {
     v
 }
 
+/// The names of the supported options with `effect`, sorted, joined by
+/// commas (the error for an unknown option, `storlab sim --help`).
+pub fn option_names(effect: OptionEffect) -> String {
+    supported_options()
+        .into_iter()
+        .filter(|(_, e)| *e == effect)
+        .map(|(n, _)| n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn supported_list() -> String {
-    let names = |effect: OptionEffect| {
-        supported_options()
-            .into_iter()
-            .filter(|(_, e)| *e == effect)
-            .map(|(n, _)| n)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     format!(
         "{} (accepted and recorded, without effect on a simulation: {})",
-        names(OptionEffect::Simulated),
-        names(OptionEffect::Recorded)
+        option_names(OptionEffect::Simulated),
+        option_names(OptionEffect::Recorded)
     )
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,11 @@ def storlab_bin() -> Path:
 
 
 def run_cli(exe: Path, *args: str, cwd: Path = ROOT, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    # `storlab lab sweep --dask` runs Python: the interpreter running these
+    # tests (a virtual environment's under scripts/test), not the first
+    # python3 on PATH, which need not have the package
+    env = dict(os.environ if env is None else env)
+    env.setdefault("STORLAB_PYTHON", sys.executable)
     p = subprocess.run([str(exe), *args], cwd=cwd, capture_output=True, text=True, env=env)
     if check:
         assert p.returncode == 0, f"storlab {' '.join(args)}: exit {p.returncode}: {p.stderr}"

@@ -26,15 +26,25 @@ fn readme_examples_run() {
     let mut readme_ran = 0;
     for doc in documents(&root) {
         let text = std::fs::read_to_string(&doc).expect("document");
-        let name = doc.strip_prefix(&root).unwrap_or(&doc).display().to_string();
+        let name = doc
+            .strip_prefix(&root)
+            .unwrap_or(&doc)
+            .display()
+            .to_string();
         let before = ran;
         ran += run_sh_blocks(&root, &name, &text);
         if name == "README.md" {
             readme_ran = ran - before;
         }
     }
-    assert!(readme_ran >= 2, "expected the README's examples, found {readme_ran}");
-    assert!(ran >= 40, "expected the README's and guide's examples, found {ran}");
+    assert!(
+        readme_ran >= 2,
+        "expected the README's examples, found {readme_ran}"
+    );
+    assert!(
+        ran >= 40,
+        "expected the README's and guide's examples, found {ran}"
+    );
 }
 
 /// Runs every `storlab ...` line of the ```sh blocks of one document;
@@ -53,7 +63,7 @@ fn run_sh_blocks(root: &Path, name: &str, text: &str) -> usize {
         let args: Vec<&str> = rest.split_whitespace().collect();
         let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
             .args(&args)
-            .current_dir(&root)
+            .current_dir(root)
             .output()
             .expect("run storlab");
         assert!(
@@ -128,7 +138,11 @@ fn readme_serve_examples_run() {
     let (mut servers, mut clients, mut file_stores) = (0, 0, 0);
     for doc in documents(&root) {
         let text = std::fs::read_to_string(&doc).expect("document");
-        let name = doc.strip_prefix(&root).unwrap_or(&doc).display().to_string();
+        let name = doc
+            .strip_prefix(&root)
+            .unwrap_or(&doc)
+            .display()
+            .to_string();
         let (s, c, f) = serve_console_blocks(&name, &text);
         if name == "README.md" {
             assert!(s >= 1 && c >= 1, "expected the README's serve example");

@@ -128,7 +128,10 @@ fn a_full_run_ends_with_the_summary_and_runs_every_suite() {
     // the guide is built and link-checked as a step of its own
     assert!(text.contains("run_check guide check_guide"), "{text}");
     assert!(text.contains("mdbook build docs"), "{text}");
-    assert!(text.contains("linkchecker -f scripts/linkcheckerrc"), "{text}");
+    assert!(
+        text.contains("linkchecker -f scripts/linkcheckerrc"),
+        "{text}"
+    );
     // no step runs outside the counting (a bare cargo line would be
     // neither counted nor, with set +e, able to fail the script)
     for l in &cmds {

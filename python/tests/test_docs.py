@@ -1,5 +1,5 @@
-"""The README's Python example and the notebook in examples/ run as
-written."""
+"""The Python examples of the README and of the guide's Python chapter,
+and the notebook in examples/, run as written."""
 
 from __future__ import annotations
 
@@ -7,18 +7,21 @@ import re
 
 import pytest
 
+# the documents whose ```python blocks run, from the repository root
+DOCUMENTS = ["README.md", "docs/guide/python.md"]
 
-def test_the_readmes_python_example_runs(root, monkeypatch, capsys):
-    readme = (root / "README.md").read_text()
-    section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    assert blocks, "the README's Python section has no python block"
+
+def test_the_python_examples_of_the_readme_and_the_guide_run(root, monkeypatch, capsys):
     monkeypatch.chdir(root)
-    for code in blocks:
-        exec(compile(code, "README.md (Python)", "exec"), {"__name__": "__readme__"})
+    for doc in DOCUMENTS:
+        blocks = re.findall(r"```python\n(.*?)```", (root / doc).read_text(), flags=re.S)
+        assert blocks, f"{doc} has no python block"
+        for code in blocks:
+            exec(compile(code, f"{doc} (Python)", "exec"), {"__name__": "__readme__"})
     out = capsys.readouterr().out
-    assert "nbd+unix:///" in out
-    assert "command line, argument 2" in out
+    assert "clat_ns.mean" in out  # the README's tour: the jobs table
+    assert "nbd+unix:///" in out  # the guide's: a live device
+    assert "command line, argument 2" in out  # and an error's place
 
 
 def test_the_example_notebook_runs_top_to_bottom_and_draws_a_figure(root, tmp_path):

@@ -1,18 +1,58 @@
-//! Keeps the README's examples working: every `storlab ...` line in a
-//! ```sh block of README.md is run with the built binary and must succeed.
+//! Keeps the examples of the README and of the guide working: every
+//! `storlab ...` line in a ```sh block of README.md or of a guide chapter
+//! (docs/guide/*.md) is run with the built binary and must succeed.
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// README.md, then the guide's chapters in name order.
+fn documents(root: &Path) -> Vec<PathBuf> {
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs/guide"))
+        .expect("docs/guide")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().and_then(|x| x.to_str()) == Some("md"))
+        .collect();
+    docs.sort();
+    docs.insert(0, root.join("README.md"));
+    docs
+}
 
 #[test]
 fn readme_examples_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let mut ran = 0;
+    let mut readme_ran = 0;
+    for doc in documents(&root) {
+        let text = std::fs::read_to_string(&doc).expect("document");
+        let name = doc
+            .strip_prefix(&root)
+            .unwrap_or(&doc)
+            .display()
+            .to_string();
+        let before = ran;
+        ran += run_sh_blocks(&root, &name, &text);
+        if name == "README.md" {
+            readme_ran = ran - before;
+        }
+    }
+    assert!(
+        readme_ran >= 2,
+        "expected the README's examples, found {readme_ran}"
+    );
+    assert!(
+        ran >= 40,
+        "expected the README's and guide's examples, found {ran}"
+    );
+}
+
+/// Runs every `storlab ...` line of the ```sh blocks of one document;
+/// returns how many ran.
+fn run_sh_blocks(root: &Path, name: &str, text: &str) -> usize {
     let mut in_sh = false;
     let mut ran = 0;
-    for line in readme.lines() {
+    for line in text.lines() {
         if line.starts_with("```") {
             in_sh = line == "```sh";
             continue;
@@ -23,22 +63,22 @@ fn readme_examples_run() {
         let args: Vec<&str> = rest.split_whitespace().collect();
         let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
             .args(&args)
-            .current_dir(&root)
+            .current_dir(root)
             .output()
             .expect("run storlab");
         assert!(
             out.status.success(),
-            "README example failed: storlab {rest}\nstderr: {}",
+            "{name} example failed: storlab {rest}\nstderr: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         let wrote_file = args.contains(&"--output");
         assert!(
             wrote_file || !out.stdout.is_empty(),
-            "README example printed nothing: storlab {rest}"
+            "{name} example printed nothing: storlab {rest}"
         );
         ran += 1;
     }
-    assert!(ran >= 8, "expected the README's examples, found {ran}");
+    ran
 }
 
 #[test]
@@ -86,16 +126,40 @@ fn free_port() -> u16 {
     l.local_addr().expect("address").port()
 }
 
-/// Keeps the README's serve examples working: the `console` block's
-/// servers are started (temporary paths, a free port), its fio and nbdinfo
-/// lines run against them and must succeed and print, and each server must
-/// then shut down cleanly on SIGTERM. The nbdfuse line needs root, FUSE
-/// and a loop device: `storlab-emu`'s `nbdfuse_loop_xfs_sqlite_chain`
-/// runs that chain.
+/// Keeps the serve examples of the README and the guide working: each
+/// document's `console` blocks' servers are started (temporary paths, a
+/// free port), its fio and nbdinfo lines run against them and must succeed
+/// and print, and each server must then shut down cleanly on SIGTERM. The
+/// nbdfuse line needs root, FUSE and a loop device: `storlab-emu`'s
+/// `nbdfuse_loop_xfs_sqlite_chain` runs that chain.
 #[test]
 fn readme_serve_examples_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let (mut servers, mut clients, mut file_stores) = (0, 0, 0);
+    for doc in documents(&root) {
+        let text = std::fs::read_to_string(&doc).expect("document");
+        let name = doc
+            .strip_prefix(&root)
+            .unwrap_or(&doc)
+            .display()
+            .to_string();
+        let (s, c, f) = serve_console_blocks(&name, &text);
+        if name == "README.md" {
+            assert!(s >= 1 && c >= 1, "expected the README's serve example");
+        }
+        servers += s;
+        clients += c;
+        file_stores += f;
+    }
+    assert!(
+        servers >= 3 && clients >= 4 && file_stores >= 1,
+        "expected the README's and the guide's serve examples"
+    );
+}
+
+/// Runs one document's `console` blocks: (servers, clients, file stores
+/// checked).
+fn serve_console_blocks(name: &str, text: &str) -> (usize, usize, usize) {
     let dir = tempfile::tempdir().expect("tempdir");
     let sock = dir.path().join("dev.sock");
     let img = dir.path().join("disk.img");
@@ -118,7 +182,7 @@ fn readme_serve_examples_run() {
     }
     let guard = Kill(&mut servers);
     let (mut in_console, mut clients) = (false, 0);
-    for line in readme.lines() {
+    for line in text.lines() {
         if line.starts_with("```") {
             in_console = line == "```console";
             continue;
@@ -146,7 +210,7 @@ fn readme_serve_examples_run() {
             }) {
                 assert!(
                     t0.elapsed().as_secs() < 20,
-                    "README server never listened: storlab {rest}"
+                    "{name} server never listened: storlab {rest}"
                 );
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
@@ -157,19 +221,16 @@ fn readme_serve_examples_run() {
                 .expect("run sh");
             assert!(
                 out.status.success() && !out.stdout.is_empty(),
-                "README example failed: {line}\n{}{}",
+                "{name} example failed: {line}\n{}{}",
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             );
             clients += 1;
         } else if !line.starts_with("nbdfuse ") && !line.trim().is_empty() {
-            panic!("README console line this test does not know how to run: {line}");
+            panic!("{name} console line this test does not know how to run: {line}");
         }
     }
-    assert!(
-        guard.0.len() >= 2 && clients >= 3,
-        "expected the README's serve examples"
-    );
+    let servers = guard.0.len();
     for c in guard.0.drain(..) {
         let report = common::stop_server(c);
         // The report at exit: lateness percentiles and the transport floor.
@@ -177,8 +238,13 @@ fn readme_serve_examples_run() {
             assert!(report.contains(what), "no {what} in the report:\n{report}");
         }
     }
-    assert!(
-        std::fs::metadata(&img).expect("file store").len() == 64 << 30,
-        "the file store has the export's size"
-    );
+    let mut file_stores = 0;
+    if text.contains("--store file:/var/tmp/disk.img") {
+        assert!(
+            std::fs::metadata(&img).expect("file store").len() == 64 << 30,
+            "the file store has the export's size"
+        );
+        file_stores += 1;
+    }
+    (servers, clients, file_stores)
 }

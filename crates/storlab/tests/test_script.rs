@@ -57,6 +57,21 @@ fn the_plan_names_each_missing_package_and_what_needs_it() {
         // what needs it: a test or an example, by its file
         assert!(line.contains(".rs"), "{line}");
     }
+    // the guide's tools: linkchecker from Debian, with what needs it;
+    // mdBook, which Debian does not package, from crates.io at a pinned
+    // version, the command shown
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("  linkchecker: needs `linkchecker`: ") && l.contains("guide")),
+        "{text}"
+    );
+    assert!(text.contains("mdbook is missing"), "{text}");
+    assert!(
+        text.contains("cargo install mdbook --locked --no-default-features")
+            && text.contains("--version 0."),
+        "{text}"
+    );
     assert!(
         text.contains("fio.service"),
         "the service fio ships: {text}"
@@ -110,6 +125,13 @@ fn a_full_run_ends_with_the_summary_and_runs_every_suite() {
         r#"echo "$passed passed, $failed failed""#
     );
     assert_eq!(cmds[cmds.len() - 1], r#"[ "$failed" -eq 0 ]"#);
+    // the guide is built and link-checked as a step of its own
+    assert!(text.contains("run_check guide check_guide"), "{text}");
+    assert!(text.contains("mdbook build docs"), "{text}");
+    assert!(
+        text.contains("linkchecker -f scripts/linkcheckerrc"),
+        "{text}"
+    );
     // no step runs outside the counting (a bare cargo line would be
     // neither counted nor, with set +e, able to fail the script)
     for l in &cmds {

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::breakdown::Component;
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
-use crate::pcie::MediaConfig;
+use crate::media::MediaConfig;
 use crate::report::{DeviceReport, Utilisation};
 use crate::units::{FixedDiv, Timeline};
 

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod config;
 pub mod ddr;
 pub mod device;
+pub mod devices;
 pub mod disk;
 pub mod fixed;
 pub mod flash;
@@ -18,7 +19,6 @@ pub mod ftl;
 pub mod host;
 pub mod media;
 pub mod nvmm;
-pub mod pcie;
 pub mod presets;
 pub mod raid;
 pub mod report;
@@ -27,9 +27,18 @@ pub mod swap;
 pub mod system;
 pub mod tier;
 pub mod units;
-pub mod wear;
 
 pub use breakdown::{Breakdown, Component};
 pub use device::{Completion, Cx, DevRequest, Device, Nanos, Op};
 pub use report::DeviceReport;
 pub use system::SystemConfig;
+
+// ---- old paths, removed once the workspace uses the new ones (issue 56) ----
+/// Old path of [`devices::pcie_array`] and [`media::MediaConfig`].
+pub mod pcie {
+    pub use crate::devices::pcie_array::array::*;
+    pub use crate::devices::pcie_array::config::*;
+    pub use crate::media::MediaConfig;
+}
+/// Old path of [`devices::pcie_array::wear`].
+pub use devices::pcie_array::wear;

@@ -6,9 +6,11 @@ use serde::{Deserialize, Serialize};
 use crate::config::{ConfigError, PresetStore, Resolved};
 use crate::ddr::{DdrConfig, DdrRamDisk};
 use crate::device::Device;
+use crate::devices::pcie_array::array::PcieArray;
+use crate::devices::pcie_array::config::{PcieArrayConfig, PowerConfig};
 use crate::fixed::FixedLatency;
 use crate::host::HostConfig;
-use crate::pcie::{MediaConfig, PcieArray, PcieArrayConfig, PowerConfig};
+use crate::media::MediaConfig;
 
 /// Device classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -283,7 +285,7 @@ impl SystemConfig {
                 self.power
                     .as_ref()
                     .ok_or_else(|| missing("power", "pcie-array"))?;
-                crate::pcie::validate(p)?;
+                crate::devices::pcie_array::config::validate(p)?;
             }
             DeviceClass::Ddr => {
                 let d = self.ddr.as_ref().ok_or_else(|| missing("ddr", "ddr"))?;

@@ -1429,7 +1429,7 @@ impl Host {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixed::FixedLatency;
+    use crate::devices::fixed::FixedLatency;
     use std::collections::BinaryHeap;
 
     /// The standard stack of the peer presets (docs/spec/pcie-arrays.md table), no

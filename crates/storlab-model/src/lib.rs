@@ -6,26 +6,20 @@
 #![deny(missing_docs)]
 
 pub mod breakdown;
-pub mod cache;
 pub mod config;
-pub mod ddr;
 pub mod device;
 pub mod devices;
 pub mod disk;
-pub mod fixed;
 pub mod flash;
 pub mod fs;
 pub mod ftl;
 pub mod host;
 pub mod media;
-pub mod nvmm;
 pub mod presets;
-pub mod raid;
 pub mod report;
 pub mod split;
 pub mod swap;
 pub mod system;
-pub mod tier;
 pub mod units;
 
 pub use breakdown::{Breakdown, Component};
@@ -42,3 +36,22 @@ pub mod pcie {
 }
 /// Old path of [`devices::pcie_array::wear`].
 pub use devices::pcie_array::wear;
+/// Old path of [`devices::ddr::ramdisk`].
+pub mod ddr {
+    pub use crate::devices::ddr::ramdisk::*;
+}
+/// Old path of [`devices::ddr::nvmm`].
+pub use devices::ddr::nvmm;
+/// Old path of [`devices::fixed`].
+pub use devices::fixed;
+/// Old path of [`devices::raid`].
+pub use devices::raid;
+/// Old path of [`devices::tier::controller_cache`].
+pub mod cache {
+    pub use crate::devices::tier::controller_cache::*;
+}
+/// Old path of [`devices::tier::config`] and [`devices::tier::flash_cache`].
+pub mod tier {
+    pub use crate::devices::tier::config::*;
+    pub use crate::devices::tier::flash_cache::*;
+}

@@ -4,11 +4,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, PresetStore, Resolved};
-use crate::ddr::{DdrConfig, DdrRamDisk};
 use crate::device::Device;
+use crate::devices::ddr::ramdisk::{DdrConfig, DdrRamDisk};
+use crate::devices::fixed::FixedLatency;
 use crate::devices::pcie_array::array::PcieArray;
 use crate::devices::pcie_array::config::{PcieArrayConfig, PowerConfig};
-use crate::fixed::FixedLatency;
 use crate::host::HostConfig;
 use crate::media::MediaConfig;
 
@@ -161,9 +161,9 @@ pub struct SystemConfig {
     /// Disk parameters.
     pub disk: Option<crate::disk::DiskConfig>,
     /// RAID-0 parameters.
-    pub raid: Option<crate::raid::RaidConfig>,
+    pub raid: Option<crate::devices::raid::RaidConfig>,
     /// Block-cache parameters.
-    pub tier: Option<crate::tier::TierConfig>,
+    pub tier: Option<crate::devices::tier::config::TierConfig>,
     /// Linux's swap path with this preset as the DRAM (`[swap]`, read by
     /// the swap model, `swap::run`).
     pub swap: Option<crate::swap::SwapConfig>,
@@ -290,7 +290,7 @@ impl SystemConfig {
             DeviceClass::Ddr => {
                 let d = self.ddr.as_ref().ok_or_else(|| missing("ddr", "ddr"))?;
                 self.media.as_ref().ok_or_else(|| missing("media", "ddr"))?;
-                crate::ddr::validate(d)?;
+                crate::devices::ddr::ramdisk::validate(d)?;
             }
             DeviceClass::Fixed => {
                 if let Some(bw) = self.device.bandwidth_bytes_per_s {
@@ -314,11 +314,11 @@ impl SystemConfig {
             }
             DeviceClass::Raid0 => {
                 let c = self.raid.as_ref().ok_or_else(|| missing("raid", "raid0"))?;
-                crate::raid::validate(c)?;
+                crate::devices::raid::validate(c)?;
             }
             DeviceClass::Tier => {
                 let c = self.tier.as_ref().ok_or_else(|| missing("tier", "tier"))?;
-                crate::tier::validate(c)?;
+                crate::devices::tier::config::validate(c)?;
             }
         }
         Ok(())
@@ -361,7 +361,7 @@ impl SystemConfig {
                     None => Box::new(d),
                 }
             }
-            DeviceClass::Nvmm => Box::new(crate::nvmm::Nvmm::new(
+            DeviceClass::Nvmm => Box::new(crate::devices::ddr::nvmm::Nvmm::new(
                 self.nvmm.clone().expect("validated"),
                 cap,
             )),
@@ -382,7 +382,7 @@ impl SystemConfig {
                         SystemConfig::load_set_by(store, name, &r.member_set, "raid.member_set")?;
                     members.push(mc.build_nested(store, depth + 1)?);
                 }
-                crate::raid::build(r, members, cap)?
+                crate::devices::raid::build(r, members, cap)?
             }
             DeviceClass::Tier => {
                 let t = self.tier.as_ref().expect("validated");
@@ -397,7 +397,7 @@ impl SystemConfig {
                     "tier.backing_set",
                 )?;
                 let backing = bc.build_nested(store, depth + 1)?;
-                crate::tier::build(t, cache, backing, cap)?
+                crate::devices::tier::flash_cache::build(t, cache, backing, cap)?
             }
         })
     }

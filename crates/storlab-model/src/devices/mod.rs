@@ -3,4 +3,8 @@
 //! with their FTL, mechanical disks, RAID-0, tiers and caches, and a fixed
 //! latency.
 
+pub mod ddr;
+pub mod fixed;
 pub mod pcie_array;
+pub mod raid;
+pub mod tier;

@@ -10,7 +10,7 @@
 //! that last member's (every piece starts when the request arrives). A
 //! flush goes to every member. Members are full devices built from their
 //! own presets, so a RAID-0 of RAID-0s, or of SSDs behind a controller
-//! cache ([`crate::cache`]), composes the same way.
+//! cache ([`crate::devices::tier::controller_cache`]), composes the same way.
 //!
 //! # Wake-up token convention
 //!
@@ -30,9 +30,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::breakdown::Breakdown;
-use crate::cache::{CacheConfig, ControllerCache};
 use crate::config::{check_range, ConfigError};
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
+use crate::devices::tier::controller_cache::{CacheConfig, ControllerCache};
 use crate::report::DeviceReport;
 use crate::split::SplitRequests;
 
@@ -71,7 +71,7 @@ pub fn validate(cfg: &RaidConfig) -> Result<(), ConfigError> {
         )?;
     }
     if let Some(c) = &cfg.controller {
-        crate::cache::validate(c)?;
+        crate::devices::tier::controller_cache::validate(c)?;
     }
     Ok(())
 }

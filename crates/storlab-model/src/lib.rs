@@ -9,7 +9,6 @@ pub mod breakdown;
 pub mod config;
 pub mod device;
 pub mod devices;
-pub mod disk;
 pub mod flash;
 pub mod fs;
 pub mod ftl;
@@ -54,4 +53,10 @@ pub mod cache {
 pub mod tier {
     pub use crate::devices::tier::config::*;
     pub use crate::devices::tier::flash_cache::*;
+}
+/// Old path of [`devices::disk`].
+pub mod disk {
+    pub use crate::devices::disk::config::*;
+    pub use crate::devices::disk::drive::*;
+    pub use crate::devices::disk::geometry::*;
 }

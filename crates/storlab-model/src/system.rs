@@ -159,7 +159,7 @@ pub struct SystemConfig {
     /// Solid-state drive parameters.
     pub ssd: Option<crate::flash::SsdConfig>,
     /// Disk parameters.
-    pub disk: Option<crate::disk::DiskConfig>,
+    pub disk: Option<crate::devices::disk::config::DiskConfig>,
     /// RAID-0 parameters.
     pub raid: Option<crate::devices::raid::RaidConfig>,
     /// Block-cache parameters.
@@ -310,7 +310,7 @@ impl SystemConfig {
             }
             DeviceClass::Disk => {
                 let c = self.disk.as_ref().ok_or_else(|| missing("disk", "disk"))?;
-                crate::disk::validate(c, self.device.capacity_bytes)?;
+                crate::devices::disk::drive::validate(c, self.device.capacity_bytes)?;
             }
             DeviceClass::Raid0 => {
                 let c = self.raid.as_ref().ok_or_else(|| missing("raid", "raid0"))?;
@@ -369,7 +369,7 @@ impl SystemConfig {
                 self.ssd.clone().expect("validated"),
                 cap,
             )?),
-            DeviceClass::Disk => Box::new(crate::disk::Disk::new(
+            DeviceClass::Disk => Box::new(crate::devices::disk::drive::Disk::new(
                 self.disk.clone().expect("validated"),
                 cap,
             )?),

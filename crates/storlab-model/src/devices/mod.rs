@@ -4,6 +4,7 @@
 //! latency.
 
 pub mod ddr;
+pub mod disk;
 pub mod fixed;
 pub mod pcie_array;
 pub mod raid;

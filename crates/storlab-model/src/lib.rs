@@ -9,9 +9,7 @@ pub mod breakdown;
 pub mod config;
 pub mod device;
 pub mod devices;
-pub mod flash;
 pub mod fs;
-pub mod ftl;
 pub mod host;
 pub mod media;
 pub mod presets;
@@ -59,4 +57,17 @@ pub mod disk {
     pub use crate::devices::disk::config::*;
     pub use crate::devices::disk::drive::*;
     pub use crate::devices::disk::geometry::*;
+}
+/// Old path of [`devices::flash`] (the drive).
+pub mod flash {
+    pub use crate::devices::flash::config::*;
+    pub use crate::devices::flash::ssd::*;
+}
+/// Old path of [`devices::flash::ftl`].
+pub mod ftl {
+    pub use crate::devices::flash::ftl::config::*;
+    pub use crate::devices::flash::ftl::layer::*;
+    pub use crate::devices::flash::ftl::steady::AGE_REPLAY_MAX_UNITS;
+    pub use crate::devices::flash::ftl::types::*;
+    pub use crate::devices::flash::ftl::{layout, mapcache};
 }

@@ -157,7 +157,7 @@ pub struct SystemConfig {
     /// NVMM parameters (PMEP's knobs).
     pub nvmm: Option<storlab_pmem::model::NvmmParams>,
     /// Solid-state drive parameters.
-    pub ssd: Option<crate::flash::SsdConfig>,
+    pub ssd: Option<crate::devices::flash::config::SsdConfig>,
     /// Disk parameters.
     pub disk: Option<crate::devices::disk::config::DiskConfig>,
     /// RAID-0 parameters.
@@ -306,7 +306,7 @@ impl SystemConfig {
             }
             DeviceClass::Ssd => {
                 let c = self.ssd.as_ref().ok_or_else(|| missing("ssd", "ssd"))?;
-                crate::flash::validate(c, self.device.capacity_bytes)?;
+                crate::devices::flash::config::validate(c, self.device.capacity_bytes)?;
             }
             DeviceClass::Disk => {
                 let c = self.disk.as_ref().ok_or_else(|| missing("disk", "disk"))?;
@@ -365,7 +365,7 @@ impl SystemConfig {
                 self.nvmm.clone().expect("validated"),
                 cap,
             )),
-            DeviceClass::Ssd => Box::new(crate::flash::Ssd::new(
+            DeviceClass::Ssd => Box::new(crate::devices::flash::ssd::Ssd::new(
                 self.ssd.clone().expect("validated"),
                 cap,
             )?),

@@ -6,6 +6,7 @@
 pub mod ddr;
 pub mod disk;
 pub mod fixed;
+pub mod flash;
 pub mod pcie_array;
 pub mod raid;
 pub mod tier;

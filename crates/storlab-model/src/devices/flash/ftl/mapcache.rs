@@ -7,7 +7,7 @@
 //! Bookkeeping only, like the FTL: [`MapCache::access`] says whether a
 //! request's translation page had to be read from flash (`load`) and
 //! whether a dirty one was evicted to make room (`writeback`); the timing
-//! model ([`crate::flash`]) turns those into NAND operations.
+//! model ([`crate::devices::flash`]) turns those into NAND operations.
 //!
 //! What the cache holds. A region of the map that was written in large or
 //! sequential pieces is a few extents (start, length, address) and costs
@@ -32,8 +32,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::types::{Precondition, NONE};
 use crate::config::{check_range, ConfigError};
-use crate::ftl::{Precondition, NONE};
 
 /// Bytes of a mapping entry as stored in a translation page in flash (a
 /// 32-bit physical unit address, as the model's own).

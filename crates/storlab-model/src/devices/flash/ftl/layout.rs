@@ -20,7 +20,8 @@
 
 use std::collections::HashMap;
 
-use super::{Div32, NONE};
+use super::div::Div32;
+use super::types::NONE;
 
 /// Tables larger than this (bytes of dense `u32` entries) are kept sparse
 /// (a hash map of the written entries): a dense table's pages are touched
@@ -71,7 +72,7 @@ impl Table {
     /// (the reverse table is not: see `Ftl::new`).
     pub(crate) fn new_paged(n: usize, dense: bool, huge: bool) -> Option<Self> {
         let runs = n.div_ceil(1 << SUMMARY_SHIFT);
-        let touched = super::try_filled(runs.div_ceil(64), 0u64).ok()?;
+        let touched = super::types::try_filled(runs.div_ceil(64), 0u64).ok()?;
         let entries = if !dense {
             Entries::Sparse(HashMap::with_hasher(foldhash::fast::FixedState::with_seed(
                 0x5354_4f52_4c41_4221,

@@ -17,8 +17,11 @@
 //! block holds is a seeded permutation ([`super::layout::Shuffled`]): uniform
 //! random overwrites leave no order.
 
+use super::blocks::{BState, Block};
+use super::config::FtlConfig;
+use super::layer::Ftl;
 use super::layout::{Layout, Perm, Shuffled};
-use super::{BState, Ftl, FtlConfig, Geometry, Mapping, Precondition, PreconditionReport};
+use super::types::{Geometry, Mapping, Precondition, PreconditionReport};
 
 /// Raw units (mapping units of flash) up to which `aged` is replayed
 /// exactly; larger drives derive their steady state from a drive of about
@@ -117,9 +120,8 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
     let mut diff = n as i64 - total as i64;
     while diff != 0 {
         let up = diff > 0;
-        let can = |b: &super::Block| {
-            b.state == BState::Closed && if up { b.valid < upb_v } else { b.valid > 0 }
-        };
+        let can =
+            |b: &Block| b.state == BState::Closed && if up { b.valid < upb_v } else { b.valid > 0 };
         let e = big.blocks.iter().filter(|b| can(b)).count() as i64;
         if e == 0 {
             return None;

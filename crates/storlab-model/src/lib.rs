@@ -14,7 +14,6 @@ pub mod host;
 pub mod media;
 pub mod presets;
 pub mod report;
-pub mod split;
 pub mod swap;
 pub mod system;
 pub mod units;
@@ -71,3 +70,5 @@ pub mod ftl {
     pub use crate::devices::flash::ftl::types::*;
     pub use crate::devices::flash::ftl::{layout, mapcache};
 }
+/// Old path of [`host::split`].
+pub use host::split;

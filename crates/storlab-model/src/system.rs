@@ -9,7 +9,7 @@ use crate::devices::ddr::ramdisk::{DdrConfig, DdrRamDisk};
 use crate::devices::fixed::FixedLatency;
 use crate::devices::pcie_array::array::PcieArray;
 use crate::devices::pcie_array::config::{PcieArrayConfig, PowerConfig};
-use crate::host::HostConfig;
+use crate::host::config::HostConfig;
 use crate::media::MediaConfig;
 
 /// Device classes.
@@ -254,7 +254,7 @@ impl SystemConfig {
 
     /// Check ranges and that the class's tables are present.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        crate::host::validate(&self.host)?;
+        crate::host::config::validate(&self.host)?;
         if let Some(s) = &self.swap {
             crate::swap::validate(s)?;
         }

@@ -4,7 +4,7 @@
 //! member are contiguous in that member's address space (rows follow each
 //! other), so each member receives one sub-request per request (with
 //! `member_max_request_bytes`, each member sits behind a request-size limit,
-//! [`crate::split`], which cuts that piece into requests of at most that
+//! [`crate::host::split`], which cuts that piece into requests of at most that
 //! size, all submitted at once), and the request completes when its last
 //! piece does. Its breakdown is
 //! that last member's (every piece starts when the request arrives). A
@@ -33,8 +33,8 @@ use crate::breakdown::Breakdown;
 use crate::config::{check_range, ConfigError};
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
 use crate::devices::tier::controller_cache::{CacheConfig, ControllerCache};
+use crate::host::split::SplitRequests;
 use crate::report::DeviceReport;
-use crate::split::SplitRequests;
 
 /// `[raid]`: RAID-0 over member presets.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -9,7 +9,6 @@ pub mod breakdown;
 pub mod config;
 pub mod device;
 pub mod devices;
-pub mod fs;
 pub mod host;
 pub mod media;
 pub mod presets;
@@ -72,3 +71,11 @@ pub mod ftl {
 }
 /// Old path of [`host::split`].
 pub use host::split;
+/// Old path of [`host::fs`].
+pub mod fs {
+    pub use crate::host::fs::behaviour::*;
+    pub use crate::host::fs::config::*;
+    pub use crate::host::fs::layer::*;
+    pub use crate::host::fs::request::*;
+    pub use crate::host::fs::state::*;
+}

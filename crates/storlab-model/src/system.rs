@@ -167,9 +167,9 @@ pub struct SystemConfig {
     /// Linux's swap path with this preset as the DRAM (`[swap]`, read by
     /// the swap model, `swap::run`).
     pub swap: Option<crate::swap::SwapConfig>,
-    /// File-system and page-cache parameters (`crate::fs`; defaults when
+    /// File-system and page-cache parameters (`crate::host::fs`; defaults when
     /// absent).
-    pub fs: Option<crate::fs::FsConfig>,
+    pub fs: Option<crate::host::fs::config::FsConfig>,
 }
 
 /// Devices built from other presets (RAID members, a tier's two devices)
@@ -259,7 +259,7 @@ impl SystemConfig {
             crate::swap::validate(s)?;
         }
         if let Some(fs) = &self.fs {
-            crate::fs::validate(fs)?;
+            crate::host::fs::config::validate(fs)?;
         }
         crate::config::check_range(
             "device.capacity_bytes",

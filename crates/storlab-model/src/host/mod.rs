@@ -8,6 +8,7 @@
 
 pub mod config;
 mod cost;
+pub mod fs;
 pub mod io;
 pub mod jitter;
 pub mod split;

@@ -13,7 +13,6 @@ pub mod host;
 pub mod media;
 pub mod presets;
 pub mod report;
-pub mod swap;
 pub mod system;
 pub mod units;
 
@@ -78,4 +77,10 @@ pub mod fs {
     pub use crate::host::fs::layer::*;
     pub use crate::host::fs::request::*;
     pub use crate::host::fs::state::*;
+}
+/// Old path of [`host::swap`].
+pub mod swap {
+    pub use crate::host::swap::config::*;
+    pub use crate::host::swap::machine::*;
+    pub use crate::host::swap::workload::*;
 }

@@ -166,7 +166,7 @@ pub struct SystemConfig {
     pub tier: Option<crate::devices::tier::config::TierConfig>,
     /// Linux's swap path with this preset as the DRAM (`[swap]`, read by
     /// the swap model, `swap::run`).
-    pub swap: Option<crate::swap::SwapConfig>,
+    pub swap: Option<crate::host::swap::config::SwapConfig>,
     /// File-system and page-cache parameters (`crate::host::fs`; defaults when
     /// absent).
     pub fs: Option<crate::host::fs::config::FsConfig>,
@@ -256,7 +256,7 @@ impl SystemConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         crate::host::config::validate(&self.host)?;
         if let Some(s) = &self.swap {
-            crate::swap::validate(s)?;
+            crate::host::swap::config::validate(s)?;
         }
         if let Some(fs) = &self.fs {
             crate::host::fs::config::validate(fs)?;

@@ -13,6 +13,7 @@ pub mod io;
 pub mod jitter;
 pub mod split;
 pub mod stack;
+pub mod swap;
 
 #[cfg(test)]
 mod tests;

@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn a_bandwidth_is_validated_and_only_for_fixed_devices() {
         use crate::config::PresetStore;
-        use crate::SystemConfig;
+        use crate::system::SystemConfig;
         let load = |dev: &str, set: &str| {
             SystemConfig::load(&PresetStore::default(), dev, &[set.to_string()])
                 .and_then(|(_, c)| c.build_device().map(|_| ()))

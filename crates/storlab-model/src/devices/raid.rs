@@ -84,7 +84,7 @@ pub fn build(
     capacity: u64,
 ) -> Result<Box<dyn Device>, ConfigError> {
     // the members' request limit is the same cut the host makes in front
-    // of its device (one piece of code: `split.rs`)
+    // of its device (one piece of code: `host/split.rs`)
     let members = members
         .into_iter()
         .map(|m| SplitRequests::wrap(m, cfg.member_max_request_bytes))

@@ -25,7 +25,7 @@
 //! the cache is battery-backed, else once nothing is dirty.
 //!
 //! Tokens: the layer has no events of its own; its device's tokens pass
-//! through unchanged (see `raid.rs` for the convention).
+//! through unchanged (see `devices/raid.rs` for the convention).
 //!
 //! Lines are found through a hash map with a fixed hasher that is only
 //! looked up, never iterated (the least-recently-used order is a linked

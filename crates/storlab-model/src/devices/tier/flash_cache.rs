@@ -36,7 +36,7 @@
 //! so a fill, a destage or a waiting write moves on when the device is
 //! done, not when it knew it would be. Wake-up tokens carry their owner in
 //! the two low bits: the cache device, the backing device or the tier
-//! (`raid.rs` has the convention).
+//! (`devices/raid.rs` has the convention).
 
 use std::collections::{BTreeSet, VecDeque};
 

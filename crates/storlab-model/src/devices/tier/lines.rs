@@ -25,7 +25,7 @@ impl Hasher for LineHasher {
     }
 }
 
-/// One cached line (also a flash-cache block, `tier.rs`).
+/// One cached line (also a flash-cache block, `flash_cache.rs`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Line {
     pub(crate) line: u64,
@@ -38,7 +38,7 @@ pub(crate) struct Line {
 }
 
 /// Cached lines: slots, an index, and the LRU list of clean lines. A
-/// line keeps its slot while cached, so a cache on a device (`tier.rs`)
+/// line keeps its slot while cached, so a cache on a device (`flash_cache.rs`)
 /// uses the slot number as the line's place on that device.
 #[derive(Default)]
 pub(crate) struct LineStore {

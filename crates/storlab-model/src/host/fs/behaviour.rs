@@ -44,7 +44,7 @@ pub struct Behaviour {
     /// brd copies in `make_request`; [`CompletionMode::Cpu`]) holds it for
     /// the whole read.
     ///
-    /// [`CompletionMode::Cpu`]: crate::host::CompletionMode::Cpu
+    /// [`CompletionMode::Cpu`]: crate::host::config::CompletionMode::Cpu
     pub dio_reads_mutex: bool,
     /// What fallocate(2) leaves: `None` when the file system has no
     /// fallocate(2) (ext3: `EOPNOTSUPP`), else whether the blocks are

@@ -20,7 +20,7 @@ use super::state::{
 /// before the device has it, not counting waits: the system call's entry,
 /// the file system's per-request CPU, the block layer, the driver's
 /// work, tag and PIO and the copy into a DMA buffer (writes). The
-/// stages of `host.rs`'s issue path, summed.
+/// stages of the host stack's issue path (`host/cost.rs`), summed.
 fn submission_ns(c: &HostConfig, op: Op, len: u64) -> u64 {
     let handoff = if c.scheduler == Scheduler::SingleQueue {
         c.scheduler_handoff_ns

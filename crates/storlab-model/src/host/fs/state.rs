@@ -182,7 +182,7 @@ pub(super) struct Child {
 
 pub(super) const NONE: u32 = u32::MAX;
 /// Tokens of the layer's own wake-ups: the top two bits set (host tokens
-/// use the top bit alone, device tokens neither; see `host.rs`).
+/// use the top bit alone, device tokens neither; see `host/stack.rs`).
 pub const FS_TOKEN: u64 = 3 << 62;
 /// In a layer token: the wake-up releases the parent's inode mutex after
 /// its submission (below the two [`FS_TOKEN`] bits; parent indexes are

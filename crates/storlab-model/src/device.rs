@@ -175,7 +175,7 @@ impl Cx {
 
 /// One layer of a storage system: media, a controller, a link, a cache, a
 /// RAID set. Wrapping layers hold their next device(s) and route wake-up
-/// tokens to them (see `raid.rs` for the token convention).
+/// tokens to them (see `devices/raid.rs` for the token convention).
 pub trait Device: Send {
     /// A request arrives at `now`. Requests are submitted in nondecreasing
     /// time order, interleaved with [`Device::on_event`] calls in time order.

@@ -1,7 +1,19 @@
 //! Memory technologies (docs/spec/media.md): named array timings a preset or the
 //! command line can pick with `media = "<name>"`.
 
-use crate::pcie::MediaConfig;
+use serde::{Deserialize, Serialize};
+
+/// Media timing: array read and write latency.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MediaConfig {
+    /// Technology name (for reports).
+    pub name: String,
+    /// Array read latency (paid once per row opened).
+    pub read_ns: u64,
+    /// Array write latency.
+    pub write_ns: u64,
+}
 
 /// `(name, read ns, write ns, source)`.
 pub const TECHNOLOGIES: &[(&str, u64, u64, &str)] = &[

@@ -4,11 +4,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, PresetStore, Resolved};
-use crate::ddr::{DdrConfig, DdrRamDisk};
 use crate::device::Device;
-use crate::fixed::FixedLatency;
-use crate::host::HostConfig;
-use crate::pcie::{MediaConfig, PcieArray, PcieArrayConfig, PowerConfig};
+use crate::devices::ddr::ramdisk::{DdrConfig, DdrRamDisk};
+use crate::devices::fixed::FixedLatency;
+use crate::devices::pcie_array::array::PcieArray;
+use crate::devices::pcie_array::config::{PcieArrayConfig, PowerConfig};
+use crate::host::config::HostConfig;
+use crate::media::MediaConfig;
 
 /// Device classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,19 +157,19 @@ pub struct SystemConfig {
     /// NVMM parameters (PMEP's knobs).
     pub nvmm: Option<storlab_pmem::model::NvmmParams>,
     /// Solid-state drive parameters.
-    pub ssd: Option<crate::flash::SsdConfig>,
+    pub ssd: Option<crate::devices::flash::config::SsdConfig>,
     /// Disk parameters.
-    pub disk: Option<crate::disk::DiskConfig>,
+    pub disk: Option<crate::devices::disk::config::DiskConfig>,
     /// RAID-0 parameters.
-    pub raid: Option<crate::raid::RaidConfig>,
+    pub raid: Option<crate::devices::raid::RaidConfig>,
     /// Block-cache parameters.
-    pub tier: Option<crate::tier::TierConfig>,
+    pub tier: Option<crate::devices::tier::config::TierConfig>,
     /// Linux's swap path with this preset as the DRAM (`[swap]`, read by
     /// the swap model, `swap::run`).
-    pub swap: Option<crate::swap::SwapConfig>,
-    /// File-system and page-cache parameters (`crate::fs`; defaults when
+    pub swap: Option<crate::host::swap::config::SwapConfig>,
+    /// File-system and page-cache parameters (`crate::host::fs`; defaults when
     /// absent).
-    pub fs: Option<crate::fs::FsConfig>,
+    pub fs: Option<crate::host::fs::config::FsConfig>,
 }
 
 /// Devices built from other presets (RAID members, a tier's two devices)
@@ -252,12 +254,12 @@ impl SystemConfig {
 
     /// Check ranges and that the class's tables are present.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        crate::host::validate(&self.host)?;
+        crate::host::config::validate(&self.host)?;
         if let Some(s) = &self.swap {
-            crate::swap::validate(s)?;
+            crate::host::swap::config::validate(s)?;
         }
         if let Some(fs) = &self.fs {
-            crate::fs::validate(fs)?;
+            crate::host::fs::config::validate(fs)?;
         }
         crate::config::check_range(
             "device.capacity_bytes",
@@ -283,12 +285,12 @@ impl SystemConfig {
                 self.power
                     .as_ref()
                     .ok_or_else(|| missing("power", "pcie-array"))?;
-                crate::pcie::validate(p)?;
+                crate::devices::pcie_array::config::validate(p)?;
             }
             DeviceClass::Ddr => {
                 let d = self.ddr.as_ref().ok_or_else(|| missing("ddr", "ddr"))?;
                 self.media.as_ref().ok_or_else(|| missing("media", "ddr"))?;
-                crate::ddr::validate(d)?;
+                crate::devices::ddr::ramdisk::validate(d)?;
             }
             DeviceClass::Fixed => {
                 if let Some(bw) = self.device.bandwidth_bytes_per_s {
@@ -304,19 +306,19 @@ impl SystemConfig {
             }
             DeviceClass::Ssd => {
                 let c = self.ssd.as_ref().ok_or_else(|| missing("ssd", "ssd"))?;
-                crate::flash::validate(c, self.device.capacity_bytes)?;
+                crate::devices::flash::config::validate(c, self.device.capacity_bytes)?;
             }
             DeviceClass::Disk => {
                 let c = self.disk.as_ref().ok_or_else(|| missing("disk", "disk"))?;
-                crate::disk::validate(c, self.device.capacity_bytes)?;
+                crate::devices::disk::drive::validate(c, self.device.capacity_bytes)?;
             }
             DeviceClass::Raid0 => {
                 let c = self.raid.as_ref().ok_or_else(|| missing("raid", "raid0"))?;
-                crate::raid::validate(c)?;
+                crate::devices::raid::validate(c)?;
             }
             DeviceClass::Tier => {
                 let c = self.tier.as_ref().ok_or_else(|| missing("tier", "tier"))?;
-                crate::tier::validate(c)?;
+                crate::devices::tier::config::validate(c)?;
             }
         }
         Ok(())
@@ -359,15 +361,15 @@ impl SystemConfig {
                     None => Box::new(d),
                 }
             }
-            DeviceClass::Nvmm => Box::new(crate::nvmm::Nvmm::new(
+            DeviceClass::Nvmm => Box::new(crate::devices::ddr::nvmm::Nvmm::new(
                 self.nvmm.clone().expect("validated"),
                 cap,
             )),
-            DeviceClass::Ssd => Box::new(crate::flash::Ssd::new(
+            DeviceClass::Ssd => Box::new(crate::devices::flash::ssd::Ssd::new(
                 self.ssd.clone().expect("validated"),
                 cap,
             )?),
-            DeviceClass::Disk => Box::new(crate::disk::Disk::new(
+            DeviceClass::Disk => Box::new(crate::devices::disk::drive::Disk::new(
                 self.disk.clone().expect("validated"),
                 cap,
             )?),
@@ -380,7 +382,7 @@ impl SystemConfig {
                         SystemConfig::load_set_by(store, name, &r.member_set, "raid.member_set")?;
                     members.push(mc.build_nested(store, depth + 1)?);
                 }
-                crate::raid::build(r, members, cap)?
+                crate::devices::raid::build(r, members, cap)?
             }
             DeviceClass::Tier => {
                 let t = self.tier.as_ref().expect("validated");
@@ -395,7 +397,7 @@ impl SystemConfig {
                     "tier.backing_set",
                 )?;
                 let backing = bc.build_nested(store, depth + 1)?;
-                crate::tier::build(t, cache, backing, cap)?
+                crate::devices::tier::flash_cache::build(t, cache, backing, cap)?
             }
         })
     }

@@ -15,9 +15,9 @@ pub struct Rw {
 impl Rw {
     /// The value for `op` (trim and flush use the write value).
     #[inline]
-    pub fn get(&self, op: crate::Op) -> u64 {
+    pub fn get(&self, op: crate::device::Op) -> u64 {
         match op {
-            crate::Op::Read => self.read,
+            crate::device::Op::Read => self.read,
             _ => self.write,
         }
     }

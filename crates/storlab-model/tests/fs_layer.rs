@@ -1,4 +1,4 @@
-//! The file-system layer (`storlab_model::fs`) alone, in front of a host
+//! The file-system layer (`storlab_model::host::fs`) alone, in front of a host
 //! with no software cost and a fixed-latency device, driven by a small
 //! event loop: lock semantics per file system, allocation sections, the
 //! log, the page cache (hits, misses, read-ahead, the flusher under the
@@ -11,9 +11,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use storlab_model::config::PresetStore;
-use storlab_model::fixed::FixedLatency;
-use storlab_model::fs::{FileLayer, FileOp, FileReq, FsConfig, Layout, FS_TOKEN};
-use storlab_model::host::{CompletionMode, FileSystem, Host, HostConfig, HostCx, IoDone};
+use storlab_model::devices::fixed::FixedLatency;
+use storlab_model::host::config::{CompletionMode, FileSystem, HostConfig};
+use storlab_model::host::fs::behaviour::Layout;
+use storlab_model::host::fs::config::FsConfig;
+use storlab_model::host::fs::layer::FileLayer;
+use storlab_model::host::fs::request::{FileOp, FileReq};
+use storlab_model::host::fs::state::FS_TOKEN;
+use storlab_model::host::io::{HostCx, IoDone};
+use storlab_model::host::stack::Host;
 use storlab_model::{Cx, DevRequest, Device, DeviceReport, Nanos, Op, SystemConfig};
 
 const DEV_NS: u64 = 10_000;

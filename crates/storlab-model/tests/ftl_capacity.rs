@@ -6,7 +6,11 @@
 //! the mechanisms do not depend on the size.
 
 use rand::{Rng, SeedableRng};
-use storlab_model::ftl::{Ftl, FtlConfig, GcPolicy, Geometry, Mapping, Precondition, WearLeveling};
+use storlab_model::devices::flash::ftl::config::FtlConfig;
+use storlab_model::devices::flash::ftl::layer::Ftl;
+use storlab_model::devices::flash::ftl::types::{
+    GcPolicy, Geometry, Mapping, Precondition, WearLeveling,
+};
 
 fn cfg(policy: GcPolicy, wl: WearLeveling, threshold: u32) -> FtlConfig {
     FtlConfig {

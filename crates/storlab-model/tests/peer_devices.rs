@@ -9,10 +9,10 @@ use common::{build, counter, Drv};
 use std::cmp::Reverse;
 
 use rand::{Rng, SeedableRng};
-use storlab_model::cache::{CacheConfig, ControllerCache, DestageOrder};
 use storlab_model::config::{ConfigError, PresetStore};
-use storlab_model::disk::Geometry;
-use storlab_model::raid::Raid0;
+use storlab_model::devices::disk::geometry::Geometry;
+use storlab_model::devices::raid::Raid0;
+use storlab_model::devices::tier::controller_cache::{CacheConfig, ControllerCache, DestageOrder};
 use storlab_model::units::Rw;
 use storlab_model::{Completion, Cx, DevRequest, Device, DeviceReport, Nanos, Op, SystemConfig};
 
@@ -74,7 +74,7 @@ const SMALL_SSD: &[&str] = &[
     "ssd.nand.blocks_per_plane=64",
 ];
 
-fn hdd_geometry() -> (Geometry, storlab_model::disk::DiskConfig) {
+fn hdd_geometry() -> (Geometry, storlab_model::devices::disk::config::DiskConfig) {
     let (_, cfg) = SystemConfig::load(&PresetStore::default(), "hdd-7200", &[]).unwrap();
     let d = cfg.disk.clone().unwrap();
     (Geometry::new(&d, cfg.device.capacity_bytes).unwrap(), d)
@@ -310,7 +310,7 @@ fn uncached_stream(set: &[&str], depth: u64) -> f64 {
 fn uncached_stream_limited(set: &[&str], depth: u64, limit: u64) -> f64 {
     let mut o = vec!["disk.write_cache=false"];
     o.extend_from_slice(set);
-    let mut d = Drv::new(storlab_model::split::SplitRequests::wrap(
+    let mut d = Drv::new(storlab_model::host::split::SplitRequests::wrap(
         build("hdd-7200", &o),
         limit,
     ));

@@ -6,8 +6,9 @@
 mod common;
 use common::drive;
 
-use storlab_model::fixed::FixedLatency;
-use storlab_model::tier::{FlashCache, TierConfig, TierMode};
+use storlab_model::devices::fixed::FixedLatency;
+use storlab_model::devices::tier::config::{TierConfig, TierMode};
+use storlab_model::devices::tier::flash_cache::FlashCache;
 use storlab_model::units::Rw;
 use storlab_model::{DevRequest, Device, Op};
 
@@ -267,7 +268,7 @@ fn write_allocate_reads_the_block_then_writes_it_back_dirty() {
 
 #[test]
 fn a_warm_cache_holds_an_even_share_of_the_footprint() {
-    use storlab_model::tier::WARM_CHUNK;
+    use storlab_model::devices::tier::config::WARM_CHUNK;
     // a cache of 4 chunks over a footprint of 16: every 4th chunk cached
     let blocks = 4 * WARM_CHUNK / B;
     let mk = |warm: u64| {

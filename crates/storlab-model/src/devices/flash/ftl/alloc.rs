@@ -1,0 +1,143 @@
+//! Open blocks: allocating units for host and moved data, the page
+//! programs a full page emits, and padding partly filled pages.
+
+use std::cmp::Reverse;
+
+use super::blocks::BState;
+use super::layer::Ftl;
+use super::types::{Mapping, NandKind, NandOp, NONE};
+
+impl Ftl {
+    /// Allocate a unit for host data in `plane`; `None` when the plane
+    /// cannot get a free block.
+    pub(super) fn alloc_user(&mut self, plane: u32) -> Option<u32> {
+        let p = plane as usize;
+        if self.open_user[p] == NONE {
+            // keep one block in reserve for garbage collection
+            self.ensure_free(plane);
+            if self.free[p].len() < 2 {
+                return None;
+            }
+            let b = self.take_free(plane);
+            self.open_user[p] = b;
+        }
+        let b = self.open_user[p];
+        let ppa = self.bump(b, false);
+        // a full page moves host writes on to the next plane
+        if self.upp_div.rem(self.upb_div.rem(ppa) + 1) == 0 {
+            self.cursor = (self.cursor + 1) % self.order.len();
+        }
+        if self.blocks[b as usize].state == BState::Closed {
+            self.open_user[p] = NONE;
+        }
+        Some(ppa)
+    }
+
+    /// Allocate a unit for moved data in `plane` (always succeeds: the
+    /// reserve guarantees a block).
+    pub(super) fn alloc_gc(&mut self, plane: u32) -> u32 {
+        let p = plane as usize;
+        if self.open_gc[p] == NONE {
+            assert!(
+                !self.free[p].is_empty(),
+                "FTL: garbage collection found no free block in plane {plane}"
+            );
+            let b = self.take_free(plane);
+            self.open_gc[p] = b;
+        }
+        let b = self.open_gc[p];
+        let ppa = self.bump(b, true);
+        if self.blocks[b as usize].state == BState::Closed {
+            self.open_gc[p] = NONE;
+        }
+        ppa
+    }
+
+    fn take_free(&mut self, plane: u32) -> u32 {
+        let Reverse((_, b)) = self.free[plane as usize]
+            .pop()
+            .expect("caller checked the pool");
+        let blk = &mut self.blocks[b as usize];
+        debug_assert_eq!(blk.state, BState::Free);
+        blk.state = BState::Open;
+        blk.next_unit = 0;
+        b
+    }
+
+    /// Take the next unit of open block `b`; emit its page's program when
+    /// the page is full; close the block when it is full.
+    fn bump(&mut self, b: u32, background: bool) -> u32 {
+        let (upb, upp_div) = (self.upb, self.upp_div);
+        let blk = &mut self.blocks[b as usize];
+        let u = blk.next_unit;
+        blk.next_unit += 1;
+        let full = blk.next_unit == upb;
+        if full {
+            blk.state = BState::Closed;
+            blk.closed_at = self.clock;
+        }
+        if upp_div.rem(u + 1) == 0 && self.emit {
+            self.ops.push(NandOp {
+                kind: NandKind::Program,
+                block: b,
+                page: upp_div.div(u),
+                background,
+                units: if background { 0 } else { upp_div.d() },
+            });
+        }
+        b * upb + u
+    }
+
+    /// Program every partly filled host page now, skipping its empty units
+    /// (a flush or FUA write must not wait for a page to fill). Returns the
+    /// number of pages padded.
+    pub fn pad_open_pages(&mut self) -> u32 {
+        if self.mapping == Mapping::InPlace {
+            return 0;
+        }
+        let upp = self.geo.units_per_page;
+        if upp == 1 {
+            return 0;
+        }
+        let mut padded = 0;
+        for p in 0..self.open_user.len() {
+            let b = self.open_user[p];
+            if b == NONE {
+                continue;
+            }
+            let filled = self.blocks[b as usize].next_unit % upp;
+            if filled == 0 {
+                continue;
+            }
+            let skip = upp - filled;
+            let blk = &mut self.blocks[b as usize];
+            let page = blk.next_unit / upp;
+            blk.next_unit += skip;
+            self.counters.padded_units += skip as u64;
+            if blk.next_unit == self.upb {
+                blk.state = BState::Closed;
+                blk.closed_at = self.clock;
+                let valid = blk.valid;
+                if let Some(bk) = &mut self.buckets {
+                    bk.insert(&mut self.blocks, self.bpp_div.div(b), b, valid);
+                }
+                self.open_user[p] = NONE;
+            }
+            if self.emit {
+                self.ops.push(NandOp {
+                    kind: NandKind::Program,
+                    block: b,
+                    page,
+                    background: false,
+                    units: filled,
+                });
+            }
+            padded += 1;
+            // the stripe moves on, as after a full page
+            if self.order[self.cursor] == p as u32 {
+                self.cursor = (self.cursor + 1) % self.order.len();
+            }
+        }
+        padded
+    }
+}

@@ -1,0 +1,404 @@
+//! The drive's request path: admission under tags, writes into the DRAM
+//! buffer and through the FTL, trims and flushes, and reads served from
+//! the buffer, read-ahead or the dies, each unit's data delivered to the
+//! host.
+
+use crate::breakdown::Component;
+use crate::device::{Cx, Nanos, Op};
+
+use super::ftl::types::{Mapping, NandKind, NONE};
+use super::nand::{FOp, WOp};
+use super::ssd::{Crit, Ssd, EV_RCMD, EV_WREADY, READY};
+
+impl Ssd {
+    pub(super) fn admit(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        self.reqs[ri as usize]
+            .bd
+            .add(Component::DeviceQueue, now - r.arrival);
+        match r.op.expect("live request") {
+            Op::Read => {
+                let dur = self.cfg.command_ns.read + r.units as u64 * self.cfg.unit_ns.read;
+                let s = self.ctrl.reserve(now, dur);
+                let rm = &mut self.reqs[ri as usize];
+                rm.bd.add(Component::DeviceQueue, s - now);
+                rm.bd.add(Component::Controller, dur);
+                rm.t_cmd = s + dur;
+                cx.wake(s + dur, Self::tok(EV_RCMD, ri));
+            }
+            Op::Write => {
+                if r.durable {
+                    self.start_write(now, ri, cx);
+                } else if self.buf_used == 0 || self.buf_used + r.units as u64 <= self.buf_cap {
+                    self.buf_used += r.units as u64;
+                    self.start_write(now, ri, cx);
+                } else {
+                    self.stats.buffer_waits += 1;
+                    self.buf_wait.push_back(ri);
+                    self.unjam(now, cx);
+                }
+            }
+            Op::Trim => {
+                if self.ftl.mapping() == Mapping::Page {
+                    for lpn in r.lpn0..r.lpn0 + r.units {
+                        self.ftl.trim(lpn);
+                        self.pf.remove(&lpn);
+                    }
+                }
+                let dur = self.cfg.command_ns.write;
+                let s = self.ctrl.reserve(now, dur);
+                let at = s + dur + self.cfg.link_latency_ns.write;
+                let rm = &mut self.reqs[ri as usize];
+                rm.bd.add(Component::DeviceQueue, s - now);
+                rm.bd.add(Component::Controller, dur);
+                rm.bd.add(Component::Link, self.cfg.link_latency_ns.write);
+                self.finish(at, ri, cx);
+            }
+            Op::Flush => {
+                self.ftl.pad_open_pages();
+                self.enqueue_ftl_ops(now, cx);
+                let target = self.prog_seq;
+                if self.done_base >= target {
+                    let at = now + self.cfg.command_ns.write;
+                    self.reqs[ri as usize]
+                        .bd
+                        .add(Component::Controller, self.cfg.command_ns.write);
+                    self.finish(at, ri, cx);
+                } else {
+                    self.flush_wait.push_back((target, ri));
+                }
+            }
+        }
+    }
+
+    /// Data in over the link, then the controller; `EV_WREADY` when done.
+    pub(super) fn start_write(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        // its mapping entry is needed when the data is in (a write that
+        // waited for buffer space may have lost the one fetched at submit)
+        self.ftl.prefetch(r.lpn0);
+        self.wpipe.push_back(r.lpn0);
+        let lat = self.cfg.link_latency_ns.write;
+        let in_end = self.link_in(now + lat, r.bytes);
+        let map_ns = if self.map.is_some() {
+            self.map_write(now, r.lpn0, r.units, cx)
+        } else {
+            0
+        };
+        let dur = self.cfg.command_ns.write + r.units as u64 * self.cfg.unit_ns.write + map_ns;
+        let s = self.ctrl.reserve(in_end, dur);
+        let rm = &mut self.reqs[ri as usize];
+        let waited = (now - rm.arrival).saturating_sub(rm.bd.total());
+        if waited > 0 {
+            let c = if rm.background_wait {
+                Component::Background
+            } else {
+                Component::DeviceQueue
+            };
+            rm.bd.add(c, waited);
+        }
+        rm.bd.add(Component::Link, in_end - now);
+        rm.bd.add(Component::DeviceQueue, s - in_end);
+        rm.bd.add(Component::Controller, dur - map_ns);
+        rm.bd.add(Component::Media, map_ns);
+        cx.wake(s + dur, Self::tok(EV_WREADY, ri));
+    }
+
+    /// When writes wait for buffer space that no queued program will free
+    /// (every buffered unit sits in a partly filled page), program those
+    /// pages now.
+    pub(super) fn unjam(&mut self, now: Nanos, cx: &mut Cx) {
+        if !self.buf_wait.is_empty() && self.prog_seq == self.done_base {
+            self.ftl.pad_open_pages();
+            self.enqueue_ftl_ops(now, cx);
+        }
+    }
+
+    pub(super) fn write_ready(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        for lpn in r.lpn0..r.lpn0 + r.units {
+            let ppa = self.ftl.write(lpn);
+            if !r.durable {
+                *self.inbuf.entry(self.upp_div.div(ppa)).or_insert(0) += 1;
+            }
+            if !self.pf.is_empty() {
+                self.pf.remove(&lpn);
+            }
+        }
+        // writes are ready in the order they started (one controller
+        // timeline): the next one's mapping entry has had this write's
+        // work (and any collection it caused) to arrive, so fetch the
+        // reverse entry and block it will invalidate (hints only; asked
+        // before this write's work, the entry, fetched when the next
+        // write started just before, was often still on its way)
+        self.wpipe.pop_front();
+        if let Some(&next) = self.wpipe.front() {
+            self.ftl.prefetch_overwrite(next);
+        }
+        if r.durable {
+            self.ftl.pad_open_pages();
+            self.enqueue_ftl_ops(now, cx);
+            let target = self.prog_seq;
+            if self.done_base >= target {
+                self.finish(now, ri, cx);
+            } else {
+                self.flush_wait.push_back((target, ri));
+            }
+        } else {
+            self.enqueue_ftl_ops(now, cx);
+            self.finish(now, ri, cx);
+        }
+    }
+
+    /// Queue the NAND work the FTL produced.
+    fn enqueue_ftl_ops(&mut self, now: Nanos, cx: &mut Cx) {
+        if self.ftl.ops.is_empty() {
+            return;
+        }
+        let ops = std::mem::take(&mut self.ftl.ops);
+        let mut touched: u64 = 0;
+        let mut touched_many = false;
+        // a collection's ops come in runs on one plane (its victim's
+        // reads, its destination's programs, the erase): divide once per
+        // run (`lo` the plane's first block)
+        let bpp = self.bpp_div.d();
+        let (mut lo, mut die, mut pid) = (NONE, 0, 0);
+        for o in &ops {
+            if o.block < lo || o.block - lo >= bpp {
+                let plane = self.bpp_div.div(o.block);
+                lo = plane * bpp;
+                die = self.ppd_div.div(plane);
+                pid = self.ppd_div.rem(plane) as u8;
+            }
+            let seq = if o.kind == NandKind::Program && !o.background {
+                let s = self.prog_seq;
+                self.prog_seq += 1;
+                self.done_window.push_back(false);
+                s
+            } else {
+                0
+            };
+            debug_assert!(o.page <= u16::MAX as u32);
+            let op = WOp {
+                block: o.block,
+                units: o.units,
+                seq: seq as u32,
+                page: o.page as u16,
+                plane: pid,
+                flags: WOp::kind_bits(o.kind) | if o.background { WOp::BACKGROUND } else { 0 },
+            };
+            let d = &mut self.dies[die as usize];
+            if o.background {
+                d.background += 1;
+            }
+            d.writes.push_back(op);
+            if die < 64 {
+                touched |= 1 << die;
+            } else {
+                touched_many = true;
+            }
+        }
+        let mut ops = ops;
+        ops.clear();
+        self.ftl.ops = ops;
+        if touched_many {
+            for d in 0..self.dies.len() as u32 {
+                self.start_die(now, d, cx);
+            }
+        } else {
+            while touched != 0 {
+                let d = touched.trailing_zeros();
+                touched &= touched - 1;
+                self.start_die(now, d, cx);
+            }
+        }
+    }
+
+    /// A read's command is parsed: serve each unit from the buffer,
+    /// read-ahead or its die.
+    pub(super) fn read_cmd(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        if self.map.is_some() && self.map_read(now, ri, cx) {
+            return;
+        }
+        self.read_data(now, ri, cx);
+    }
+
+    /// The read's mapping entries are at hand: serve each unit.
+    pub(super) fn read_data(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+        let r = self.reqs[ri as usize];
+        let last = r.lpn0 + r.units;
+        let mut hit_units = 0u64;
+        let mut pending = 0u32;
+        let mut lpn = r.lpn0;
+        self.stats.host_read_units += r.units as u64;
+        while lpn < last {
+            let Some(ppa) = self.ftl.lookup(lpn) else {
+                self.stats.unmapped_reads += 1;
+                hit_units += 1;
+                lpn += 1;
+                continue;
+            };
+            let page_g = self.upp_div.div(ppa);
+            if !self.inbuf.is_empty() && self.inbuf.contains_key(&page_g) {
+                self.stats.buffer_hits += 1;
+                hit_units += 1;
+                lpn += 1;
+                continue;
+            }
+            if !self.pf.is_empty() {
+                if let Some(&st) = self.pf.get(&lpn) {
+                    self.stats.prefetch_hits += 1;
+                    if st == READY {
+                        self.pf.remove(&lpn);
+                        hit_units += 1;
+                    } else {
+                        self.pf_waiters.push((st, ri));
+                        pending += 1;
+                    }
+                    lpn += 1;
+                    continue;
+                }
+            }
+            // consecutive units in the same physical page form one read
+            let mut n = 1;
+            while lpn + n < last
+                && self.upp_div.rem(ppa + n) != 0
+                && self.ftl.lookup(lpn + n) == Some(ppa + n)
+                && (self.pf.is_empty() || !self.pf.contains_key(&(lpn + n)))
+            {
+                n += 1;
+            }
+            self.queue_read(now, ppa, n, lpn, ri, false, cx);
+            pending += 1;
+            lpn += n;
+        }
+        let rm = &mut self.reqs[ri as usize];
+        rm.pending = pending;
+        rm.data_done = now;
+        if hit_units > 0 {
+            let e = self.link_out(now, hit_units * self.unit);
+            let rm = &mut self.reqs[ri as usize];
+            rm.data_done = e;
+            rm.crit = Crit {
+                link: e - now,
+                ..Crit::default()
+            };
+        }
+        // read-ahead when this read continues the previous one
+        let ra = self.cfg.read_ahead_units;
+        if ra > 0 && r.lpn0 == self.last_read_end {
+            self.prefetch(now, last, ra, cx);
+        }
+        self.last_read_end = last;
+        if pending == 0 {
+            self.finish_read(ri, cx);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn queue_read(
+        &mut self,
+        now: Nanos,
+        ppa: u32,
+        units: u32,
+        lpn0: u32,
+        req: u32,
+        prefetch: bool,
+        cx: &mut Cx,
+    ) -> u32 {
+        let block = self.ftl.block_of(ppa);
+        let plane = self.bpp_div.div(block);
+        let die = self.ppd_div.div(plane);
+        let id = if prefetch {
+            let id = self.next_pf_id;
+            // READY (u32::MAX) names no op
+            self.next_pf_id = if id + 1 == READY { 0 } else { id + 1 };
+            id
+        } else {
+            NONE
+        };
+        let op = FOp {
+            kind: NandKind::Read,
+            id,
+            die,
+            plane_bit: 1 << self.ppd_div.rem(plane),
+            block,
+            page: self.ftl.page_of(ppa),
+            units,
+            lpn0,
+            req,
+            background: false,
+            prefetch,
+            seq: 0,
+            behind_gc: self.dies[die as usize].background > 0,
+            map: false,
+        };
+        self.dies[die as usize].reads.push_back(op);
+        self.start_die(now, die, cx);
+        id
+    }
+
+    /// Read `n` units after `from` into the buffer ahead of demand.
+    fn prefetch(&mut self, now: Nanos, from: u32, n: u32, cx: &mut Cx) {
+        let lpns = self.ftl.logical_units();
+        let mut lpn = from.max(self.pf_end);
+        let end = from.saturating_add(n).min(lpns);
+        while lpn < end {
+            let Some(ppa) = self.ftl.lookup(lpn) else {
+                lpn += 1;
+                continue;
+            };
+            if self.pf.contains_key(&lpn) || self.inbuf.contains_key(&(ppa / self.upp)) {
+                lpn += 1;
+                continue;
+            }
+            let mut k = 1;
+            while lpn + k < end
+                && (ppa + k) % self.upp != 0
+                && self.ftl.lookup(lpn + k) == Some(ppa + k)
+            {
+                k += 1;
+            }
+            let oi = self.queue_read(now, ppa, k, lpn, NONE, true, cx);
+            for l in lpn..lpn + k {
+                self.pf.insert(l, oi);
+            }
+            self.stats.prefetched += k as u64;
+            lpn += k;
+        }
+        self.pf_end = end;
+        // bound the read-ahead buffer: forget the oldest entries
+        while self.pf.len() > 4 * n as usize {
+            self.pf.pop_first();
+        }
+    }
+
+    /// Data of `units` units of op `o` reached the controller for request
+    /// `ri`: move it to the host.
+    pub(super) fn deliver(&mut self, now: Nanos, ri: u32, o: &FOp, units: u32, cx: &mut Cx) {
+        let e = self.link_out(now, units as u64 * self.unit);
+        let rm = &mut self.reqs[ri as usize];
+        if e >= rm.data_done {
+            rm.data_done = e;
+            // the critical path from the command's end: die queue, array,
+            // channel, link (clamped: read-ahead ops may predate the command)
+            let t = rm.t_cmd;
+            // `o` is in the batch its die is finishing
+            let die = &self.dies[o.die as usize];
+            let start = die.start.max(t);
+            let media_end = die.media_end.max(start);
+            let end = now.max(media_end);
+            rm.crit = Crit {
+                queue: start - t,
+                behind_gc: o.behind_gc,
+                media: media_end - start,
+                interconnect: end - media_end,
+                link: e - end,
+            };
+        }
+        rm.pending -= 1;
+        if rm.pending == 0 {
+            self.finish_read(ri, cx);
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! How each file system behaves (locks, allocation, journal, unwritten
+//! extents) and how a new file is laid out.
+
+use crate::host::config::FileSystem;
+
+use super::config::PAGE;
+
+/// How a file system behaves, by kind (the mechanisms of the module
+/// documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Behaviour {
+    /// Requests reach a block device (not tmpfs).
+    pub block_device: bool,
+    /// Every write holds the inode lock exclusive for its duration
+    /// (ext3/ext4 `i_mutex`).
+    pub writes_exclusive: bool,
+    /// Buffered and direct reads take the inode lock shared (XFS iolock).
+    pub reads_shared: bool,
+    /// Indirect-block mapping: bytes of file mapped by one metadata block
+    /// (ext3: 1024 pointers x 4 KiB), read from the device when uncached.
+    pub map_bytes_per_meta_block: Option<u64>,
+    /// The page cache is used (not PMFS, whose accesses are direct).
+    pub page_cache: bool,
+    /// Dirty pages are never written back (tmpfs: memory is the store).
+    pub memory_store: bool,
+    /// A direct write into a hole inside the file's size falls back to a
+    /// buffered write and a synchronous writeback of its range (ext3:
+    /// `get_more_blocks` in fs/direct-io.c maps without creating for
+    /// `DIO_LOCKING` file systems inside `i_size`, and
+    /// `__generic_file_aio_write` writes the rest through the page cache,
+    /// then `filemap_write_and_wait_range` and invalidates it).
+    pub dio_hole_fallback: bool,
+    /// Data and log writes are made persistent as they are written (PMFS:
+    /// non-temporal stores or cache-line flushes and a fence in the write
+    /// path, fs/pmfs/xip.c), so they reach the device with force unit
+    /// access and fsync issues no device flush.
+    pub persist_writes: bool,
+    /// Direct reads hold the inode mutex (exclusive) from their block
+    /// lookups until their bios are submitted (`DIO_LOCKING`: fs/direct-io.c
+    /// of 2.6.2x-3.x takes `i_mutex` for reads and drops it "now that its
+    /// achieved its purpose" once every block is mapped and submitted; the
+    /// block device and XFS, `DIO_NO_LOCKING` and `DIO_OWN_LOCKING`, take
+    /// none). A device whose submission is the transfer itself (a RAM disk:
+    /// brd copies in `make_request`; [`CompletionMode::Cpu`]) holds it for
+    /// the whole read.
+    ///
+    /// [`CompletionMode::Cpu`]: crate::host::config::CompletionMode::Cpu
+    pub dio_reads_mutex: bool,
+    /// What fallocate(2) leaves: `None` when the file system has no
+    /// fallocate(2) (ext3: `EOPNOTSUPP`), else whether the blocks are
+    /// unwritten extents (XFS, ext4) or allocated and reading as zeros
+    /// with no unwritten state (tmpfs: `shmem_fallocate` adds pages;
+    /// PMFS: `pmfs_fallocate` allocates zeroed blocks).
+    pub fallocate: Option<Prealloc>,
+}
+
+/// What a file system's fallocate(2) leaves in a file's blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prealloc {
+    /// Unwritten extents: reads return zeros without IO, the first write
+    /// converts ([`Layout::Unwritten`]).
+    Unwritten,
+    /// Allocated blocks with nothing to convert ([`Layout::Allocated`]).
+    Allocated,
+}
+
+impl Behaviour {
+    /// The behaviour of `fs`.
+    pub fn of(fs: FileSystem) -> Behaviour {
+        let base = Behaviour {
+            block_device: true,
+            writes_exclusive: false,
+            reads_shared: true,
+            map_bytes_per_meta_block: None,
+            page_cache: true,
+            memory_store: false,
+            dio_hole_fallback: false,
+            persist_writes: false,
+            dio_reads_mutex: false,
+            fallocate: Some(Prealloc::Unwritten),
+        };
+        match fs {
+            FileSystem::None | FileSystem::Xfs => base,
+            FileSystem::Ext3 => Behaviour {
+                writes_exclusive: true,
+                dio_hole_fallback: true,
+                dio_reads_mutex: true,
+                reads_shared: false,
+                map_bytes_per_meta_block: Some(1024 * PAGE),
+                // fs/ext3 has no fallocate file operation
+                fallocate: None,
+                ..base
+            },
+            FileSystem::Ext4 => Behaviour {
+                writes_exclusive: true,
+                reads_shared: false,
+                // ext4_ind_direct_IO: blockdev_direct_IO, DIO_LOCKING
+                dio_reads_mutex: true,
+                ..base
+            },
+            FileSystem::Tmpfs => Behaviour {
+                block_device: false,
+                writes_exclusive: true,
+                reads_shared: false,
+                memory_store: true,
+                fallocate: Some(Prealloc::Allocated),
+                ..base
+            },
+            FileSystem::Pmfs => Behaviour {
+                writes_exclusive: true,
+                reads_shared: false,
+                page_cache: false,
+                persist_writes: true,
+                fallocate: Some(Prealloc::Allocated),
+                ..base
+            },
+        }
+    }
+}
+
+/// How a new file starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Every block allocated (written by an earlier pass, or preallocated
+    /// with fallocate): writes allocate nothing. Its mapping blocks
+    /// (ext3's indirect blocks) are cached when they fit in half the page
+    /// cache: the pass that laid the file out touched each of them once
+    /// per block it maps, which promotes them to the active list, where
+    /// the data the pass streamed through the inactive list cannot evict
+    /// them (mm/swap.c `mark_page_accessed`; mm/vmscan.c keeps the active
+    /// file list at most as large as the inactive, `inactive_file_is_low`).
+    Allocated,
+    /// Its size set (ftruncate, as fio does with `fallocate=none`) but no
+    /// block allocated: writes allocate, none extends the file.
+    Sparse,
+    /// Size 0: writes allocate and extend it (an application's new file).
+    Empty,
+    /// Every block preallocated as an unwritten extent (fallocate(2) on
+    /// XFS or ext4, [`Prealloc::Unwritten`]): writes allocate nothing,
+    /// but the first write to a block converts it to written at its
+    /// completion (`convert_ns` under the inode lock,
+    /// `log_bytes_per_convert` of log), and reads of blocks not yet
+    /// written return zeros without device IO. With `keep_size`
+    /// (`FALLOC_FL_KEEP_SIZE`) the file's size stays 0, so writes extend
+    /// it (XFS takes its IO lock exclusive for them). On a file system
+    /// without unwritten extents the file is [`Layout::Allocated`] (its
+    /// size 0 with `keep_size`).
+    Unwritten {
+        /// The file's size is left at 0.
+        keep_size: bool,
+    },
+}
+
+impl Layout {
+    /// The layout fallocate(2) leaves on `fs` (with
+    /// `FALLOC_FL_KEEP_SIZE` when `keep_size`), or `None` when `fs` has
+    /// no fallocate(2) ([`Behaviour::fallocate`]).
+    pub fn preallocated(fs: FileSystem, keep_size: bool) -> Option<Layout> {
+        Behaviour::of(fs)
+            .fallocate
+            .map(|_| Layout::Unwritten { keep_size })
+    }
+}

@@ -1,0 +1,313 @@
+//! The page cache: buffered reads with read-ahead, copies on hits, dirty
+//! pages under the dirty limits, eviction, and the flusher's writeback.
+
+use crate::breakdown::{Breakdown, Component};
+use crate::device::{Nanos, Op};
+use crate::host::io::HostCx;
+use crate::host::stack::Host;
+
+use super::config::PAGE;
+use super::layer::FileLayer;
+use super::request::{FileOp, FileReq};
+use super::state::{
+    bit, ChildKind, Stage, FS_TOKEN, NONE, P_ABSENT, P_CLEAN, P_DIRTY, P_WRITEBACK,
+};
+
+impl FileLayer {
+    fn ensure_pages(&mut self, file: u32) {
+        let f = &mut self.files[file as usize];
+        if f.pages.is_empty() {
+            f.pages = vec![P_ABSENT; (f.size / PAGE) as usize];
+        }
+    }
+
+    /// The CPU of a request served by the page cache: system call, the
+    /// file system's per-request cost, the copy.
+    fn cache_cpu(&self, host: &Host, op: Op, len: u64, bd: &mut Breakdown) -> u64 {
+        let c = host.config();
+        let sys = c.syscall_entry_ns.get(op) + c.syscall_exit_ns.get(op);
+        let fs = c.xfs_ns.get(op);
+        let copy = (c.copy_ns_per_kib.get(op) * len).div_ceil(1024);
+        bd.add(Component::Syscall, sys);
+        bd.add(Component::FileSystem, fs);
+        bd.add(Component::Copy, copy);
+        sys + fs + copy
+    }
+
+    pub(super) fn buffered(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let req = self.parents[i as usize].req;
+        self.ensure_pages(req.file);
+        let (a, b) = self.page_range(&req);
+        if req.op == FileOp::Write {
+            if self.be.memory_store {
+                self.insert_pages(req.file, a, b, P_CLEAN);
+            } else {
+                if self.dirty_pages + (b - a) > self.dirty_limit() && self.dirty_pages > 0 {
+                    self.counters.dirty_throttled += 1;
+                    self.parents[i as usize].stage = Stage::Throttle;
+                    self.throttled.push_back(i);
+                    self.flusher(now, host, cx);
+                    return;
+                }
+                self.write_pages(req.file, a, b);
+                self.flusher(now, host, cx);
+            }
+            self.copy(now, i, host, cx);
+            return;
+        }
+        let f = &mut self.files[req.file as usize];
+        let hit = self.be.memory_store || (a..b).all(|pg| f.pages[pg as usize] != P_ABSENT);
+        // sequential: this read starts where the last one ended
+        // (a first read at the file's start counts as sequential)
+        let sequential = req.offset == f.ra_next || req.offset == 0 && f.ra_next == u64::MAX;
+        f.ra_next = req.offset + req.len;
+        if hit {
+            self.counters.page_cache_hits += 1;
+            self.copy(now, i, host, cx);
+            return;
+        }
+        self.counters.page_cache_misses += 1;
+        // read-ahead (mm/readahead.c, ondemand_readahead)
+        let f = &mut self.files[req.file as usize];
+        let max = self.cfg.readahead_max_bytes;
+        let want = if sequential {
+            f.ra_win = if f.ra_win == 0 {
+                (4 * req.len).min(max)
+            } else {
+                (2 * f.ra_win).min(max)
+            };
+            f.ra_win.max(req.len)
+        } else {
+            f.ra_win = 0;
+            req.len
+        };
+        let start = a * PAGE;
+        let end = (req.offset + want).min(f.size).div_ceil(PAGE) * PAGE;
+        let end = end.max(b * PAGE);
+        let base = f.base;
+        if self.all_unwritten(req.file, start, end - start) {
+            // every page of the window maps to unwritten blocks: they are
+            // zero-filled in the cache without device IO
+            self.counters.unwritten_reads += 1;
+            self.insert_pages(req.file, start / PAGE, end / PAGE, P_CLEAN);
+            self.copy(now, i, host, cx);
+            return;
+        }
+        self.counters.readahead_bytes += (end - start).saturating_sub(req.len);
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::Data;
+        p.pending += 1;
+        p.fill = (start / PAGE, end / PAGE);
+        self.child(
+            now,
+            i,
+            ChildKind::Fore,
+            Op::Read,
+            base + start,
+            end - start,
+            false,
+            host,
+            cx,
+        );
+    }
+
+    /// The fill of parent `i`'s read came back: its pages are resident.
+    /// The fill went through the host stack on the reader's own thread
+    /// (entry, file system, copy out, return), so the read is done.
+    pub(super) fn fill_done(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = self.parents[i as usize];
+        let (a, b) = p.fill;
+        self.insert_pages(p.req.file, a, b, P_CLEAN);
+        self.finish(now, i, host, cx);
+    }
+
+    pub(super) fn copy(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = self.parents[i as usize];
+        let op = if p.req.op == FileOp::Read {
+            Op::Read
+        } else {
+            Op::Write
+        };
+        let mut bd = p.bd;
+        let dur = self.cache_cpu(host, op, p.req.len, &mut bd);
+        let p = &mut self.parents[i as usize];
+        p.bd = bd;
+        p.stage = Stage::Copy;
+        cx.dev.wakeups.push((now + dur, FS_TOKEN | i as u64));
+    }
+
+    fn page_range(&self, req: &FileReq) -> (u64, u64) {
+        let f = &self.files[req.file as usize];
+        let a = req.offset / PAGE;
+        let b = (req.offset + req.len.max(1))
+            .div_ceil(PAGE)
+            .min(f.size / PAGE)
+            .max(a + 1);
+        (a, b.min(f.size / PAGE))
+    }
+
+    fn dirty_limit(&self) -> u64 {
+        self.cache_pages * self.cfg.dirty_ratio_pct as u64 / 100
+    }
+
+    fn background_limit(&self) -> u64 {
+        self.cache_pages * self.cfg.dirty_background_ratio_pct as u64 / 100
+    }
+
+    fn write_pages(&mut self, file: u32, a: u64, b: u64) {
+        self.insert_pages(file, a, b, P_DIRTY);
+    }
+
+    /// Pages `a..b` of `file` become resident in `state` (clean or dirty),
+    /// evicting clean pages beyond the cache's size.
+    fn insert_pages(&mut self, file: u32, a: u64, b: u64, state: u8) {
+        if !self.files[file as usize].live {
+            return;
+        }
+        for pg in a..b {
+            let f = &mut self.files[file as usize];
+            let old = f.pages[pg as usize];
+            if old == P_ABSENT {
+                self.resident.push_back((file, pg));
+                self.resident_pages += 1;
+            }
+            if state == P_DIRTY && old != P_DIRTY {
+                f.dirty += 1;
+                self.dirty_pages += 1;
+                f.pages[pg as usize] = P_DIRTY;
+            } else if old == P_ABSENT {
+                f.pages[pg as usize] = state;
+            }
+        }
+        self.evict();
+    }
+
+    fn evict(&mut self) {
+        let mut tries = self.resident.len();
+        while self.resident_pages > self.cache_pages && tries > 0 {
+            tries -= 1;
+            let Some((file, pg)) = self.resident.pop_front() else {
+                break;
+            };
+            let f = &mut self.files[file as usize];
+            if !f.live {
+                // a deleted file's page: already uncounted
+                continue;
+            }
+            if f.pages[pg as usize] == P_CLEAN {
+                f.pages[pg as usize] = P_ABSENT;
+                self.resident_pages -= 1;
+                self.counters.evictions += 1;
+            } else {
+                self.resident.push_back((file, pg));
+            }
+        }
+    }
+
+    /// The flusher: while dirty pages are above the background limit (or
+    /// an fsync waits), write back runs of dirty pages.
+    /// Write back dirty pages: first those of files an fsync waits for
+    /// (`filemap_write_and_wait_range` on that inode only), then, above
+    /// the background limit, any file's (the flusher's sweep over inodes).
+    pub(super) fn flusher(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        let mut s = 0;
+        while s < self.syncers.len() && self.wb_inflight < self.cfg.writeback_depth {
+            let file = self.parents[self.syncers[s] as usize].req.file;
+            if self.files[file as usize].dirty > 0 {
+                self.write_back(now, file as usize, host, cx);
+            } else {
+                s += 1;
+            }
+        }
+        let mut scanned_files = 0;
+        while self.wb_inflight < self.cfg.writeback_depth
+            && self.dirty_pages > self.background_limit()
+            && self.dirty_pages > 0
+            && scanned_files <= self.files.len()
+        {
+            let fi = self.wb_file as usize % self.files.len();
+            if self.files[fi].dirty == 0 {
+                self.wb_file = (fi as u32 + 1) % self.files.len() as u32;
+                scanned_files += 1;
+                continue;
+            }
+            self.write_back(now, fi, host, cx);
+        }
+        self.flush_log_buffers(now, host, cx);
+    }
+
+    /// One writeback IO of file `fi`: the next run of dirty pages from its
+    /// cursor (wrapping), at most `writeback_max_bytes`.
+    fn write_back(&mut self, now: Nanos, fi: usize, host: &mut Host, cx: &mut HostCx) {
+        let max_pages = self.cfg.writeback_max_bytes / PAGE;
+        {
+            let f = &mut self.files[fi];
+            let npages = f.pages.len() as u64;
+            // find the next dirty page from the cursor (wrapping)
+            let mut pg = f.wb_cursor % npages;
+            let mut seen = 0;
+            while f.pages[pg as usize] != P_DIRTY && seen < npages {
+                pg = (pg + 1) % npages;
+                seen += 1;
+            }
+            let first = pg;
+            let mut n = 0;
+            while pg < npages && n < max_pages && f.pages[pg as usize] == P_DIRTY {
+                f.pages[pg as usize] = P_WRITEBACK;
+                pg += 1;
+                n += 1;
+            }
+            f.wb_cursor = pg;
+            f.dirty -= n;
+            self.dirty_pages -= n;
+            let base = f.base;
+            let needs = (first..first + n).any(|b| !bit(&f.alloc, b));
+            if needs {
+                // delayed allocation happens at writeback
+                self.mark_alloc(fi as u32, first * PAGE, n * PAGE);
+                self.counters.allocations += 1;
+                self.log_pending += self.cfg.log_bytes_per_alloc;
+            } else if self.take_unwritten(fi as u32, first * PAGE, n * PAGE) {
+                // the ioend converts the unwritten blocks it wrote
+                // (xfs_end_io, ext4's end_io work)
+                self.counters.conversions += 1;
+                self.log_pending += self.cfg.log_bytes_per_convert();
+            }
+            self.wb_inflight += 1;
+            self.files[fi].wb_inflight += 1;
+            self.counters.writeback_writes += 1;
+            self.counters.writeback_bytes += n * PAGE;
+            let kind = ChildKind::Writeback {
+                file: fi as u32,
+                first,
+                n,
+            };
+            self.child(
+                now,
+                NONE,
+                kind,
+                Op::Write,
+                base + first * PAGE,
+                n * PAGE,
+                false,
+                host,
+                cx,
+            );
+        }
+    }
+
+    pub(super) fn wake_throttled(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        while let Some(&i) = self.throttled.front() {
+            let req = self.parents[i as usize].req;
+            let (a, b) = self.page_range(&req);
+            if self.dirty_pages + (b - a) > self.dirty_limit() && self.dirty_pages > 0 {
+                break;
+            }
+            self.throttled.pop_front();
+            self.write_pages(req.file, a, b);
+            self.copy(now, i, host, cx);
+        }
+    }
+
+    // ----- fsync -----
+}

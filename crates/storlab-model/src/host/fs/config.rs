@@ -1,0 +1,185 @@
+//! The `[fs]` table: file-system and page-cache parameters, their
+//! defaults and sources, and their validation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{check_range, ConfigError};
+
+/// Page and file-system block size, bytes.
+pub const PAGE: u64 = 4096;
+
+/// The `[fs]` table: file-system and page-cache parameters. Every key is
+/// optional (`storlab devices show` lists the defaults' sources in
+/// [`FsConfig::default`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FsConfig {
+    /// CPU of one allocation under the inode lock (XFS: the allocation
+    /// transaction plus the unwritten-extent conversion at completion;
+    /// ext3/ext4: the journal handle and block allocation), ns.
+    pub alloc_ns: u64,
+    /// Log (journal) bytes one allocation adds: the metadata it logs.
+    pub log_bytes_per_alloc: u64,
+    /// CPU of one unwritten-extent conversion at a write's completion
+    /// under the inode lock (XFS `xfs_iomap_write_unwritten`, ext4
+    /// `ext4_convert_unwritten_extents`), ns. Absent: half of `alloc_ns`
+    /// ([`FsConfig::convert_ns`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convert_ns: Option<u64>,
+    /// Log (journal) bytes one conversion adds. Absent: half of
+    /// `log_bytes_per_alloc` ([`FsConfig::log_bytes_per_convert`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_bytes_per_convert: Option<u64>,
+    /// In-core log buffer: written to the device when full, bytes.
+    pub log_buffer_bytes: u64,
+    /// Size of the on-disk log (journal) region, bytes.
+    pub log_region_bytes: u64,
+    /// Page-cache size, bytes.
+    pub page_cache_bytes: u64,
+    /// Dirty pages, in percent of the page cache, above which writers wait
+    /// (`vm.dirty_ratio`).
+    pub dirty_ratio_pct: u32,
+    /// Dirty pages, in percent of the page cache, above which the flusher
+    /// writes back (`vm.dirty_background_ratio`).
+    pub dirty_background_ratio_pct: u32,
+    /// Largest read-ahead window, bytes.
+    pub readahead_max_bytes: u64,
+    /// Largest writeback IO, bytes.
+    pub writeback_max_bytes: u64,
+    /// Writeback IOs the flusher keeps in flight.
+    pub writeback_depth: u32,
+    /// CPU of one namespace operation (a file's create or unlink: the
+    /// directory entry, the inode's allocation or release, the freeing of
+    /// its extents) under the parent directory's lock, ns. Requests of
+    /// [`FileOp::Create`] and [`FileOp::Unlink`] pay it, one at a time
+    /// (one directory).
+    pub namespace_ns: u64,
+    /// Log (journal) bytes one create or unlink adds: the inode core, the
+    /// directory block range and (unlink) the free-space records, bytes.
+    pub log_bytes_per_namespace_op: u64,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            // CALIBRATED: the CPU of an XFS allocation (allocation plus
+            // unwritten-conversion transactions under XFS_ILOCK_EXCL),
+            // against the HASTE study's 4 KB random-write bandwidth through
+            // XFS (210 MB/s = 51,300 allocating writes a second, one at a
+            // time: 19.5 µs each). The DDR, SSD-RAID and disk-RAID figures
+            // are predictions.
+            alloc_ns: 19_500,
+            // ESTIMATE: an XFS allocation logs the inode core (~176 B),
+            // one bmap btree record and two free-space btree updates with
+            // their log headers: ~512 B.
+            log_bytes_per_alloc: 512,
+            // derived from alloc_ns and log_bytes_per_alloc when absent
+            // (FsConfig::convert_ns, FsConfig::log_bytes_per_convert)
+            convert_ns: None,
+            log_bytes_per_convert: None,
+            // Documentation/filesystems/xfs.txt: logbsize defaults to 32k.
+            log_buffer_bytes: 32 << 10,
+            // ESTIMATE: mkfs.xfs's internal log for a 64 GB file system is
+            // a few tens of MB; 64 MiB.
+            log_region_bytes: 64 << 20,
+            // ESTIMATE: the study hosts' page cache: a few GB free of 8-16
+            // GB DRAM; 4 GiB.
+            page_cache_bytes: 4 << 30,
+            // Documentation/sysctl/vm.txt (2.6.3x defaults): dirty_ratio 20.
+            dirty_ratio_pct: 20,
+            // Documentation/sysctl/vm.txt: dirty_background_ratio 10.
+            dirty_background_ratio_pct: 10,
+            // mm/readahead.c, VM_MAX_READAHEAD: 128 KiB.
+            readahead_max_bytes: 128 << 10,
+            // fs/fs-writeback.c, MAX_WRITEBACK_PAGES: 1024 pages.
+            writeback_max_bytes: 4 << 20,
+            // ESTIMATE: the flusher submits asynchronously; 8 IOs cover a
+            // block queue's plug.
+            writeback_depth: 8,
+            // ESTIMATE: an XFS create or unlink is a transaction of the
+            // same order as an allocation's (xfs_create: inode allocation
+            // from the inode btree, directory entry insertion, transaction
+            // commit; xfs_remove plus xfs_inactive's extent freeing): about
+            // 20 µs of CPU on the studies' 2.x GHz hosts, taken as the
+            // allocation's 19.5 µs rounded.
+            namespace_ns: 20_000,
+            // ESTIMATE: a create logs the inode core (~176 B plus a 256 B
+            // inode cluster buffer range), the directory block range
+            // (~256 B) and log headers; an unlink the same plus two
+            // free-space btree records: ~1 KiB either way.
+            log_bytes_per_namespace_op: 1024,
+        }
+    }
+}
+
+impl FsConfig {
+    /// CPU of one unwritten-extent conversion, ns: `convert_ns` when set,
+    /// else half of `alloc_ns`. ESTIMATE: `alloc_ns` is calibrated as
+    /// both transactions of an allocating direct write (the allocation in
+    /// `xfs_iomap_write_direct`, the conversion of the unwritten extent it
+    /// made at completion in `xfs_iomap_write_unwritten`); a write into a
+    /// preallocated extent runs only the second. No published figure
+    /// splits them, so each is taken as half (the conversion's
+    /// `xfs_bmapi_write` with `XFS_BMAPI_CONVERT` edits the extent map as
+    /// the allocation does, without the free-space search).
+    pub fn convert_ns(&self) -> u64 {
+        self.convert_ns.unwrap_or(self.alloc_ns / 2)
+    }
+
+    /// Log bytes one conversion adds: `log_bytes_per_convert` when set,
+    /// else half of `log_bytes_per_alloc`. ESTIMATE: the conversion logs
+    /// the inode core and the changed extent records with their log
+    /// headers but none of the allocation's two free-space btree updates:
+    /// ~256 B of the allocation's ~512 B.
+    pub fn log_bytes_per_convert(&self) -> u64 {
+        self.log_bytes_per_convert
+            .unwrap_or(self.log_bytes_per_alloc / 2)
+    }
+}
+
+/// Validate an `[fs]` table.
+pub fn validate(c: &FsConfig) -> Result<(), ConfigError> {
+    check_range("fs.log_buffer_bytes", c.log_buffer_bytes, 512, 1 << 30)?;
+    check_range(
+        "fs.log_region_bytes",
+        c.log_region_bytes,
+        c.log_buffer_bytes,
+        1 << 40,
+    )?;
+    check_range("fs.log_bytes_per_alloc", c.log_bytes_per_alloc, 0, 1 << 20)?;
+    if let Some(v) = c.convert_ns {
+        check_range("fs.convert_ns", v, 0, 1_000_000_000)?;
+    }
+    if let Some(v) = c.log_bytes_per_convert {
+        check_range("fs.log_bytes_per_convert", v, 0, 1 << 20)?;
+    }
+    check_range(
+        "fs.page_cache_bytes",
+        c.page_cache_bytes,
+        PAGE * 64,
+        1 << 50,
+    )?;
+    check_range("fs.dirty_ratio_pct", c.dirty_ratio_pct, 1, 90)?;
+    check_range(
+        "fs.dirty_background_ratio_pct",
+        c.dirty_background_ratio_pct,
+        1,
+        c.dirty_ratio_pct,
+    )?;
+    check_range("fs.readahead_max_bytes", c.readahead_max_bytes, 0, 1 << 30)?;
+    check_range(
+        "fs.writeback_max_bytes",
+        c.writeback_max_bytes,
+        PAGE,
+        1 << 30,
+    )?;
+    check_range("fs.writeback_depth", c.writeback_depth, 1, 1024)?;
+    check_range("fs.namespace_ns", c.namespace_ns, 0, 1_000_000_000)?;
+    check_range(
+        "fs.log_bytes_per_namespace_op",
+        c.log_bytes_per_namespace_op,
+        0,
+        1 << 20,
+    )?;
+    Ok(())
+}

@@ -1,0 +1,276 @@
+//! The file-system layer's state: its files and where they lie on the
+//! device, the log, requests in flight, the page cache's bookkeeping;
+//! building it, and creating and deleting files.
+
+use std::collections::VecDeque;
+
+use crate::device::Nanos;
+use crate::host::config::FileSystem;
+use crate::host::io::IoDone;
+
+use super::behaviour::{Behaviour, Layout, Prealloc};
+use super::config::{FsConfig, PAGE};
+use super::request::{FsCounters, FsError};
+use super::state::{Child, File, Parent, RwLock, P_ABSENT};
+
+/// The file-system layer in front of a host.
+pub struct FileLayer {
+    pub(super) kind: FileSystem,
+    pub(super) be: Behaviour,
+    pub(super) cfg: FsConfig,
+    /// Host thread for the layer's own IOs (log, writeback, metadata).
+    pub(super) kthread: u32,
+    pub(super) capacity: u64,
+    pub(super) files: Vec<File>,
+    pub(super) next_base: u64,
+    /// Device space freed by deleted files: (base, bytes), sorted by base,
+    /// adjacent ranges merged; new files take the first that fits.
+    pub(super) free: Vec<(u64, u64)>,
+    /// Each directory's lock is busy until then (by directory number).
+    pub(super) dir_free_at: Vec<Nanos>,
+    pub(super) log_base: u64,
+    pub(super) log_head: u64,
+    pub(super) log_pending: u64,
+    pub(super) parents: Vec<Parent>,
+    pub(super) free_parents: Vec<u32>,
+    pub(super) children: Vec<Child>,
+    pub(super) free_children: Vec<u32>,
+    /// Resident pages in insertion order, for eviction (second chance
+    /// for dirty pages).
+    pub(super) resident: VecDeque<(u32, u64)>,
+    pub(super) resident_pages: u64,
+    pub(super) cache_pages: u64,
+    pub(super) dirty_pages: u64,
+    pub(super) wb_inflight: u32,
+    pub(super) wb_file: u32,
+    pub(super) throttled: VecDeque<u32>,
+    pub(super) syncers: Vec<u32>,
+    pub(super) counters: FsCounters,
+    pub(super) scratch: Vec<IoDone>,
+    pub(super) out: Vec<IoDone>,
+    pub(super) granted: Vec<u32>,
+}
+
+impl FileLayer {
+    /// A layer for file system `kind` on a device of `capacity` bytes; its
+    /// own IOs are issued as host thread `kthread`.
+    pub fn new(kind: FileSystem, cfg: FsConfig, capacity: u64, kthread: u32) -> Self {
+        // mkfs.xfs puts the internal log in the middle allocation group
+        // (xfs_mkfs.c: logagno = agcount / 2); ext3's journal inode sits
+        // in a middle block group too
+        let log_base =
+            (capacity / 2).min(capacity.saturating_sub(cfg.log_region_bytes)) / PAGE * PAGE;
+        FileLayer {
+            kind,
+            be: Behaviour::of(kind),
+            cache_pages: cfg.page_cache_bytes / PAGE,
+            cfg,
+            kthread,
+            capacity,
+            files: Vec::new(),
+            next_base: 0,
+            free: Vec::new(),
+            dir_free_at: Vec::new(),
+            log_base,
+            log_head: 0,
+            log_pending: 0,
+            parents: Vec::new(),
+            free_parents: Vec::new(),
+            children: Vec::new(),
+            free_children: Vec::new(),
+            resident: VecDeque::new(),
+            resident_pages: 0,
+            dirty_pages: 0,
+            wb_inflight: 0,
+            wb_file: 0,
+            throttled: VecDeque::new(),
+            syncers: Vec::new(),
+            counters: FsCounters::default(),
+            scratch: Vec::new(),
+            out: Vec::new(),
+            granted: Vec::new(),
+        }
+    }
+
+    /// The file system.
+    pub fn kind(&self) -> FileSystem {
+        self.kind
+    }
+
+    /// What the layer counted so far.
+    pub fn counters(&self) -> FsCounters {
+        self.counters
+    }
+
+    /// Pages dirty now.
+    pub fn dirty_pages(&self) -> u64 {
+        self.dirty_pages
+    }
+
+    /// Create a file with room for `size` bytes, laid out as `layout`
+    /// says. Files are placed one after another from the start of the
+    /// device (each followed by its ext3 mapping blocks), around the log
+    /// in the middle of the device.
+    pub fn create_file(&mut self, size: u64, layout: Layout) -> Result<u32, FsError> {
+        // preallocated: unwritten extents where the file system has them,
+        // else allocated blocks (tmpfs, PMFS)
+        let (layout, keep_size) = match layout {
+            Layout::Unwritten { keep_size } if self.be.fallocate != Some(Prealloc::Unwritten) => {
+                (Layout::Allocated, keep_size)
+            }
+            Layout::Unwritten { keep_size } => (layout, keep_size),
+            _ => (layout, false),
+        };
+        let unwritten = matches!(layout, Layout::Unwritten { .. });
+        let laid_out = layout == Layout::Allocated;
+        let size = size.max(PAGE).div_ceil(PAGE) * PAGE;
+        let blocks = size / PAGE;
+        let meta_blocks = self
+            .be
+            .map_bytes_per_meta_block
+            .map_or(0, |m| size.div_ceil(m));
+        // placement unit: 1 MiB for files of 1 MiB or more, a block for
+        // small ones (a small file takes its own blocks only)
+        let unit = if size >= 1 << 20 { 1 << 20 } else { PAGE };
+        let need = (size + meta_blocks * PAGE).div_ceil(unit) * unit;
+        // first the space deleted files freed (the first range that fits:
+        // XFS and ext3 allocate from free-space indexes; first fit is the
+        // simplest rule that reuses space deterministically)
+        let reuse = self.free.iter().position(|&(_, n)| n >= need);
+        let (base, extent) = if let Some(k) = reuse {
+            let (b, n) = self.free[k];
+            if n == need {
+                self.free.remove(k);
+            } else {
+                self.free[k] = (b + need, n - need);
+            }
+            (b, need)
+        } else {
+            // skip the log region if the file would overlap it
+            let mut base = self.next_base;
+            let end = |b: u64| b + size + meta_blocks * PAGE;
+            if self.be.block_device && base < self.log_end() && end(base) > self.log_base {
+                base = self.log_end();
+            }
+            if self.be.block_device && end(base) > self.capacity {
+                return Err(FsError::NoSpace {
+                    need: end(base),
+                    capacity: self.capacity,
+                });
+            }
+            self.next_base = end(base).div_ceil(unit) * unit;
+            (base, self.next_base - base)
+        };
+        let words = blocks.div_ceil(64) as usize;
+        let fill = if laid_out || unwritten { u64::MAX } else { 0 };
+        self.files.push(File {
+            live: true,
+            base,
+            extent,
+            size,
+            alloc: vec![fill; words],
+            unwritten: if unwritten {
+                vec![u64::MAX; words]
+            } else {
+                Vec::new()
+            },
+            unwritten_left: if unwritten { blocks } else { 0 },
+            eof: if layout == Layout::Empty || keep_size {
+                0
+            } else {
+                size
+            },
+            lock: RwLock::default(),
+            alloc_free_at: 0,
+            pages: Vec::new(),
+            dirty: 0,
+            meta: vec![
+                if laid_out && meta_blocks * PAGE > self.cfg.page_cache_bytes / 2 {
+                    0
+                } else {
+                    u64::MAX
+                };
+                (meta_blocks.div_ceil(64)) as usize
+            ],
+            ra_next: u64::MAX,
+            ra_win: 0,
+            wb_cursor: 0,
+            wb_inflight: 0,
+        });
+        Ok((self.files.len() - 1) as u32)
+    }
+
+    /// Create a file with room for `size` bytes whose first `written`
+    /// bytes are already written (allocated, the file's size): later
+    /// writes beyond them allocate and extend it, as for a file an
+    /// application wrote earlier and appends to now.
+    pub fn create_file_written(&mut self, size: u64, written: u64) -> Result<u32, FsError> {
+        let f = self.create_file(size, Layout::Empty)?;
+        let written = written.min(self.files[f as usize].size);
+        if written > 0 {
+            self.mark_alloc(f, 0, written);
+        }
+        Ok(f)
+    }
+
+    fn log_end(&self) -> u64 {
+        self.log_base + self.cfg.log_region_bytes
+    }
+
+    /// Delete a file: its cached pages are dropped (dirty ones without
+    /// writeback), its page and block maps released, and its device space
+    /// goes to the free ranges later files are placed in. Deleting a
+    /// deleted file does nothing.
+    pub fn delete_file(&mut self, file: u32) {
+        let f = &mut self.files[file as usize];
+        if !f.live {
+            return;
+        }
+        f.live = false;
+        self.dirty_pages -= f.dirty;
+        f.dirty = 0;
+        let resident = f.pages.iter().filter(|&&p| p != P_ABSENT).count() as u64;
+        // stale entries of the eviction queue are dropped when reached
+        self.resident_pages -= resident;
+        f.pages = Vec::new();
+        f.alloc = Vec::new();
+        f.unwritten = Vec::new();
+        f.unwritten_left = 0;
+        f.meta = Vec::new();
+        let (base, n) = (f.base, f.extent);
+        self.free_range(base, n);
+    }
+
+    /// Return `n` bytes at `base` to the free ranges, merged with their
+    /// neighbours.
+    fn free_range(&mut self, base: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let k = self.free.partition_point(|&(b, _)| b < base);
+        self.free.insert(k, (base, n));
+        if k + 1 < self.free.len() && self.free[k].0 + self.free[k].1 == self.free[k + 1].0 {
+            self.free[k].1 += self.free[k + 1].1;
+            self.free.remove(k + 1);
+        }
+        if k > 0 && self.free[k - 1].0 + self.free[k - 1].1 == self.free[k].0 {
+            self.free[k - 1].1 += self.free[k].1;
+            self.free.remove(k);
+        }
+    }
+
+    /// Bytes of device space in the free ranges deleted files left.
+    pub fn free_bytes(&self) -> u64 {
+        self.free.iter().map(|r| r.1).sum()
+    }
+
+    /// Whether `file` exists (created and not deleted).
+    pub fn is_live(&self, file: u32) -> bool {
+        self.files.get(file as usize).is_some_and(|f| f.live)
+    }
+
+    /// Size of `file`, bytes.
+    pub fn file_size(&self, file: u32) -> u64 {
+        self.files[file as usize].size
+    }
+}

@@ -1,0 +1,464 @@
+//! A file request's path: the directory or inode lock, metadata reads,
+//! block allocation and unwritten-extent conversion in the inode's
+//! section, the data (direct, or through the page cache), log writes, and
+//! the host requests (children) it issues.
+
+use crate::breakdown::{Breakdown, Component};
+use crate::device::{Nanos, Op};
+use crate::host::config::{CompletionMode, HostConfig, Scheduler};
+use crate::host::io::{HostCx, HostIo};
+use crate::host::stack::Host;
+
+use super::config::PAGE;
+use super::layer::FileLayer;
+use super::request::{FileOp, FileReq};
+use super::state::{
+    bit, clear_bit, set_bit, Child, ChildKind, Parent, Stage, FS_TOKEN, NONE, RELEASE_BIT,
+};
+
+/// The CPU of submitting a request of `len` bytes, `op`, on host `c`
+/// before the device has it, not counting waits: the system call's entry,
+/// the file system's per-request CPU, the block layer, the driver's
+/// work, tag and PIO and the copy into a DMA buffer (writes). The
+/// stages of the host stack's issue path (`host/cost.rs`), summed.
+fn submission_ns(c: &HostConfig, op: Op, len: u64) -> u64 {
+    let handoff = if c.scheduler == Scheduler::SingleQueue {
+        c.scheduler_handoff_ns
+    } else {
+        0
+    };
+    let copy_in = if op == Op::Write {
+        (c.copy_ns_per_kib.write * len).div_ceil(1024)
+    } else {
+        0
+    };
+    c.syscall_entry_ns.get(op)
+        + c.xfs_ns.get(op)
+        + c.block_queue_ns.get(op)
+        + c.driver_instruction_ns(op)
+        + handoff
+        + c.driver_tag_ns.get(op)
+        + c.pio_word_ns * c.issue_pio_words as u64
+        + copy_in
+}
+
+impl FileLayer {
+    /// A thread submits a file request at `now`.
+    pub fn submit(&mut self, now: Nanos, req: FileReq, host: &mut Host, cx: &mut HostCx) {
+        debug_assert!(
+            self.files[req.file as usize].live,
+            "request on a deleted file"
+        );
+        let p = Parent {
+            req,
+            stage: Stage::Lock,
+            submitted: now,
+            held: 0,
+            lock_since: now,
+            lock_wait: 0,
+            slat: 0,
+            pending: 0,
+            fill: (0, 0),
+            bd: Breakdown::default(),
+            release_pending: false,
+            finished: false,
+            convert: false,
+        };
+        let i = crate::units::slab_insert(&mut self.parents, &mut self.free_parents, p);
+        match req.op {
+            FileOp::Fsync => self.start_fsync(now, i, host, cx),
+            FileOp::Create | FileOp::Unlink => self.namespace(now, i, host, cx),
+            FileOp::Read | FileOp::Write => {
+                let excl = self.wants_exclusive(&req);
+                let shared = req.op == FileOp::Read && self.be.reads_shared
+                    || req.op == FileOp::Write && !excl;
+                if excl || shared {
+                    self.parents[i as usize].held = if excl { 2 } else { 1 };
+                    let f = &mut self.files[req.file as usize];
+                    if !f.lock.acquire(i, excl) {
+                        self.counters.inode_lock_waits += 1;
+                        self.absorb(now, host, cx);
+                        return;
+                    }
+                }
+                self.locked(now, i, host, cx);
+            }
+        }
+        self.absorb(now, host, cx);
+    }
+
+    /// A create or unlink: the system call, then `namespace_ns` in its
+    /// directory's section (FCFS per directory: the request's `offset`),
+    /// its log bytes into the in-core log.
+    fn namespace(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let c = host.config();
+        let sys = c.syscall_entry_ns.write + c.syscall_exit_ns.write;
+        let at = now + sys;
+        let dir = (self.parents[i as usize].req.offset % 4096) as usize;
+        if self.dir_free_at.len() <= dir {
+            self.dir_free_at.resize(dir + 1, 0);
+        }
+        let start = self.dir_free_at[dir].max(at);
+        let end = start + self.cfg.namespace_ns;
+        self.dir_free_at[dir] = end;
+        let p = &mut self.parents[i as usize];
+        p.bd.add(Component::Syscall, sys);
+        if start > at {
+            p.bd.add(Component::LockWait, start - at);
+            self.counters.namespace_wait_ns += start - at;
+        }
+        p.bd.add(Component::FileSystem, self.cfg.namespace_ns);
+        p.stage = Stage::Namespace;
+        if p.req.op == FileOp::Create {
+            self.counters.creates += 1;
+        } else {
+            self.counters.unlinks += 1;
+        }
+        self.log_pending += self.cfg.log_bytes_per_namespace_op;
+        cx.dev.wakeups.push((end, FS_TOKEN | i as u64));
+    }
+
+    /// Whether a read or write takes the inode lock exclusive.
+    fn wants_exclusive(&self, req: &FileReq) -> bool {
+        if req.op == FileOp::Read {
+            // DIO_LOCKING: a direct read takes i_mutex for its lookups
+            return self.dio_read_mutex(req);
+        }
+        if req.op != FileOp::Write {
+            return false;
+        }
+        let buffered = !req.direct || !self.be.page_cache;
+        if self.be.writes_exclusive || buffered && self.be.page_cache {
+            return true;
+        }
+        // XFS direct IO: exclusive when extending or unaligned
+        let f = &self.files[req.file as usize];
+        req.offset + req.len > f.eof
+            || !req.offset.is_multiple_of(PAGE)
+            || !req.len.is_multiple_of(PAGE)
+    }
+
+    /// Whether `req` is a direct read that holds the inode mutex while it
+    /// is submitted ([`Behaviour::dio_reads_mutex`]).
+    fn dio_read_mutex(&self, req: &FileReq) -> bool {
+        req.op == FileOp::Read
+            && req.direct
+            && self.be.dio_reads_mutex
+            && self.be.page_cache
+            && self.be.block_device
+    }
+
+    /// Whether `[offset, offset+len)` of `file` has a block not allocated.
+    fn needs_alloc(&self, file: u32, offset: u64, len: u64) -> bool {
+        let f = &self.files[file as usize];
+        let (a, b) = (
+            offset / PAGE,
+            (offset + len).div_ceil(PAGE).min(f.size / PAGE),
+        );
+        (a..b).any(|blk| !bit(&f.alloc, blk))
+    }
+
+    /// Whether `[offset, offset+len)` of `file` covers at least one block
+    /// and every block it covers is unwritten.
+    pub(super) fn all_unwritten(&self, file: u32, offset: u64, len: u64) -> bool {
+        let f = &self.files[file as usize];
+        if f.unwritten_left == 0 {
+            return false;
+        }
+        let (a, b) = (
+            offset / PAGE,
+            (offset + len).div_ceil(PAGE).min(f.size / PAGE),
+        );
+        a < b && (a..b).all(|blk| bit(&f.unwritten, blk))
+    }
+
+    /// Mark the blocks of `[offset, offset+len)` of `file` written; true
+    /// when any was unwritten (the write converts them). The bitmap goes
+    /// once no block is left unwritten.
+    pub(super) fn take_unwritten(&mut self, file: u32, offset: u64, len: u64) -> bool {
+        let f = &mut self.files[file as usize];
+        if f.unwritten_left == 0 {
+            return false;
+        }
+        let (a, b) = (
+            offset / PAGE,
+            (offset + len).div_ceil(PAGE).min(f.size / PAGE),
+        );
+        let mut n = 0;
+        for blk in a..b {
+            if bit(&f.unwritten, blk) {
+                clear_bit(&mut f.unwritten, blk);
+                n += 1;
+            }
+        }
+        f.unwritten_left -= n;
+        if f.unwritten_left == 0 {
+            f.unwritten = Vec::new();
+        }
+        n > 0
+    }
+
+    pub(super) fn mark_alloc(&mut self, file: u32, offset: u64, len: u64) {
+        let f = &mut self.files[file as usize];
+        let (a, b) = (
+            offset / PAGE,
+            (offset + len).div_ceil(PAGE).min(f.size / PAGE),
+        );
+        for blk in a..b {
+            set_bit(&mut f.alloc, blk);
+        }
+        f.eof = f.eof.max((offset + len).min(f.size));
+    }
+
+    /// Parent `i` holds what lock it needs.
+    pub(super) fn locked(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = &mut self.parents[i as usize];
+        let waited = now - p.lock_since;
+        if waited > 0 {
+            p.lock_wait += waited;
+            p.bd.add(Component::LockWait, waited);
+            self.counters.inode_lock_wait_ns += waited;
+        }
+        let req = p.req;
+        let direct = req.direct || !self.be.page_cache;
+        if !self.be.block_device || !direct {
+            self.buffered(now, i, host, cx);
+            return;
+        }
+        // mapping metadata (ext3 indirect blocks) not yet read
+        if let Some(m) = self.be.map_bytes_per_meta_block {
+            let f = &self.files[req.file as usize];
+            let (a, b) = (
+                req.offset / m,
+                (req.offset + req.len).div_ceil(m).min(f.size.div_ceil(m)),
+            );
+            // the mapping blocks sit right after the file's data (ext3
+            // keeps them in the data's block group)
+            let meta_at = f.base + f.size;
+            let mut n = 0;
+            for mb in a..b {
+                if !bit(&self.files[req.file as usize].meta, mb) {
+                    set_bit(&mut self.files[req.file as usize].meta, mb);
+                    let off = meta_at + mb * PAGE;
+                    self.counters.metadata_reads += 1;
+                    self.child(
+                        now,
+                        i,
+                        ChildKind::Fore,
+                        Op::Read,
+                        off,
+                        PAGE,
+                        false,
+                        host,
+                        cx,
+                    );
+                    n += 1;
+                }
+            }
+            if n > 0 {
+                let p = &mut self.parents[i as usize];
+                p.stage = Stage::Meta;
+                p.pending += n;
+                return;
+            }
+        }
+        self.after_meta(now, i, host, cx);
+    }
+
+    pub(super) fn after_meta(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let req = self.parents[i as usize].req;
+        if req.op == FileOp::Read && self.all_unwritten(req.file, req.offset, req.len) {
+            // the mapping says unwritten: the user buffer is zeroed, the
+            // device is not read
+            self.counters.unwritten_reads += 1;
+            self.copy(now, i, host, cx);
+            return;
+        }
+        if req.op == FileOp::Write && self.needs_alloc(req.file, req.offset, req.len) {
+            self.mark_alloc(req.file, req.offset, req.len);
+            self.allocate(now, i, req.file, cx);
+            return;
+        }
+        if req.op == FileOp::Write {
+            self.mark_alloc(req.file, req.offset, req.len);
+            if self.take_unwritten(req.file, req.offset, req.len) {
+                self.parents[i as usize].convert = true;
+            }
+        }
+        self.data(now, i, host, cx);
+    }
+
+    /// The allocation section under the inode lock: FCFS per inode.
+    fn allocate(&mut self, now: Nanos, i: u32, file: u32, cx: &mut HostCx) {
+        self.counters.allocations += 1;
+        self.log_pending += self.cfg.log_bytes_per_alloc;
+        self.section(now, i, file, self.cfg.alloc_ns, Stage::Alloc, cx);
+    }
+
+    /// A direct write's unwritten-extent conversion once its data is
+    /// written (XFS `xfs_iomap_write_unwritten` from the direct-IO end_io,
+    /// ext4 `ext4_convert_unwritten_extents`): a transaction in the
+    /// inode's allocation section, FCFS beside allocations, and its log
+    /// bytes; the write completes after it.
+    pub(super) fn convert(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
+        self.counters.conversions += 1;
+        self.log_pending += self.cfg.log_bytes_per_convert();
+        let file = self.parents[i as usize].req.file;
+        self.section(now, i, file, self.cfg.convert_ns(), Stage::Convert, cx);
+    }
+
+    /// Parent `i` runs `ns` of CPU in `file`'s allocation section (the
+    /// inode lock's transaction work, FCFS per inode) from `now` or when
+    /// the section is free, then wakes in `stage`.
+    fn section(&mut self, now: Nanos, i: u32, file: u32, ns: u64, stage: Stage, cx: &mut HostCx) {
+        let f = &mut self.files[file as usize];
+        let start = f.alloc_free_at.max(now);
+        let end = start + ns;
+        f.alloc_free_at = end;
+        let p = &mut self.parents[i as usize];
+        if start > now {
+            self.counters.inode_lock_waits += 1;
+            self.counters.inode_lock_wait_ns += start - now;
+            p.lock_wait += start - now;
+            p.bd.add(Component::LockWait, start - now);
+        }
+        p.bd.add(Component::FileSystem, ns);
+        p.stage = stage;
+        cx.dev.wakeups.push((end, FS_TOKEN | i as u64));
+    }
+
+    /// Issue parent `i`'s data request to the device.
+    pub(super) fn data(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::Data;
+        p.pending += 1;
+        let req = p.req;
+        let f = &self.files[req.file as usize];
+        let op = if req.op == FileOp::Read {
+            Op::Read
+        } else {
+            Op::Write
+        };
+        let off = f.base + req.offset;
+        let fua = req.fua || op == Op::Write && self.be.persist_writes;
+        self.child(now, i, ChildKind::Fore, op, off, req.len, fua, host, cx);
+        if self.dio_read_mutex(&req) && host.config().completion != CompletionMode::Cpu {
+            // the mutex goes once the bios are submitted: after the
+            // submission's CPU (a RAM disk's, whose submission is the
+            // copy, keeps it to the end)
+            let at = now + submission_ns(host.config(), op, req.len);
+            self.parents[i as usize].release_pending = true;
+            cx.dev.wakeups.push((at, FS_TOKEN | RELEASE_BIT | i as u64));
+        }
+        // a full log buffer goes out beside the data
+        self.flush_log_buffers(now, host, cx);
+    }
+
+    /// A fallen-back direct write: its range written back from the page
+    /// cache in writeback-sized pieces, by the writer itself.
+    pub(super) fn fallback_writeback(
+        &mut self,
+        now: Nanos,
+        i: u32,
+        host: &mut Host,
+        cx: &mut HostCx,
+    ) {
+        let req = self.parents[i as usize].req;
+        let base = self.files[req.file as usize].base;
+        let chunk = self.cfg.writeback_max_bytes;
+        let n = req.len.div_ceil(chunk).max(1);
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::Data;
+        p.pending += n as u32;
+        self.counters.fallback_writes += 1;
+        for k in 0..n {
+            let off = req.offset + k * chunk;
+            let len = chunk.min(req.offset + req.len - off);
+            self.counters.writeback_writes += 1;
+            self.counters.writeback_bytes += len;
+            self.child(
+                now,
+                i,
+                ChildKind::Fore,
+                Op::Write,
+                base + off,
+                len,
+                req.fua,
+                host,
+                cx,
+            );
+        }
+        self.flush_log_buffers(now, host, cx);
+    }
+
+    pub(super) fn flush_log_buffers(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        while self.be.block_device && self.log_pending >= self.cfg.log_buffer_bytes {
+            self.log_pending -= self.cfg.log_buffer_bytes;
+            let n = self.cfg.log_buffer_bytes;
+            self.log_write(now, NONE, ChildKind::Log, n, host, cx);
+        }
+    }
+
+    pub(super) fn log_write(
+        &mut self,
+        now: Nanos,
+        parent: u32,
+        kind: ChildKind,
+        bytes: u64,
+        host: &mut Host,
+        cx: &mut HostCx,
+    ) {
+        let bytes = bytes.div_ceil(512) * 512;
+        let region = self.cfg.log_region_bytes;
+        if self.log_head + bytes > region {
+            self.log_head = 0;
+        }
+        let off = self.log_base + self.log_head;
+        self.log_head += bytes;
+        self.counters.journal_writes += 1;
+        self.counters.journal_bytes += bytes;
+        let fua = self.be.persist_writes;
+        self.child(now, parent, kind, Op::Write, off, bytes, fua, host, cx);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn child(
+        &mut self,
+        now: Nanos,
+        parent: u32,
+        kind: ChildKind,
+        op: Op,
+        offset: u64,
+        len: u64,
+        fua: bool,
+        host: &mut Host,
+        cx: &mut HostCx,
+    ) {
+        let c = crate::units::slab_insert(
+            &mut self.children,
+            &mut self.free_children,
+            Child { parent, kind },
+        );
+        let (thread, poll) = if parent == NONE || kind != ChildKind::Fore {
+            (self.kthread, false)
+        } else {
+            let r = self.parents[parent as usize].req;
+            // the application thread issues its own data; metadata it
+            // needs is read on its behalf, as the thread would sleep on it
+            (r.thread, r.poll)
+        };
+        host.submit(
+            now,
+            HostIo {
+                id: c as u64,
+                thread,
+                op,
+                offset: offset.min(self.capacity.saturating_sub(len.max(1))),
+                len,
+                fua,
+                poll,
+            },
+            cx,
+        );
+    }
+}

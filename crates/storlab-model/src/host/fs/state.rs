@@ -1,0 +1,190 @@
+//! The layer's records: page states, an inode's lock, a file, a request
+//! in flight (parent) and the host requests it is made of (children),
+//! and the layer's wake-up tokens.
+
+use std::collections::VecDeque;
+
+use crate::breakdown::Breakdown;
+use crate::device::Nanos;
+
+use super::request::FileReq;
+
+pub(super) const P_ABSENT: u8 = 0;
+pub(super) const P_CLEAN: u8 = 1;
+pub(super) const P_DIRTY: u8 = 2;
+pub(super) const P_WRITEBACK: u8 = 3;
+
+/// An inode's read/write lock: FIFO-fair (a waiting writer blocks later
+/// readers), as Linux's rw_semaphore and mutex.
+#[derive(Debug, Default)]
+pub(super) struct RwLock {
+    pub(super) readers: u32,
+    pub(super) writer: bool,
+    pub(super) waiters: VecDeque<(u32, bool)>,
+}
+
+impl RwLock {
+    fn free_for(&self, excl: bool) -> bool {
+        if excl {
+            self.readers == 0 && !self.writer
+        } else {
+            !self.writer
+        }
+    }
+    /// Take the lock now, or queue `who`. True when taken.
+    pub(super) fn acquire(&mut self, who: u32, excl: bool) -> bool {
+        if self.waiters.is_empty() && self.free_for(excl) {
+            self.take(excl);
+            true
+        } else {
+            self.waiters.push_back((who, excl));
+            false
+        }
+    }
+    fn take(&mut self, excl: bool) {
+        if excl {
+            self.writer = true;
+        } else {
+            self.readers += 1;
+        }
+    }
+    /// Release; the waiters granted the lock are pushed to `granted`.
+    pub(super) fn release(&mut self, excl: bool, granted: &mut Vec<u32>) {
+        if excl {
+            self.writer = false;
+        } else {
+            self.readers -= 1;
+        }
+        while let Some(&(w, x)) = self.waiters.front() {
+            if !self.free_for(x) {
+                break;
+            }
+            self.waiters.pop_front();
+            self.take(x);
+            granted.push(w);
+            if x {
+                break;
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct File {
+    pub(super) live: bool,
+    /// Device offset of byte 0.
+    pub(super) base: u64,
+    /// Bytes of device space the file holds from `base` (its room, its
+    /// mapping blocks, rounded to the 1 MiB placement unit): freed when it
+    /// is deleted.
+    pub(super) extent: u64,
+    pub(super) size: u64,
+    /// Allocated blocks (bit per block).
+    pub(super) alloc: Vec<u64>,
+    /// Unwritten blocks (bit per block): empty unless the file was laid
+    /// out [`Layout::Unwritten`], and dropped once every block is written.
+    pub(super) unwritten: Vec<u64>,
+    /// Blocks still unwritten.
+    pub(super) unwritten_left: u64,
+    /// Largest byte written + 1 (the file's size as writes extend it).
+    pub(super) eof: u64,
+    pub(super) lock: RwLock,
+    /// The inode's allocation section is busy until then.
+    pub(super) alloc_free_at: Nanos,
+    /// Page states (allocated on the first buffered access).
+    pub(super) pages: Vec<u8>,
+    pub(super) dirty: u64,
+    /// Mapping metadata blocks read (ext3), bit per block.
+    pub(super) meta: Vec<u64>,
+    /// Read-ahead: where a sequential reader goes next, and the window.
+    pub(super) ra_next: u64,
+    pub(super) ra_win: u64,
+    /// Writeback cursor (page index).
+    pub(super) wb_cursor: u64,
+    /// Writeback IOs of this file in flight.
+    pub(super) wb_inflight: u32,
+}
+
+pub(super) fn bit(v: &[u64], i: u64) -> bool {
+    v[(i / 64) as usize] >> (i % 64) & 1 == 1
+}
+pub(super) fn set_bit(v: &mut [u64], i: u64) {
+    v[(i / 64) as usize] |= 1 << (i % 64);
+}
+pub(super) fn clear_bit(v: &mut [u64], i: u64) {
+    v[(i / 64) as usize] &= !(1 << (i % 64));
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Stage {
+    Lock,
+    Meta,
+    Alloc,
+    Data,
+    /// Copying to or from the page cache (a hit, or after the fill).
+    Copy,
+    /// A direct write fallen back to the page cache: the copy in.
+    FallbackCopy,
+    /// Waiting under the dirty limit.
+    Throttle,
+    /// A write's unwritten-extent conversion at its completion, in the
+    /// inode's allocation section.
+    Convert,
+    /// A create or unlink in the directory's section.
+    Namespace,
+    /// fsync: writeback of the file's pages, then the log, then a flush.
+    SyncWb,
+    SyncLog,
+    SyncFlush,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Parent {
+    pub(super) req: FileReq,
+    pub(super) stage: Stage,
+    pub(super) submitted: Nanos,
+    /// Lock held: 0 none, 1 shared, 2 exclusive.
+    pub(super) held: u8,
+    pub(super) lock_since: Nanos,
+    pub(super) lock_wait: u64,
+    /// Child latency (slat) of the data request, for the report.
+    pub(super) slat: u64,
+    /// Outstanding children in the current stage.
+    pub(super) pending: u32,
+    /// Pages a buffered read's fill brings in.
+    pub(super) fill: (u64, u64),
+    pub(super) bd: Breakdown,
+    /// A wake-up will release the inode mutex after submission
+    /// ([`Behaviour::dio_reads_mutex`]); the slot is freed only then.
+    pub(super) release_pending: bool,
+    /// Finished while `release_pending`: the release frees the slot.
+    pub(super) finished: bool,
+    /// A direct write that converts unwritten blocks when its data is
+    /// written.
+    pub(super) convert: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ChildKind {
+    /// Part of a parent's path (data, metadata, fill, flush, forced log).
+    Fore,
+    /// A log buffer written in the background.
+    Log,
+    /// Writeback of pages `first..first+n` of `file`.
+    Writeback { file: u32, first: u64, n: u64 },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Child {
+    pub(super) parent: u32,
+    pub(super) kind: ChildKind,
+}
+
+pub(super) const NONE: u32 = u32::MAX;
+/// Tokens of the layer's own wake-ups: the top two bits set (host tokens
+/// use the top bit alone, device tokens neither; see `host/stack.rs`).
+pub const FS_TOKEN: u64 = 3 << 62;
+/// In a layer token: the wake-up releases the parent's inode mutex after
+/// its submission (below the two [`FS_TOKEN`] bits; parent indexes are
+/// 32-bit).
+pub(super) const RELEASE_BIT: u64 = 1 << 61;

@@ -1,0 +1,63 @@
+//! The host stack's interface: a thread's request, a finished request,
+//! and the output of one host call.
+
+use crate::breakdown::Breakdown;
+use crate::device::{Cx, Nanos, Op};
+
+/// A request from a host thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostIo {
+    /// Caller's id, echoed in [`IoDone`].
+    pub id: u64,
+    /// Issuing thread (0-based, < the thread count given to [`Host::new`]).
+    pub thread: u32,
+    /// Operation.
+    pub op: Op,
+    /// Byte offset.
+    pub offset: u64,
+    /// Bytes.
+    pub len: u64,
+    /// Force unit access.
+    pub fua: bool,
+    /// The thread polls for this completion whatever the configured
+    /// completion mode (fio's `hipri`: io_uring `IORING_SETUP_IOPOLL`,
+    /// `RWF_HIPRI`), as `CompletionMode::Spin` does, whatever the size.
+    pub poll: bool,
+}
+
+/// A finished host request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoDone {
+    /// The id given at submission.
+    pub id: u64,
+    /// Issuing thread.
+    pub thread: u32,
+    /// Operation.
+    pub op: Op,
+    /// Bytes.
+    pub len: u64,
+    /// Submission latency: from submission until the device has the
+    /// request.
+    pub slat_ns: u64,
+    /// Completion latency: from then until the thread has the result.
+    pub clat_ns: u64,
+    /// When it finished.
+    pub at: Nanos,
+    /// Where the time went.
+    pub breakdown: Breakdown,
+}
+
+/// Output of one host call: wake-ups for the driver's event queue and
+/// finished requests.
+///
+/// The device writes its wake-ups straight into `dev.wakeups`, beside the
+/// host's own, so a wake-up is copied once on its way to the event queue;
+/// `dev.completions` is the host's to drain and is empty between calls.
+#[derive(Default, Debug)]
+pub struct HostCx {
+    /// `dev.wakeups` holds the `(time, token)` wake-ups: pass each token
+    /// back to [`Host::on_event`].
+    pub dev: Cx,
+    /// Finished requests.
+    pub done: Vec<IoDone>,
+}

@@ -35,7 +35,7 @@ fn parameter_documented(key: &str) -> bool {
     for dir in [
         "presets",
         "crates/storlab-sim/src/apps",
-        "crates/storlab-model/src/fs",
+        "crates/storlab-model/src/host/fs",
     ] {
         for e in std::fs::read_dir(root.join(dir)).expect("a source folder") {
             files.push(e.expect("an entry").path());

@@ -37,8 +37,7 @@ use std::time::Duration;
 
 use storlab_model::Nanos;
 
-use crate::clock::{tighten_timer_slack, Clock, WallClock};
-use crate::reactor::set_realtime;
+use crate::clock::{set_realtime, tighten_timer_slack, Clock, WallClock};
 
 /// Poll from this long before a due time (the helper's own wake-up from
 /// a halted CPU and the kernel waking the idle CPUs fit well inside it).

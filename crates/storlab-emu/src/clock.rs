@@ -200,6 +200,22 @@ pub fn tighten_timer_slack() {
     }
 }
 
+/// Run the calling thread `SCHED_FIFO` at the lowest real-time priority
+/// (`on`) or back at normal priority; false when not allowed (no
+/// `CAP_SYS_NICE`).
+pub(crate) fn set_realtime(on: bool) -> bool {
+    let (policy, prio) = if on {
+        (libc::SCHED_FIFO, 1)
+    } else {
+        (libc::SCHED_OTHER, 0)
+    };
+    let p = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: sets the calling thread's policy; `p` is a valid pointer.
+    unsafe { libc::sched_setscheduler(0, policy, &p) == 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

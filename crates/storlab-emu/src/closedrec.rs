@@ -12,8 +12,9 @@ use std::thread::{self, JoinHandle};
 use storlab_trace::closed::{ClosedWriter, Inference};
 
 use crate::error::EmuError;
+use crate::options::RecordSpec;
 use crate::report::RecordReport;
-use crate::server::{RecordSpec, RecorderMsg};
+use crate::shared::RecorderMsg;
 
 /// Start the recorder thread writing `file`.
 pub(crate) fn start(

@@ -11,8 +11,8 @@
 
 use std::time::Duration;
 
+use crate::clock::set_realtime;
 use crate::clock::{Clock, WallClock};
-use crate::reactor::set_realtime;
 
 /// Gaps shorter than this are the clock read itself, not a stall.
 pub const STALL_THRESHOLD_NS: u64 = 2_000;

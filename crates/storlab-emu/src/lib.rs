@@ -30,6 +30,7 @@ pub mod durability;
 pub mod error;
 pub mod handshake;
 pub mod hoststall;
+mod options;
 mod outq;
 mod pagemem;
 pub mod probe;
@@ -38,6 +39,8 @@ pub mod reactor;
 pub mod report;
 pub mod request;
 pub mod server;
+mod shared;
+mod sock;
 pub mod store;
 
 pub use clock::{Clock, VirtualClock, WallClock};

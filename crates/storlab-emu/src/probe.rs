@@ -23,9 +23,10 @@ use std::time::{Duration, Instant};
 use storlab_model::fixed::FixedLatency;
 
 use crate::error::EmuError;
+use crate::options::ServeOptions;
 use crate::proto::*;
 use crate::report::LatencySummary;
-use crate::server::{spawn, ServeOptions};
+use crate::server::handle::spawn_with;
 use crate::store::StoreSpec;
 
 /// When [`busy_reads`] stops.
@@ -180,7 +181,13 @@ pub fn transport_floor(like: &ServeOptions, requests: usize) -> Result<LatencySu
         idle_poll_ns: like.idle_poll_ns,
         ..ServeOptions::default()
     };
-    let server = spawn(opts, Box::new(FixedLatency::new(0, PROBE_SIZE)))?;
+    // (`spawn_with` is `crate::spawn` with the probe passed in; this
+    // server's `floor_probe` is 0, so it never probes.)
+    let server = spawn_with(
+        opts,
+        Box::new(FixedLatency::new(0, PROBE_SIZE)),
+        transport_floor,
+    )?;
     let measured = busy_reads(&socket, Until::Requests(requests), PROBE_SIZE);
     server.stop()?;
     let lat = measured.map_err(|e| EmuError::io("measuring the transport floor", e))?;

@@ -12,7 +12,7 @@ use storlab_emu::{Clock, ModelDriver, Released, WallClock};
 use storlab_model::{DevRequest, Device, Nanos, Op};
 use storlab_pmem::sys;
 
-use crate::{HybridStats, Latency};
+use crate::stats::{HybridStats, Latency};
 
 /// Below this much time to the next device completion the handler polls
 /// without sleeping (a timed sleep ends 15-60 µs late in a VM).

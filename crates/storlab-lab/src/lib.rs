@@ -10,6 +10,7 @@ pub mod error;
 pub mod figure;
 pub mod html;
 pub mod measure;
+mod perturb;
 pub mod places;
 pub mod report;
 pub mod sensitivity;

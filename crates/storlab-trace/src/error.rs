@@ -4,7 +4,8 @@
 //! given to [`crate::open_reader`]) and where in it the problem is: the line
 //! number for text formats, the byte offset for binary blktrace files.
 
-use crate::Format;
+use crate::format::Format;
+use std::str::FromStr;
 
 /// Why reading, writing or converting a trace failed.
 #[derive(Debug, thiserror::Error)]
@@ -84,4 +85,22 @@ pub(crate) fn excerpt(line: &[u8]) -> String {
         s.push('…');
     }
     s
+}
+
+impl FromStr for Format {
+    type Err = TraceError;
+    /// Parses `fio2`, `fio3` (or `iolog`), `blkparse`, `blktrace`, `msr`,
+    /// `disksim`, `closed` (or `storlab-closed`), ignoring case.
+    fn from_str(s: &str) -> Result<Self, TraceError> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "fio2" => Format::Fio2,
+            "fio3" | "iolog" => Format::Fio3,
+            "blkparse" => Format::Blkparse,
+            "blktrace" => Format::Blktrace,
+            "msr" => Format::Msr,
+            "disksim" => Format::Disksim,
+            "closed" | "storlab-closed" => Format::Closed,
+            _ => return Err(TraceError::FormatName(s.to_string())),
+        })
+    }
 }

@@ -53,12 +53,15 @@ pub mod assemble;
 pub mod blkparse;
 pub mod blktrace;
 pub mod closed;
+mod convert;
 mod detect;
 pub mod disksim;
 mod error;
 pub mod fio;
+mod format;
 mod linesrc;
 pub mod msr;
+mod read_options;
 mod reader;
 mod record;
 mod remap;
@@ -67,11 +70,12 @@ mod text;
 mod writer;
 
 pub use assemble::BlkEvent;
+pub use convert::{convert, ConvertOptions, Summary};
 pub use detect::detect;
 pub use error::TraceError;
-pub use reader::{
-    blktrace_from_readers, open, open_blktrace, open_reader, ReadOptions, TraceReader,
-};
+pub use format::Format;
+pub use read_options::ReadOptions;
+pub use reader::{blktrace_from_readers, open, open_blktrace, open_reader, TraceReader};
 pub use record::{dev_major, dev_minor, make_dev, OpSet, TraceOp, TraceRecord, MINOR_BITS};
 pub use remap::{remap, RemapMode};
 pub use stats::{stats, Distribution, OpCount, SizeBucket, TraceStats};
@@ -79,139 +83,3 @@ pub use writer::{
     writer, BlkparseWriter, BlktraceWriter, DisksimWriter, FioWriter, MsrWriter, ReorderWriter,
     TraceWriter, WriteOptions, WriteStats,
 };
-
-use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::io::Write;
-use std::path::Path;
-use std::str::FromStr;
-
-/// A trace format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// fio iolog version 2 (no timestamps).
-    Fio2,
-    /// fio iolog version 3 (microsecond timestamps).
-    Fio3,
-    /// blkparse's default text output.
-    Blkparse,
-    /// blktrace binary files.
-    Blktrace,
-    /// SNIA IOTTA MSR Cambridge CSV.
-    Msr,
-    /// DiskSim ASCII.
-    Disksim,
-    /// A closed-loop trace ([`closed`]), read as open-loop records (read
-    /// only: [`writer`] refuses it).
-    Closed,
-}
-
-impl Format {
-    /// Every format this crate writes (all but [`Format::Closed`]).
-    pub const ALL: [Format; 6] = [
-        Format::Fio2,
-        Format::Fio3,
-        Format::Blkparse,
-        Format::Blktrace,
-        Format::Msr,
-        Format::Disksim,
-    ];
-
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Fio2 => "fio2",
-            Format::Fio3 => "fio3",
-            Format::Blkparse => "blkparse",
-            Format::Blktrace => "blktrace",
-            Format::Msr => "msr",
-            Format::Disksim => "disksim",
-            Format::Closed => "closed",
-        }
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Format {
-    type Err = TraceError;
-    /// Parses `fio2`, `fio3` (or `iolog`), `blkparse`, `blktrace`, `msr`,
-    /// `disksim`, `closed` (or `storlab-closed`), ignoring case.
-    fn from_str(s: &str) -> Result<Self, TraceError> {
-        Ok(match s.trim().to_ascii_lowercase().as_str() {
-            "fio2" => Format::Fio2,
-            "fio3" | "iolog" => Format::Fio3,
-            "blkparse" => Format::Blkparse,
-            "blktrace" => Format::Blktrace,
-            "msr" => Format::Msr,
-            "disksim" => Format::Disksim,
-            "closed" | "storlab-closed" => Format::Closed,
-            _ => return Err(TraceError::FormatName(s.to_string())),
-        })
-    }
-}
-
-/// Options of [`convert`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ConvertOptions {
-    /// How to read the input (filters included).
-    pub read: ReadOptions,
-    /// How to write the output.
-    pub write: WriteOptions,
-}
-
-/// What [`convert`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Summary {
-    /// The input's format (detected or given).
-    pub input_format: Format,
-    /// The output's format.
-    pub output_format: Format,
-    /// Records read from the input (after filters).
-    pub records_read: u64,
-    /// Bad input lines skipped (with `skip_bad_lines`).
-    pub skipped: u64,
-    /// Records the filters left out.
-    pub filtered: u64,
-    /// What the writer did with the records.
-    pub written: WriteStats,
-}
-
-/// Reads `input` (format detected when `in_format` is `None`) and writes
-/// it to `output` as `out_format`.
-pub fn convert(
-    input: &Path,
-    in_format: Option<Format>,
-    output: &mut dyn Write,
-    out_format: Format,
-    opts: &ConvertOptions,
-) -> Result<Summary, TraceError> {
-    if out_format == Format::Closed {
-        return Err(TraceError::Write {
-            format: Format::Closed,
-            index: 0,
-            problem: writer::CLOSED_NOT_WRITTEN.into(),
-        });
-    }
-    let mut reader = open(input, in_format, &opts.read)?;
-    let mut w = writer(out_format, output, &opts.write);
-    let mut read = 0;
-    for r in reader.by_ref() {
-        w.record(&r?)?;
-        read += 1;
-    }
-    w.finish()?;
-    Ok(Summary {
-        input_format: reader.format(),
-        output_format: out_format,
-        records_read: read,
-        skipped: reader.skipped(),
-        filtered: reader.filtered(),
-        written: w.stats(),
-    })
-}

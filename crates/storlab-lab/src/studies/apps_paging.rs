@@ -17,9 +17,9 @@ use storlab_sim::apps::{self as registry, AppKind, MemoryApp, Params};
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::Plan;
+use crate::perturb::{self, Perturbation};
 use crate::places::{HASTE_NPB, MONETA_T5};
 use crate::report::{at_all, Class, Prepared, Reproduction, Row};
-use crate::sensitivity::{self, Perturbation};
 use crate::studies::paging;
 
 /// The NPB programs (the averages' members) and DGEMM.
@@ -72,7 +72,7 @@ pub fn device(dev: &str) -> Result<SystemConfig, String> {
 pub fn device_perturbed(dev: &str, perturb: Option<Perturbation>) -> Result<SystemConfig, String> {
     let mut o = paging::device_set(dev);
     if let Some(p) = perturb {
-        o.extend(sensitivity::overrides(dev, &o, p).map_err(|e| format!("{dev}: {e}"))?);
+        o.extend(perturb::overrides(dev, &o, p).map_err(|e| format!("{dev}: {e}"))?);
     }
     SystemConfig::load(&PresetStore::default(), dev, &o)
         .map(|x| x.1)

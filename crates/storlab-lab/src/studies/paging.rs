@@ -20,9 +20,9 @@ use storlab_model::SystemConfig;
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::Plan;
+use crate::perturb::{self, Perturbation};
 use crate::places::HASTE_FIG9;
 use crate::report::{at_all, Class, Prepared, Reproduction, Row};
-use crate::sensitivity::{self, Perturbation};
 
 /// DRAM of the scaled runs: 64 MiB (the study's 8 GB / 128).
 pub const DRAM_BYTES: u64 = 64 << 20;
@@ -97,7 +97,7 @@ pub fn system_perturbed(
         format!("swap.swap_bytes={}", 8 * DRAM_BYTES),
     ];
     if let Some(p) = perturb {
-        o.extend(sensitivity::overrides("swap-linux", &o, p).map_err(|e| format!("{dev}: {e}"))?);
+        o.extend(perturb::overrides("swap-linux", &o, p).map_err(|e| format!("{dev}: {e}"))?);
     }
     SystemConfig::load(&PresetStore::default(), "swap-linux", &o)
         .map(|x| x.1)

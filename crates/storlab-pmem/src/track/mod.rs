@@ -17,6 +17,7 @@
 //!   `read(2)` into it) fail with `EFAULT` instead of faulting.
 
 pub(crate) mod mprotect;
+mod runs;
 pub mod uffd;
 
 use std::fmt;
@@ -175,15 +176,4 @@ impl Tracker {
             Tracker::Off => Err(PmemError::NoTracking),
         }
     }
-}
-
-/// Append `[a, b)` to `out`, merging with the last run when adjacent.
-pub(crate) fn push_run(out: &mut Vec<(u64, u64)>, a: u64, b: u64) {
-    if let Some(last) = out.last_mut() {
-        if last.1 == a {
-            last.1 = b;
-            return;
-        }
-    }
-    out.push((a, b));
 }

@@ -34,7 +34,7 @@
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::*};
 use std::sync::{Mutex, OnceLock};
 
-use super::push_run;
+use super::runs::push_run;
 use crate::error::PmemError;
 
 /// How many regions may use the fallback at once.

@@ -17,7 +17,7 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use super::push_run;
+use super::runs::push_run;
 use crate::error::PmemError;
 use crate::sys::{self, PageRegion, PmScanArg};
 

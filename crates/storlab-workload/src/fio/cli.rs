@@ -11,10 +11,11 @@
 
 use std::path::Path;
 
+use super::assemble::Assembler;
 use super::error::{FioError, Location};
-use super::ini::{RawOption, Section};
+use super::ini::{EnvLookup, RawOption, Section};
+use super::job::JobFile;
 use super::options::{lookup, Kind};
-use super::{Assembler, EnvLookup, JobFile};
 
 /// fio front-end options (not job options) that storlab records for its
 /// caller: name and whether a value is required.

@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use super::error::{FioError, Location};
-use super::EnvLookup;
+
+/// Looks up an environment variable for `${VAR}` expansion in job files.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// Deepest nesting of `include` directives (fio has no limit; a limit turns
 /// an include cycle into an error instead of a stack overflow).

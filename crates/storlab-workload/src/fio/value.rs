@@ -4,7 +4,7 @@
 //! Every function returns `Err(reason)` with a human sentence; the caller adds
 //! the option name and the place it was written.
 
-use super::SizeSpec;
+use super::types::SizeSpec;
 
 /// Parse an unsigned integer with an optional size suffix (bytes by default).
 ///

@@ -1,0 +1,202 @@
+//! The event loop: wait, read what is readable, send what is due, close
+//! what is finished; stopping; idle connections; held replies.
+
+use std::sync::atomic::Ordering;
+
+use storlab_model::Nanos;
+
+use crate::clock::Clock;
+use crate::durability::SyncState;
+use crate::shared::lock;
+
+use super::conn::Budget;
+use super::state::Reactor;
+
+/// How often idle connections are looked for.
+const IDLE_SCAN_NS: Nanos = 20_000_000;
+/// The epoll token of the wake-up eventfd (connections use their slot).
+const WAKE_TOKEN: u64 = u64::MAX;
+/// How long a stopping server keeps trying to deliver queued replies.
+const GIVE_UP_NS: u64 = 1_000_000_000;
+
+impl Reactor {
+    pub(super) fn run(&mut self) {
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
+        loop {
+            self.service();
+            if self.shared.reactor_stop.load(Ordering::Acquire) {
+                self.accept_new();
+                let now = self.shared.clock.now();
+                if self.give_up_at.is_none() {
+                    // Stop reading: every connection sees end-of-file.
+                    for c in self.conns.iter().flatten() {
+                        c.sock.shutdown(std::net::Shutdown::Read);
+                    }
+                }
+                let give_up = *self.give_up_at.get_or_insert(now + GIVE_UP_NS);
+                if now > give_up {
+                    for c in self.conns.iter_mut().flatten() {
+                        if c.inflight == 0 {
+                            c.dead = true;
+                        }
+                    }
+                    self.reap();
+                }
+                if self.conns.iter().all(Option::is_none) {
+                    return;
+                }
+            }
+            let n = self.wait(&mut events);
+            for ev in &events[..n] {
+                let (flags, token) = (ev.events, ev.u64);
+                if token == WAKE_TOKEN {
+                    self.drain_wake();
+                    self.accept_new();
+                    continue;
+                }
+                let slot = token as usize;
+                if flags & (libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0 {
+                    // The client is gone: what it sent and we have not
+                    // read is dropped unread (4096 queued 32 MiB reads of
+                    // a client that left used to be served to nobody for
+                    // a minute), and so is what is queued for it.
+                    self.kill(slot);
+                    continue;
+                }
+                if flags & libc::EPOLLIN as u32 != 0 {
+                    self.read_input(slot);
+                }
+                if flags & libc::EPOLLOUT as u32 != 0 {
+                    self.flush(slot);
+                }
+            }
+            self.flush_dirty();
+            self.reap();
+        }
+    }
+
+    /// Release what is due, send it, and note the next due time.
+    pub(super) fn service(&mut self) {
+        let now = self.shared.clock.now();
+        if self.next_due.is_some_and(|d| d <= now) {
+            let shared = self.shared.clone();
+            let _gate = shared.gate.read().unwrap_or_else(|e| e.into_inner());
+            let next = lock(&shared.core).tick(now, &mut self.released);
+            self.next_due = next;
+            self.release_all();
+            self.flush_dirty();
+        }
+        self.recheck_held();
+        self.resume_throttled();
+        if now >= self.idle_scanned + IDLE_SCAN_NS {
+            self.idle_scanned = now;
+            self.expire_idle(now);
+        }
+        self.reap();
+    }
+
+    /// The budgets as they stand.
+    pub(super) fn budget(&self) -> Budget {
+        let l = &self.shared.limits;
+        Budget {
+            total: self.buffered,
+            conn: l.conn_buffer,
+            global: l.buffer,
+            fair_share: l.fair_share,
+        }
+    }
+
+    /// Bring the global count of buffered reply bytes up to date with
+    /// connection `slot`'s.
+    pub(super) fn account(&mut self, slot: usize) {
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        let now = c.buffered();
+        self.buffered = self.buffered - c.accounted + now;
+        c.accounted = now;
+        let lc = &self.shared.limit_counters;
+        lc.buffered.store(self.buffered, Ordering::Relaxed);
+        lc.buffered_peak.fetch_max(self.buffered, Ordering::Relaxed);
+    }
+
+    /// Connection `slot`'s client is gone.
+    pub(super) fn kill(&mut self, slot: usize) {
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        if c.lo < c.hi || c.inflight > 0 || !c.out.is_empty() {
+            self.shared
+                .limit_counters
+                .dropped_dead
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        c.kill();
+        self.account(slot);
+    }
+
+    /// Close the connections idle past the idle timeout: nothing sent,
+    /// nothing in flight or queued; or queued replies not taken.
+    pub(super) fn expire_idle(&mut self, now: Nanos) {
+        let t = self.shared.limits.idle_timeout_ns;
+        if t == u64::MAX {
+            return;
+        }
+        for slot in 0..self.conns.len() {
+            let Some(c) = self.conns[slot].as_mut() else {
+                continue;
+            };
+            if c.dead {
+                continue;
+            }
+            if c.out.is_empty() {
+                // Nothing waits to be taken: the stuck clock starts when
+                // something does.
+                c.last_progress = now;
+            }
+            let silent =
+                c.inflight == 0 && c.out.is_empty() && now.saturating_sub(c.last_input) > t;
+            let stuck = !c.out.is_empty() && now.saturating_sub(c.last_progress) > t;
+            if silent || stuck {
+                self.shared
+                    .limit_counters
+                    .idle_closed
+                    .fetch_add(1, Ordering::Relaxed);
+                c.kill();
+                self.account(slot);
+            }
+        }
+    }
+
+    /// Connections still sending requests.
+    pub(super) fn live(&self) -> usize {
+        self.conns
+            .iter()
+            .flatten()
+            .filter(|c| !c.closed_input)
+            .count()
+    }
+
+    /// Release the held replies whose host sync has ended.
+    pub(super) fn recheck_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        let data = &self.shared.data;
+        let mut i = 0;
+        while i < self.held.len() {
+            if data.sync_state(self.held[i].job.sync) == SyncState::Pending {
+                i += 1;
+            } else {
+                self.released.push(self.held.swap_remove(i));
+            }
+        }
+        if !self.released.is_empty() {
+            let shared = self.shared.clone();
+            let _gate = shared.gate.read().unwrap_or_else(|e| e.into_inner());
+            self.release_all();
+            drop(_gate);
+            self.flush_dirty();
+        }
+    }
+}

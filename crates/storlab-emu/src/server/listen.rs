@@ -1,0 +1,63 @@
+//! The listeners: a unix socket (a stale socket file replaced) and TCP.
+
+use std::io;
+use std::net::TcpListener;
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::io::{AsRawFd, RawFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+
+use crate::error::EmuError;
+use crate::sock::Sock;
+
+pub(super) enum Listener {
+    Unix(UnixListener, PathBuf),
+    Tcp(TcpListener),
+}
+
+impl Listener {
+    pub(super) fn fd(&self) -> RawFd {
+        match self {
+            Listener::Unix(l, _) => l.as_raw_fd(),
+            Listener::Tcp(l) => l.as_raw_fd(),
+        }
+    }
+    pub(super) fn accept(&self) -> io::Result<Sock> {
+        match self {
+            Listener::Unix(l, _) => {
+                let (s, _) = l.accept()?;
+                s.set_nonblocking(false)?;
+                Ok(Sock::Unix(s))
+            }
+            Listener::Tcp(l) => {
+                let (s, _) = l.accept()?;
+                s.set_nonblocking(false)?;
+                s.set_nodelay(true)?;
+                Ok(Sock::Tcp(s))
+            }
+        }
+    }
+}
+
+/// Bind a unix socket, replacing a stale socket file but never a live
+/// server's socket or a file that is not a socket.
+pub(super) fn bind_unix(path: &Path) -> Result<UnixListener, EmuError> {
+    if let Ok(md) = std::fs::symlink_metadata(path) {
+        if !md.file_type().is_socket() {
+            return Err(EmuError::Config(format!(
+                "{} exists and is not a socket",
+                path.display()
+            )));
+        }
+        if UnixStream::connect(path).is_ok() {
+            return Err(EmuError::SocketInUse(path.to_path_buf()));
+        }
+        std::fs::remove_file(path)
+            .map_err(|e| EmuError::io(format!("removing stale socket {}", path.display()), e))?;
+    }
+    let l = UnixListener::bind(path)
+        .map_err(|e| EmuError::io(format!("binding {}", path.display()), e))?;
+    l.set_nonblocking(true)
+        .map_err(|e| EmuError::io("set_nonblocking", e))?;
+    Ok(l)
+}

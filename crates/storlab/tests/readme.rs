@@ -22,6 +22,10 @@ fn documents(root: &Path) -> Vec<PathBuf> {
 #[test]
 fn readme_examples_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // the examples' /tmp paths go to a directory of the test's own, so a
+    // test run leaves no /tmp/storlab-* files behind
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut seen = std::collections::HashSet::new();
     let mut ran = 0;
     let mut readme_ran = 0;
     for doc in documents(&root) {
@@ -32,7 +36,7 @@ fn readme_examples_run() {
             .display()
             .to_string();
         let before = ran;
-        ran += run_sh_blocks(&root, &name, &text);
+        ran += run_sh_blocks(&root, &name, &text, tmp.path(), &mut seen);
         if name == "README.md" {
             readme_ran = ran - before;
         }
@@ -47,9 +51,37 @@ fn readme_examples_run() {
     );
 }
 
-/// Runs every `storlab ...` line of the ```sh blocks of one document;
-/// returns how many ran.
-fn run_sh_blocks(root: &Path, name: &str, text: &str) -> usize {
+/// `line` with each path starting `/tmp/` (after a space, `=` or `:`)
+/// moved under `tmp`.
+fn under(line: &str, tmp: &Path) -> String {
+    let mut out = String::new();
+    let mut prev = ' ';
+    let mut rest = line;
+    while let Some(c) = rest.chars().next() {
+        if matches!(prev, ' ' | '=' | ':') && rest.starts_with("/tmp/") {
+            out.push_str(&format!("{}/", tmp.display()));
+            rest = &rest["/tmp/".len()..];
+            prev = '/';
+            continue;
+        }
+        out.push(c);
+        prev = c;
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// Runs every `storlab ...` line of the ```sh blocks of one document, its
+/// `/tmp/` paths under `tmp`; returns how many it checked. A command
+/// another document showed already (the guide repeats the README's
+/// examples) counts but is not run again.
+fn run_sh_blocks(
+    root: &Path,
+    name: &str,
+    text: &str,
+    tmp: &Path,
+    seen: &mut std::collections::HashSet<String>,
+) -> usize {
     let mut in_sh = false;
     let mut ran = 0;
     for line in text.lines() {
@@ -60,7 +92,12 @@ fn run_sh_blocks(root: &Path, name: &str, text: &str) -> usize {
         let Some(rest) = line.strip_prefix("storlab ").filter(|_| in_sh) else {
             continue;
         };
-        let args: Vec<&str> = rest.split_whitespace().collect();
+        let local = under(rest, tmp);
+        if !seen.insert(local.clone()) {
+            ran += 1;
+            continue;
+        }
+        let args: Vec<&str> = local.split_whitespace().collect();
         let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
             .args(&args)
             .current_dir(root)

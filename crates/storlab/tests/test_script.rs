@@ -92,7 +92,10 @@ fn the_summary_counts_every_suite_and_fails_on_any_failure() {
     .expect("write");
     std::fs::write(
         &b,
-        "test result: FAILED. 2 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.1s\n\
+        "     Running tests/limits.rs (target/debug/deps/limits-0123)\n\
+         test idle_clients_are_closed ... ok\n\
+         test fio_throughput_is_held_under_each_attack ... FAILED\n\
+         test result: FAILED. 2 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.1s\n\
          test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.1s\n",
     )
     .expect("write");
@@ -103,6 +106,14 @@ fn the_summary_counts_every_suite_and_fails_on_any_failure() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().last(), Some("9 passed, 1 failed"), "{text}");
     assert!(!out.status.success(), "a failure must fail the script");
+    // the failing test by name and binary, not only its suite (issue 60)
+    assert!(
+        text.contains(
+            "scripts/test: failed: tests/limits.rs: fio_throughput_is_held_under_each_attack"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("idle_clients_are_closed"), "{text}");
     let out = run(&["--summarize", a.to_str().unwrap()], None);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().last(), Some("3 passed, 0 failed"), "{text}");

@@ -161,8 +161,13 @@ impl TableOut {
 pub fn run(cmd: &LabCmd) -> anyhow::Result<()> {
     match cmd {
         LabCmd::List => {
+            let w = studies::STUDIES
+                .iter()
+                .map(|(n, _)| n.len())
+                .max()
+                .unwrap_or(0);
             for (name, what) in studies::STUDIES {
-                println!("{name:<10}  {what}");
+                println!("{name:<w$}  {what}");
             }
             Ok(())
         }

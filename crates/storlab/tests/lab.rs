@@ -113,6 +113,15 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert!(studies.len() >= 5, "{list}");
+    // the descriptions start in one column, whatever the names' lengths
+    let columns: Vec<usize> = list
+        .lines()
+        .map(|l| {
+            let name = l.split_whitespace().next().unwrap_or("");
+            name.len() + l[name.len()..].len() - l[name.len()..].trim_start().len()
+        })
+        .collect();
+    assert!(columns.windows(2).all(|w| w[0] == w[1]), "{list}");
     for study in studies {
         let json: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(dir.path().join("r").join(format!("{study}.json")))

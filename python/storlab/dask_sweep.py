@@ -34,13 +34,16 @@ def _describe(spec: Mapping[str, Any], point: int) -> str:
     return f"point {point} ({', '.join(reversed(vals))})"
 
 
-def run_batch(spec: Mapping[str, Any], points: list[int]) -> list:
-    """Run ``points`` of the sweep (a Dask task): their rows. A failing
-    point raises StorlabError naming its parameters."""
+def run_batch(spec: Mapping[str, Any], points: list[int]) -> dict:
+    """Run ``points`` of the sweep (a Dask task): ``{"rows": [...]}``, or,
+    when a point's input is wrong, ``{"error": ...}`` naming the point's
+    parameters. An input error is returned, not raised: Dask retries a task
+    that raises, and a wrong input fails the same way every time (only a
+    lost worker or a crash is worth retrying)."""
     from . import _run_points
 
     try:
-        return _run_points(spec, points)[1]
+        return {"rows": _run_points(spec, points)[1]}
     except _native.StorlabError:
         pass
     # find the failing point and name it
@@ -49,12 +52,22 @@ def run_batch(spec: Mapping[str, Any], points: list[int]) -> list:
         try:
             rows.extend(_run_points(spec, [p])[1])
         except _native.StorlabError as e:
-            err = _native.StorlabError(f"sweep {_describe(spec, p)}: {e}")
-            err.file = getattr(e, "file", None)
-            err.line = getattr(e, "line", None)
-            err.point = p
-            raise err from None
-    return rows
+            return {
+                "error": f"sweep {_describe(spec, p)}: {e}",
+                "file": getattr(e, "file", None),
+                "line": getattr(e, "line", None),
+                "point": p,
+            }
+    return {"rows": rows}
+
+
+def _raise(failed: Mapping[str, Any]) -> None:
+    """The StorlabError a worker's ``run_batch`` described."""
+    err = _native.StorlabError(failed["error"])
+    err.file = failed["file"]
+    err.line = failed["line"]
+    err.point = failed["point"]
+    raise err
 
 
 def _points(spec: Mapping[str, Any]) -> int:
@@ -68,7 +81,9 @@ def dask_rows(
     retries: int = 2,
     progress: bool | None = None,
 ) -> list:
-    """The rows of the whole sweep run on ``client``'s cluster."""
+    """The rows of the whole sweep run on ``client``'s cluster. A task is
+    retried ``retries`` times when its worker is lost or it crashes; a
+    point with a wrong input fails the sweep at once, with one error."""
     from dask.distributed import as_completed
 
     n = _points(spec)
@@ -88,7 +103,10 @@ def dask_rows(
     try:
         for fut in as_completed(futures):
             i = index[fut.key]
-            results[i] = fut.result()  # raises a failing point's error
+            out = fut.result()  # raises what a lost worker or a crash left
+            if "error" in out:
+                _raise(out)
+            results[i] = out["rows"]
             if bar is not None:
                 bar.update(len(batches[i]))
     except BaseException:

@@ -43,6 +43,20 @@ def test_a_failing_point_raises_with_its_parameters_named(client):
     msg = str(e.value)
     assert "point 2 (bs=3x, numjobs=1)" in msg, msg
     assert "bs" in msg
+    assert e.value.point == 2
+
+
+def test_a_wrong_input_is_not_retried(client):
+    # Dask retries a task that raises: an input error ran (and printed an
+    # error block) three times over; now it runs once and fails the sweep
+    from dask.distributed import get_task_stream
+
+    with get_task_stream(client) as ts:
+        with pytest.raises(storlab.StorlabError) as e:
+            storlab.sweep("moneta-spin", vary={"bs": ["3x"]}, fio=FIO, client=client, batch_size=1, retries=2)
+    assert "point 0 (bs=3x)" in str(e.value)
+    runs = [t for t in ts.data if "run_batch" in t["key"]]
+    assert len(runs) == 1 and runs[0].get("status", "OK") != "error", runs
 
 
 def test_a_lost_worker_loses_no_point(client):

@@ -8,10 +8,10 @@ use serde_json::json;
 use std::io::Write;
 use storlab_model::config::PresetStore;
 
+use storlab_apps::paging::{self, PagingRun};
+use storlab_apps::MemoryApp;
 use storlab_model::swap::{MemWorkload, Pattern};
 use storlab_model::SystemConfig;
-use storlab_sim::apps::paging::{self, PagingRun};
-use storlab_sim::apps::MemoryApp;
 use storlab_sim::report::ReportOptions;
 
 const PAGE: u64 = 4096;
@@ -91,7 +91,7 @@ fn pattern(s: &str) -> anyhow::Result<Pattern> {
 
 /// Run `storlab paging`: the workload as a paging program (one
 /// instruction an access: the metric is accesses per second), run by
-/// the same code as `storlab sim --app` ([`storlab_sim::apps::paging::run`]).
+/// the same code as `storlab sim --app` ([`storlab_apps::paging::run`]).
 pub fn run(a: &PagingArgs) -> anyhow::Result<()> {
     if a.threads == 0 {
         anyhow::bail!("--threads must be at least 1");
@@ -196,8 +196,8 @@ pub fn run_app(
     store: &PresetStore,
     cfg: &SystemConfig,
     _resolved: &storlab_model::config::Resolved,
-    info: &storlab_sim::apps::AppInfo,
-    params: &storlab_sim::apps::Params,
+    info: &storlab_apps::AppInfo,
+    params: &storlab_apps::Params,
     app: MemoryApp,
     fmt: &str,
 ) -> anyhow::Result<()> {

@@ -37,9 +37,10 @@ use rand_pcg::Pcg64Mcg;
 use serde_json::json;
 use storlab_model::fs::Layout;
 
-use super::driver::{FileIo, LogSpec, LogSync, Model, PlanCx, SetupCx, Step};
-use super::kit::BufferPool;
-use super::{AppError, AppInfo, AppKind, MetricKind, ParamDef, Params};
+use crate::error::AppError;
+use crate::info::{AppInfo, AppKind, ParamDef, Params};
+use crate::kit::BufferPool;
+use crate::model::{FileIo, LogSpec, LogSync, MetricKind, Model, PlanCx, SetupCx, Step};
 
 /// InnoDB's page size (`UNIV_PAGE_SIZE`, 16 KiB).
 const PAGE: u64 = 16 << 10;

@@ -39,8 +39,9 @@ use storlab_model::fs::{Layout, PAGE};
 use storlab_model::host::FileSystem;
 use storlab_pmem::model::{FlushMode, NvmmParams, Preset, SyncMode};
 
-use super::driver::{FileIo, LogSpec, LogSync, Model, PlanCx, SetupCx, Step};
-use super::{AppError, AppInfo, AppKind, MetricKind, ParamDef, Params};
+use crate::error::AppError;
+use crate::info::{AppInfo, AppKind, ParamDef, Params};
+use crate::model::{FileIo, LogSpec, LogSync, MetricKind, Model, PlanCx, SetupCx, Step};
 
 const PARAMS: &[ParamDef] = &[
     ParamDef {
@@ -261,7 +262,7 @@ fn build(p: &Params, w: Workload) -> Result<AppKind, AppError> {
     let max_records = records + operations;
     let slot = record_fields + BSON_OVERHEAD + RECORD_HEADER;
     let buckets = max_records.div_ceil(keys_per_bucket()).max(1) * 2;
-    let levels = super::kit::btree_levels(records, keys_per_bucket()).max(1) as u64;
+    let levels = crate::kit::btree_levels(records, keys_per_bucket()).max(1) as u64;
     let data_bytes = max_records * slot + buckets * BUCKET;
     let mut data_file = 0;
     let mut next = FIRST_DATA_FILE;
@@ -786,7 +787,7 @@ mod tests {
         let (resolved, cfg) = SystemConfig::load(&PresetStore::default(), device, &ov).unwrap();
         let pairs: Vec<String> = pairs.iter().map(|s| s.to_string()).collect();
         let jobs =
-            storlab_workload::fio::parse_cli_args(&crate::apps::job_args(app, &pairs)).unwrap();
+            storlab_workload::fio::parse_cli_args(&crate::registry::job_args(app, &pairs)).unwrap();
         let r = crate::run::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {}).unwrap();
         r.jobs[0].app.clone().unwrap()
     }
@@ -823,7 +824,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_refused_by_name() {
-        let a = crate::apps::find("ycsb-a", "t").unwrap();
+        let a = crate::registry::find("ycsb-a", "t").unwrap();
         for bad in [
             "mode=eventually",
             "commit_interval=0",

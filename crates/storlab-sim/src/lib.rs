@@ -5,7 +5,10 @@
 
 pub mod appjob;
 pub mod engine;
+mod latency;
 pub mod logs;
+pub mod plan;
+mod queue;
 pub mod replay;
 pub mod report;
 pub mod run;

@@ -189,10 +189,13 @@ fn human(b: u64) -> String {
 /// `--device` preset (and its `--set` overrides) as the swap device,
 /// beside the same stream with enough DRAM. The report is fio's layout
 /// with one job, the program, whose `app` object carries the metric
-/// paged and with enough DRAM.
+/// paged and with enough DRAM. `device`, `seed` and `output` are `storlab
+/// sim`'s `--device`, `--seed` and `--output`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_app(
-    a: &crate::sim::SimArgs,
+    device: &str,
+    seed: u64,
+    output: Option<&std::path::Path>,
     store: &PresetStore,
     cfg: &SystemConfig,
     _resolved: &storlab_model::config::Resolved,
@@ -201,9 +204,9 @@ pub fn run_app(
     app: MemoryApp,
     fmt: &str,
 ) -> anyhow::Result<()> {
-    let r = paging::run(store, paging::SWAP_PRESET, &app, cfg, &[], a.seed)
-        .with_context(|| format!("{} paging to {}", info.name, a.device))?;
-    let mut out: Box<dyn std::io::Write> = match &a.output {
+    let r = paging::run(store, paging::SWAP_PRESET, &app, cfg, &[], seed)
+        .with_context(|| format!("{} paging to {}", info.name, device))?;
+    let mut out: Box<dyn std::io::Write> = match output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("--output {}", p.display()))?,
         )),
@@ -218,7 +221,7 @@ pub fn run_app(
             w.threads,
             human(w.threads as u64 * w.pages_per_thread * PAGE),
             human(app.dram_bytes),
-            a.device,
+            device,
             w.pattern
         )?;
         print_runs(&mut out, info.unit, &r)?;

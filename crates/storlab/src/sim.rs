@@ -273,7 +273,16 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             let params = storlab_apps::Params::parse(info, &a.app_set, "--app-set")?;
             if let storlab_apps::AppKind::Memory(m) = storlab_apps::build(info, &params)? {
                 return crate::paging::run_app(
-                    &a, &store, &cfg, &resolved, info, &params, *m, &fmt,
+                    &a.device,
+                    a.seed,
+                    a.output.as_deref(),
+                    &store,
+                    &cfg,
+                    &resolved,
+                    info,
+                    &params,
+                    *m,
+                    &fmt,
                 );
             }
             with_app = storlab_apps::job_args(name, &a.app_set)

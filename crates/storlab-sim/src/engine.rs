@@ -30,7 +30,7 @@ const APP_TIMER: u64 = THREAD_BIT | 1 << 61;
 /// requests (through the file-system layer) or raw device requests, and
 /// sets timers; the engine calls it back when they finish or fire. The
 /// application decides what its threads do (closed loops of operations:
-/// `crate::apps`).
+/// the `storlab-apps` crate).
 pub trait AppDriver {
     /// Start the application's threads at `cx.now()`.
     fn start(&mut self, cx: &mut AppCx);

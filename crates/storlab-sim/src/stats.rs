@@ -289,7 +289,7 @@ pub struct JobStats {
     /// storlab's own results for this job, written as the job's `storlab`
     /// object; see [`crate::report`] for the agreed shape.
     pub storlab: serde_json::Value,
-    /// An application model's results (`crate::apps`), written as the
+    /// An application model's results (`storlab-apps`), written as the
     /// job's `app` object; `None` for fio jobs.
     pub app: Option<serde_json::Value>,
     /// fio's `unified_rw_reporting`: which directions the report shows.

@@ -208,7 +208,7 @@ fn simulate(
                 d.store(done, Ordering::Relaxed);
             }
         };
-        let result = storlab_sim::run::simulate(&cfg, &resolved, &jobs, seed, &mut progress)?;
+        let result = storlab_apps::simulate(&cfg, &resolved, &jobs, seed, &mut progress)?;
         notes.extend(storlab_sim::run::unmapped_note(&result.jobs));
         let mut opts = ReportOptions {
             global_options: jobs.global_options.clone(),

@@ -6,10 +6,10 @@
 
 use rayon::prelude::*;
 use serde_json::Value;
+use storlab_apps::simulate;
 use storlab_model::breakdown::COMPONENTS;
 use storlab_model::config::PresetStore;
 use storlab_model::SystemConfig;
-use storlab_sim::run::simulate;
 use storlab_sim::stats::JobStats;
 
 use crate::error::{LabError, Result};

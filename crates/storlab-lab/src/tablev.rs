@@ -155,12 +155,12 @@ pub const DEFAULT_DEVICES: &[&str] = &["raid-disk", "raid-ssd", "fusion-io", "mo
 fn spec(b: &Bench, device: &str, app_set: &[String]) -> Option<Spec> {
     match b.what {
         What::App(name) => {
-            let info = storlab_sim::apps::find(name, "table V").ok()?;
+            let info = storlab_apps::find(name, "table V").ok()?;
             // each application gets the pairs it takes (the paging
             // programs have no `transactions`)
             let takes = |pair: &&str| {
                 let k = pair.split('=').next().unwrap_or("").trim();
-                storlab_sim::apps::COMMON_PARAMS
+                storlab_apps::COMMON_PARAMS
                     .iter()
                     .chain(info.params)
                     .any(|d| d.name == k)
@@ -170,7 +170,7 @@ fn spec(b: &Bench, device: &str, app_set: &[String]) -> Option<Spec> {
                 .map(|p| p.split(',').filter(takes).collect::<Vec<_>>().join(","))
                 .filter(|p| !p.is_empty())
                 .collect();
-            let args = storlab_sim::apps::job_args(name, &set);
+            let args = storlab_apps::job_args(name, &set);
             let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
             // a paging program's swap device gets the paging study's
             // overrides: its caches scaled with the programs' DRAM (8 GB /

@@ -56,9 +56,9 @@ fn every_program_runs_on_each_device_class_deterministically() {
         )
         .expect("preset")
         .1;
-        storlab_sim::apps::paging::run(
+        storlab_apps::paging::run(
             &storlab_model::config::PresetStore::default(),
-            storlab_sim::apps::paging::SWAP_PRESET,
+            storlab_apps::paging::SWAP_PRESET,
             &app,
             &d,
             &[],
@@ -66,7 +66,7 @@ fn every_program_runs_on_each_device_class_deterministically() {
         )
         .unwrap_or_else(|e| panic!("{name} on {dev}: {e}"))
     };
-    for name in storlab_sim::apps::paging::APPS.iter().map(|a| a.name) {
+    for name in storlab_apps::paging::APPS.iter().map(|a| a.name) {
         let mut rel = Vec::new();
         for dev in ["moneta-balance", "x25e", "raid-ssd", "nvmm-opt"] {
             let r = run(name, dev);

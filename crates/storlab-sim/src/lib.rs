@@ -1,10 +1,16 @@
-//! storlab's simulator: statistics and fio-compatible reports.
+//! storlab's simulator: the engine and run loop, trace replay, statistics
+//! and fio-compatible reports. Application models are `storlab-apps`'s:
+//! the run loop builds them through [`appjob::AppProvider`].
 #![deny(missing_docs)]
 
-pub mod apps;
+pub mod appjob;
 pub mod engine;
+mod latency;
 pub mod logs;
+pub mod plan;
+mod queue;
 pub mod replay;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod summary;

@@ -1,7 +1,7 @@
 //! Block-trace replay: a recorded trace (any format `storlab-trace` reads)
 //! as the workload of one simulated thread.
 //!
-//! [`simulate_trace`] is [`crate::run::simulate`] for traces: it opens the
+//! [`simulate_trace`] is `run::simulate` for traces: it opens the
 //! trace, builds the system, runs one [`ThreadPlan`] fed by a
 //! [`TraceSource`] and returns one [`JobStats`] named after the trace file
 //! (group 0), with the usual `storlab` object plus two members of its own:
@@ -77,8 +77,8 @@ use storlab_model::{Nanos, Op, SystemConfig};
 use storlab_trace::{Format, ReadOptions, RemapMode, TraceError, TraceOp, TraceReader};
 
 use crate::engine::{Engine, EngineError, IoReq, IoSource, Progress, ThreadPlan};
-use crate::run::RunResult;
 use crate::stats::{JobStats, LatStat};
+use crate::summary::{RunResult, RunSummary};
 
 /// Outstanding requests allowed in `timed` and `scaled` modes: unlimited in
 /// practice, so every request issues at its time.
@@ -537,7 +537,7 @@ pub fn simulate_trace(
     let mut tally = std::mem::take(&mut *tally.borrow_mut());
     tally.check(&path.display().to_string())?;
     let now = engine.now();
-    let summary = crate::run::RunSummary::new(&engine, cfg, resolved);
+    let summary = RunSummary::new(&engine, cfg, resolved);
     for j in &mut jobs {
         let mut o = summary.job_object(j);
         o.insert(

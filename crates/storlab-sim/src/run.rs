@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use storlab_model::config::Resolved;
 use storlab_model::host::Host;
-use storlab_model::{Nanos, Op, SystemConfig};
+use storlab_model::{Op, SystemConfig};
 use storlab_workload::fio::{Fallocate, FioError, JobFile, JobSpec};
 use storlab_workload::gen::{IoOp, JobThread};
 
@@ -14,9 +14,13 @@ use std::rc::Rc;
 
 use storlab_trace::ReadOptions;
 
-use crate::engine::{Engine, EngineError, FileTarget, IoReq, IoSource, Progress, ThreadPlan};
+use crate::appjob::{AppJobError, AppProvider, AppSetup, NoApps};
+use crate::engine::{
+    AppDriver, Engine, EngineError, FileTarget, IoReq, IoSource, Progress, ThreadPlan,
+};
 use crate::replay::{ReplayMode, ReplayTally, TraceSource, DEFAULT_ALIGN};
 use crate::stats::JobStats;
+pub use crate::summary::{config_json, RunResult, RunSummary};
 use storlab_model::fs::{FileLayer, Layout};
 use storlab_model::host::FileSystem;
 
@@ -43,9 +47,10 @@ pub enum RunError {
         /// Why.
         message: String,
     },
-    /// An application model cannot be built or run.
+    /// An application job cannot be built or run (the error is its
+    /// [`AppProvider`]'s).
     #[error(transparent)]
-    App(#[from] Box<crate::apps::AppError>),
+    App(AppJobError),
     /// A `read_iolog` trace could not be replayed.
     #[error("job `{job}`, read_iolog")]
     Replay {
@@ -108,32 +113,11 @@ fn replay_source(
     TraceSource::new(reader, capacity, mode, DEFAULT_ALIGN).map_err(fail)
 }
 
-/// The result of a run.
-pub struct RunResult {
-    /// One record per thread, or per group where `group_reporting` is set.
-    pub jobs: Vec<JobStats>,
-    /// Simulated time at the end, ns.
-    pub sim_ns: u64,
-    /// Events processed.
-    pub events: u64,
-}
-
-/// The resolved configuration as JSON: `{ "key.path": {"value": v, "source": s} }`.
-pub fn config_json(resolved: &Resolved) -> Value {
-    let mut m = serde_json::Map::new();
-    for (k, leaf) in &resolved.leaves {
-        let v: Value = toml::from_str::<toml::Table>(&format!("x = {}", leaf.value))
-            .ok()
-            .and_then(|t| t.get("x").cloned())
-            .and_then(|v| serde_json::to_value(v).ok())
-            .unwrap_or_else(|| Value::String(leaf.value.to_string()));
-        m.insert(k.clone(), json!({"value": v, "source": leaf.source}));
-    }
-    json!({"preset": resolved.chain.first().cloned().unwrap_or_default(), "resolved_from": resolved.chain, "parameters": m})
-}
-
 /// Simulate `jobs` on the system, with `seed` for anything the jobs leave
 /// unseeded. Jobs with `stonewall` start after all earlier jobs finished.
+/// A job naming an application (`app=`) is refused: the application
+/// models are `storlab_apps::simulate`'s, which runs
+/// [`simulate_with`] with them.
 pub fn simulate(
     cfg: &SystemConfig,
     resolved: &Resolved,
@@ -141,37 +125,34 @@ pub fn simulate(
     seed: u64,
     progress: Progress,
 ) -> Result<RunResult, RunError> {
-    // a paging program alone runs on the swap path, the system its device
-    if let Some(r) = crate::apps::paging::simulate_alone(cfg, jobs, seed)? {
-        return Ok(r);
-    }
-    // applications need a file system: XFS (the HASTE and Moneta studies')
-    // when the configuration names none
-    let has_apps = jobs.jobs.iter().any(|j| j.app.is_some());
-    let app_cfg;
-    let cfg = if has_apps && cfg.host.file_system == FileSystem::None {
-        let mut c = cfg.clone();
-        // on NVMM, PMFS (the NVMM study's file system for NVMM)
-        c.host.file_system = if c.device.class == storlab_model::system::DeviceClass::Nvmm {
-            FileSystem::Pmfs
-        } else {
-            FileSystem::Xfs
-        };
-        app_cfg = c;
-        &app_cfg
-    } else {
-        cfg
-    };
+    simulate_with(cfg, resolved, jobs, seed, progress, &NoApps)
+}
+
+/// [`simulate`], with the jobs naming an application (`app=`) built by
+/// `apps` and run beside the fio jobs of their phase, on the
+/// configuration's file system (which they need), their files after the
+/// fio jobs' and their host threads after theirs.
+pub fn simulate_with(
+    cfg: &SystemConfig,
+    resolved: &Resolved,
+    jobs: &JobFile,
+    seed: u64,
+    progress: Progress,
+    apps: &dyn AppProvider,
+) -> Result<RunResult, RunError> {
     let device = cfg.build_device()?;
     let capacity = device.capacity();
-    let mut apps = build_apps(jobs, seed)?;
+    let mut built = Vec::new();
+    for j in jobs.jobs.iter().filter(|j| j.app.is_some()) {
+        built.push((apps.build(j, seed).map_err(RunError::App)?, j));
+    }
     let fio_threads: u32 = jobs
         .jobs
         .iter()
         .filter(|j| j.app.is_none())
         .map(|j| j.numjobs.max(1))
         .sum();
-    let app_threads: u32 = apps.iter().map(|a| a.2.threads().0 + a.2.threads().1).sum();
+    let app_threads: u32 = built.iter().map(|a| a.0.threads()).sum();
     let threads = fio_threads + app_threads;
     let fs_kind = cfg.host.file_system;
     // with a file system, one more host thread issues its own IOs (log,
@@ -189,26 +170,32 @@ pub fn simulate(
         targets = lay_out_files(layer, jobs, capacity)?;
     }
     // the applications' files, after the fio jobs' (threads after theirs)
-    let mut runs: Vec<Option<crate::apps::AppRun>> = Vec::new();
+    let mut runs: Vec<Option<Box<dyn AppDriver>>> = Vec::new();
     let mut first_app_thread = fio_threads;
-    for (info, params, model, group) in apps.drain(..) {
-        let layer = layer.as_mut().expect("applications have a file system");
-        let run = crate::apps::AppRun::new(
-            info,
-            params,
-            model,
-            layer,
-            &cfg.host,
-            capacity,
-            cfg.nvmm
-                .as_ref()
-                .filter(|_| cfg.device.class == storlab_model::system::DeviceClass::Nvmm),
-            first_app_thread,
-            &group.0,
-            group.1,
-            seed,
-        )?;
-        first_app_thread += run.host_threads();
+    for (app, j) in built {
+        let Some(layer) = layer.as_mut() else {
+            return Err(RunError::Fs {
+                job: j.name.clone(),
+                message: "an application runs on a file system: the configuration names none"
+                    .into(),
+            });
+        };
+        let (run, host_threads) = app
+            .set_up(AppSetup {
+                fs: layer,
+                host: &cfg.host,
+                capacity,
+                nvmm: cfg
+                    .nvmm
+                    .as_ref()
+                    .filter(|_| cfg.device.class == storlab_model::system::DeviceClass::Nvmm),
+                first_thread: first_app_thread,
+                job: &j.name,
+                group_id: j.group_id,
+                seed,
+            })
+            .map_err(RunError::App)?;
+        first_app_thread += host_threads;
         runs.push(Some(run));
     }
     let mut runs = runs.into_iter();
@@ -234,12 +221,12 @@ pub fn simulate(
     let mut replays = Vec::new();
     for phase in phases {
         let mut plans = Vec::new();
-        let mut phase_apps: Vec<Box<dyn crate::engine::AppDriver>> = Vec::new();
+        let mut phase_apps: Vec<Box<dyn AppDriver>> = Vec::new();
         let first = next_thread;
         for j in phase {
             if j.app.is_some() {
                 let run = runs.next().flatten().expect("one run per application job");
-                phase_apps.push(Box::new(run));
+                phase_apps.push(run);
                 continue;
             }
             for t in 0..j.numjobs.max(1) {
@@ -282,18 +269,8 @@ pub fn simulate(
             }
         }
         let stats = engine.run_group_with(plans, phase_apps, first, &mut *progress)?;
-        // an application whose model failed while planning (a file that
-        // does not fit) stopped early: its figures would mislead
-        if let Some((app, e)) = stats.iter().find_map(|s| {
-            let a = s.app.as_ref()?;
-            Some((a["name"].as_str()?, a.get("error")?.as_str()?))
-        }) {
-            return Err(crate::apps::AppError::Run {
-                app: app.to_string(),
-                message: e.to_string(),
-            }
-            .into());
-        }
+        // an application that failed while it ran stops the run
+        apps.check(&stats).map_err(RunError::App)?;
         all.extend(stats);
     }
     logs.finish()?;
@@ -321,53 +298,6 @@ pub fn simulate(
         sim_ns: now,
         events: engine.events(),
     })
-}
-
-/// An application job's model, built: (what it is, its parameters, the
-/// model, its fio group).
-type BuiltApp = (
-    &'static crate::apps::AppInfo,
-    crate::apps::Params,
-    Box<dyn crate::apps::driver::Model>,
-    (String, u32),
-);
-
-/// Build every `app=` job's model, in job order, from its `app_set`
-/// lines (and its `runtime=`, as the application's runtime).
-fn build_apps(jobs: &JobFile, seed: u64) -> Result<Vec<BuiltApp>, RunError> {
-    let _ = seed;
-    let mut out = Vec::new();
-    for j in &jobs.jobs {
-        let Some((name, at)) = &j.app else { continue };
-        let place = format!("{at}, app");
-        let info = crate::apps::find(name, &place)?;
-        let mut given: Vec<(String, String)> = Vec::new();
-        if let Some(rt) = j.runtime_ns {
-            given.push((format!("runtime={}us", rt / 1000), place.clone()));
-        }
-        given.extend(
-            j.app_set
-                .iter()
-                .map(|(v, l)| (v.clone(), format!("{l}, app_set"))),
-        );
-        let params = crate::apps::Params::parse_at(info, &given, &place)?;
-        match crate::apps::build(info, &params)? {
-            crate::apps::AppKind::Closed(model) => {
-                out.push((info, params, model, (j.name.clone(), j.group_id)))
-            }
-            crate::apps::AppKind::Memory(_) => {
-                return Err(crate::apps::AppError::Run {
-                    app: info.name.into(),
-                    message: format!(
-                    "{place}: a paging program runs alone on the swap path (storlab sim --app {})",
-                    info.name
-                ),
-                }
-                .into())
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The layout fio leaves job `j`'s files in on file system `fs` before
@@ -496,103 +426,6 @@ fn lay_out_files(
     Ok(out)
 }
 
-/// What every job's `storlab` object shares: the resolved device
-/// configuration and the system's report at the end of the run, worked out
-/// once per run rather than once per job.
-pub struct RunSummary {
-    device: Value,
-    report: storlab_model::report::DeviceReport,
-    utilisation: Value,
-    fs: Option<Value>,
-    software: Value,
-    now: Nanos,
-}
-
-impl RunSummary {
-    /// The summary of `engine`'s run so far.
-    pub fn new(engine: &Engine, cfg: &SystemConfig, resolved: &Resolved) -> Self {
-        let now = engine.now();
-        let report = engine.host().device().report(now);
-        let core_busy =
-            engine.host().core_busy_ns() as f64 / (now.max(1) as f64 * cfg.host.cores as f64);
-        let mut utilisation = serde_json::to_value(&report.utilisation).unwrap_or(Value::Null);
-        if let Value::Array(a) = &mut utilisation {
-            a.insert(
-                0,
-                json!({"resource": "host.cores", "busy": core_busy.min(1.0)}),
-            );
-        }
-        let fs = engine.fs().map(|l| {
-            let mut v = serde_json::to_value(l.counters()).unwrap_or(Value::Null);
-            if let Value::Object(m) = &mut v {
-                m.insert("file_system".into(), json!(cfg.host.file_system));
-            }
-            v
-        });
-        let host = engine.host();
-        let per_dir =
-            |f: &dyn Fn(Op) -> Option<f64>| json!({"read": f(Op::Read), "write": f(Op::Write)});
-        let software = json!({
-            "cpu_ns_per_io": per_dir(&|op| host.cpu_ns_per_io(op)),
-            "instructions_per_io": per_dir(&|op| host.instructions_per_io(op)),
-            "ghz": cfg.host.ghz,
-            "cpi": cfg.host.cpi,
-        });
-        RunSummary {
-            fs,
-            device: config_json(resolved),
-            report,
-            utilisation,
-            software,
-            now,
-        }
-    }
-
-    /// The `storlab` object of a job's report: the resolved device
-    /// configuration with sources, the job's mean latency breakdown, the
-    /// utilisation of every resource (host cores first), the host
-    /// software's core time and instructions per request by direction
-    /// (over the whole run, `host_software`), power and energy
-    /// per byte, wear, the device's counters and the simulated time. Shared
-    /// by fio runs and trace replays.
-    pub fn job_object(&self, job: &JobStats) -> serde_json::Map<String, Value> {
-        let report = &self.report;
-        let bytes: u64 = job.dirs.iter().map(|d| d.io_bytes()).sum();
-        // energy is apportioned to directions by bytes moved, so per byte it
-        // is the same for every direction that moved any
-        let per_byte = |d: usize| {
-            (bytes > 0 && job.dirs[d].io_bytes() > 0)
-                .then(|| report.total_energy_j() / bytes as f64)
-        };
-        let mut m = serde_json::Map::new();
-        m.insert("device".into(), self.device.clone());
-        m.insert("breakdown_ns".into(), job.breakdown_ns());
-        m.insert("utilisation".into(), self.utilisation.clone());
-        m.insert("host_software".into(), self.software.clone());
-        m.insert("power".into(), json!(report.power));
-        m.insert("total_power_w".into(), json!(report.total_power_w()));
-        m.insert(
-            "energy_per_byte_j".into(),
-            json!({"read": per_byte(0), "write": per_byte(1)}),
-        );
-        m.insert("wear".into(), json!(report.wear));
-        m.insert(
-            "counters".into(),
-            report
-                .counters
-                .iter()
-                .map(|(k, v)| json!({"name": k, "value": v}))
-                .collect::<Vec<_>>()
-                .into(),
-        );
-        if let Some(fs) = &self.fs {
-            m.insert("fs".into(), fs.clone());
-        }
-        m.insert("simulated_ns".into(), json!(self.now));
-        m
-    }
-}
-
 /// Reads a run's flash devices answered from their mapping tables without
 /// touching the media (never-written pages: a fresh drive), summed over
 /// every device of the system (`unmapped_reads`, `member0.unmapped_reads`,
@@ -630,10 +463,4 @@ pub fn unmapped_note(jobs: &[JobStats]) -> Option<String> {
          (--set ssd.ftl.precondition='\"full\"', or '\"aged\"' for the garbage-collection \
          steady state; in an array, through raid.member_set)"
     ))
-}
-
-impl From<crate::apps::AppError> for RunError {
-    fn from(e: crate::apps::AppError) -> Self {
-        RunError::App(Box::new(e))
-    }
 }

@@ -4,9 +4,9 @@
 
 use anyhow::Context;
 use clap::Subcommand;
+use storlab_apps as apps;
 use storlab_model::config::PresetStore;
 use storlab_model::SystemConfig;
-use storlab_sim::apps;
 
 /// `storlab apps` subcommands (none: list them).
 #[derive(Subcommand, Debug)]

@@ -73,7 +73,7 @@ fn measure(device: &str, ios_per_thread: u64) -> anyhow::Result<(f64, u64, u64)>
     .collect();
     let jobs = storlab_workload::fio::parse_cli_args(&args)?;
     let t0 = Instant::now();
-    let r = storlab_sim::run::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})?;
+    let r = storlab_apps::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})?;
     let wall = t0.elapsed().as_secs_f64();
     let ios: u64 = r.jobs.iter().map(|j| j.rw_ios()).sum();
     Ok((ios as f64 / wall, ios, r.events))
@@ -82,16 +82,16 @@ fn measure(device: &str, ios_per_thread: u64) -> anyhow::Result<(f64, u64, u64)>
 /// One application run: (wall seconds, simulated operations, metric).
 fn measure_app(device: &str, app: &str, runtime: &str) -> anyhow::Result<(f64, u64, f64)> {
     let (resolved, cfg) = SystemConfig::load(&PresetStore::default(), device, &[])?;
-    let info = storlab_sim::apps::find(app, "--app")?;
+    let info = storlab_apps::find(app, "--app")?;
     // the run is bounded by its simulated time, not by the model's own
     // amount of work
     let mut pairs = vec![format!("runtime={runtime}")];
     if info.params.iter().any(|p| p.name == "transactions") {
         pairs.push("transactions=1000000000".into());
     }
-    let jobs = storlab_workload::fio::parse_cli_args(&storlab_sim::apps::job_args(app, &pairs))?;
+    let jobs = storlab_workload::fio::parse_cli_args(&storlab_apps::job_args(app, &pairs))?;
     let t0 = Instant::now();
-    let r = storlab_sim::run::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})?;
+    let r = storlab_apps::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})?;
     let wall = t0.elapsed().as_secs_f64();
     let a = r
         .jobs

@@ -8,10 +8,10 @@ use serde_json::json;
 use std::io::Write;
 use storlab_model::config::PresetStore;
 
+use storlab_apps::paging::{self, PagingRun};
+use storlab_apps::MemoryApp;
 use storlab_model::swap::{MemWorkload, Pattern};
 use storlab_model::SystemConfig;
-use storlab_sim::apps::paging::{self, PagingRun};
-use storlab_sim::apps::MemoryApp;
 use storlab_sim::report::ReportOptions;
 
 const PAGE: u64 = 4096;
@@ -91,7 +91,7 @@ fn pattern(s: &str) -> anyhow::Result<Pattern> {
 
 /// Run `storlab paging`: the workload as a paging program (one
 /// instruction an access: the metric is accesses per second), run by
-/// the same code as `storlab sim --app` ([`storlab_sim::apps::paging::run`]).
+/// the same code as `storlab sim --app` ([`storlab_apps::paging::run`]).
 pub fn run(a: &PagingArgs) -> anyhow::Result<()> {
     if a.threads == 0 {
         anyhow::bail!("--threads must be at least 1");
@@ -189,21 +189,24 @@ fn human(b: u64) -> String {
 /// `--device` preset (and its `--set` overrides) as the swap device,
 /// beside the same stream with enough DRAM. The report is fio's layout
 /// with one job, the program, whose `app` object carries the metric
-/// paged and with enough DRAM.
+/// paged and with enough DRAM. `device`, `seed` and `output` are `storlab
+/// sim`'s `--device`, `--seed` and `--output`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_app(
-    a: &crate::sim::SimArgs,
+    device: &str,
+    seed: u64,
+    output: Option<&std::path::Path>,
     store: &PresetStore,
     cfg: &SystemConfig,
     _resolved: &storlab_model::config::Resolved,
-    info: &storlab_sim::apps::AppInfo,
-    params: &storlab_sim::apps::Params,
+    info: &storlab_apps::AppInfo,
+    params: &storlab_apps::Params,
     app: MemoryApp,
     fmt: &str,
 ) -> anyhow::Result<()> {
-    let r = paging::run(store, paging::SWAP_PRESET, &app, cfg, &[], a.seed)
-        .with_context(|| format!("{} paging to {}", info.name, a.device))?;
-    let mut out: Box<dyn std::io::Write> = match &a.output {
+    let r = paging::run(store, paging::SWAP_PRESET, &app, cfg, &[], seed)
+        .with_context(|| format!("{} paging to {}", info.name, device))?;
+    let mut out: Box<dyn std::io::Write> = match output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("--output {}", p.display()))?,
         )),
@@ -218,7 +221,7 @@ pub fn run_app(
             w.threads,
             human(w.threads as u64 * w.pages_per_thread * PAGE),
             human(app.dram_bytes),
-            a.device,
+            device,
             w.pattern
         )?;
         print_runs(&mut out, info.unit, &r)?;

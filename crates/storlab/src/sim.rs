@@ -269,15 +269,23 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let with_app: Vec<String>;
     let fio_args = match &a.app {
         Some(name) => {
-            let info = storlab_sim::apps::find(name, "--app")?;
-            let params = storlab_sim::apps::Params::parse(info, &a.app_set, "--app-set")?;
-            if let storlab_sim::apps::AppKind::Memory(m) = storlab_sim::apps::build(info, &params)?
-            {
+            let info = storlab_apps::find(name, "--app")?;
+            let params = storlab_apps::Params::parse(info, &a.app_set, "--app-set")?;
+            if let storlab_apps::AppKind::Memory(m) = storlab_apps::build(info, &params)? {
                 return crate::paging::run_app(
-                    &a, &store, &cfg, &resolved, info, &params, *m, &fmt,
+                    &a.device,
+                    a.seed,
+                    a.output.as_deref(),
+                    &store,
+                    &cfg,
+                    &resolved,
+                    info,
+                    &params,
+                    *m,
+                    &fmt,
                 );
             }
-            with_app = storlab_sim::apps::job_args(name, &a.app_set)
+            with_app = storlab_apps::job_args(name, &a.app_set)
                 .into_iter()
                 .chain(fio_args.iter().cloned())
                 .collect();
@@ -316,7 +324,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         bar.set_message(format!("{done} IOs, {:.3} s simulated", now as f64 / 1e9));
         bar.tick();
     };
-    let result = storlab_sim::run::simulate(&cfg, &resolved, &jobs, a.seed, &mut progress)?;
+    let result = storlab_apps::simulate(&cfg, &resolved, &jobs, a.seed, &mut progress)?;
     bar.finish_and_clear();
     if let (Some(kind), Some(t)) = (pre, ready) {
         if !bar.is_hidden() {

@@ -32,13 +32,23 @@ fn ok(out: &Output) -> String {
 fn parameter_documented(key: &str) -> bool {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = Vec::new();
-    for dir in [
+    // the folders and their subfolders (an application split into files)
+    let mut dirs: Vec<std::path::PathBuf> = [
         "presets",
-        "crates/storlab-sim/src/apps",
+        "crates/storlab-apps/src",
         "crates/storlab-model/src/host/fs",
-    ] {
-        for e in std::fs::read_dir(root.join(dir)).expect("a source folder") {
-            files.push(e.expect("an entry").path());
+    ]
+    .iter()
+    .map(|d| root.join(d))
+    .collect();
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).expect("a source folder") {
+            let path = e.expect("an entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
         }
     }
     files.iter().any(|f| {

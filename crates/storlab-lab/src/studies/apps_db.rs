@@ -9,7 +9,7 @@
 //! flash cache), so hit ratios keep the study's proportions; each row says
 //! its scale.
 
-use storlab_sim::apps::job_args;
+use storlab_apps::job_args;
 
 use crate::measure::{Plan, RunId, Spec};
 use crate::places::{HASTE_DB, MONETA_T5, NVMM_TPCC, PLACEMENT_TPCC};

@@ -10,7 +10,7 @@
 //! against the cache; the rows are ratios between devices (Postmark's
 //! Table V row is the scaled run's time divided by the scale).
 
-use storlab_sim::apps::job_args;
+use storlab_apps::job_args;
 
 use crate::measure::{Plan, RunId, Spec};
 use crate::places::{HASTE_FILES, MONETA_T5, NVMM_FILEBENCH};

@@ -7,7 +7,7 @@
 //! 1 KB, one client thread). The NVMM study publishes no memcached
 //! figure (docs/spec/nvmm.md), so memcached is not a row here.
 
-use storlab_sim::apps::job_args;
+use storlab_apps::job_args;
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, RunId, Spec};

@@ -1,6 +1,6 @@
 //! Paging programs (issue 41; the HASTE study's paging with 8 GB of DRAM
 //! and the Moneta study's Table V): the NPB class D programs and DGEMM as
-//! memory-access streams (`storlab_sim::apps::paging`) through Linux's
+//! memory-access streams (`storlab_apps::paging`) through Linux's
 //! swap path with each device as the swap device, in instructions per
 //! second and relative to the same program with enough DRAM.
 //!
@@ -10,10 +10,10 @@
 //! disk RAID's caches scaled by the same 1/128).
 
 use rayon::prelude::*;
+use storlab_apps::paging::{self as apps, PagingRun};
+use storlab_apps::{self as registry, AppKind, MemoryApp, Params};
 use storlab_model::config::PresetStore;
 use storlab_model::SystemConfig;
-use storlab_sim::apps::paging::{self as apps, PagingRun};
-use storlab_sim::apps::{self as registry, AppKind, MemoryApp, Params};
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::Plan;

@@ -50,8 +50,8 @@ use storlab_trace::{RemapMode, TraceOp};
 
 use super::{ReplayError, DEFAULT_ALIGN};
 use crate::engine::{EngineError, Progress, HORIZON_NS};
-use crate::run::RunResult;
 use crate::stats::JobStats;
+use crate::summary::{config_json, RunResult};
 
 /// How to replay a closed-loop trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,7 +240,7 @@ pub fn simulate_closed(
     let end = (p.runtime_s * 1e9).round() as u64;
     let report = device.report(trace.origin_ns + end);
     let mut o = serde_json::Map::new();
-    o.insert("device".into(), crate::run::config_json(resolved));
+    o.insert("device".into(), config_json(resolved));
     o.insert("breakdown_ns".into(), job.breakdown_ns());
     o.insert(
         "utilisation".into(),

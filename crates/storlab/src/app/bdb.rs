@@ -4,7 +4,8 @@
 
 use std::process::Command;
 
-use super::{App, Ctx, Measured};
+use super::kit::{App, Measured};
+use super::opts::Ctx;
 
 /// Berkeley DB with an access method.
 pub struct Bdb {
@@ -125,7 +126,7 @@ pub fn compile_c(
         Some(b) => (b, "c++", "cc"),
         None => (name, "cc", "c"),
     };
-    let dir = super::cache_dir().join("bin");
+    let dir = super::kit::cache_dir().join("bin");
     std::fs::create_dir_all(&dir)?;
     let bin = dir.join(format!("{base}-{h:016x}"));
     if bin.is_file() {

@@ -14,7 +14,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use super::{App, Ctx, Measured};
+use super::kit::{App, Measured};
+use super::opts::Ctx;
 
 /// The build.
 pub struct Build;
@@ -67,7 +68,7 @@ impl App for Build {
         false
     }
     fn prepare(&self, cx: &mut Ctx) -> anyhow::Result<()> {
-        let src = super::cache_dir().join("src");
+        let src = super::kit::cache_dir().join("src");
         std::fs::create_dir_all(&src)?;
         let tarball = src.join(format!("brotli-{VERSION}.tar.gz"));
         if !tarball.is_file() {

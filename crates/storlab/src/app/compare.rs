@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde_json::{json, Value};
 
-use super::run::{self, Report, RunOpts};
+use super::opts::RunOpts;
+use super::registry::find;
+use super::run::{self, Report};
 use super::teardown;
 
 /// Options of `storlab app compare`.
@@ -316,7 +318,7 @@ impl Table {
 
 /// `storlab app compare`.
 pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
-    let app = super::find(&a.app)?;
+    let app = find(&a.app)?;
     // every name is checked before anything runs: a typo in the last
     // device must not cost the runs before it
     if let Some(d) = &a.opts.device {
@@ -484,7 +486,7 @@ fn predicted(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::Measured;
+    use crate::app::kit::Measured;
 
     fn rep(v: f64, higher: bool) -> Report {
         Report {

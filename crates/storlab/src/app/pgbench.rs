@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use super::{App, Ctx, Measured};
+use super::kit::{App, Measured};
+use super::opts::Ctx;
 
 /// pgbench on PostgreSQL.
 pub struct Pgbench;

@@ -11,7 +11,8 @@
 use std::process::Command;
 use std::time::Instant;
 
-use super::{App, Ctx, Measured, RunOpts};
+use super::kit::{App, Measured};
+use super::opts::{Ctx, RunOpts};
 
 /// Debian's postmark.
 pub struct Postmark;

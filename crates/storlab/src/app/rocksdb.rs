@@ -4,7 +4,8 @@
 
 use std::process::Command;
 
-use super::{App, Ctx, Measured};
+use super::kit::{App, Measured};
+use super::opts::Ctx;
 
 /// db_bench.
 pub struct Rocksdb;

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::{App, Ctx, Measured};
+use super::kit::{App, Measured};
+use super::opts::Ctx;
 
 /// SQLite through its shell.
 pub struct Sqlite;

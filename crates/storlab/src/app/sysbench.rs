@@ -5,7 +5,8 @@
 use std::process::Command;
 use std::time::Duration;
 
-use super::{App, Ctx, Measured};
+use super::kit::{App, Measured};
+use super::opts::Ctx;
 
 /// sysbench oltp_read_write on MariaDB.
 pub struct SysbenchOltp;

@@ -21,8 +21,9 @@ use rand_pcg::Pcg64Mcg;
 use serde_json::json;
 use storlab_model::fs::Layout;
 
-use super::driver::{FileIo, Model, PlanCx, SetupCx, Step};
-use super::{AppError, AppInfo, AppKind, MetricKind, ParamDef, Params};
+use crate::error::AppError;
+use crate::info::{AppInfo, AppKind, ParamDef, Params};
+use crate::model::{FileIo, MetricKind, Model, PlanCx, SetupCx, Step};
 
 /// `fileserver`, `webserver` and `varmail`.
 pub static APPS: &[&AppInfo] = &[&FILESERVER, &WEBSERVER, &VARMAIL];

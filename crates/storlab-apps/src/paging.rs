@@ -21,7 +21,8 @@ use storlab_model::config::PresetStore;
 use storlab_model::swap::{self, MemReport, MemWorkload, Pattern, SwapError, PAGE};
 use storlab_model::SystemConfig;
 
-use super::{AppError, AppInfo, AppKind, MemoryApp, ParamDef, Params};
+use crate::error::AppError;
+use crate::info::{AppInfo, AppKind, MemoryApp, ParamDef, Params};
 
 /// The paging programs, in `storlab apps` order.
 pub const APPS: &[&AppInfo] = &[
@@ -585,54 +586,14 @@ pub fn job_stats(
     params: &Params,
     app: &MemoryApp,
     r: &PagingRun,
-) -> crate::stats::JobStats {
-    let mut j = crate::stats::JobStats::new(name, group_id);
+) -> storlab_sim::stats::JobStats {
+    let mut j = storlab_sim::stats::JobStats::new(name, group_id);
     j.job_runtime_ns = r.paged.elapsed_ns;
     j.majf = r.paged.major_faults;
     j.minf = r.paged.minor_faults;
     j.options = vec![("app".into(), info.name.into())];
     j.app = Some(app_object(info, params, app, r));
     j
-}
-
-/// A job file that is one paging program and nothing else, run as
-/// `storlab sim --app` runs it (the system is the swap device); `None`
-/// for any other job file (a paging program beside other jobs is
-/// refused where the jobs are built: it runs alone on the swap path).
-pub fn simulate_alone(
-    cfg: &SystemConfig,
-    jobs: &storlab_workload::fio::JobFile,
-    seed: u64,
-) -> Result<Option<crate::run::RunResult>, crate::run::RunError> {
-    let [j] = jobs.jobs.as_slice() else {
-        return Ok(None);
-    };
-    let Some((name, at)) = &j.app else {
-        return Ok(None);
-    };
-    let place = format!("{at}, app");
-    let info = super::find(name, &place)?;
-    let given: Vec<(String, String)> = j
-        .app_set
-        .iter()
-        .map(|(v, l)| (v.clone(), format!("{l}, app_set")))
-        .collect();
-    let params = Params::parse_at(info, &given, &place)?;
-    let AppKind::Memory(m) = super::build(info, &params)? else {
-        return Ok(None);
-    };
-    let r = run(&PresetStore::default(), SWAP_PRESET, &m, cfg, &[], seed).map_err(|e| {
-        AppError::Run {
-            app: info.name.into(),
-            message: e.to_string(),
-        }
-    })?;
-    let end = r.paged.touch_ns + r.paged.elapsed_ns;
-    Ok(Some(crate::run::RunResult {
-        jobs: vec![job_stats(&j.name, j.group_id, info, &params, &m, &r)],
-        sim_ns: end,
-        events: 0,
-    }))
 }
 
 /// The job's `app` object for a paging run (the closed-loop apps' layout
@@ -656,7 +617,7 @@ pub fn app_object(
     let total = (w.threads as u64).saturating_mul(p.elapsed_ns) as f64;
     let per_visit = r.enough.elapsed_ns as f64 * w.threads as f64 / r.enough.accesses.max(1) as f64;
     let cpu = (per_visit * p.accesses as f64).min(total);
-    let layers: serde_json::Map<String, serde_json::Value> = super::driver::LAYERS
+    let layers: serde_json::Map<String, serde_json::Value> = crate::model::LAYERS
         .iter()
         .map(|&n| {
             let ns = match n {
@@ -698,7 +659,7 @@ mod tests {
     use super::*;
 
     fn app(name: &str, set: &[&str]) -> MemoryApp {
-        let info = super::super::find(name, "test").expect("listed");
+        let info = crate::registry::find(name, "test").expect("listed");
         let pairs: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         let p = Params::parse(info, &pairs, "test").expect("parses");
         memory_app(&p).expect("builds")
@@ -735,7 +696,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_themselves() {
-        let info = super::super::find("npb-cg", "test").expect("listed");
+        let info = crate::registry::find("npb-cg", "test").expect("listed");
         for (pair, name) in [
             ("cpu_ns=-1", "cpu_ns"),
             ("passes=0", "passes"),

@@ -21,8 +21,9 @@ use serde_json::json;
 use storlab_model::fs::Layout;
 use storlab_model::host::HostConfig;
 
-use super::driver::{FileIo, Model, PlanCx, SetupCx, Step};
-use super::{AppError, AppInfo, AppKind, MetricKind, ParamDef, Params};
+use crate::error::AppError;
+use crate::info::{AppInfo, AppKind, ParamDef, Params};
+use crate::model::{FileIo, MetricKind, Model, PlanCx, SetupCx, Step};
 
 /// `postmark`, `build` and `patch`.
 pub static APPS: &[&AppInfo] = &[&POSTMARK, &BUILD, &PATCH];

@@ -26,8 +26,9 @@ use rand_pcg::Pcg64Mcg;
 use serde_json::json;
 use storlab_pmem::model::{NvmmParams, Preset};
 
-use super::driver::{Model, PlanCx, SetupCx, Step};
-use super::{AppError, AppInfo, AppKind, MetricKind, ParamDef, Params};
+use crate::error::AppError;
+use crate::info::{AppInfo, AppKind, ParamDef, Params};
+use crate::model::{MetricKind, Model, PlanCx, SetupCx, Step};
 
 const PARAMS: &[ParamDef] = &[
     ParamDef {

@@ -20,9 +20,10 @@ use rand_pcg::Pcg64Mcg;
 use serde_json::json;
 use storlab_model::fs::Layout;
 
-use super::driver::{FileIo, LogSpec, LogSync, Model, PlanCx, SetupCx, Step};
-use super::kit::BufferPool;
-use super::{AppError, AppInfo, AppKind, MetricKind, ParamDef, Params};
+use crate::error::AppError;
+use crate::info::{AppInfo, AppKind, ParamDef, Params};
+use crate::kit::BufferPool;
+use crate::model::{FileIo, LogSpec, LogSync, MetricKind, Model, PlanCx, SetupCx, Step};
 
 const PARAMS: &[ParamDef] = &[
     ParamDef {
@@ -267,7 +268,7 @@ impl Model for Bdb {
         // warm: the pool full of uniformly chosen pages, clean, and the
         // hot internal pages resident
         let internal = self.levels.get(1..).unwrap_or(&[]);
-        super::kit::warm_btree_pool(&mut self.pool, &mut self.rng, self.pages, internal);
+        crate::kit::warm_btree_pool(&mut self.pool, &mut self.rng, self.pages, internal);
         Ok(())
     }
 

@@ -18,9 +18,10 @@ use rand_pcg::Pcg64Mcg;
 use serde_json::json;
 use storlab_model::fs::Layout;
 
-use super::driver::{FileIo, Model, PlanCx, SetupCx, Step};
-use super::kit::BufferPool;
-use super::{AppError, AppInfo, AppKind, MetricKind, ParamDef, Params};
+use crate::error::AppError;
+use crate::info::{AppInfo, AppKind, ParamDef, Params};
+use crate::kit::BufferPool;
+use crate::model::{FileIo, MetricKind, Model, PlanCx, SetupCx, Step};
 
 /// PostgreSQL's block size (`BLCKSZ`, 8 KiB).
 const PAGE: u64 = 8 << 10;
@@ -282,7 +283,7 @@ impl Model for Pg {
                 .push(cx.create_file(n * PAGE, Layout::Allocated)?);
         }
         let internal = self.levels.get(1..).unwrap_or(&[]);
-        super::kit::warm_btree_pool(&mut self.pool, &mut self.rng, self.pages, internal);
+        crate::kit::warm_btree_pool(&mut self.pool, &mut self.rng, self.pages, internal);
         Ok(())
     }
 

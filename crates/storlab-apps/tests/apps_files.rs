@@ -4,10 +4,10 @@
 //! mechanisms imply hold.
 
 use serde_json::Value;
+use storlab_apps::job_args;
+use storlab_apps::simulate;
 use storlab_model::config::PresetStore;
 use storlab_model::SystemConfig;
-use storlab_sim::apps::job_args;
-use storlab_sim::run::simulate;
 
 /// The `app` object of `name` with `pairs` on `device` with `overrides`.
 fn app(device: &str, overrides: &[&str], name: &str, pairs: &str, seed: u64) -> Value {
@@ -118,11 +118,9 @@ fn deleted_files_make_room_for_new_ones() {
 
 #[test]
 fn a_single_threaded_program_refuses_threads() {
-    let p = storlab_sim::apps::find("postmark", "test").unwrap();
-    let e = storlab_sim::apps::Params::parse(p, &["threads=4".into()], "--app-set")
-        .and_then(|p| {
-            storlab_sim::apps::build(storlab_sim::apps::find("postmark", "t").unwrap(), &p)
-        })
+    let p = storlab_apps::find("postmark", "test").unwrap();
+    let e = storlab_apps::Params::parse(p, &["threads=4".into()], "--app-set")
+        .and_then(|p| storlab_apps::build(storlab_apps::find("postmark", "t").unwrap(), &p))
         .err()
         .expect("refused")
         .to_string();

@@ -1,0 +1,143 @@
+//! The InnoDB model's tests: database sizes, statement CPU, the
+//! doublewrite buffer, synchronous checkpoints and hybrid memory.
+
+use super::engine::*;
+use super::oltp::*;
+use super::tpcc::*;
+use crate::info::{AppInfo, AppKind, Params};
+use crate::model::Step;
+
+fn params(app: &'static AppInfo, pairs: &[&str]) -> Params {
+    let v: Vec<String> = pairs.iter().map(|s| s.to_string()).collect();
+    Params::parse(app, &v, "test").unwrap()
+}
+
+#[test]
+fn tpcc_database_is_about_94_mb_a_warehouse() {
+    let AppKind::Closed(m) = build_tpcc(&params(&TPCC, &["warehouses=100"])).unwrap() else {
+        panic!("closed")
+    };
+    let gb = m.extra()["database_bytes"].as_f64().unwrap() / 1e9;
+    // docs/spec/workloads.md: 100 warehouses, 9.4 GB
+    assert!((gb - 9.4).abs() < 1.0, "{gb} GB");
+}
+
+#[test]
+fn statement_cpu_comes_from_the_oltp_transaction() {
+    assert!((statement_us(18.0 * 10.0 + 414.0) - 10.0).abs() < 1e-9);
+    assert_eq!(statement_us(0.0), 0.0);
+}
+
+#[test]
+fn dirty_victims_are_flushed_through_the_doublewrite_buffer() {
+    let ep = engine_params(&params(&OLTP, &["buffer_pool=32k"])).unwrap();
+    let undo = Table {
+        base: 100,
+        pages: 1,
+        per_page: 1,
+    };
+    let mut e = Inno::new(&ep, &Layouter::flat(101), undo);
+    e.touch(1, true, false);
+    e.touch(2, false, false);
+    e.steps.clear();
+    e.touch(3, false, false); // evicts page 1 (dirty)
+    let writes = e
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Io(f) | Step::Issue(f) if f.op == storlab_model::fs::FileOp::Write))
+        .count();
+    let syncs = e
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Io(f) if f.op == storlab_model::fs::FileOp::Fsync))
+        .count();
+    assert_eq!((writes, syncs), (2, 2), "{:?}", e.steps);
+    assert!(matches!(e.steps.last(), Some(Step::Io(f)) if f.op == storlab_model::fs::FileOp::Read));
+}
+
+#[test]
+fn a_full_redo_log_makes_one_thread_checkpoint_and_the_others_wait() {
+    let ep = engine_params(&params(&OLTP, &["log_file=1m"])).unwrap();
+    let undo = Table {
+        base: 0,
+        pages: 1,
+        per_page: 1,
+    };
+    let mut e = Inno::new(&ep, &Layouter::flat(1000), undo);
+    for p in 0..10 {
+        e.touch(p, true, false);
+    }
+    e.steps.clear();
+    assert!(!e.margin(0));
+    e.redo_age = 1 << 20;
+    assert!(e.margin(0));
+    assert_eq!(e.pool.dirty_pages(), 0);
+    e.steps.clear();
+    assert!(!e.margin(1));
+    assert_eq!(e.steps, vec![Step::Lock(0), Step::Unlock(0)]);
+    e.steps.clear();
+    assert!(!e.margin(0)); // the owner's next transaction: done
+    assert!(e.steps.is_empty());
+}
+
+/// OLTP with a 32 KiB pool in 64 KiB of hybrid memory (2 DRAM
+/// frames, the rest on the flash).
+fn hybrid_params() -> EngineParams {
+    engine_params(&params(&OLTP, &["buffer_pool=32k", "hybrid=64k"])).unwrap()
+}
+
+/// An engine over `ep` on a flat 100-page layout with a one-page undo.
+fn hybrid_engine(ep: &EngineParams) -> Inno {
+    let undo = Table {
+        base: 0,
+        pages: 1,
+        per_page: 1,
+    };
+    Inno::new(ep, &Layouter::flat(100), undo)
+}
+
+#[test]
+fn hybrid_memory_faults_pages_beyond_dram() {
+    let ep = hybrid_params();
+    let mut e = hybrid_engine(&ep);
+    for p in 0..6 {
+        e.touch(p, false, true);
+    }
+    e.steps.clear();
+    // all 6 are in the pool (2 DRAM + 4 flash pages); the first ones
+    // left DRAM
+    e.touch(0, false, false);
+    assert_eq!(
+        e.steps,
+        vec![Step::Channel {
+            ch: FLASH,
+            busy: ep.busy_ns,
+            latency: ep.fault_ns,
+        }]
+    );
+}
+
+#[test]
+fn a_changed_page_leaving_hybrid_dram_is_written_back_on_the_flash_queue() {
+    let ep = hybrid_params();
+    let mut e = hybrid_engine(&ep);
+    for p in 0..6 {
+        e.touch(p, true, true);
+    }
+    e.steps.clear();
+    let before = e.writebacks;
+    // page 0 is in flash now; DRAM's two frames hold changed pages
+    e.touch(0, false, false);
+    let wb = e
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Channel { latency: 0, .. }))
+        .count();
+    let faults = e
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Channel { latency, .. } if *latency == ep.fault_ns))
+        .count();
+    assert_eq!((wb, faults), (1, 1), "{:?}", e.steps);
+    assert_eq!(e.writebacks, before + 1);
+}

@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 use storlab_model::breakdown::{Breakdown, Component, COMPONENTS};
-use storlab_model::fs::{FileLayer, FileReq, Layout};
+use storlab_model::host::fs::{FileLayer, FileReq, Layout};
 use storlab_model::host::{HostConfig, HostIo, IoDone};
 use storlab_model::Nanos;
 use storlab_pmem::model::NvmmParams;

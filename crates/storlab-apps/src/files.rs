@@ -18,7 +18,7 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde_json::json;
-use storlab_model::fs::Layout;
+use storlab_model::host::fs::Layout;
 use storlab_model::host::HostConfig;
 
 use crate::error::AppError;

@@ -81,7 +81,7 @@ pub enum AppKind {
 #[derive(Clone, Debug)]
 pub struct MemoryApp {
     /// The access stream.
-    pub workload: storlab_model::swap::MemWorkload,
+    pub workload: storlab_model::host::swap::MemWorkload,
     /// DRAM for the program's pages, bytes.
     pub dram_bytes: u64,
     /// Instructions the program retires per access of the stream.

@@ -11,7 +11,7 @@
 //!   [`AppRun`] runs them inside the engine, beside fio jobs, on any
 //!   preset with a file system in front of it;
 //! - [`AppKind::Memory`]: a memory-access program paging through Linux's
-//!   swap path to the device (`storlab_model::swap`), with its DRAM.
+//!   swap path to the device (`storlab_model::host::swap`), with its DRAM.
 //!
 //! [`simulate`] runs a job file whose sections may name applications;
 //! [`simulate_app`] runs one application alone and gives its metric.

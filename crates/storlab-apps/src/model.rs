@@ -5,7 +5,7 @@
 //! (`crate::driver::AppRun`) runs the steps inside the engine.
 
 use serde_json::Value;
-use storlab_model::fs::{FileLayer, FileOp, Layout, PAGE};
+use storlab_model::host::fs::{FileLayer, FileOp, Layout, PAGE};
 use storlab_model::host::HostConfig;
 use storlab_model::{Nanos, Op};
 use storlab_pmem::model::NvmmParams;

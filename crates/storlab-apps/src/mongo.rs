@@ -35,7 +35,7 @@ use std::collections::BTreeSet;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde_json::json;
-use storlab_model::fs::{Layout, PAGE};
+use storlab_model::host::fs::{Layout, PAGE};
 use storlab_model::host::FileSystem;
 use storlab_pmem::model::{FlushMode, NvmmParams, Preset, SyncMode};
 

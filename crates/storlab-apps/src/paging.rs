@@ -2,7 +2,7 @@
 //! programs): the NAS Parallel Benchmarks 3.3 OpenMP class D (BT, CG, IS,
 //! LU, MG, SP, UA; 16 threads), DGEMM (30,000 x 30,000 doubles) and
 //! thrash, each as a memory-access stream ([`MemWorkload`]) that pages
-//! through Linux's swap path ([`storlab_model::swap`]) to the device
+//! through Linux's swap path ([`storlab_model::host::swap`]) to the device
 //! under test, with the HASTE study's 8 GB of DRAM.
 //!
 //! An access of the stream is one visit to a 4 KB page: the program's
@@ -18,7 +18,7 @@
 //! scales both further, and `dram`/`footprint` set them outright.
 
 use storlab_model::config::PresetStore;
-use storlab_model::swap::{self, MemReport, MemWorkload, Pattern, SwapError, PAGE};
+use storlab_model::host::swap::{self, MemReport, MemWorkload, Pattern, SwapError, PAGE};
 use storlab_model::SystemConfig;
 
 use crate::error::AppError;

@@ -16,7 +16,7 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde_json::json;
-use storlab_model::fs::Layout;
+use storlab_model::host::fs::Layout;
 
 use crate::error::AppError;
 use crate::info::{AppInfo, AppKind, ParamDef, Params};

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use storlab_emu::{hoststall, spawn, ServeOptions, ServeReport};
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 
 /// Emulator vs nbdkit benchmark.
 #[derive(Parser)]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use storlab_emu::{serve, BlockSizes, RecordSpec, ServeOptions, ShutdownHandle, StoreSpec};
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 
 /// Serve a FixedLatency device (0 ns = the transport floor).
 #[derive(Parser)]

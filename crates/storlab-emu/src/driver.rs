@@ -301,7 +301,7 @@ pub fn replay_virtual(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storlab_model::fixed::FixedLatency;
+    use storlab_model::devices::fixed::FixedLatency;
     use storlab_model::{Completion, DeviceReport};
 
     fn req(id: u64) -> DevRequest {

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::time::Duration;
 use storlab_emu::proto::CMD_READ;
 use storlab_emu::ServeOptions;
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 
 const MIB: u64 = 1 << 20;
 

@@ -11,7 +11,7 @@ use std::process::Command;
 use common::chain::Chain;
 use common::*;
 use storlab_emu::{BlockSizes, ServeOptions};
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 
 const MIB: u64 = 1 << 20;
 

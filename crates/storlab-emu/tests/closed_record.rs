@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use storlab_emu::proto::{CMD_FLAG_FUA, CMD_WRITE};
 use storlab_emu::{RecordSpec, ServeOptions};
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 use storlab_trace::TraceOp;
 
 const MIB: u64 = 1 << 20;

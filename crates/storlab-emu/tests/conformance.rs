@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use proptest::prelude::*;
 use storlab_emu::replay_virtual;
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 use storlab_model::{Breakdown, Completion, Cx, DevRequest, Device, DeviceReport, Nanos, Op};
 
 /// `channels` FIFO servers; a request goes to channel `offset/4096 %

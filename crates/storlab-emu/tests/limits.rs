@@ -18,7 +18,7 @@ use common::{require, TestServer};
 use storlab_emu::proto::*;
 use storlab_emu::request::{encode_header, RequestHeader};
 use storlab_emu::ServeOptions;
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 
 const MIB: u64 = 1 << 20;
 const SIZE: u64 = 1 << 30;

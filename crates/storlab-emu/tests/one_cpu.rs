@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use common::*;
 use storlab_emu::ServeOptions;
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 
 /// Pin the calling thread (and the threads it starts) to one CPU it may
 /// run on now.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use storlab_emu::proto::*;
 use storlab_emu::{BlockSizes, ServeOptions, StoreSpec};
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 
 const MIB: u64 = 1 << 20;
 

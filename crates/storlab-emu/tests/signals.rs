@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::*;
 use storlab_emu::{serve, ServeOptions, ShutdownHandle, StoreSpec};
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 
 #[test]
 fn sigusr1_cuts_power_and_sigterm_shuts_down_cleanly() {

@@ -6,7 +6,7 @@
 //! [`AppDriver`] it gives back beside the fio threads of its phase.
 //! `storlab_apps::simulate` runs a job file with the application models.
 
-use storlab_model::fs::FileLayer;
+use storlab_model::host::fs::FileLayer;
 use storlab_model::host::HostConfig;
 use storlab_pmem::model::NvmmParams;
 use storlab_workload::fio::JobSpec;

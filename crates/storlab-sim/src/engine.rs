@@ -7,7 +7,7 @@
 //! loop). Events are kept in order of (time, insertion sequence), so ties
 //! break by insertion order and a run is deterministic.
 
-use storlab_model::fs::{FileLayer, FileOp, FileReq, FS_TOKEN};
+use storlab_model::host::fs::{FileLayer, FileOp, FileReq, FS_TOKEN};
 use storlab_model::host::{Host, HostCx, HostIo};
 use storlab_model::{Nanos, Op};
 

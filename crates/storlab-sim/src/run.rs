@@ -21,7 +21,7 @@ use crate::engine::{
 use crate::replay::{ReplayMode, ReplayTally, TraceSource, DEFAULT_ALIGN};
 use crate::stats::JobStats;
 pub use crate::summary::{config_json, RunResult, RunSummary};
-use storlab_model::fs::{FileLayer, Layout};
+use storlab_model::host::fs::{FileLayer, Layout};
 use storlab_model::host::FileSystem;
 
 /// Why a run failed.
@@ -309,7 +309,7 @@ pub fn simulate_with(
 ///   `FALLOC_FL_KEEP_SIZE` for `keep`), which on XFS and ext4 leaves
 ///   unwritten extents ([`Layout::Unwritten`]: reads of them return zeros
 ///   without IO, a first write converts at completion) and on tmpfs and
-///   PMFS allocated blocks ([`storlab_model::fs::Behaviour::fallocate`]);
+///   PMFS allocated blocks ([`storlab_model::host::fs::Behaviour::fallocate`]);
 /// - on ext3, which has no fallocate(2): `native` falls back to no
 ///   preallocation, as fio's `native_fallocate` carries on when the call
 ///   fails ([`Layout::Sparse`]); `posix` is glibc's emulation, a zero byte
@@ -382,7 +382,7 @@ fn lay_out_files(
             span = span.max(start + len);
         }
         let layout = file_layout(j, layer.kind()).map_err(fail)?;
-        let no_space = |e: storlab_model::fs::FsError| fail(format!("size: {e}"));
+        let no_space = |e: storlab_model::host::fs::FsError| fail(format!("size: {e}"));
         for _ in 0..j.numjobs.max(1) {
             let target = match &j.filename {
                 Some(name) => {

@@ -219,7 +219,7 @@ fn a_second_pass_over_preallocated_blocks_converts_nothing() {
     );
     let lat = |v: &Value, j: usize| v["jobs"][j]["write"]["lat_ns"]["mean"].as_f64().unwrap();
     // the first pass waits for a conversion per write, the second none
-    let conv = storlab_model::fs::FsConfig::default().convert_ns() as f64;
+    let conv = storlab_model::host::fs::FsConfig::default().convert_ns() as f64;
     assert!(
         lat(&both, 0) - lat(&both, 1) > 0.9 * conv,
         "first {} ns, second {} ns",

@@ -1,5 +1,5 @@
 //! `storlab paging`: a memory workload (thrash by default) through the
-//! simulator's model of Linux's swap path (`storlab_model::swap`), on a
+//! simulator's model of Linux's swap path (`storlab_model::host::swap`), on a
 //! preset with a `[swap]` table whose swap device is any preset, beside the
 //! same workload with enough DRAM.
 
@@ -10,7 +10,7 @@ use storlab_model::config::PresetStore;
 
 use storlab_apps::paging::{self, PagingRun};
 use storlab_apps::MemoryApp;
-use storlab_model::swap::{MemWorkload, Pattern};
+use storlab_model::host::swap::{MemWorkload, Pattern};
 use storlab_model::SystemConfig;
 use storlab_sim::report::ReportOptions;
 

@@ -488,7 +488,7 @@ fn replay_closed(
 /// The preconditioning of the configured drive, if any.
 fn preconditioning(cfg: &storlab_model::SystemConfig) -> Option<String> {
     let ssd = cfg.ssd.as_ref()?;
-    (ssd.ftl.precondition != storlab_model::ftl::Precondition::Fresh).then(|| {
+    (ssd.ftl.precondition != storlab_model::devices::flash::ftl::Precondition::Fresh).then(|| {
         // the name the config takes (`aged-replay`, not `agedreplay`)
         serde_json::to_value(ssd.ftl.precondition)
             .ok()

@@ -5,7 +5,7 @@
 //! applications take (the module `innodb` describes the engine).
 
 use serde_json::json;
-use storlab_model::fs::Layout;
+use storlab_model::host::fs::Layout;
 
 use crate::error::AppError;
 use crate::info::{ParamDef, Params};

@@ -44,15 +44,17 @@ fn dirty_victims_are_flushed_through_the_doublewrite_buffer() {
     let writes = e
         .steps
         .iter()
-        .filter(|s| matches!(s, Step::Io(f) | Step::Issue(f) if f.op == storlab_model::fs::FileOp::Write))
+        .filter(|s| matches!(s, Step::Io(f) | Step::Issue(f) if f.op == storlab_model::host::fs::FileOp::Write))
         .count();
     let syncs = e
         .steps
         .iter()
-        .filter(|s| matches!(s, Step::Io(f) if f.op == storlab_model::fs::FileOp::Fsync))
+        .filter(|s| matches!(s, Step::Io(f) if f.op == storlab_model::host::fs::FileOp::Fsync))
         .count();
     assert_eq!((writes, syncs), (2, 2), "{:?}", e.steps);
-    assert!(matches!(e.steps.last(), Some(Step::Io(f)) if f.op == storlab_model::fs::FileOp::Read));
+    assert!(
+        matches!(e.steps.last(), Some(Step::Io(f)) if f.op == storlab_model::host::fs::FileOp::Read)
+    );
 }
 
 #[test]

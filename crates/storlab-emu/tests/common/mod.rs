@@ -10,7 +10,7 @@ use std::time::Duration;
 use storlab_emu::proto::*;
 use storlab_emu::request::{encode_header, RequestHeader};
 use storlab_emu::{spawn, ServeOptions, ServerHandle};
-use storlab_model::fixed::FixedLatency;
+use storlab_model::devices::fixed::FixedLatency;
 use storlab_model::Device;
 
 #[path = "chain.rs"]

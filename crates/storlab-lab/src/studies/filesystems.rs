@@ -1,7 +1,7 @@
 //! File systems as mechanisms (the HASTE study, SC 2010, section V-A):
 //! XDD through XFS and ext3 against the raw device, on the HASTE and DDR
 //! devices and the disk and SSD RAIDs (docs/spec/workloads.md, "Raw device and file
-//! access"; the file-system layer is `storlab_model::fs`).
+//! access"; the file-system layer is `storlab_model::host::fs`).
 //!
 //! The XDD runs: 16 threads, one request outstanding each, direct IO, one
 //! file shared by every thread; 4 MB sequential (each thread streams its

@@ -1,7 +1,7 @@
 //! Paging through Linux's swap path (the HASTE study's Fig. 9; docs/spec/hybrid.md,
 //! paging): thrash (16 threads, random updates of their own parts of an
 //! array after touching every page) on the swap model
-//! (`storlab_model::swap`, preset `swap-linux`) with each device as the
+//! (`storlab_model::host::swap`, preset `swap-linux`) with each device as the
 //! swap device, in updates per second relative to the same run with
 //! enough DRAM.
 //!
@@ -15,7 +15,7 @@
 
 use rayon::prelude::*;
 use storlab_model::config::PresetStore;
-use storlab_model::swap::{self, MemReport, MemWorkload, PAGE};
+use storlab_model::host::swap::{self, MemReport, MemWorkload, PAGE};
 use storlab_model::SystemConfig;
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};

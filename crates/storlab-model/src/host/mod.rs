@@ -18,10 +18,8 @@ pub mod swap;
 #[cfg(test)]
 mod tests;
 
-// ---- old paths, removed once the workspace uses the new ones (issue 56) ----
-// `storlab_model::host::X` named the items of the old host.rs, whose module
-// this layer's folder now is, so they are re-exported here rather than in
-// lib.rs.
+// the host stack's main items, so users name them by the layer
+// (`storlab_model::host::HostConfig`) rather than by file
 pub use config::*;
 pub use io::*;
 pub use jitter::Jitter;

@@ -591,7 +591,7 @@ impl<'a> Replay<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storlab_model::fixed::FixedLatency;
+    use storlab_model::devices::fixed::FixedLatency;
     use storlab_trace::closed::load_from;
 
     fn trace(lines: &str) -> ClosedTrace {

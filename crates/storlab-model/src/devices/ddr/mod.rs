@@ -4,3 +4,7 @@
 
 pub mod nvmm;
 pub mod ramdisk;
+
+// the folder's main items, so users name them by the layer
+// (`storlab_model::devices::flash::SsdConfig`) rather than by file
+pub use ramdisk::*;

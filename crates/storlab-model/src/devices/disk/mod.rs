@@ -42,3 +42,9 @@ pub mod config;
 pub mod drive;
 pub mod geometry;
 mod queue;
+
+// the folder's main items, so users name them by the layer
+// (`storlab_model::devices::flash::SsdConfig`) rather than by file
+pub use config::*;
+pub use drive::*;
+pub use geometry::*;

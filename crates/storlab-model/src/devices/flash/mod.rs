@@ -47,5 +47,10 @@ mod requests;
 mod spread;
 pub mod ssd;
 
+// the folder's main items, so users name them by the layer
+// (`storlab_model::devices::flash::SsdConfig`) rather than by file
+pub use config::*;
+pub use ssd::*;
+
 #[cfg(test)]
 mod tests;

@@ -21,3 +21,8 @@ pub mod config;
 mod datapath;
 mod interface;
 pub mod wear;
+
+// the folder's main items, so users name them by the layer
+// (`storlab_model::devices::flash::SsdConfig`) rather than by file
+pub use array::*;
+pub use config::*;

@@ -8,3 +8,9 @@ pub mod controller_cache;
 pub mod flash_cache;
 mod lines;
 mod requests;
+
+// the folder's main items, so users name them by the layer
+// (`storlab_model::devices::flash::SsdConfig`) rather than by file
+pub use config::*;
+pub use controller_cache::{CacheConfig, ControllerCache, DestageOrder};
+pub use flash_cache::*;

@@ -102,3 +102,11 @@ pub mod layer;
 mod path;
 pub mod request;
 pub mod state;
+
+// the folder's main items, so users name them by the layer
+// (`storlab_model::devices::flash::SsdConfig`) rather than by file
+pub use behaviour::*;
+pub use config::*;
+pub use layer::*;
+pub use request::*;
+pub use state::*;

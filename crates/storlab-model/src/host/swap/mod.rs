@@ -87,5 +87,11 @@ pub mod machine;
 mod reclaim;
 pub mod workload;
 
+// the folder's main items, so users name them by the layer
+// (`storlab_model::devices::flash::SsdConfig`) rather than by file
+pub use config::*;
+pub use machine::*;
+pub use workload::*;
+
 #[cfg(test)]
 mod tests;

@@ -43,5 +43,12 @@ mod mapping;
 mod precondition;
 mod wear;
 
+// the folder's main items, so users name them by the layer
+// (`storlab_model::devices::flash::SsdConfig`) rather than by file
+pub use config::*;
+pub use layer::*;
+pub use steady::AGE_REPLAY_MAX_UNITS;
+pub use types::*;
+
 #[cfg(test)]
 mod tests;

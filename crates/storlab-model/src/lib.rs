@@ -10,6 +10,7 @@ pub mod config;
 pub mod device;
 pub mod devices;
 pub mod host;
+pub mod link;
 pub mod media;
 pub mod presets;
 pub mod report;

@@ -6,19 +6,14 @@
 //!
 //! Without a bandwidth, requests are independent (unlimited parallelism).
 //! With one, every request's bytes also cross one shared channel in
-//! arrival order (an FCFS [`Timeline`]): a request ends its latency after
+//! arrival order (a [`MemoryBus`], FCFS): a request ends its latency after
 //! its transfer ends, so a lone request takes `latency + len / bandwidth`
 //! and many together are bounded by the bandwidth.
 
 use crate::breakdown::Component;
 use crate::device::{Cx, DevRequest, Device, Nanos};
+use crate::link::ddr::MemoryBus;
 use crate::report::{DeviceReport, Utilisation};
-use crate::units::Timeline;
-
-/// Longest transfer one request may take (a slower one is cut to this):
-/// sums of many stay within the u64 clock, and a run reaching them ends at
-/// the engine's horizon (2^62 ns) with an error.
-const MAX_STEP_NS: u64 = 1 << 50;
 
 /// Every request completes `latency_ns` after it arrives (after its
 /// transfer, with a bandwidth).
@@ -26,9 +21,8 @@ const MAX_STEP_NS: u64 = 1 << 50;
 pub struct FixedLatency {
     latency_ns: Nanos,
     capacity: u64,
-    /// Bytes per second of the shared channel; `None`: unlimited.
-    bandwidth: Option<u64>,
-    channel: Timeline,
+    /// The shared channel (at the bandwidth); `None`: unlimited.
+    channel: Option<MemoryBus>,
 }
 
 impl FixedLatency {
@@ -37,31 +31,28 @@ impl FixedLatency {
         Self {
             latency_ns,
             capacity,
-            bandwidth: None,
-            channel: Timeline::default(),
+            channel: None,
         }
     }
 
     /// The same device whose requests also share one channel of
     /// `bytes_per_s` (at least 1).
     pub fn with_bandwidth(mut self, bytes_per_s: u64) -> Self {
-        self.bandwidth = Some(bytes_per_s.max(1));
+        self.channel = Some(MemoryBus::new(bytes_per_s.max(1)));
         self
     }
 }
 
 impl Device for FixedLatency {
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
-        let Some(bw) = self.bandwidth else {
+        let Some(channel) = &mut self.channel else {
             cx.done_mut(req.id, now + self.latency_ns)
                 .add(Component::Media, self.latency_ns);
             return;
         };
-        let xfer = crate::units::xfer_ns_capped(req.len, bw, MAX_STEP_NS);
-        let start = now.max(self.channel.free_at);
-        self.channel.free_at = start.saturating_add(xfer);
-        self.channel.busy_ns = self.channel.busy_ns.saturating_add(xfer);
-        let bd = cx.done_mut(req.id, self.channel.free_at.saturating_add(self.latency_ns));
+        let xfer = channel.xfer_ns(req.len);
+        let (start, end) = channel.occupy(now, xfer);
+        let bd = cx.done_mut(req.id, end.saturating_add(self.latency_ns));
         bd.add(Component::DeviceQueue, start - now);
         bd.add(Component::Link, xfer);
         bd.add(Component::Media, self.latency_ns);
@@ -71,13 +62,13 @@ impl Device for FixedLatency {
         self.capacity
     }
     fn report(&self, now: Nanos) -> DeviceReport {
-        if self.bandwidth.is_none() {
+        let Some(channel) = &self.channel else {
             return DeviceReport::default();
-        }
+        };
         DeviceReport {
             utilisation: vec![Utilisation {
                 resource: "channel".into(),
-                busy: self.channel.utilisation(now),
+                busy: channel.utilisation(now),
             }],
             ..Default::default()
         }

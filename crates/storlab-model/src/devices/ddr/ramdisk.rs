@@ -24,7 +24,7 @@
 //! dram_ns`.
 //!
 //! The memory controllers are shared by every core: each copy reserves
-//! the RAM disk's channels (one FCFS [`Timeline`] at `bus_bytes_per_s *
+//! the RAM disk's channels (one FCFS [`MemoryBus`] at `bus_bytes_per_s *
 //! bus_efficiency * disk_channels / channels`) for the bytes it moves over
 //! them, which is more than the bytes copied: reading into a missed user
 //! line fetches it for ownership and later writes it back, and so does
@@ -39,14 +39,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::breakdown::Component;
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
+use crate::link::ddr::{MemoryBus, MAX_STEP_NS};
 use crate::media::MediaConfig;
 use crate::report::{DeviceReport, Utilisation};
-use crate::units::{FixedDiv, Timeline};
-
-/// Longest step one copy may take: sums of a few thousand such steps stay
-/// within the u64 clock, and a run that reaches them ends at the engine's
-/// horizon (2^62 ns) with an error.
-const MAX_STEP_NS: u64 = 1 << 50;
+use crate::units::FixedDiv;
 
 /// Configuration of a DDR-attached RAM disk.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -125,10 +121,9 @@ pub struct DdrRamDisk {
     cfg: DdrConfig,
     media: MediaConfig,
     capacity: u64,
-    /// The RAM disk's channels (`disk_channels`), one FCFS server.
-    bus: Timeline,
-    /// Sustained bandwidth of the RAM disk's channels, bytes per second.
-    bus_rate: u64,
+    /// The RAM disk's channels (`disk_channels`), one FCFS server at
+    /// their sustained bandwidth.
+    bus: MemoryBus,
     /// 1 / `core_mlp`.
     inv_mlp: f64,
     line_div: FixedDiv,
@@ -168,17 +163,19 @@ impl CopyMemo {
 impl DdrRamDisk {
     /// Build from a validated configuration.
     pub fn new(cfg: DdrConfig, media: MediaConfig, capacity: u64) -> Self {
-        let bus_rate = ((cfg.bus_bytes_per_s as f64 * cfg.bus_efficiency * cfg.disk_channels as f64
-            / cfg.channels as f64) as u64)
-            .max(1);
+        let bus = MemoryBus::channels(
+            cfg.bus_bytes_per_s,
+            cfg.bus_efficiency,
+            cfg.disk_channels,
+            cfg.channels,
+        );
         Self {
             line_div: FixedDiv::new(cfg.line_bytes),
-            bus_rate,
+            bus,
             inv_mlp: 1.0 / cfg.core_mlp,
             cfg,
             media,
             capacity,
-            bus: Timeline::default(),
             lines: 0,
             bus_bytes: 0,
             memo: [CopyMemo::EMPTY; 2],
@@ -257,7 +254,7 @@ impl DdrRamDisk {
     /// Time the bus is busy moving `traffic` bytes.
     #[inline]
     fn bus_ns(&self, traffic: u64) -> u64 {
-        crate::units::xfer_ns_capped(traffic, self.bus_rate, MAX_STEP_NS)
+        self.bus.xfer_ns(traffic)
     }
 }
 
@@ -286,10 +283,8 @@ impl Device for DdrRamDisk {
         };
         // the disk's channels are shared: this copy's traffic on them
         // occupies them, in order
-        let start = now.max(self.bus.free_at);
-        self.bus.free_at = start.saturating_add(occupancy);
-        self.bus.busy_ns = self.bus.busy_ns.saturating_add(occupancy);
-        let at = now.saturating_add(copy).max(self.bus.free_at);
+        let (_, bus_end) = self.bus.occupy(now, occupancy);
+        let at = now.saturating_add(copy).max(bus_end);
         self.lines = self.lines.saturating_add(lines);
         self.bus_bytes = self.bus_bytes.saturating_add(traffic);
         let bd = cx.done_mut(req.id, at);

@@ -7,8 +7,9 @@ use std::collections::VecDeque;
 use crate::breakdown::{Breakdown, Component};
 use crate::config::{check_range, ConfigError};
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
+use crate::link::duplex::{Dir, Link};
 use crate::report::{DeviceReport, Utilisation};
-use crate::units::{xfer_ns, Timeline};
+use crate::units::{Rw, Timeline};
 
 use super::config::{DiskConfig, DiskScheduler};
 use super::geometry::Geometry;
@@ -95,7 +96,8 @@ pub struct Disk {
     /// The running unstaged write's data transfer (link wait included).
     cur_data_ns: u64,
     queue: MQueue,
-    link: Timeline,
+    /// The interface (SATA or SAS: half duplex, no fixed cost).
+    link: Link,
     reqs: Vec<Req>,
     free: Vec<u32>,
     tags: crate::units::Tags,
@@ -124,7 +126,14 @@ impl Disk {
             cur_start: 0,
             cur_data_ns: 0,
             queue: MQueue::default(),
-            link: Timeline::default(),
+            link: Link::new(
+                Rw {
+                    read: cfg.link_bytes_per_s,
+                    write: cfg.link_bytes_per_s,
+                },
+                Rw::default(),
+                false,
+            ),
             reqs: Vec::new(),
             free: Vec::new(),
             tags: crate::units::Tags::new(cfg.queue_depth),
@@ -346,9 +355,8 @@ impl Disk {
                 bd.add(Component::Controller, self.cfg.command_ns.write);
                 now + self.cfg.command_ns.write
             } else {
-                let dur = xfer_ns(r.bytes, self.cfg.link_bytes_per_s);
-                let s = self.link.reserve(now, dur);
-                bd.add(Component::Link, s + dur - now);
+                let (_, end) = self.link.move_to_host(now, r.bytes);
+                bd.add(Component::Link, end - now);
                 bd.add(Component::Controller, self.cfg.command_ns.read);
                 // the drive reads ahead from here while the arm is idle
                 self.remember(op.lba, op.lba + op.n);
@@ -364,7 +372,7 @@ impl Disk {
                         });
                     }
                 }
-                s + dur + self.cfg.command_ns.read
+                end + self.cfg.command_ns.read
             };
             self.reqs[ri as usize].bd = bd;
             self.finish(at, ri, cx);
@@ -399,13 +407,12 @@ impl Disk {
     /// Write data crosses the link; `EV_WDATA` when it is in the buffer.
     fn write_in(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
-        let dur = xfer_ns(r.bytes, self.cfg.link_bytes_per_s);
-        let s = self.link.reserve(now, dur);
+        let (_, end) = self.link.move_to_device(now, r.bytes);
         let rm = &mut self.reqs[ri as usize];
         let waited = (now - rm.arrival).saturating_sub(rm.bd.total());
         rm.bd.add(Component::DeviceQueue, waited);
-        rm.bd.add(Component::Link, s + dur - now);
-        cx.wake(s + dur, Self::tok(EV_WDATA, ri));
+        rm.bd.add(Component::Link, end - now);
+        cx.wake(end, Self::tok(EV_WDATA, ri));
     }
 
     fn admit(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
@@ -498,22 +505,20 @@ impl Disk {
     /// Returns how long the data holds the write back beyond the seek, and
     /// records the transfer (link wait and time) for the breakdown.
     fn fetch_write_data(&mut self, now: Nanos, ri: u32, seek: u64) -> u64 {
-        let dur = xfer_ns(self.reqs[ri as usize].bytes, self.cfg.link_bytes_per_s);
-        let s = self.link.reserve(now, dur);
-        self.cur_data_ns = s + dur - now;
+        let (_, end) = self.link.move_to_device(now, self.reqs[ri as usize].bytes);
+        self.cur_data_ns = end - now;
         self.cur_data_ns.saturating_sub(seek)
     }
 
     /// Serve a read from the buffer once its data is there at `ready`.
     fn hit(&mut self, now: Nanos, ready: Nanos, ri: u32, wait: Component, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
-        let dur = xfer_ns(r.bytes, self.cfg.link_bytes_per_s);
-        let s = self.link.reserve(ready, dur);
+        let (_, end) = self.link.move_to_host(ready, r.bytes);
         let rm = &mut self.reqs[ri as usize];
         rm.bd.add(wait, ready - now);
-        rm.bd.add(Component::Link, s + dur - ready);
+        rm.bd.add(Component::Link, end - ready);
         rm.bd.add(Component::Controller, self.cfg.command_ns.read);
-        self.finish(s + dur + self.cfg.command_ns.read, ri, cx);
+        self.finish(end + self.cfg.command_ns.read, ri, cx);
     }
 
     fn write_data_in(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
@@ -614,7 +619,7 @@ impl Device for Disk {
                 },
                 Utilisation {
                     resource: "link".into(),
-                    busy: self.link.utilisation(now),
+                    busy: self.link.utilisation(Dir::ToHost, now),
                 },
             ],
             power: Vec::new(),

@@ -5,6 +5,7 @@
 
 use crate::breakdown::Component;
 use crate::device::{Cx, Nanos, Op};
+use crate::link::duplex::Dir;
 
 use super::ftl::types::{Mapping, NandKind, NONE};
 use super::nand::{FOp, WOp};
@@ -47,11 +48,12 @@ impl Ssd {
                 }
                 let dur = self.cfg.command_ns.write;
                 let s = self.ctrl.reserve(now, dur);
-                let at = s + dur + self.cfg.link_latency_ns.write;
+                let lat = self.link.latency_ns(Dir::ToDevice);
+                let at = s + dur + lat;
                 let rm = &mut self.reqs[ri as usize];
                 rm.bd.add(Component::DeviceQueue, s - now);
                 rm.bd.add(Component::Controller, dur);
-                rm.bd.add(Component::Link, self.cfg.link_latency_ns.write);
+                rm.bd.add(Component::Link, lat);
                 self.finish(at, ri, cx);
             }
             Op::Flush => {
@@ -78,8 +80,7 @@ impl Ssd {
         // waited for buffer space may have lost the one fetched at submit)
         self.ftl.prefetch(r.lpn0);
         self.wpipe.push_back(r.lpn0);
-        let lat = self.cfg.link_latency_ns.write;
-        let in_end = self.link_in(now + lat, r.bytes);
+        let (_, in_end) = self.link.move_to_device(now, r.bytes);
         let map_ns = if self.map.is_some() {
             self.map_write(now, r.lpn0, r.units, cx)
         } else {
@@ -276,7 +277,7 @@ impl Ssd {
         rm.pending = pending;
         rm.data_done = now;
         if hit_units > 0 {
-            let e = self.link_out(now, hit_units * self.unit);
+            let (_, e) = self.link.move_to_host(now, hit_units * self.unit);
             let rm = &mut self.reqs[ri as usize];
             rm.data_done = e;
             rm.crit = Crit {
@@ -376,7 +377,7 @@ impl Ssd {
     /// Data of `units` units of op `o` reached the controller for request
     /// `ri`: move it to the host.
     pub(super) fn deliver(&mut self, now: Nanos, ri: u32, o: &FOp, units: u32, cx: &mut Cx) {
-        let e = self.link_out(now, units as u64 * self.unit);
+        let (_, e) = self.link.move_to_host(now, units as u64 * self.unit);
         let rm = &mut self.reqs[ri as usize];
         if e >= rm.data_done {
             rm.data_done = e;

@@ -1,6 +1,6 @@
-//! The solid-state drive's state: its requests, dies, channels, link,
-//! controller, write buffer, read-ahead and counters; building it (with
-//! its FTL, preconditioned), the host link's transfers, completions, and
+//! The solid-state drive's state: its requests, dies, channels, host link
+//! (a [`Link`], PCIe or SATA), controller, write buffer, read-ahead and
+//! counters; building it (with its FTL, preconditioned), completions, and
 //! the drive as a [`Device`].
 
 use std::collections::{BTreeMap, VecDeque};
@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::breakdown::{Breakdown, Component};
 use crate::config::ConfigError;
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
+use crate::link::duplex::{Dir, Link};
 use crate::report::{DeviceReport, Utilisation, Wear};
 use crate::units::{xfer_ns, Timeline};
 
@@ -121,7 +122,8 @@ pub struct Ssd {
     /// Dies programming on each channel (counted only with
     /// `programs_per_channel` set).
     pub(super) programming: Vec<u32>,
-    pub(super) link: [Timeline; 2],
+    /// The host link (PCIe or SATA).
+    pub(super) link: Link,
     pub(super) ctrl: Timeline,
     pub(super) reqs: Vec<Req>,
     pub(super) free_reqs: Vec<u32>,
@@ -203,7 +205,7 @@ impl Ssd {
             dies,
             channels: vec![Timeline::default(); n.channels as usize],
             programming: vec![0; n.channels as usize],
-            link: [Timeline::default(); 2],
+            link: Link::new(cfg.link_bytes_per_s, cfg.link_latency_ns, cfg.link_duplex),
             ctrl: Timeline::default(),
             reqs: Vec::new(),
             free_reqs: Vec::new(),
@@ -254,25 +256,8 @@ impl Ssd {
         crate::units::slab_insert(&mut self.reqs, &mut self.free_reqs, r)
     }
 
-    /// Move `bytes` to the host; returns when the last byte is there.
-    #[inline]
-    pub(super) fn link_out(&mut self, at: Nanos, bytes: u64) -> Nanos {
-        let dur = xfer_ns(bytes, self.cfg.link_bytes_per_s.read);
-        let s = self.link[0].reserve(at, dur);
-        s + dur
-    }
-
-    /// Move `bytes` from the host; returns when the last byte is here.
-    #[inline]
-    pub(super) fn link_in(&mut self, at: Nanos, bytes: u64) -> Nanos {
-        let dur = xfer_ns(bytes, self.cfg.link_bytes_per_s.write);
-        let i = if self.cfg.link_duplex { 1 } else { 0 };
-        let s = self.link[i].reserve(at, dur);
-        s + dur
-    }
-
     pub(super) fn finish_read(&mut self, ri: u32, cx: &mut Cx) {
-        let lat = self.cfg.link_latency_ns.read;
+        let lat = self.link.latency_ns(Dir::ToHost);
         let rm = &mut self.reqs[ri as usize];
         let crit = rm.crit;
         crit.merge_into(&mut rm.bd);
@@ -368,11 +353,11 @@ impl Device for Ssd {
         let mut utilisation = vec![
             Utilisation {
                 resource: "link.device_to_host".into(),
-                busy: frac(self.link[0].busy_ns),
+                busy: frac(self.link.busy_ns(Dir::ToHost)),
             },
             Utilisation {
                 resource: "link.host_to_device".into(),
-                busy: frac(self.link[1].busy_ns),
+                busy: frac(self.link.busy_ns(Dir::ToDevice)),
             },
             Utilisation {
                 resource: "controller".into(),

@@ -6,8 +6,9 @@ use std::collections::VecDeque;
 
 use crate::breakdown::Component;
 use crate::device::{Cx, Nanos, Op};
+use crate::link::duplex::Link;
 use crate::media::MediaConfig;
-use crate::units::{xfer_ns, FixedDiv, Timeline};
+use crate::units::{FixedDiv, RateNs, Timeline};
 
 use super::config::{PcieArrayConfig, PowerConfig, QueuePolicy};
 use super::wear::StartGap;
@@ -18,36 +19,6 @@ pub(super) const EV_CTRL_FREE: u64 = 2; // controller can start its next op
 pub(super) const EV_CTRL_DONE: u64 = 3; // media op finished (write: transfer done; read: data in out-queue)
 pub(super) const EV_XFER_DONE: u64 = 4; // read: DMA to host finished
 pub(super) const EV_BUF_FREE: u64 = 6; // write: last byte left the buffer over the ring
-
-/// [`xfer_ns`] at one rate, remembering the last length asked: a
-/// request's transfers mostly share one size, and a 64-bit division costs
-/// tens of cycles (several per simulated IO). Same answers as `xfer_ns`.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct RateNs {
-    bytes_per_s: u64,
-    len: u64,
-    ns: u64,
-}
-
-impl RateNs {
-    fn new(bytes_per_s: u64) -> Self {
-        RateNs {
-            bytes_per_s,
-            len: 0,
-            ns: xfer_ns(0, bytes_per_s),
-        }
-    }
-
-    /// `xfer_ns(len, bytes_per_s)`.
-    #[inline]
-    pub(super) fn ns(&mut self, len: u64) -> u64 {
-        if len != self.len {
-            self.len = len;
-            self.ns = xfer_ns(len, self.bytes_per_s);
-        }
-        self.ns
-    }
-}
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Req {
@@ -121,9 +92,7 @@ pub struct PcieArray {
     pub(super) media: MediaConfig,
     pub(super) power: PowerConfig,
     pub(super) capacity: u64,
-    /// Transfer times over the link (past u64 bytes/s the link is no
-    /// bottleneck at all), the ring and a controller's stream.
-    pub(super) link_t: RateNs,
+    /// Transfer times over the ring and a controller's stream.
     pub(super) ring_t: RateNs,
     pub(super) ctrl_t: RateNs,
     /// Divisions by the stripe, row and buffer sizes and the controller
@@ -148,7 +117,8 @@ pub struct PcieArray {
     pub(super) buffers_free: u32,
     /// Reads with data in a controller out-queue, waiting for a buffer.
     pub(super) buffer_waiters: VecDeque<u32>,
-    pub(super) link: [Timeline; 2],
+    /// The PCIe link's DMA, both directions at once.
+    pub(super) link: Link,
     pub(super) ring: Timeline,
     pub(super) ctrls: Vec<Ctrl>,
     pub(super) wear: Vec<StartGap>,
@@ -189,7 +159,11 @@ impl PcieArray {
             .map(|i| StartGap::new(lines, cfg.start_gap_psi, 0x5eed + i as u64))
             .collect();
         Self {
-            link_t: RateNs::new(cfg.lane_bytes_per_s.saturating_mul(cfg.link_lanes as u64)),
+            link: crate::link::pcie::lanes(
+                cfg.lane_bytes_per_s,
+                cfg.link_lanes,
+                cfg.dma_latency_ns,
+            ),
             ring_t: RateNs::new(cfg.ring_bytes_per_s),
             ctrl_t: RateNs::new(cfg.controller_bytes_per_s),
             stripe_div: FixedDiv::new(cfg.stripe_bytes),
@@ -214,7 +188,6 @@ impl PcieArray {
             tag_wait: VecDeque::new(),
             in_device: 0,
             buffer_waiters: VecDeque::new(),
-            link: [Timeline::default(); 2],
             ring: Timeline::default(),
             next_seq: 0,
             done_window: VecDeque::new(),

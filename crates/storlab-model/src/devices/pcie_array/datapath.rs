@@ -3,6 +3,7 @@
 //! rows, and the scheduler buffers the transfers hold on the way.
 
 use crate::device::{Cx, Nanos, Op};
+use crate::link::duplex::Dir;
 
 use super::array::{
     PcieArray, Xfer, EV_BUF_FREE, EV_CTRL_DONE, EV_CTRL_FREE, EV_DMA_DONE, EV_RING_W, EV_XFER_DONE,
@@ -36,12 +37,11 @@ impl PcieArray {
             // DMA host → buffer: first bytes after the DMA latency, at link rate
             self.buffers_free -= 1;
             self.last_grant_read = false;
-            let dur = self.link_t.ns(len);
-            let start = self.link[1].reserve(now + self.cfg.dma_latency_ns.write, dur);
+            let (start, end) = self.link.move_to_device(now, len);
             let xm = &mut self.xfers[xi as usize];
-            xm.stream_end = start + dur;
-            self.xpath[xi as usize].link += start + dur - now;
-            xm.t_mark = start + dur;
+            xm.stream_end = end;
+            self.xpath[xi as usize].link += end - now;
+            xm.t_mark = end;
             cx.wake(start, Self::tok(EV_DMA_DONE, xi));
         } else {
             self.ctrls[ctrl as usize].pending_reads += 1;
@@ -176,16 +176,18 @@ impl PcieArray {
     /// paced by the link, which is slower than the ring, so it needs only
     /// part of the ring's bandwidth: concurrent streams share the ring as
     /// long as its total work fits (the ring's backlog is absorbed within
-    /// the stream's own duration). Returns (first byte out, last byte out).
+    /// the stream's own duration). `dir`: the link direction pacing it.
+    /// Returns (first byte out, last byte out).
     fn ring_stream(
         &mut self,
         now: Nanos,
         len: u64,
         upstream_end: Nanos,
         lat: Nanos,
+        dir: Dir,
     ) -> (Nanos, Nanos) {
         let dur = self.ring_t.ns(len);
-        let window = self.link_t.ns(len).max(dur);
+        let window = self.link.xfer_ns(dir, len).max(dur);
         let backlog = self.ring.free_at.saturating_sub(now);
         let start = self.ring.reserve(now, dur);
         let first = now + backlog.saturating_sub(window - dur) + lat;
@@ -198,8 +200,13 @@ impl PcieArray {
     pub(super) fn ring_write(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
         let x = self.xfers[xi as usize];
         self.ctrls[x.ctrl as usize].in_used = true;
-        let (first, last) =
-            self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.write);
+        let (first, last) = self.ring_stream(
+            now,
+            x.len,
+            x.stream_end,
+            self.cfg.ring_latency_ns.write,
+            Dir::ToDevice,
+        );
         let xm = &mut self.xfers[xi as usize];
         self.xpath[xi as usize].interconnect += last - xm.t_mark;
         xm.t_mark = last;
@@ -216,14 +223,18 @@ impl PcieArray {
         self.buffers_free -= 1;
         self.reads_before_buffer -= 1;
         let x = self.xfers[xi as usize];
-        let (first, last_r) =
-            self.ring_stream(now, x.len, x.stream_end, self.cfg.ring_latency_ns.read);
+        let (first, last_r) = self.ring_stream(
+            now,
+            x.len,
+            x.stream_end,
+            self.cfg.ring_latency_ns.read,
+            Dir::ToHost,
+        );
         // the out-queue empties as the ring drains it
         self.ctrls[x.ctrl as usize].out_used = false;
-        let dur = self.link_t.ns(x.len);
-        let start = self.link[0].reserve(first, dur);
-        let last = (start + dur).max(last_r) + self.cfg.dma_latency_ns.read;
-        self.charge_read_stream(now, xi, first, start, dur, last_r);
+        let (_, end) = self.link.move_to_host(first, x.len);
+        let last = end.max(last_r) + self.link.latency_ns(Dir::ToHost);
+        self.charge_read_stream(now, xi, first, end, last_r);
         let xm = &mut self.xfers[xi as usize];
         xm.t_mark = last;
         xm.t_sched = now; // buffer held from now
@@ -238,15 +249,14 @@ impl PcieArray {
     /// interconnect) and the link its own transfer, its queue and the
     /// DMA's fixed latency; what the stream waits beyond that for a slower
     /// stage upstream goes to that stage (the memory's stream or the
-    /// ring's). `ring_first`: first byte off the ring; `start`, `dur`: the
-    /// link's transfer; `last_r`: last byte off the ring.
+    /// ring's). `ring_first`: first byte off the ring; `end`: the link's
+    /// transfer's last byte; `last_r`: last byte off the ring.
     fn charge_read_stream(
         &mut self,
         now: Nanos,
         xi: u32,
         ring_first: Nanos,
-        start: Nanos,
-        dur: Nanos,
+        end: Nanos,
         last_r: Nanos,
     ) {
         let x = self.xfers[xi as usize];
@@ -254,8 +264,9 @@ impl PcieArray {
         let xp = &mut self.xpath[xi as usize];
         xp.queue += now.saturating_sub(x.t_mark);
         xp.interconnect += ring_first - now;
-        xp.link += start - ring_first + dur + self.cfg.dma_latency_ns.read;
-        let behind = last_r.saturating_sub(start + dur);
+        // the link's queue and transfer, and the DMA's fixed part
+        xp.link += end - ring_first + self.link.latency_ns(Dir::ToHost);
+        let behind = last_r.saturating_sub(end);
         if behind > 0 {
             if x.stream_end + lat_r >= last_r {
                 xp.media += behind;

@@ -2,6 +2,7 @@
 //! events, and its report (utilisation, the Moneta power model, wear).
 
 use crate::device::{Cx, DevRequest, Device, Nanos, Op};
+use crate::link::duplex::Dir;
 use crate::report::{DeviceReport, Power, Utilisation};
 
 use super::array::{
@@ -128,11 +129,11 @@ impl Device for PcieArray {
             },
             Utilisation {
                 resource: "link.device_to_host".into(),
-                busy: frac(self.link[0].busy_ns),
+                busy: frac(self.link.busy_ns(Dir::ToHost)),
             },
             Utilisation {
                 resource: "link.host_to_device".into(),
-                busy: frac(self.link[1].busy_ns),
+                busy: frac(self.link.busy_ns(Dir::ToDevice)),
             },
             Utilisation {
                 resource: "buffers".into(),
@@ -162,7 +163,11 @@ impl Device for PcieArray {
         let u_sched = frac(busy);
         let u_ring = frac(self.ring.busy_ns);
         let u_buf = (self.buffer_ns as f64 / el / self.cfg.buffers as f64).min(1.0);
-        let u_link = frac(self.link[0].busy_ns.max(self.link[1].busy_ns));
+        let u_link = frac(
+            self.link
+                .busy_ns(Dir::ToHost)
+                .max(self.link.busy_ns(Dir::ToDevice)),
+        );
         let u_ctrl: f64 = self.ctrls.iter().map(|c| frac(c.tl.busy_ns)).sum::<f64>()
             / self.ctrls.len().max(1) as f64;
         let n_ctrl = self.ctrls.len() as f64;

@@ -39,8 +39,9 @@ use serde::{Deserialize, Serialize};
 use crate::breakdown::{Breakdown, Component};
 use crate::config::{check_range, ConfigError};
 use crate::device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+use crate::link::duplex::{Dir, Link};
 use crate::report::{DeviceReport, Utilisation};
-use crate::units::{xfer_ns, Rw, Timeline};
+use crate::units::Rw;
 
 use super::lines::LineStore;
 
@@ -190,7 +191,8 @@ pub struct ControllerCache {
     /// entry whose line is no longer dirty, or is being destaged, is
     /// dropped when reached; always empty under the elevator).
     dirty_fifo: VecDeque<u64>,
-    link: [Timeline; 2],
+    /// The host link (PCIe: full duplex).
+    link: Link,
     hreqs: Vec<HReq>,
     hfree: Vec<u32>,
     subs: Vec<Sub>,
@@ -206,6 +208,15 @@ pub struct ControllerCache {
 impl ControllerCache {
     /// A controller with `cfg` in front of `next`.
     pub fn new(cfg: CacheConfig, next: Box<dyn Device>) -> Self {
+        let rate = cfg.link_bytes_per_s;
+        let link = Link::new(
+            Rw {
+                read: rate,
+                write: rate,
+            },
+            cfg.link_latency_ns,
+            true,
+        );
         Self {
             cap_lines: cfg.cache_bytes / cfg.line_bytes,
             cfg,
@@ -215,7 +226,7 @@ impl ControllerCache {
             dirty_count: 0,
             cursor: 0,
             dirty_fifo: VecDeque::new(),
-            link: [Timeline::default(); 2],
+            link,
             hreqs: Vec::new(),
             hfree: Vec::new(),
             subs: Vec::new(),
@@ -409,10 +420,9 @@ impl ControllerCache {
                 for l in l0..l1 {
                     self.insert_clean(l);
                 }
-                let dur = xfer_ns(h.len, self.cfg.link_bytes_per_s);
                 let t = c.at + self.cfg.command_ns.read;
-                let st = self.link[0].reserve(t, dur);
-                let at = st + dur + self.cfg.link_latency_ns.read;
+                let (_, end) = self.link.move_to_host(t, h.len);
+                let at = end + self.link.latency_ns(Dir::ToHost);
                 let hm = &mut self.hreqs[s.host as usize];
                 let mut bd = c.breakdown;
                 bd.add(Component::Controller, self.cfg.command_ns.read);
@@ -508,13 +518,12 @@ impl ControllerCache {
             self.mark_dirty(l);
         }
         self.stats.write_hits += 1;
-        let dur = xfer_ns(h.len, self.cfg.link_bytes_per_s);
-        let st = self.link[1].reserve(now + self.cfg.link_latency_ns.write, dur);
-        let at = st + dur + self.cfg.command_ns.write;
+        let (_, end) = self.link.move_to_device(now, h.len);
+        let at = end + self.cfg.command_ns.write;
         let hm = &mut self.hreqs[hi as usize];
         let waited = now - hm.arrival;
         hm.bd.add(Component::Background, waited);
-        hm.bd.add(Component::Link, st + dur - now);
+        hm.bd.add(Component::Link, end - now);
         hm.bd.add(Component::Controller, self.cfg.command_ns.write);
         self.complete(at, hi, cx);
         true
@@ -542,10 +551,9 @@ impl Device for ControllerCache {
                     for l in l0..l1 {
                         self.lines.touch(l);
                     }
-                    let dur = xfer_ns(req.len, self.cfg.link_bytes_per_s);
                     let t = now + self.cfg.command_ns.read;
-                    let st = self.link[0].reserve(t, dur);
-                    let at = st + dur + self.cfg.link_latency_ns.read;
+                    let (_, end) = self.link.move_to_host(t, req.len);
+                    let at = end + self.link.latency_ns(Dir::ToHost);
                     let hm = &mut self.hreqs[hi as usize];
                     hm.bd.add(Component::Cache, self.cfg.command_ns.read);
                     hm.bd.add(Component::Link, at - t);
@@ -570,11 +578,10 @@ impl Device for ControllerCache {
                     self.drop_line(l);
                     self.insert_clean(l);
                 }
-                let dur = xfer_ns(req.len, self.cfg.link_bytes_per_s);
-                let st = self.link[1].reserve(now + self.cfg.link_latency_ns.write, dur);
+                let (_, end) = self.link.move_to_device(now, req.len);
                 // the device is asked at once, overlapping the host's DMA;
                 // the write completes no earlier than the DMA has ended
-                let s = Sub::for_host(Kind::Through, hi, st + dur);
+                let s = Sub::for_host(Kind::Through, hi, end);
                 self.send(now, s, req, cx);
             }
             Op::Trim => {
@@ -633,11 +640,11 @@ impl Device for ControllerCache {
             utilisation: vec![
                 Utilisation {
                     resource: "link.device_to_host".into(),
-                    busy: self.link[0].utilisation(now),
+                    busy: self.link.utilisation(Dir::ToHost, now),
                 },
                 Utilisation {
                     resource: "link.host_to_device".into(),
-                    busy: self.link[1].utilisation(now),
+                    busy: self.link.utilisation(Dir::ToDevice, now),
                 },
             ],
             power: Vec::new(),

@@ -164,16 +164,31 @@ fn print_runs(out: &mut dyn Write, unit: &str, r: &PagingRun) -> std::io::Result
     let p = &r.paged;
     writeln!(
         out,
-        "  paged:       {:>14.4e} {unit}  ({} major faults, {} minor; {} pages read, {} written)",
-        r.metric, p.major_faults, p.minor_faults, p.pages_read, p.pages_written
+        "  paged:       {:>14} {unit}  ({} major faults, {} minor; {} pages read, {} written)",
+        plain(r.metric),
+        p.major_faults,
+        p.minor_faults,
+        p.pages_read,
+        p.pages_written
     )?;
-    writeln!(out, "  enough DRAM: {:>14.4e} {unit}", r.metric_enough)?;
+    writeln!(out, "  enough DRAM: {:>14} {unit}", plain(r.metric_enough))?;
     writeln!(
         out,
-        "  relative:    {:.3e} ({:.1}x slower)",
-        r.relative,
+        "  relative:    {} ({:.1}x slower)",
+        plain(r.relative),
         1.0 / r.relative.max(f64::MIN_POSITIVE)
     )
+}
+
+/// A rate as people read it: four significant digits, no exponent
+/// (`46781` for 4.6781e4, `0.0004234` for 4.234e-4).
+fn plain(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return format!("{x}");
+    }
+    let digits = x.abs().log10().floor() as i32;
+    let decimals = (3 - digits).max(0) as usize;
+    format!("{x:.decimals$}")
 }
 
 fn human(b: u64) -> String {
@@ -232,4 +247,15 @@ pub fn run_app(
         out.flush()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rates_print_without_an_exponent() {
+        assert_eq!(super::plain(46781.0), "46781");
+        assert_eq!(super::plain(4.6781), "4.678");
+        assert_eq!(super::plain(0.00042341), "0.0004234");
+        assert_eq!(super::plain(0.0), "0");
+    }
 }

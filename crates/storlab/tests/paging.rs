@@ -90,6 +90,23 @@ fn the_text_report_names_the_swap_device() {
         text.contains("swap on raid-ssd") && text.contains("slower"),
         "{text}"
     );
+    // rates as people read them, not `4.6781e4 accesses/s`
+    for l in text
+        .lines()
+        .filter(|l| l.contains("paged:") || l.contains("enough DRAM:") || l.contains("relative:"))
+    {
+        let number = l
+            .split(':')
+            .nth(1)
+            .unwrap_or("")
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
+        assert!(
+            number.parse::<f64>().is_ok() && !number.contains('e'),
+            "{l}"
+        );
+    }
 }
 
 #[test]

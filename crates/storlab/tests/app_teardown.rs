@@ -227,6 +227,14 @@ fn list_names_every_application_and_its_package() {
             "{app} is not installed here: {line}"
         );
     }
+    // one default scale per line: postmark's column says 0.05 and its
+    // description says when it is 0.005 instead (issue 60), not "default 0.005"
+    let postmark = text.lines().find(|l| l.starts_with("postmark ")).unwrap();
+    assert!(postmark.contains(" 0.05 "), "{postmark}");
+    assert!(
+        !postmark.contains("default scale 0.005") && postmark.contains("--direct"),
+        "{postmark}"
+    );
     // each subcommand's help points to the other
     let h = s.run(&["app", "--help"]);
     assert!(String::from_utf8_lossy(&h.stdout).contains("`storlab apps`"));

@@ -41,7 +41,7 @@ impl App for Postmark {
         "postmark"
     }
     fn about(&self) -> &'static str {
-        "postmark: a pool of files, transactions of read/append + create/delete; --direct mounts sync (default scale 0.005)"
+        "postmark: a pool of files, transactions of read/append + create/delete; --direct mounts sync, and its default scale is then 0.005"
     }
     fn needs(&self) -> Vec<(&'static str, &'static str)> {
         vec![("postmark", "postmark")]

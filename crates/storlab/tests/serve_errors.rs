@@ -39,7 +39,7 @@ fn bad_serve_options_name_what_is_wrong() {
         ),
         (
             &["--size", "0", "--socket", sock],
-            "0: an export needs at least one byte",
+            "0: needs at least one byte (leave --size out for the device's capacity)",
         ),
         (
             &["--listen", "10.0.0.1:10809"],

@@ -32,7 +32,7 @@ pub struct RunOpts {
     #[arg(long, default_value = "xfs", value_parser = ["xfs", "ext4"])]
     pub fs: String,
     /// Size of the emulated device (K, M, G, T: binary units).
-    #[arg(long, default_value = "8G", value_parser = crate::serve::parse_size)]
+    #[arg(long, default_value = "8G", value_parser = parse_app_size)]
     pub size: u64,
     /// How long a timed application runs (`60s`, `2m`, `500ms`).
     #[arg(long, value_parser = parse_duration)]
@@ -197,4 +197,10 @@ impl RunOpts {
             .with_context(|| format!("device '{device}'"))?;
         Ok(())
     }
+}
+
+/// `app run --size`: a zero points to the default (8G), not to the
+/// device's capacity as `serve --size`'s does.
+fn parse_app_size(s: &str) -> Result<u64, String> {
+    crate::serve::nonzero_size(s, " (leave --size out for app run's default, 8G)")
 }

@@ -19,12 +19,14 @@
 //! Modules: one per application (or family of programs); [`kit`] (shared
 //! structures: buffer pool, B-tree levels); [`model`] (the interface a
 //! closed-loop model implements); [`driver`] (the closed-loop driver);
-//! [`info`] and [`error`] (what an application is, its parameters and
+//! [`host`] (the studies' machines, and how a CPU cost carries between
+//! them); [`info`] and [`error`] (what an application is, its parameters and
 //! errors); [`registry`] (the list); [`run`] (the runs).
 #![deny(missing_docs)]
 
 pub mod driver;
 pub mod error;
+pub mod host;
 pub mod info;
 pub mod kit;
 pub mod model;

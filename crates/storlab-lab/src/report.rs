@@ -363,6 +363,9 @@ pub struct Summary {
     pub scored: usize,
     /// Median relative error over the scored rows.
     pub median_error: f64,
+    /// Median relative error over the numeric inputs (the fitted rows,
+    /// reported apart from the predictions).
+    pub input_median_error: f64,
     /// Scored rows whose model figure is more than twice, or less than
     /// half, the published one.
     pub beyond_2x: usize,
@@ -392,6 +395,7 @@ impl Summary {
     fn of_rows<'a>(rows: impl Iterator<Item = (&'a Reproduction, &'a Row)>) -> Summary {
         let mut s = Summary::default();
         let mut errors = Vec::new();
+        let mut input_errors = Vec::new();
         for (rep, r) in rows {
             s.rows += 1;
             let notes = rep.note_ids();
@@ -407,6 +411,7 @@ impl Summary {
             }
             if let (Some(e), Some(v), Some(t)) = (r.error, r.value, r.target) {
                 if r.verdict() == Verdict::Input {
+                    input_errors.push(e);
                     continue;
                 }
                 errors.push(e);
@@ -417,12 +422,8 @@ impl Summary {
             }
         }
         s.scored = errors.len();
-        errors.sort_by(f64::total_cmp);
-        s.median_error = match errors.len() {
-            0 => 0.0,
-            n if n % 2 == 1 => errors[n / 2],
-            n => (errors[n / 2 - 1] + errors[n / 2]) / 2.0,
-        };
+        s.median_error = median(errors);
+        s.input_median_error = median(input_errors);
         s
     }
 
@@ -430,11 +431,12 @@ impl Summary {
     pub fn write_scored(&self, label: &str, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             w,
-            "  {label}: {} scored numeric rows, median error {:.1}%, {} beyond 2x; {} inputs; {} by construction",
+            "  {label}: {} scored numeric rows, median error {:.1}%, {} beyond 2x; {} inputs (fitted, median error {:.1}%); {} by construction",
             self.scored,
             self.median_error * 100.0,
             self.beyond_2x,
             self.inputs,
+            self.input_median_error * 100.0,
             self.by_construction
         )
     }
@@ -467,6 +469,16 @@ impl Summary {
             }
         }
         Ok(())
+    }
+}
+
+/// The median of `v` (0 for none).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
 

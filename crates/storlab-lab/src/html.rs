@@ -210,13 +210,12 @@ pub fn index_page(reps: &[Reproduction], meta: &SiteMeta) -> String {
         let c = Summary::of_class(reps, class);
         if c.rows > 0 {
             s.push_str(&format!(
-                "<li>{}: {} scored numeric rows, median error {:.1}%, {} beyond 2x; {} inputs (fitted, median error {:.1}%); {} by construction</li>\n",
+                "<li>{}: {} scored numeric rows, median error {:.1}%, {} beyond 2x; {}; {} by construction</li>\n",
                 text(class.label()),
                 c.scored,
                 c.median_error * 100.0,
                 c.beyond_2x,
-                c.inputs,
-                c.input_median_error * 100.0,
+                text(&c.inputs_text()),
                 c.by_construction
             ));
         }

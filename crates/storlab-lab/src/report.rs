@@ -431,14 +431,24 @@ impl Summary {
     pub fn write_scored(&self, label: &str, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             w,
-            "  {label}: {} scored numeric rows, median error {:.1}%, {} beyond 2x; {} inputs (fitted, median error {:.1}%); {} by construction",
+            "  {label}: {} scored numeric rows, median error {:.1}%, {} beyond 2x; {}; {} by construction",
             self.scored,
             self.median_error * 100.0,
             self.beyond_2x,
-            self.inputs,
-            self.input_median_error * 100.0,
+            self.inputs_text(),
             self.by_construction
         )
+    }
+
+    /// The inputs' count, and their median error when there are any.
+    pub fn inputs_text(&self) -> String {
+        match self.inputs {
+            0 => "0 inputs".into(),
+            n => format!(
+                "{n} inputs (fitted, median error {:.1}%)",
+                self.input_median_error * 100.0
+            ),
+        }
     }
 
     /// One paragraph for the terminal.

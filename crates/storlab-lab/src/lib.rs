@@ -6,6 +6,7 @@
 //! [`sensitivity`] check finds rows that do not move with their device.
 #![deny(missing_docs)]
 
+pub mod approws;
 pub mod error;
 pub mod figure;
 pub mod html;

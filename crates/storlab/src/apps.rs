@@ -58,6 +58,7 @@ pub fn run(cmd: &Option<AppsCmd>) -> anyhow::Result<()> {
         Some(AppsCmd::Show { name }) => {
             let a = apps::find(name, "storlab apps show")?;
             print!("{}", apps::show_text(a));
+            print!("{}", storlab_lab::approws::show_text(a.name));
             Ok(())
         }
         Some(AppsCmd::Calibrate {

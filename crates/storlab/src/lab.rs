@@ -401,6 +401,12 @@ fn reproduce(
         )?;
     }
     storlab_lab::Summary::write_by_class(&reps, &mut stdout.lock())?;
+    // the totals as a page of the guide (docs/studies/totals.md is this
+    // file, copied when the totals change; the lab test compares them)
+    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    let totals_path = out.join("totals.md");
+    std::fs::write(&totals_path, storlab_lab::report::totals_markdown(&reps)?)
+        .with_context(|| totals_path.display().to_string())?;
     // the run's verdicts against the committed record
     // (docs/studies/verdicts.json): a row that held and now misses, or a
     // recorded row that is gone, fails the run

@@ -271,6 +271,10 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         Some(name) => {
             let info = storlab_apps::find(name, "--app")?;
             let params = storlab_apps::Params::parse(info, &a.app_set, "--app-set")?;
+            // the lab's known misses for this model, where a user runs it
+            if let Some(note) = storlab_lab::approws::miss_note(info.name) {
+                eprintln!("{note}");
+            }
             if let storlab_apps::AppKind::Memory(m) = storlab_apps::build(info, &params)? {
                 return crate::paging::run_app(
                     &a.device,

@@ -87,6 +87,16 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
     // against the committed record (the run would have failed)
     assert!(text.contains("; 0 rows by construction"), "{text}");
     assert!(!text.contains("(REGRESSION)"), "{text}");
+    // the guide's page of totals is the lab's, generated
+    let totals = std::fs::read_to_string(dir.path().join("r/totals.md")).expect("totals.md");
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/studies/totals.md"),
+    )
+    .expect("docs/studies/totals.md");
+    assert!(
+        totals == page,
+        "docs/studies/totals.md is not the lab's totals: copy the run's totals.md over it\n{totals}"
+    );
     // the bars: each class's median error and rows beyond 2x at what main
     // reaches (device rows 11.2 % and 11; XDD rows 42.0 % and 3 and
     // application rows 44.1 % and 26 with Table V's RAID-SSD column, all

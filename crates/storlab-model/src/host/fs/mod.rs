@@ -101,6 +101,7 @@ mod fsync;
 pub mod layer;
 mod path;
 pub mod request;
+mod space;
 pub mod state;
 
 // the folder's main items, so users name them by the layer

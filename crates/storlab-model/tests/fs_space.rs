@@ -143,7 +143,7 @@ fn big_file_is_made_and_used(preset: &str, size: u64) {
             // a deterministic spread over the whole file
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             let offset = (x >> 11) % (size / 4096) * 4096;
-            let op = if (t + round as u32) % 2 == 0 {
+            let op = if (t + round as u32).is_multiple_of(2) {
                 FileOp::Write
             } else {
                 FileOp::Read

@@ -57,21 +57,7 @@ impl FileLayer {
         let be = Behaviour::of(kind);
         // the log at the start of the middle allocation group; files take
         // the space before and after it (space.rs)
-        let log_base = super::space::log_base(capacity, cfg.log_region_bytes);
-        let end = capacity / PAGE * PAGE;
-        let log_end = (log_base + cfg.log_region_bytes).div_ceil(PAGE) * PAGE;
-        let free = if be.block_device {
-            [
-                (0, log_base.min(end)),
-                (log_end, end.saturating_sub(log_end)),
-            ]
-            .into_iter()
-            .filter(|r| r.1 > 0)
-            .collect()
-        } else {
-            // tmpfs: pages of memory, not device space; no bound
-            vec![(0, u64::MAX >> 2)]
-        };
+        let (log_base, free) = Self::mkfs(&be, capacity, cfg.log_region_bytes);
         FileLayer {
             kind,
             be,

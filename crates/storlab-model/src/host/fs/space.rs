@@ -34,6 +34,7 @@
 //! offsets run on across them); a freed file's ranges are merged with
 //! their neighbours.
 
+use super::behaviour::Behaviour;
 use super::config::PAGE;
 use super::layer::FileLayer;
 use super::request::FsError;
@@ -45,7 +46,7 @@ const TIB: u64 = 1 << 40;
 /// `capacity` bytes: the start of the middle allocation group of
 /// mkfs.xfs's default geometry for one device (module documentation),
 /// moved back so the log fits, on a block boundary.
-pub(super) fn log_base(capacity: u64, log_bytes: u64) -> u64 {
+fn log_base(capacity: u64, log_bytes: u64) -> u64 {
     let blocks = capacity / PAGE;
     let bytes = blocks * PAGE;
     // one device: 4 AGs from 64 MB (the 128 MB-4 TB rule and, below
@@ -75,6 +76,27 @@ fn space_for(size: u64, map: Option<u64>) -> u64 {
 }
 
 impl FileLayer {
+    /// The log's offset and the free space of a new file system behaving
+    /// as `be` on `capacity` bytes with a log of `log_bytes`: the log at
+    /// the start of the middle allocation group, the space before and
+    /// after it free (tmpfs: memory, no bound).
+    pub(super) fn mkfs(be: &Behaviour, capacity: u64, log_bytes: u64) -> (u64, Vec<(u64, u64)>) {
+        let log_base = log_base(capacity, log_bytes);
+        if !be.block_device {
+            return (log_base, vec![(0, u64::MAX >> 2)]);
+        }
+        let end = capacity / PAGE * PAGE;
+        let log_end = (log_base + log_bytes).div_ceil(PAGE) * PAGE;
+        let free = [
+            (0, log_base.min(end)),
+            (log_end, end.saturating_sub(log_end)),
+        ]
+        .into_iter()
+        .filter(|r| r.1 > 0)
+        .collect();
+        (log_base, free)
+    }
+
     /// Take `need` bytes of device space for a file placed in units of
     /// `unit` bytes: its extents (device offset, bytes) in file order.
     /// `size` is the file's size, for the error.

@@ -304,3 +304,59 @@ fn ext3_has_no_fallocate_so_native_runs_as_none_and_keep_is_refused() {
     let e = job("keep").unwrap_err().to_string();
     assert!(e.contains("`a`") && e.contains("fallocate=keep"), "{e}");
 }
+
+/// Issue 58 item 4: the studies' XDD runs through XFS covered 55 GB of
+/// 64 and 80 GB devices. A shared file larger than the space before the
+/// log (fio: `filename` shared by the job's 16 threads, `size` the file's)
+/// is made around the log and every thread's IOs complete.
+#[test]
+fn files_larger_than_the_space_before_the_log_run_through_xfs() {
+    for (device, size) in [
+        ("haste-dram", "60g"),
+        ("haste-pcm", "60g"),
+        ("haste-sttm", "60g"),
+        ("fusion-io", "75000000000"),
+    ] {
+        let size = format!("--size={size}");
+        let v = run(
+            device,
+            "xfs",
+            &[
+                "--name=m",
+                "--filename=f",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--numjobs=16",
+                "--direct=1",
+                &size,
+                "--number_ios=200",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{device}: {e}"));
+        let jobs = v["jobs"].as_array().expect("jobs");
+        assert_eq!(jobs.len(), 16, "{device}");
+        let ios: u64 = jobs
+            .iter()
+            .map(|j| j["write"]["total_ios"].as_u64().unwrap())
+            .sum();
+        assert_eq!(ios, 16 * 200, "{device}");
+    }
+}
+
+#[test]
+fn a_file_larger_than_the_free_space_is_refused_naming_what_fits() {
+    // 75 GiB on the 80 GB ioDrive: fio sizes the file to the device, and
+    // the device less the 64 MiB log is what fits
+    let e = run(
+        "fusion-io",
+        "xfs",
+        &["--name=big", "--rw=randwrite", "--direct=1", "--size=75g"],
+    )
+    .unwrap_err()
+    .to_string();
+    let fits = 80_000_000_000u64 - (64 << 20);
+    assert!(
+        e.contains("big") && e.contains(&format!("largest file that fits is {fits} bytes")),
+        "{e}"
+    );
+}

@@ -84,7 +84,6 @@ impl FileLayer {
         let start = a * PAGE;
         let end = (req.offset + want).min(f.size).div_ceil(PAGE) * PAGE;
         let end = end.max(b * PAGE);
-        let base = f.base;
         if self.all_unwritten(req.file, start, end - start) {
             // every page of the window maps to unwritten blocks: they are
             // zero-filled in the cache without device IO
@@ -96,19 +95,9 @@ impl FileLayer {
         self.counters.readahead_bytes += (end - start).saturating_sub(req.len);
         let p = &mut self.parents[i as usize];
         p.stage = Stage::Data;
-        p.pending += 1;
         p.fill = (start / PAGE, end / PAGE);
-        self.child(
-            now,
-            i,
-            ChildKind::Fore,
-            Op::Read,
-            base + start,
-            end - start,
-            false,
-            host,
-            cx,
-        );
+        let file = req.file;
+        self.mapped(now, i, Op::Read, file, start, end - start, false, host, cx);
     }
 
     /// The fill of parent `i`'s read came back: its pages are resident.
@@ -251,6 +240,9 @@ impl FileLayer {
                 seen += 1;
             }
             let first = pg;
+            // one IO per contiguous run: it stops at its extent's end
+            let (dev, run) = f.map(first * PAGE);
+            let max_pages = max_pages.min(run / PAGE).max(1);
             let mut n = 0;
             while pg < npages && n < max_pages && f.pages[pg as usize] == P_DIRTY {
                 f.pages[pg as usize] = P_WRITEBACK;
@@ -260,7 +252,6 @@ impl FileLayer {
             f.wb_cursor = pg;
             f.dirty -= n;
             self.dirty_pages -= n;
-            let base = f.base;
             let needs = (first..first + n).any(|b| !bit(&f.alloc, b));
             if needs {
                 // delayed allocation happens at writeback
@@ -282,17 +273,7 @@ impl FileLayer {
                 first,
                 n,
             };
-            self.child(
-                now,
-                NONE,
-                kind,
-                Op::Write,
-                base + first * PAGE,
-                n * PAGE,
-                false,
-                host,
-                cx,
-            );
+            self.child(now, NONE, kind, Op::Write, dev, n * PAGE, false, host, cx);
         }
     }
 

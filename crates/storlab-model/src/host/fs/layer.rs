@@ -22,9 +22,8 @@ pub struct FileLayer {
     pub(super) kthread: u32,
     pub(super) capacity: u64,
     pub(super) files: Vec<File>,
-    pub(super) next_base: u64,
-    /// Device space freed by deleted files: (base, bytes), sorted by base,
-    /// adjacent ranges merged; new files take the first that fits.
+    /// Device space free for files: (base, bytes), sorted by base,
+    /// adjacent ranges merged (`space.rs` places files in it).
     pub(super) free: Vec<(u64, u64)>,
     /// Each directory's lock is busy until then (by directory number).
     pub(super) dir_free_at: Vec<Nanos>,
@@ -55,21 +54,19 @@ impl FileLayer {
     /// A layer for file system `kind` on a device of `capacity` bytes; its
     /// own IOs are issued as host thread `kthread`.
     pub fn new(kind: FileSystem, cfg: FsConfig, capacity: u64, kthread: u32) -> Self {
-        // mkfs.xfs puts the internal log in the middle allocation group
-        // (xfs_mkfs.c: logagno = agcount / 2); ext3's journal inode sits
-        // in a middle block group too
-        let log_base =
-            (capacity / 2).min(capacity.saturating_sub(cfg.log_region_bytes)) / PAGE * PAGE;
+        let be = Behaviour::of(kind);
+        // the log at the start of the middle allocation group; files take
+        // the space before and after it (space.rs)
+        let (log_base, free) = Self::mkfs(&be, capacity, cfg.log_region_bytes);
         FileLayer {
             kind,
-            be: Behaviour::of(kind),
+            be,
             cache_pages: cfg.page_cache_bytes / PAGE,
             cfg,
             kthread,
             capacity,
             files: Vec::new(),
-            next_base: 0,
-            free: Vec::new(),
+            free,
             dir_free_at: Vec::new(),
             log_base,
             log_head: 0,
@@ -108,9 +105,10 @@ impl FileLayer {
     }
 
     /// Create a file with room for `size` bytes, laid out as `layout`
-    /// says. Files are placed one after another from the start of the
-    /// device (each followed by its ext3 mapping blocks), around the log
-    /// in the middle of the device.
+    /// says. A file takes the first free range of the device that holds
+    /// it whole (its data followed by its ext3 mapping blocks), else the
+    /// free ranges in device order, around the log (`space.rs`); the
+    /// error says how much is free and the largest file that fits.
     pub fn create_file(&mut self, size: u64, layout: Layout) -> Result<u32, FsError> {
         // preallocated: unwritten extents where the file system has them,
         // else allocated blocks (tmpfs, PMFS)
@@ -132,41 +130,12 @@ impl FileLayer {
         // placement unit: 1 MiB for files of 1 MiB or more, a block for
         // small ones (a small file takes its own blocks only)
         let unit = if size >= 1 << 20 { 1 << 20 } else { PAGE };
-        let need = (size + meta_blocks * PAGE).div_ceil(unit) * unit;
-        // first the space deleted files freed (the first range that fits:
-        // XFS and ext3 allocate from free-space indexes; first fit is the
-        // simplest rule that reuses space deterministically)
-        let reuse = self.free.iter().position(|&(_, n)| n >= need);
-        let (base, extent) = if let Some(k) = reuse {
-            let (b, n) = self.free[k];
-            if n == need {
-                self.free.remove(k);
-            } else {
-                self.free[k] = (b + need, n - need);
-            }
-            (b, need)
-        } else {
-            // skip the log region if the file would overlap it
-            let mut base = self.next_base;
-            let end = |b: u64| b + size + meta_blocks * PAGE;
-            if self.be.block_device && base < self.log_end() && end(base) > self.log_base {
-                base = self.log_end();
-            }
-            if self.be.block_device && end(base) > self.capacity {
-                return Err(FsError::NoSpace {
-                    need: end(base),
-                    capacity: self.capacity,
-                });
-            }
-            self.next_base = end(base).div_ceil(unit) * unit;
-            (base, self.next_base - base)
-        };
+        let extents = self.take_space(size + meta_blocks * PAGE, unit, size)?;
         let words = blocks.div_ceil(64) as usize;
         let fill = if laid_out || unwritten { u64::MAX } else { 0 };
         self.files.push(File {
             live: true,
-            base,
-            extent,
+            extents,
             size,
             alloc: vec![fill; words],
             unwritten: if unwritten {
@@ -213,10 +182,6 @@ impl FileLayer {
         Ok(f)
     }
 
-    fn log_end(&self) -> u64 {
-        self.log_base + self.cfg.log_region_bytes
-    }
-
     /// Delete a file: its cached pages are dropped (dirty ones without
     /// writeback), its page and block maps released, and its device space
     /// goes to the free ranges later files are placed in. Deleting a
@@ -237,31 +202,9 @@ impl FileLayer {
         f.unwritten = Vec::new();
         f.unwritten_left = 0;
         f.meta = Vec::new();
-        let (base, n) = (f.base, f.extent);
-        self.free_range(base, n);
-    }
-
-    /// Return `n` bytes at `base` to the free ranges, merged with their
-    /// neighbours.
-    fn free_range(&mut self, base: u64, n: u64) {
-        if n == 0 {
-            return;
+        for (base, n) in std::mem::take(&mut f.extents) {
+            self.free_range(base, n);
         }
-        let k = self.free.partition_point(|&(b, _)| b < base);
-        self.free.insert(k, (base, n));
-        if k + 1 < self.free.len() && self.free[k].0 + self.free[k].1 == self.free[k + 1].0 {
-            self.free[k].1 += self.free[k + 1].1;
-            self.free.remove(k + 1);
-        }
-        if k > 0 && self.free[k - 1].0 + self.free[k - 1].1 == self.free[k].0 {
-            self.free[k - 1].1 += self.free[k].1;
-            self.free.remove(k);
-        }
-    }
-
-    /// Bytes of device space in the free ranges deleted files left.
-    pub fn free_bytes(&self) -> u64 {
-        self.free.iter().map(|r| r.1).sum()
     }
 
     /// Whether `file` exists (created and not deleted).

@@ -1,5 +1,6 @@
 //! File systems as mechanisms between a workload and the host stack: files
-//! laid out on the device, the per-inode lock, block allocation and its
+//! laid out on the device (in extents around the log, at the start of the
+//! middle allocation group: `space.rs` and its sources), the per-inode lock, block allocation and its
 //! journal (log) writes, indirect-block metadata reads, and a page cache
 //! (buffered reads with read-ahead, dirty pages written back by a flusher
 //! under a dirty limit; `direct` requests bypass it).
@@ -101,6 +102,7 @@ mod fsync;
 pub mod layer;
 mod path;
 pub mod request;
+mod space;
 pub mod state;
 
 // the folder's main items, so users name them by the layer

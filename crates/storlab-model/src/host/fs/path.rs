@@ -234,31 +234,19 @@ impl FileLayer {
             );
             // the mapping blocks sit right after the file's data (ext3
             // keeps them in the data's block group)
-            let meta_at = f.base + f.size;
+            let meta_at = f.size;
             let mut n = 0;
             for mb in a..b {
                 if !bit(&self.files[req.file as usize].meta, mb) {
                     set_bit(&mut self.files[req.file as usize].meta, mb);
                     let off = meta_at + mb * PAGE;
                     self.counters.metadata_reads += 1;
-                    self.child(
-                        now,
-                        i,
-                        ChildKind::Fore,
-                        Op::Read,
-                        off,
-                        PAGE,
-                        false,
-                        host,
-                        cx,
-                    );
-                    n += 1;
+                    let file = req.file;
+                    n += self.mapped(now, i, Op::Read, file, off, PAGE, false, host, cx);
                 }
             }
             if n > 0 {
-                let p = &mut self.parents[i as usize];
-                p.stage = Stage::Meta;
-                p.pending += n;
+                self.parents[i as usize].stage = Stage::Meta;
                 return;
             }
         }
@@ -331,17 +319,15 @@ impl FileLayer {
     pub(super) fn data(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
         let p = &mut self.parents[i as usize];
         p.stage = Stage::Data;
-        p.pending += 1;
         let req = p.req;
-        let f = &self.files[req.file as usize];
         let op = if req.op == FileOp::Read {
             Op::Read
         } else {
             Op::Write
         };
-        let off = f.base + req.offset;
         let fua = req.fua || op == Op::Write && self.be.persist_writes;
-        self.child(now, i, ChildKind::Fore, op, off, req.len, fua, host, cx);
+        let (file, off, len) = (req.file, req.offset, req.len);
+        self.mapped(now, i, op, file, off, len, fua, host, cx);
         if self.dio_read_mutex(&req) && host.config().completion != CompletionMode::Cpu {
             // the mutex goes once the bios are submitted: after the
             // submission's CPU (a RAM disk's, whose submission is the
@@ -364,31 +350,51 @@ impl FileLayer {
         cx: &mut HostCx,
     ) {
         let req = self.parents[i as usize].req;
-        let base = self.files[req.file as usize].base;
         let chunk = self.cfg.writeback_max_bytes;
         let n = req.len.div_ceil(chunk).max(1);
-        let p = &mut self.parents[i as usize];
-        p.stage = Stage::Data;
-        p.pending += n as u32;
+        self.parents[i as usize].stage = Stage::Data;
         self.counters.fallback_writes += 1;
         for k in 0..n {
             let off = req.offset + k * chunk;
             let len = chunk.min(req.offset + req.len - off);
             self.counters.writeback_writes += 1;
             self.counters.writeback_bytes += len;
-            self.child(
-                now,
-                i,
-                ChildKind::Fore,
-                Op::Write,
-                base + off,
-                len,
-                req.fua,
-                host,
-                cx,
-            );
+            self.mapped(now, i, Op::Write, req.file, off, len, req.fua, host, cx);
         }
         self.flush_log_buffers(now, host, cx);
+    }
+
+    /// Issue `len` bytes at `offset` of `file` for parent `i`'s path: one
+    /// host request per extent the range touches (a request crossing from
+    /// one extent to the next is split there, as the block layer gets one
+    /// bio per contiguous run), each one more the parent waits for.
+    /// Returns how many were issued.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn mapped(
+        &mut self,
+        now: Nanos,
+        i: u32,
+        op: Op,
+        file: u32,
+        offset: u64,
+        len: u64,
+        fua: bool,
+        host: &mut Host,
+        cx: &mut HostCx,
+    ) -> u32 {
+        let mut n = 0;
+        let (mut at, end) = (offset, offset + len);
+        loop {
+            let (dev, run) = self.files[file as usize].map(at);
+            let piece = run.min(end - at);
+            self.parents[i as usize].pending += 1;
+            self.child(now, i, ChildKind::Fore, op, dev, piece, fua, host, cx);
+            n += 1;
+            at += piece;
+            if at >= end {
+                return n;
+            }
+        }
     }
 
     pub(super) fn flush_log_buffers(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {

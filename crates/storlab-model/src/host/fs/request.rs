@@ -52,15 +52,20 @@ pub struct FileReq {
 /// Why a file could not be created.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FsError {
-    /// The files and the log do not fit on the device.
+    /// The file does not fit in the device's free space.
     #[error(
-        "the files need {need} bytes with the file system's log but the device has {capacity}"
+        "a file of {size} bytes does not fit: the file system has {free} bytes free \
+         (the device less its log and the other files), and the largest file that fits \
+         is {largest} bytes"
     )]
     NoSpace {
-        /// Bytes needed.
-        need: u64,
-        /// Device capacity.
-        capacity: u64,
+        /// The file's size, bytes.
+        size: u64,
+        /// Free space: the device less the log and the files' space.
+        free: u64,
+        /// The largest file that fits (less than `free` on ext3, whose
+        /// mapping blocks take space beside the data).
+        largest: u64,
     },
 }
 

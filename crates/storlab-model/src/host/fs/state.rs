@@ -72,12 +72,11 @@ impl RwLock {
 #[derive(Debug)]
 pub(super) struct File {
     pub(super) live: bool,
-    /// Device offset of byte 0.
-    pub(super) base: u64,
-    /// Bytes of device space the file holds from `base` (its room, its
-    /// mapping blocks, rounded to the 1 MiB placement unit): freed when it
-    /// is deleted.
-    pub(super) extent: u64,
+    /// The device space the file holds, (device offset, bytes) in file
+    /// order: its room, then its mapping blocks, the last extent rounded
+    /// to the placement unit. Most files have one; a file larger than any
+    /// free range has several (around the log). Freed when it is deleted.
+    pub(super) extents: Vec<(u64, u64)>,
     pub(super) size: u64,
     /// Allocated blocks (bit per block).
     pub(super) alloc: Vec<u64>,
@@ -103,6 +102,23 @@ pub(super) struct File {
     pub(super) wb_cursor: u64,
     /// Writeback IOs of this file in flight.
     pub(super) wb_inflight: u32,
+}
+
+impl File {
+    /// The device offset of the file's byte `off` (its data, then its
+    /// mapping blocks) and the bytes from there to the end of its extent.
+    /// An offset past the file's space maps beyond its last extent.
+    pub(super) fn map(&self, off: u64) -> (u64, u64) {
+        let mut at = off;
+        for &(b, n) in &self.extents {
+            if at < n {
+                return (b + at, n - at);
+            }
+            at -= n;
+        }
+        let (b, n) = self.extents.last().copied().unwrap_or((0, 0));
+        (b + n + at, u64::MAX)
+    }
 }
 
 pub(super) fn bit(v: &[u64], i: u64) -> bool {

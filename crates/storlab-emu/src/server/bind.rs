@@ -88,6 +88,7 @@ impl Server {
                 TcpListener::bind(addr).map_err(|e| EmuError::io(format!("binding {addr}"), e))?;
             l.set_nonblocking(true)
                 .map_err(|e| EmuError::io("set_nonblocking", e))?;
+            super::listen::deepen_backlog(std::os::fd::AsRawFd::as_raw_fd(&l));
             let local = l.local_addr().map_err(|e| EmuError::io("local_addr", e))?;
             uris.push(format!("nbd://{local}/{name}"));
             tcp_addr = Some(local);
@@ -176,6 +177,7 @@ impl Server {
             reactor_stop: AtomicBool::new(false),
             live_conns: AtomicUsize::new(0),
             handshaking: AtomicUsize::new(0),
+            evict_wanted: AtomicUsize::new(0),
             limits: Limits {
                 max_connections: opts.max_connections,
                 max_handshakes: opts.max_handshakes,
@@ -184,8 +186,9 @@ impl Server {
                     .idle_timeout
                     .map_or(u64::MAX, |t| t.as_nanos().min(u64::MAX as u128) as u64),
                 conn_buffer: opts.max_buffer_per_connection,
-                buffer: opts.max_buffer,
-                fair_share: opts.max_buffer / opts.max_connections as u64,
+                reserve: opts.max_buffer / 2 / opts.max_connections as u64,
+                pool: opts.max_buffer - opts.max_buffer / 2,
+                zero_piece: u64::from(opts.block.maximum).max(1 << 20),
             },
             limit_counters: LimitCounters::default(),
             store_desc: opts.store.to_string(),

@@ -3,7 +3,8 @@
 
 use std::net::Shutdown;
 use std::os::unix::io::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::unix::net::UnixListener;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
@@ -15,7 +16,7 @@ use crate::sock::Sock;
 
 use super::bind::Server;
 use super::connection::serve_connection;
-use super::control::MAX_CONTROL;
+use super::control::{ServerControl, MAX_CONTROL};
 use super::listen::Listener;
 use super::signals::{SIGNALS, SIG_POWERCUT, SIG_STOP};
 
@@ -50,6 +51,24 @@ impl Server {
         } else {
             None
         };
+        // The control socket is served on a thread of its own, apart from
+        // the data path: a connection flood keeping this loop busy cannot
+        // delay `stats` or `powercut` (issue 59).
+        let control_stop = Arc::new(AtomicBool::new(false));
+        let control_thread = match self.control.as_ref().map(|(l, _)| l.try_clone()) {
+            Some(Ok(l)) => {
+                let (ctl, busy, stop) = (
+                    self.control(),
+                    self.control_busy.clone(),
+                    control_stop.clone(),
+                );
+                thread::Builder::new()
+                    .name("nbd-control".into())
+                    .spawn(move || serve_control(l, ctl, busy, stop))
+                    .ok()
+            }
+            _ => None,
+        };
         // Connections still in their handshake, oldest first: (socket,
         // thread, cut to make room, handshake over: set by the thread once
         // the client is in, so a finished one is never cut).
@@ -59,9 +78,6 @@ impl Server {
             .listeners
             .iter()
             .map(|l| l.fd())
-            .collect::<Vec<_>>()
-            .into_iter()
-            .chain(self.control.iter().map(|(l, _)| l.as_raw_fd()))
             .map(|fd| libc::pollfd {
                 fd,
                 events: libc::POLLIN,
@@ -80,13 +96,6 @@ impl Server {
             if sigs & SIG_STOP != 0 || self.shutdown.is_triggered() {
                 break;
             }
-            // The control listener is left out of the poll while all its
-            // threads are busy (a negative fd is ignored), so clients past
-            // the limit wait their turn instead of spinning this loop.
-            if let Some((l, _)) = &self.control {
-                let full = self.control_busy.load(Ordering::SeqCst) >= MAX_CONTROL;
-                fds[self.listeners.len()].fd = if full { -1 } else { l.as_raw_fd() };
-            }
             // SAFETY: `fds` is a valid array of pollfd of the given length.
             let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 20) };
             if n > 0 {
@@ -94,19 +103,15 @@ impl Server {
                     if fds[i].revents == 0 {
                         continue;
                     }
-                    while let Ok(sock) = l.accept() {
-                        // A client arriving when every serving slot is
-                        // taken is closed at once (end-of-file before the
-                        // greeting), never left waiting.
+                    // Accept in a loop, a bounded batch per listener and
+                    // turn, so a flood on one listener neither starves the
+                    // other nor keeps this loop from forgetting finished
+                    // handshakes. A newcomer is never refused here: when
+                    // the serving slots are full, it evicts one at the end
+                    // of its handshake (`connection::take_serving_slot`).
+                    for _ in 0..ACCEPT_BATCH {
+                        let Ok(sock) = l.accept() else { break };
                         let lim = &shared.limits;
-                        if shared.live_conns.load(Ordering::SeqCst) >= lim.max_connections {
-                            shared
-                                .limit_counters
-                                .refused
-                                .fetch_add(1, Ordering::Relaxed);
-                            sock.shutdown(Shutdown::Both);
-                            continue;
-                        }
                         // Handshake slots are apart from serving slots, so
                         // silent clients fill only those; when all are
                         // taken, the handshake that has lasted longest is
@@ -148,30 +153,6 @@ impl Server {
                         }
                     }
                 }
-                if let Some((l, _)) = &self.control {
-                    if fds[self.listeners.len()].revents != 0 {
-                        // Each command on its own thread: a control client
-                        // that is slow to send its line must not hold up
-                        // accepting NBD connections or stopping.
-                        // At most MAX_CONTROL at once; later clients wait
-                        // in the listener's backlog (see above).
-                        while self.control_busy.load(Ordering::SeqCst) < MAX_CONTROL {
-                            let Ok((s, _)) = l.accept() else { break };
-                            let busy = self.control_busy.clone();
-                            busy.fetch_add(1, Ordering::SeqCst);
-                            let ctl = self.control();
-                            let spawned = thread::Builder::new().name("nbd-control".into()).spawn(
-                                move || {
-                                    ctl.answer(s);
-                                    busy.fetch_sub(1, Ordering::SeqCst);
-                                },
-                            );
-                            if spawned.is_err() {
-                                self.control_busy.fetch_sub(1, Ordering::SeqCst);
-                            }
-                        }
-                    }
-                }
             }
             // Handshake threads end quickly; forget the finished ones
             // (their sockets are the reactor's now, or closed).
@@ -181,6 +162,10 @@ impl Server {
         // (the reactor shuts their input), their in-flight requests
         // finish, they close, the reactor ends; then the store is synced.
         shared.stopping.store(true, Ordering::SeqCst);
+        control_stop.store(true, Ordering::SeqCst);
+        if let Some(h) = control_thread {
+            let _ = h.join();
+        }
         for (s, _, _, _) in &conns {
             // Both ways: a handshake blocked sending to a client that does
             // not read ends at once too.
@@ -217,5 +202,49 @@ impl Server {
         let mut report = shared.report();
         report.record = record;
         Ok(report)
+    }
+}
+
+/// Connections accepted from one listener per turn of the accept loop.
+const ACCEPT_BATCH: usize = 256;
+
+/// The control socket's thread: each command on a thread of its own (a
+/// client slow to send its line holds up no other), at most
+/// [`MAX_CONTROL`] at once; later clients wait in the listener's backlog.
+fn serve_control(
+    l: UnixListener,
+    ctl: ServerControl,
+    busy: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+) {
+    let mut pfd = libc::pollfd {
+        fd: l.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    while !stop.load(Ordering::SeqCst) {
+        if busy.load(Ordering::SeqCst) >= MAX_CONTROL {
+            thread::sleep(std::time::Duration::from_millis(5));
+            continue;
+        }
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, 20) };
+        if n <= 0 {
+            continue;
+        }
+        while busy.load(Ordering::SeqCst) < MAX_CONTROL {
+            let Ok((s, _)) = l.accept() else { break };
+            busy.fetch_add(1, Ordering::SeqCst);
+            let (c, b) = (ctl.clone(), busy.clone());
+            let spawned = thread::Builder::new()
+                .name("nbd-control-cmd".into())
+                .spawn(move || {
+                    c.answer(s);
+                    b.fetch_sub(1, Ordering::SeqCst);
+                });
+            if spawned.is_err() {
+                busy.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
     }
 }

@@ -108,6 +108,13 @@ pub struct ServeOptions {
     /// `max_connections`) is not read until the total falls below it; a
     /// connection under its share is never held by others' buffers.
     pub max_buffer: u64,
+    /// Allow a memory store (`StoreSpec::Memory`) whose export, with the
+    /// buffer budget, is larger than half of this machine's RAM. Off by
+    /// default: a memory store holds everything written in RAM, and an
+    /// export written past RAM ends in the host's out-of-memory killer
+    /// (the default 64 GiB of some presets against 24 GB here); use a
+    /// file store or a smaller size instead.
+    pub memory_over_ram: bool,
     /// Before serving, measure the transport floor with this many
     /// zero-latency round trips (0: don't); the report shows it
     /// ([`crate::probe`]).
@@ -143,6 +150,7 @@ impl Default for ServeOptions {
             idle_timeout: Some(Duration::from_secs(60)),
             max_buffer_per_connection: 64 << 20,
             max_buffer: 1 << 30,
+            memory_over_ram: false,
             floor_probe: 0,
         }
     }

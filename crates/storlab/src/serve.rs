@@ -72,8 +72,10 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 20_000,
           value_parser = clap::value_parser!(u32).range(0..=10_000_000))]
     pub floor_probe: u32,
-    /// Most connections served at once; a client over it is closed at
-    /// once (it reads end-of-file before the greeting).
+    /// Most connections served at once. A slot is no lease for life: a
+    /// newcomer arriving when all are taken evicts one at the end of its
+    /// handshake (the peer, process or address, holding the most slots;
+    /// its connection idle longest), so it is served within a second.
     #[arg(long, default_value_t = 64,
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_connections: u32,
@@ -89,15 +91,28 @@ pub struct ServeArgs {
     /// in flight; or its replies not taken); `off` never does.
     #[arg(long, default_value = "60", value_parser = parse_timeout)]
     pub idle_timeout: f64,
-    /// Reply bytes one connection may have buffered before the server
-    /// stops reading its requests until it takes its replies (K/M/G).
+    /// Bytes one connection may hold in the server (replies queued, read
+    /// replies in flight, a write's payload being received) before the
+    /// server stops reading its requests until it takes its replies
+    /// (K/M/G).
     #[arg(long, default_value = "64M", value_parser = parse_size)]
     pub max_buffer_per_connection: u64,
-    /// Reply bytes buffered over all connections (K/M/G); past it, a
-    /// connection holding more than its share (this / --max-connections)
-    /// waits.
+    /// The memory budget for all clients (K/M/G): replies queued, read
+    /// replies in flight and write payloads being received. Half is split
+    /// evenly (each connection may always hold its share), the other half
+    /// is shared; a request whose memory is not admitted is not read
+    /// until it is. Trims and write-zeroes reach the device in pieces of
+    /// the largest write, one piece's worth per connection at a time. A
+    /// memory store with this may take at most half of RAM (see
+    /// --memory-over-ram); the server's resident memory stays within the
+    /// store's data, this budget and a fixed overhead.
     #[arg(long, default_value = "1G", value_parser = parse_size)]
     pub max_buffer: u64,
+    /// Allow a memory store whose export plus --max-buffer is more than
+    /// half of this machine's RAM (by default refused: use a file store
+    /// or a smaller --size).
+    #[arg(long)]
+    pub memory_over_ram: bool,
 }
 
 /// Seconds: a positive number, at most a day.
@@ -187,6 +202,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
             .then(|| std::time::Duration::from_secs_f64(a.idle_timeout)),
         max_buffer_per_connection: a.max_buffer_per_connection,
         max_buffer: a.max_buffer,
+        memory_over_ram: a.memory_over_ram,
         ..ServeOptions::default()
     };
     let server = storlab_emu::Server::bind(opts, device, ShutdownHandle::new())?;
@@ -194,6 +210,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
     // otherwise (the report at exit says it all).
     if std::io::stderr().is_terminal() {
         eprintln!("storlab serve: {} at {}", a.device, server.uris().join(" "));
+        eprintln!("  {}", server.memory_note());
         if let Some(f) = server.control().report().transport_floor {
             eprintln!(
                 "  transport floor: mean {:.1} µs, p99 {:.1} µs (model latencies well above it are reproduced honestly)",

@@ -141,7 +141,8 @@ impl Conn {
         if after <= b.reserve {
             return true;
         }
-        let shared = b.over_total.saturating_sub(own.saturating_sub(b.reserve)) + (after - b.reserve);
+        let shared =
+            b.over_total.saturating_sub(own.saturating_sub(b.reserve)) + (after - b.reserve);
         shared <= b.pool
     }
 

@@ -51,8 +51,8 @@ impl Reactor {
                 let (flags, token) = (ev.events, ev.u64);
                 if token == WAKE_TOKEN {
                     self.drain_wake();
-                    self.evict_for_newcomers();
                     self.accept_new();
+                    self.evict_for_newcomers();
                     continue;
                 }
                 let slot = token as usize;
@@ -186,6 +186,8 @@ impl Reactor {
         if wanted.load(Ordering::SeqCst) == 0 {
             return;
         }
+        // Connections whose handshake ended are candidates too.
+        self.accept_new();
         let now = self.shared.clock.now();
         let mut per_peer: std::collections::BTreeMap<u64, usize> = Default::default();
         for c in self.conns.iter().flatten().filter(|c| !c.dead) {

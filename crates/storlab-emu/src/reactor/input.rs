@@ -244,8 +244,7 @@ impl Reactor {
                 }
                 Some(Event::Request {
                     handle,
-                    command:
-                        command @ (Command::Trim { .. } | Command::WriteZeroes { .. }),
+                    command: command @ (Command::Trim { .. } | Command::WriteZeroes { .. }),
                     ..
                 }) => {
                     let (op, offset, len, fua) = timing_of(command);

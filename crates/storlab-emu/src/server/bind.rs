@@ -338,11 +338,11 @@ fn check_memory(opts: &ServeOptions, size: u64, ram: Option<u64>) -> Result<(), 
 /// What the server may hold in memory for its clients, said at start.
 pub(crate) fn memory_note(opts: &ServeOptions, size: u64) -> String {
     const GIB: f64 = (1u64 << 30) as f64;
-    let ram = ram_bytes().map_or_else(String::new, |r| {
-        format!(" (RAM {:.1} GiB)", r as f64 / GIB)
-    });
+    let ram = ram_bytes().map_or_else(String::new, |r| format!(" (RAM {:.1} GiB)", r as f64 / GIB));
     let store = match &opts.store {
-        crate::store::StoreSpec::Memory => format!("memory store up to {:.1} GiB", size as f64 / GIB),
+        crate::store::StoreSpec::Memory => {
+            format!("memory store up to {:.1} GiB", size as f64 / GIB)
+        }
         crate::store::StoreSpec::File(_) => "file store (page cache only)".to_string(),
     };
     format!(

@@ -111,6 +111,13 @@ impl Server {
                     // of its handshake (`connection::take_serving_slot`).
                     for _ in 0..ACCEPT_BATCH {
                         let Ok(sock) = l.accept() else { break };
+                        if peer_gone(&sock) {
+                            // Connected and gone already (a flood): no
+                            // thread, no greeting.
+                            shared.stats.connection();
+                            shared.stats.handshake_failure();
+                            continue;
+                        }
                         let lim = &shared.limits;
                         // Handshake slots are apart from serving slots, so
                         // silent clients fill only those; when all are
@@ -121,7 +128,20 @@ impl Server {
                         let cuttable = |c: &&mut (Sock, JoinHandle<()>, bool, Arc<AtomicBool>)| {
                             !c.2 && !c.3.load(Ordering::SeqCst)
                         };
-                        let in_hs = conns.iter_mut().filter(cuttable).count();
+                        let mut in_hs = conns.iter_mut().filter(cuttable).count();
+                        if in_hs >= lim.max_handshakes {
+                            // Handshakes whose client already hung up (a
+                            // flood's connect-and-close) hold no slot:
+                            // they end as soon as their thread runs. Only
+                            // live ones count, so a flood never cuts a
+                            // real client's handshake.
+                            for c in conns.iter_mut().filter(cuttable) {
+                                if peer_gone(&c.0) {
+                                    c.2 = true;
+                                    in_hs -= 1;
+                                }
+                            }
+                        }
                         if in_hs >= lim.max_handshakes {
                             if let Some(old) = conns.iter_mut().find(cuttable) {
                                 old.0.shutdown(Shutdown::Both);
@@ -247,4 +267,16 @@ fn serve_control(
             }
         }
     }
+}
+
+/// The client at the other end of `s` hung up (or reset).
+fn peer_gone(s: &Sock) -> bool {
+    let mut p = libc::pollfd {
+        fd: s.fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no waiting.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }

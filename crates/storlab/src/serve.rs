@@ -221,12 +221,52 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
     }
     let report = server.run()?;
     println!("{report}");
+    let reads = report.ops.first().map_or(0, |o| o.requests);
+    if let Some(note) = unmapped_note(&report.device.counters, reads) {
+        eprintln!("{note}");
+    }
     Ok(())
+}
+
+/// The note `storlab serve` prints at exit when reads hit never-written
+/// flash (answered from the mapping table: no media time), as `storlab
+/// sim` does (`storlab_sim::run::unmapped_note`); `None` when none did.
+fn unmapped_note(counters: &[(String, f64)], reads: u64) -> Option<String> {
+    let n: f64 = counters
+        .iter()
+        .filter(|(k, _)| k == "unmapped_reads" || k.ends_with(".unmapped_reads"))
+        .map(|(_, v)| v)
+        .sum();
+    (n >= 1.0).then(|| {
+        format!(
+            "storlab: note: {} of {reads} reads were answered from the flash mapping table without \
+             touching the media (never-written pages of a fresh drive), so they measure no flash; \
+             write the region first or precondition the drive \
+             (--set ssd.ftl.precondition='\"full\"', or '\"aged\"' for the garbage-collection \
+             steady state; in an array, through raid.member_set)",
+            n as u64
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_of_never_written_flash_get_a_note() {
+        let c = |n: f64| {
+            vec![
+                ("gc_runs".to_string(), 3.0),
+                ("member0.unmapped_reads".to_string(), n),
+            ]
+        };
+        let note = unmapped_note(&c(12.0), 40).expect("a note");
+        assert!(note.contains("12 of 40 reads"), "{note}");
+        assert!(note.contains("precondition"), "{note}");
+        assert_eq!(unmapped_note(&c(0.0), 40), None);
+        assert_eq!(unmapped_note(&[], 40), None);
+    }
 
     #[test]
     fn timeouts_parse_with_off() {

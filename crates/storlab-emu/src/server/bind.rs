@@ -293,12 +293,17 @@ fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
             opts.max_buffer_per_connection, b.maximum, opts.max_buffer
         )));
     }
-    check_memory(opts, size, ram_bytes())?;
     if opts.export_name.len() > 4096 || opts.description.len() > 4096 {
         return Err(EmuError::Config(
             "export name and description must be at most 4096 bytes".into(),
         ));
     }
+    // Where it will listen is checked first: a memory refusal should not
+    // hide a wrong address.
+    if let Some(a) = opts.listen.filter(|a| !a.ip().is_loopback() && !opts.allow_remote) {
+        return Err(EmuError::NonLoopback(a));
+    }
+    check_memory(opts, size, ram_bytes())?;
     Ok(size)
 }
 

@@ -434,6 +434,17 @@ impl RequestStream {
         self.spare = Vec::new();
     }
 
+    /// Bytes of the buffer kept for the next payload.
+    pub fn spare_bytes(&self) -> u64 {
+        self.spare.capacity() as u64
+    }
+
+    /// True while a write's payload is being gathered (its memory was
+    /// reserved whole at its header).
+    pub fn gathering(&self) -> bool {
+        matches!(self.state, StreamState::Payload { .. })
+    }
+
     /// The client is gone: let go of a payload half received and the
     /// spare buffer.
     pub fn drop_payload(&mut self) {

@@ -226,6 +226,9 @@ pub(crate) enum JobKind {
         len: u64,
         fua: bool,
         last: bool,
+        /// When the request arrived (its reply's latency counts from
+        /// then, not from its last piece's turn at the model).
+        arrived: storlab_model::Nanos,
     },
 }
 

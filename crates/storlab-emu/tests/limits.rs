@@ -916,6 +916,25 @@ fn a_trim_larger_than_the_cache_loosens_no_power_cut() {
     }
 }
 
+/// The buffer a connection keeps for its next large write counts in its
+/// budget, and goes when a request would not fit beside it: a largest
+/// write then a largest read on one connection (8 MiB budget: the kept
+/// 4 MiB buffer and the read's 4 MiB reply do not fit together) are both
+/// served.
+#[test]
+fn a_kept_write_buffer_never_keeps_a_read_out() {
+    let srv = null_server(opts());
+    let mut c = common::RawClient::connect(&srv.socket, false);
+    let data = common::pattern(3, BIG as usize);
+    for round in 0..3u64 {
+        assert_eq!(c.write(round, 0, &data, 0).error, 0, "write {round}");
+        let r = c.read(10 + round, 0, BIG);
+        assert_eq!(r.error, 0, "read {round}");
+        assert!(r.data == data, "read {round} returns the write");
+    }
+    srv.stop();
+}
+
 // ----------------------------------------------------------- load test
 
 /// An attack running until `stop`.

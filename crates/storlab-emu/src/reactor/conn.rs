@@ -88,8 +88,9 @@ pub(super) struct ZeroPiece {
     pub(super) last: bool,
     /// The request's first piece's journal sequence (once applied).
     pub(super) first: Option<crate::durability::WriteSeq>,
-    /// The epoch the request arrived in.
+    /// The epoch the request arrived in, and when.
     pub(super) epoch: u64,
+    pub(super) arrived: Nanos,
 }
 
 /// The memory budget as one connection sees it: every connection may
@@ -148,7 +149,12 @@ impl Conn {
 
     /// Input is held back: too much in flight, the next request's memory
     /// not admitted, or more held than the budget allows now.
+    /// The rest of a payload being gathered is always read: its memory
+    /// was reserved when its header was.
     pub(super) fn throttled(&self, b: Budget) -> bool {
+        if self.stream.gathering() {
+            return false;
+        }
         !self.admits(b, self.blocked_cost)
     }
 

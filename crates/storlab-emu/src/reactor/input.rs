@@ -193,7 +193,17 @@ impl Reactor {
             // is read; otherwise the connection is not read until it is.
             let hdr = super::data::reply_header_len(c.structured) as u64;
             let cost = c.stream.next_cost(&input[c.lo..c.hi], hdr);
-            if c.throttled(budget) || !c.admits(budget, cost) {
+            let held = |c: &Conn| {
+                !c.stream.gathering() && (c.throttled(budget) || !c.admits(budget, cost))
+            };
+            if held(c) && c.stream.spare_bytes() > 0 {
+                // The buffer kept for the next large write goes first (it
+                // could otherwise keep this request out for good).
+                c.stream.drop_spare();
+                self.account(slot);
+                continue;
+            }
+            if held(c) {
                 c.blocked_cost = cost;
                 self.shared
                     .limit_counters

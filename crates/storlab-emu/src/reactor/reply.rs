@@ -43,6 +43,10 @@ impl Reactor {
                 job,
                 ..
             } = r;
+            let arrival = match job.kind {
+                JobKind::ZeroPiece { arrived, .. } => arrived.min(arrival),
+                _ => arrival,
+            };
             let errno = if job.epoch != epoch || synced == SyncState::Failed {
                 EIO
             } else {

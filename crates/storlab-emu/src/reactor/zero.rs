@@ -37,6 +37,7 @@ impl Reactor {
             return;
         };
         c.inflight += 1;
+        let arrived = self.shared.clock.now();
         let mut at = offset;
         let end = offset + len;
         loop {
@@ -50,6 +51,7 @@ impl Reactor {
                 last: at + n == end,
                 first: None,
                 epoch,
+                arrived,
             });
             at += n;
             if at >= end {
@@ -130,6 +132,7 @@ impl Reactor {
                     len: p.len,
                     fua: p.fua,
                     last: p.last,
+                    arrived: p.arrived,
                 },
                 epoch: p.epoch,
                 offset: p.offset,

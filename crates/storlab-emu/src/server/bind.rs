@@ -300,7 +300,10 @@ fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
     }
     // Where it will listen is checked first: a memory refusal should not
     // hide a wrong address.
-    if let Some(a) = opts.listen.filter(|a| !a.ip().is_loopback() && !opts.allow_remote) {
+    if let Some(a) = opts
+        .listen
+        .filter(|a| !a.ip().is_loopback() && !opts.allow_remote)
+    {
         return Err(EmuError::NonLoopback(a));
     }
     check_memory(opts, size, ram_bytes())?;

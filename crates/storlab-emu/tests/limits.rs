@@ -567,7 +567,7 @@ fn at_rate(stop: &AtomicBool, per_s: u64, mut connect: impl FnMut()) {
     }
 }
 
-/// Two threads connecting and closing 8000 times a second each on the
+/// Two threads connecting and closing 6000 times a second each on the
 /// unix socket (the flood: about 12 k a second from two
 /// processes).
 fn flood_unix(p: PathBuf, stop: Arc<AtomicBool>) {
@@ -575,7 +575,7 @@ fn flood_unix(p: PathBuf, stop: Arc<AtomicBool>) {
         .map(|_| {
             let (p, stop) = (p.clone(), stop.clone());
             std::thread::spawn(move || {
-                at_rate(&stop, 8000, || drop(UnixStream::connect(&p)));
+                at_rate(&stop, 6000, || drop(UnixStream::connect(&p)));
             })
         })
         .collect();

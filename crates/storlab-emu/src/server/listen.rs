@@ -24,14 +24,15 @@ impl Listener {
     }
     pub(super) fn accept(&self) -> io::Result<Sock> {
         match self {
+            // (An accepted socket is blocking: `accept4` does not pass
+            // the listener's `O_NONBLOCK` on. No system call spared
+            // matters more than under a connection flood.)
             Listener::Unix(l, _) => {
                 let (s, _) = l.accept()?;
-                s.set_nonblocking(false)?;
                 Ok(Sock::Unix(s))
             }
             Listener::Tcp(l) => {
                 let (s, _) = l.accept()?;
-                s.set_nonblocking(false)?;
                 s.set_nodelay(true)?;
                 Ok(Sock::Tcp(s))
             }

@@ -51,6 +51,14 @@ impl Server {
         } else {
             None
         };
+        // The accept loop (and the handshake and control threads it
+        // starts) runs at a higher weight when the server may raise its
+        // scheduling (`realtime`): a flood of connections from ordinary
+        // processes then cannot keep it from draining the backlog, which a
+        // legitimate client's non-blocking connect finds full otherwise
+        // (libnbd gives up at once). Accepting costs a few system calls a
+        // connection, so the weight takes little from anyone.
+        let nice = shared.timing.realtime.then(raise_weight).flatten();
         // The control socket is served on a thread of its own, apart from
         // the data path: a connection flood keeping this loop busy cannot
         // delay `stats` or `powercut` (issue 59).
@@ -72,7 +80,7 @@ impl Server {
         // Connections still in their handshake, oldest first: (socket,
         // thread, cut to make room, handshake over: set by the thread once
         // the client is in, so a finished one is never cut).
-        let mut conns: Vec<(Sock, JoinHandle<()>, bool, Arc<AtomicBool>)> = Vec::new();
+        let mut conns: Vec<Handshaking> = Vec::new();
         let mut next_conn = 0u64;
         let mut fds: Vec<libc::pollfd> = self
             .listeners
@@ -125,9 +133,7 @@ impl Server {
                         // cut for the newcomer (a real client's handshake
                         // takes a millisecond, so slow or silent ones go
                         // first, and cannot lock newcomers out).
-                        let cuttable = |c: &&mut (Sock, JoinHandle<()>, bool, Arc<AtomicBool>)| {
-                            !c.2 && !c.3.load(Ordering::SeqCst)
-                        };
+                        let cuttable = |c: &&mut Handshaking| !c.2 && !c.3.load(Ordering::SeqCst);
                         let mut in_hs = conns.iter_mut().filter(cuttable).count();
                         if in_hs >= lim.max_handshakes {
                             // Handshakes whose client already hung up (a
@@ -143,7 +149,20 @@ impl Server {
                             }
                         }
                         if in_hs >= lim.max_handshakes {
-                            if let Some(old) = conns.iter_mut().find(cuttable) {
+                            // The peer (process or address) with the most
+                            // handshakes open loses its oldest: a flood of
+                            // slow or silent handshakes from one peer cuts
+                            // its own, never another client's.
+                            let mut per_peer = std::collections::BTreeMap::<u64, usize>::new();
+                            for c in conns.iter_mut().filter(cuttable) {
+                                let p = *c.4.get_or_insert_with(|| c.0.peer_key());
+                                *per_peer.entry(p).or_default() += 1;
+                            }
+                            let most = per_peer.values().copied().max().unwrap_or(0);
+                            let victim = conns.iter_mut().filter(cuttable).find(|c| {
+                                c.4.and_then(|p| per_peer.get(&p)).copied() == Some(most)
+                            });
+                            if let Some(old) = victim {
                                 old.0.shutdown(Shutdown::Both);
                                 old.2 = true;
                                 shared
@@ -165,7 +184,7 @@ impl Server {
                             .name(format!("nbd-hs-{id}"))
                             .spawn(move || serve_connection(s, sock, id, &o))
                         {
-                            Ok(h) => conns.push((watch, h, false, over)),
+                            Ok(h) => conns.push((watch, h, false, over, None)),
                             Err(_) => {
                                 shared.handshaking.fetch_sub(1, Ordering::SeqCst);
                                 watch.shutdown(Shutdown::Both);
@@ -176,7 +195,7 @@ impl Server {
             }
             // Handshake threads end quickly; forget the finished ones
             // (their sockets are the reactor's now, or closed).
-            conns.retain(|(_, h, _, _)| !h.is_finished());
+            conns.retain(|(_, h, _, _, _)| !h.is_finished());
         }
         // Stop: handshakes in progress end, connections see end-of-file
         // (the reactor shuts their input), their in-flight requests
@@ -186,17 +205,21 @@ impl Server {
         if let Some(h) = control_thread {
             let _ = h.join();
         }
-        for (s, _, _, _) in &conns {
+        for (s, _, _, _, _) in &conns {
             // Both ways: a handshake blocked sending to a client that does
             // not read ends at once too.
             s.shutdown(Shutdown::Both);
         }
-        for (_, h, _, _) in conns {
+        for (_, h, _, _, _) in conns {
             let _ = h.join();
         }
         shared.reactor_stop.store(true, Ordering::SeqCst);
         shared.wake_reactor();
         let _ = reactor.join();
+        if let Some((tid, before)) = nice {
+            // SAFETY: resets this thread's nice value.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, before) };
+        }
         shared.data.stop_host_syncs();
         if let Some(h) = syncer {
             let _ = h.join();
@@ -224,6 +247,11 @@ impl Server {
         Ok(report)
     }
 }
+
+/// A connection in its handshake: its socket, its thread, whether it was
+/// cut to make room, whether its handshake is over (set by the thread),
+/// and its peer (`Sock::peer_key`, asked when a cut needs it).
+type Handshaking = (Sock, JoinHandle<()>, bool, Arc<AtomicBool>, Option<u64>);
 
 /// Connections accepted from one listener per turn of the accept loop.
 const ACCEPT_BATCH: usize = 256;
@@ -279,4 +307,16 @@ fn peer_gone(s: &Sock) -> bool {
     // SAFETY: one valid pollfd, no waiting.
     let n = unsafe { libc::poll(&mut p, 1, 0) };
     n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
+}
+
+/// Raise the calling thread's scheduling weight (nice -10) when allowed;
+/// its thread id and former nice value, to restore.
+fn raise_weight() -> Option<(libc::id_t, libc::c_int)> {
+    // SAFETY: plain system calls on the calling thread.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        let before = libc::getpriority(libc::PRIO_PROCESS, tid);
+        (libc::setpriority(libc::PRIO_PROCESS, tid, before.min(0) - 10) == 0)
+            .then_some((tid, before))
+    }
 }

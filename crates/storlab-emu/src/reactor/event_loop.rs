@@ -193,7 +193,8 @@ impl Reactor {
         for c in self.conns.iter().flatten().filter(|c| !c.dead) {
             *per_peer.entry(c.peer).or_default() += 1;
         }
-        while wanted.load(Ordering::SeqCst) > 0 {
+        let mut evicted = 0;
+        while wanted.load(Ordering::SeqCst) > evicted {
             let victim = self
                 .conns
                 .iter()
@@ -220,9 +221,17 @@ impl Reactor {
                 .evicted
                 .fetch_add(1, Ordering::Relaxed);
             self.kill(slot);
-            let _ = wanted.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+            evicted += 1;
+            if evicted >= wanted.load(Ordering::SeqCst) {
+                break;
+            }
         }
+        // The slots are free (reaped) before the newcomers are told their
+        // evictions are done: one that finds no slot then asks again.
         self.reap();
+        let _ = wanted.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            Some(n.saturating_sub(evicted))
+        });
     }
 
     /// Connections still sending requests.

@@ -319,7 +319,7 @@ impl Durability {
         first: Option<WriteSeq>,
         holds: Holds<'_>,
     ) -> io::Result<WriteSeq> {
-        self.mutate(offset, data.len() as u64, first, holds, |s| {
+        self.mutate(offset, data.len() as u64, first, true, holds, |s| {
             s.write_at(data, offset)
         })
     }
@@ -332,14 +332,30 @@ impl Durability {
         _fua: bool,
         holds: Holds<'_>,
     ) -> io::Result<WriteSeq> {
-        self.mutate(offset, len, None, holds, |s| s.zero(offset, len))
+        self.zero_part(offset, len, None, holds)
     }
 
+    /// [`Durability::zero`] for a piece of a larger trim or write-zeroes
+    /// whose first piece got sequence number `first` (`None`: this is
+    /// the first).
+    pub fn zero_part(
+        &self,
+        offset: u64,
+        len: u64,
+        first: Option<WriteSeq>,
+        holds: Holds<'_>,
+    ) -> io::Result<WriteSeq> {
+        self.mutate(offset, len, first, false, holds, |s| s.zero(offset, len))
+    }
+
+    /// Apply a write (`data`: it carries bytes the device's cache holds)
+    /// or a zeroing (no data: only what it overwrote is journalled).
     fn mutate(
         &self,
         offset: u64,
         len: u64,
         first: Option<WriteSeq>,
+        data: bool,
         holds: Holds<'_>,
         apply: impl FnOnce(&dyn Store) -> io::Result<()>,
     ) -> io::Result<WriteSeq> {
@@ -352,11 +368,17 @@ impl Durability {
         let undo_bytes: u64 = extents.iter().map(|e| e.1).sum();
         // Only matters when an older write may be undone under this one.
         let base_clean = !j.records.is_empty() && !holds(offset, len);
-        // Count the range itself too: the journal stands for the device's
-        // cache, which holds every byte written until it is destaged.
-        let bytes = len + undo_bytes + 64;
+        // Count a write's range too: the journal stands for the device's
+        // cache, which holds every byte written until it is destaged. A
+        // trim or write-zeroes carries no data: only what it overwrote
+        // counts, so a trim larger than the journal (over data never
+        // written) does not push other clients' unflushed writes out of
+        // it; whether they survive a cut is the model's word alone
+        // (issue 59: a 2 GiB trim used to make them all durable).
+        let bytes = if data { len } else { 0 } + undo_bytes + 64;
         if bytes > self.limit {
-            // Bigger than the whole cache (a huge trim, say): everything
+            // Bigger than the whole journal (a write larger than it, or a
+            // trim over more written data than it holds): everything
             // before is written back and this goes straight to the medium.
             let n = j.records.iter().filter(|r| r.request == r.seq).count() as u64;
             j.records.clear();
@@ -641,6 +663,23 @@ mod tests {
         assert_eq!(read(&d, 0, 1), vec![1]);
         assert_eq!(read(&d, 9 * 4096, 1), vec![0]);
         assert!(d.stats().destaged_writes >= 8);
+    }
+
+    /// Issue 59: a trim larger than the journal, over unwritten space,
+    /// leaves other unflushed writes to the model (here: never destaged,
+    /// so all lost), as a small trim does.
+    #[test]
+    fn a_trim_larger_than_the_journal_keeps_other_writes_volatile() {
+        for trim in [4096u64 << 4, 1 << 30] {
+            let d = Durability::new(Box::new(MemoryStore::new(2 << 30)), true, 1 << 20);
+            for i in 0..16u8 {
+                d.write(&[i + 1; 4096], i as u64 * 4096, false).unwrap();
+            }
+            d.zero(1 << 30, trim, false, &never_destaged).unwrap();
+            d.power_cut().unwrap();
+            assert_eq!(d.stats().lost_writes, 17, "trim of {trim} B");
+            assert_eq!(read(&d, 0, 1), vec![0], "trim of {trim} B");
+        }
     }
 
     /// A memory store whose `sync` waits for the test to open it, and may

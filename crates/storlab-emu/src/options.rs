@@ -77,10 +77,12 @@ pub struct ServeOptions {
     /// Largest volatile-cache journal (bytes) before the oldest writes are
     /// treated as written back.
     pub journal_limit: u64,
-    /// Most connections served at once (in transmission phase). A client
-    /// arriving when every serving slot is taken is closed at once (it
-    /// reads end-of-file before the greeting); one whose handshake ends
-    /// when they are all taken is closed then.
+    /// Most connections served at once (in transmission phase). A slot
+    /// is no lease for life: a client whose handshake ends when every slot
+    /// is taken evicts a served connection (of the peer holding the most
+    /// slots, the one that sent nothing for longest) and is served; it is
+    /// refused (end-of-file before the final reply) only if no slot frees
+    /// within half a second.
     pub max_connections: usize,
     /// Most handshakes at once, slots of their own apart from the serving
     /// ones: clients that connect and say nothing hold these, never a
@@ -97,17 +99,27 @@ pub struct ServeOptions {
     /// have not moved for this long (a client that stopped reading).
     /// `None`: never.
     pub idle_timeout: Option<Duration>,
-    /// Most reply bytes one connection may have buffered (queued to send,
-    /// or read for its requests in flight) before the server stops reading
+    /// Most bytes one connection may hold in the server: replies queued,
+    /// read replies built for its requests in flight, a write's payload
+    /// being received (reserved whole at its header) and the buffer kept
+    /// for its next one. A request is admitted whole or not at all (one
+    /// holding nothing always gets one); past it the server stops reading
     /// its requests until it takes its replies (back-pressure: nothing is
-    /// dropped). The request that crosses the budget is still served, so
-    /// a connection holds at most this plus one maximum request.
+    /// dropped).
     pub max_buffer_per_connection: u64,
-    /// Most reply bytes buffered over all connections: past it, a
-    /// connection holding more than its fair share (this divided by
-    /// `max_connections`) is not read until the total falls below it; a
-    /// connection under its share is never held by others' buffers.
+    /// The memory budget over all connections (what
+    /// `max_buffer_per_connection` counts): half is split evenly, a
+    /// reserve each connection may always hold (so one within it is never
+    /// held back by others), the other half is a pool they share past
+    /// their reserves. The total stays within it.
     pub max_buffer: u64,
+    /// Allow a memory store (`StoreSpec::Memory`) whose export, with the
+    /// buffer budget, is larger than half of this machine's RAM. Off by
+    /// default: a memory store holds everything written in RAM, and an
+    /// export written past RAM ends in the host's out-of-memory killer
+    /// (the default 64 GiB of some presets against 24 GB here); use a
+    /// file store or a smaller size instead.
+    pub memory_over_ram: bool,
     /// Before serving, measure the transport floor with this many
     /// zero-latency round trips (0: don't); the report shows it
     /// ([`crate::probe`]).
@@ -143,6 +155,7 @@ impl Default for ServeOptions {
             idle_timeout: Some(Duration::from_secs(60)),
             max_buffer_per_connection: 64 << 20,
             max_buffer: 1 << 30,
+            memory_over_ram: false,
             floor_probe: 0,
         }
     }

@@ -130,8 +130,12 @@ impl RecordReport {
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct LimitsReport {
     /// Connections closed at once on arrival: every serving slot was
-    /// taken.
+    /// taken (no longer happens: a newcomer evicts, see `evicted`).
     pub refused_connections: u64,
+    /// Served connections closed to make room for a newcomer when every
+    /// serving slot was taken (the peer holding the most slots, its
+    /// connection idle longest).
+    pub evicted: u64,
     /// Handshakes cut to make room for a newcomer (every handshake slot
     /// was taken; the one that had lasted longest goes).
     pub handshakes_cut: u64,
@@ -299,9 +303,10 @@ impl fmt::Display for ServeReport {
         let l = &self.limits;
         writeln!(
             f,
-            "  limits: refused={} (at go: {}) handshakes cut={} handshake timeouts={} idle closed={} dropped dead={} throttled={} reply buffer peak={} MiB",
+            "  limits: refused={} (at go: {}) evicted={} handshakes cut={} handshake timeouts={} idle closed={} dropped dead={} throttled={} reply buffer peak={} MiB",
             l.refused_connections,
             l.refused_at_go,
+            l.evicted,
             l.handshakes_cut,
             l.handshake_timeouts,
             l.idle_closed,

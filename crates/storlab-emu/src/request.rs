@@ -417,6 +417,71 @@ impl RequestStream {
         }
     }
 
+    /// Bytes of memory this stream holds for its connection: a payload
+    /// being gathered (its whole length: it was reserved at its header)
+    /// or the buffer kept for the next one.
+    pub fn held_bytes(&self) -> u64 {
+        let gathering = match self.state {
+            StreamState::Payload { len, .. } => len.max(self.buf.capacity()),
+            _ => 0,
+        };
+        (gathering + self.spare.capacity()) as u64
+    }
+
+    /// Let go of the buffer kept for the next payload (the memory budget
+    /// wants it back).
+    pub fn drop_spare(&mut self) {
+        self.spare = Vec::new();
+    }
+
+    /// Bytes of the buffer kept for the next payload.
+    pub fn spare_bytes(&self) -> u64 {
+        self.spare.capacity() as u64
+    }
+
+    /// True while a write's payload is being gathered (its memory was
+    /// reserved whole at its header).
+    pub fn gathering(&self) -> bool {
+        matches!(self.state, StreamState::Payload { .. })
+    }
+
+    /// The client is gone: let go of a payload half received and the
+    /// spare buffer.
+    pub fn drop_payload(&mut self) {
+        if matches!(self.state, StreamState::Payload { .. }) {
+            self.buf = Vec::new();
+            self.state = StreamState::Closed;
+        }
+        self.spare = Vec::new();
+    }
+
+    /// The memory the next request in `input` needs, when its header is
+    /// there and nothing of it was taken yet: a read's reply (`reply_hdr`
+    /// bytes of header and the data), a write's payload unless `input`
+    /// holds all of it (then it is lent, not copied). 0 otherwise (a
+    /// header taken in pieces is charged once parsed: its payload is then
+    /// held, and the connection is not read past it).
+    pub fn next_cost(&self, input: &[u8], reply_hdr: u64) -> u64 {
+        if self.mid_request() || !matches!(self.state, StreamState::Header) {
+            return 0;
+        }
+        let Some(hb) = input.get(..REQUEST_LEN) else {
+            return 0;
+        };
+        let Some(h) = decode_header(hb.try_into().expect("REQUEST_LEN bytes")) else {
+            return 0;
+        };
+        match check(&h, &self.limits) {
+            Verdict::Accept(Command::Read { len, .. }) => reply_hdr + u64::from(len),
+            Verdict::Accept(Command::Write { len, .. })
+                if input.len() - REQUEST_LEN < len as usize =>
+            {
+                u64::from(len)
+            }
+            _ => 0,
+        }
+    }
+
     /// The connection's limits.
     pub fn limits(&self) -> &Limits {
         &self.limits

@@ -20,6 +20,8 @@ use crate::sock::Sock;
 /// A connection whose handshake is done, handed to the reactor.
 pub(crate) struct NewConn {
     pub(crate) id: u64,
+    /// Who connected ([`Sock::peer_key`]).
+    pub(crate) peer: u64,
     pub(crate) sock: Sock,
     /// Structured replies, block status.
     pub(crate) negotiated: Negotiated,
@@ -50,15 +52,22 @@ pub(crate) struct Limits {
     /// ns; `u64::MAX`: never.
     pub(crate) idle_timeout_ns: u64,
     pub(crate) conn_buffer: u64,
-    pub(crate) buffer: u64,
-    /// `buffer / max_connections`.
-    pub(crate) fair_share: u64,
+    /// What each connection may always hold: half the budget split
+    /// evenly (`buffer / 2 / max_connections`).
+    pub(crate) reserve: u64,
+    /// What connections may hold past their reserves, together: the
+    /// other half of the budget.
+    pub(crate) pool: u64,
+    /// Largest piece of a trim or write-zeroes the model is given at
+    /// once (the maximum payload: what one write could cost).
+    pub(crate) zero_piece: u64,
 }
 
 /// What the limits did (for [`LimitsReport`]).
 #[derive(Default)]
 pub(crate) struct LimitCounters {
     pub(crate) refused: AtomicU64,
+    pub(crate) evicted: AtomicU64,
     pub(crate) refused_at_go: AtomicU64,
     pub(crate) handshakes_cut: AtomicU64,
     pub(crate) handshake_timeouts: AtomicU64,
@@ -106,6 +115,9 @@ pub(crate) struct Shared {
     pub(crate) live_conns: AtomicUsize,
     /// Connections in their handshake.
     pub(crate) handshaking: AtomicUsize,
+    /// Newcomers waiting for a serving slot: the reactor evicts one
+    /// served connection for each.
+    pub(crate) evict_wanted: AtomicUsize,
     pub(crate) limits: Limits,
     pub(crate) limit_counters: LimitCounters,
     pub(crate) store_desc: String,
@@ -151,6 +163,7 @@ impl Shared {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         r.limits = LimitsReport {
             refused_connections: get(&c.refused),
+            evicted: get(&c.evicted),
             refused_at_go: get(&c.refused_at_go),
             handshakes_cut: get(&c.handshakes_cut),
             handshake_timeouts: get(&c.handshake_timeouts),
@@ -205,6 +218,17 @@ pub(crate) enum JobKind {
     },
     Flush {
         upto: WriteSeq,
+    },
+    /// A piece of a trim or write-zeroes (`len` bytes, journal sequence
+    /// `seq`); the request's reply goes out with its `last` piece.
+    ZeroPiece {
+        seq: WriteSeq,
+        len: u64,
+        fua: bool,
+        last: bool,
+        /// When the request arrived (its reply's latency counts from
+        /// then, not from its last piece's turn at the model).
+        arrived: storlab_model::Nanos,
     },
 }
 

@@ -42,6 +42,47 @@ impl Sock {
             Sock::Tcp(s) => s.shutdown(how),
         };
     }
+    /// Who is at the other end, as far as the server can tell: the
+    /// process (`SO_PEERCRED`'s pid) on a unix socket, the address on TCP.
+    /// Connections from one peer are evicted first when the serving slots
+    /// are full (one process holding many slots yields them before a
+    /// process holding one).
+    pub(crate) fn peer_key(&self) -> u64 {
+        match self {
+            Sock::Unix(s) => {
+                let mut cred = libc::ucred {
+                    pid: 0,
+                    uid: 0,
+                    gid: 0,
+                };
+                let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+                // SAFETY: `cred` is a valid ucred and `len` its size; the
+                // fd is the open socket.
+                let r = unsafe {
+                    libc::getsockopt(
+                        s.as_raw_fd(),
+                        libc::SOL_SOCKET,
+                        libc::SO_PEERCRED,
+                        (&mut cred as *mut libc::ucred).cast(),
+                        &mut len,
+                    )
+                };
+                if r == 0 {
+                    cred.pid as u64
+                } else {
+                    0
+                }
+            }
+            Sock::Tcp(s) => match s.peer_addr().map(|a| a.ip()) {
+                Ok(std::net::IpAddr::V4(ip)) => (1 << 48) | u64::from(u32::from(ip)),
+                Ok(std::net::IpAddr::V6(ip)) => {
+                    let b = u128::from(ip);
+                    (2 << 48) ^ (b as u64) ^ ((b >> 64) as u64)
+                }
+                Err(_) => 0,
+            },
+        }
+    }
     pub(crate) fn try_clone(&self) -> io::Result<Sock> {
         Ok(match self {
             Sock::Unix(s) => Sock::Unix(s.try_clone()?),

@@ -20,7 +20,6 @@ use storlab_emu::request::{encode_header, RequestHeader};
 use storlab_emu::ServeOptions;
 use storlab_model::devices::fixed::FixedLatency;
 
-const MIB: u64 = 1 << 20;
 const SIZE: u64 = 1 << 30;
 /// The largest request, scaled down from the default 32 MiB with the
 /// budgets (8 MiB per connection here, 64 MiB by default): these tests
@@ -50,24 +49,61 @@ fn null_server(o: ServeOptions) -> TestServer {
 }
 
 /// A fresh client connects, negotiates and reads 4 KiB; how long it took,
-/// or why it failed (within `limit`: a refusal must be quick too).
+/// or why it failed (within `limit`: a refusal must be quick too). The
+/// connect itself counts: it runs on a thread, and one that has not
+/// connected, negotiated and read within `limit` fails (a unix connect to
+/// a full backlog blocks).
 fn probe(path: &Path, limit: Duration) -> Result<Duration, String> {
+    let p = path.to_path_buf();
+    within(limit, move |t| {
+        let s =
+            UnixStream::connect(&p).map_err(|e| format!("connect after {:?}: {e}", t.elapsed()))?;
+        probe_on(s, t, limit, |s, d| s.set_read_timeout(Some(d)))
+    })
+}
+
+/// [`probe`] over TCP.
+fn probe_tcp(addr: std::net::SocketAddr, limit: Duration) -> Result<Duration, String> {
+    within(limit, move |t| {
+        let s = std::net::TcpStream::connect(addr)
+            .map_err(|e| format!("connect after {:?}: {e}", t.elapsed()))?;
+        probe_on(s, t, limit, |s, d| s.set_read_timeout(Some(d)))
+    })
+}
+
+/// Run `f` (given its start) on a thread; its result, or a failure if it
+/// has none within `limit` (the thread is left to end by itself).
+fn within(
+    limit: Duration,
+    f: impl FnOnce(Instant) -> Result<Duration, String> + Send + 'static,
+) -> Result<Duration, String> {
     let t = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f(t));
+    });
+    rx.recv_timeout(limit + Duration::from_millis(20))
+        .unwrap_or_else(|_| Err(format!("nothing within {limit:?}")))
+}
+
+fn probe_on<S: Read + Write>(
+    mut s: S,
+    t: Instant,
+    limit: Duration,
+    timeout: impl Fn(&S, Duration) -> std::io::Result<()>,
+) -> Result<Duration, String> {
     let fail = |what: &str, e: std::io::Error| format!("{what} after {:?}: {e}", t.elapsed());
-    let mut s = UnixStream::connect(path).map_err(|e| fail("connect", e))?;
     let left = || {
         limit
             .saturating_sub(t.elapsed())
             .max(Duration::from_millis(1))
     };
-    s.set_read_timeout(Some(left()))
-        .map_err(|e| fail("timeout", e))?;
+    timeout(&s, left()).map_err(|e| fail("timeout", e))?;
     let mut greet = [0u8; 18];
     s.read_exact(&mut greet).map_err(|e| fail("greeting", e))?;
     s.write_all(&handshake_bytes()).map_err(|e| fail("go", e))?;
     loop {
-        s.set_read_timeout(Some(left()))
-            .map_err(|e| fail("timeout", e))?;
+        timeout(&s, left()).map_err(|e| fail("timeout", e))?;
         let mut h = [0u8; 20];
         s.read_exact(&mut h).map_err(|e| fail("option reply", e))?;
         let typ = u32::from_be_bytes(h[12..16].try_into().expect("4"));
@@ -81,25 +117,13 @@ fn probe(path: &Path, limit: Duration) -> Result<Duration, String> {
         }
     }
     s.write_all(&reads(1, 4096)).map_err(|e| fail("read", e))?;
-    s.set_read_timeout(Some(left()))
-        .map_err(|e| fail("timeout", e))?;
+    timeout(&s, left()).map_err(|e| fail("timeout", e))?;
     let mut r = vec![0u8; SIMPLE_REPLY_LEN + 4096];
     s.read_exact(&mut r).map_err(|e| fail("reply", e))?;
     if r[4..8] != [0; 4] {
         return Err("read failed".into());
     }
     Ok(t.elapsed())
-}
-
-/// Probe until one succeeds; the time from `from` to that success.
-fn served_within(path: &Path, from: Instant, limit: Duration) -> Duration {
-    loop {
-        match probe(path, Duration::from_secs(1)) {
-            Ok(_) => return from.elapsed(),
-            Err(e) => assert!(from.elapsed() < limit, "not served within {limit:?}: {e}"),
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Connect and finish the handshake (or be refused), then say nothing.
@@ -158,38 +182,43 @@ fn send_some(s: &mut UnixStream, bytes: &[u8], within: Duration) {
 // ------------------------------------------------------------- attacks
 
 #[test]
-fn idle_clients_are_closed_after_the_idle_timeout() {
+fn a_newcomer_evicts_the_idlest_when_every_slot_is_taken() {
     let srv = null_server(ServeOptions {
-        idle_timeout: Some(Duration::from_secs(1)),
+        idle_timeout: Some(Duration::from_secs(2)),
         ..opts()
     });
     let idle: Vec<UnixStream> = (0..64).filter_map(|_| idle_client(&srv.socket)).collect();
     assert_eq!(idle.len(), 64, "64 serving slots");
-    // Every serving slot is taken: a newcomer is refused at once, not
-    // left hanging.
+    // Every serving slot is taken: a newcomer is served at once all the
+    // same, in the slot of the connection idle longest (the first).
     let t = Instant::now();
-    let refused = probe(&srv.socket, Duration::from_secs(1));
-    assert!(refused.is_err(), "a 65th client is refused");
-    assert!(t.elapsed() < Duration::from_millis(500), "refused at once");
-    // After the idle timeout the idle clients are gone.
-    let took = served_within(&srv.socket, t, Duration::from_secs(3));
-    assert!(took < Duration::from_millis(2500), "served after {took:?}");
-    // every idle client is closed in time: the clients connected one after
-    // another (slowly, on a loaded host), so their timeouts end apart too
+    let took = probe(&srv.socket, Duration::from_secs(1)).expect("served");
+    assert!(took < Duration::from_secs(1), "served after {took:?}");
+    let mut first = &idle[0];
+    first
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    let mut b = [0u8; 1];
+    assert!(
+        matches!(first.read(&mut b), Ok(0) | Err(_)),
+        "the idlest client was closed"
+    );
+    // After the idle timeout the other idle clients are gone too.
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut r = srv.handle().control().report();
-    while r.limits.idle_closed < 64 && Instant::now() < deadline {
+    while r.limits.idle_closed + r.limits.evicted < 64 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
         r = srv.handle().control().report();
     }
-    assert_eq!(r.limits.idle_closed, 64, "{:?}", r.limits);
-    assert!(r.limits.refused_connections >= 1);
+    assert_eq!(r.limits.evicted, 1, "{:?}", r.limits);
+    assert_eq!(r.limits.idle_closed, 63, "{:?}", r.limits);
+    assert!(t.elapsed() > Duration::from_secs(2), "idle timeout kept");
     drop(idle);
     srv.stop();
 }
 
 #[test]
-fn a_handshake_ending_when_the_serving_slots_are_taken_is_refused() {
+fn a_handshake_ending_when_the_serving_slots_are_taken_evicts() {
     let srv = null_server(ServeOptions {
         max_connections: 1,
         ..opts()
@@ -201,23 +230,17 @@ fn a_handshake_ending_when_the_serving_slots_are_taken_is_refused() {
     let mut greet = [0u8; 18];
     a.read_exact(&mut greet).expect("greeting");
     // B takes the only serving slot.
-    let b = idle_client(&srv.socket).expect("B is served");
-    // A finishes its handshake: closed before the final reply.
+    let mut b = idle_client(&srv.socket).expect("B is served");
+    // A finishes its handshake: B, idle, is evicted and A is in.
     a.write_all(&handshake_bytes()).expect("go");
     let mut reply = [0u8; 20];
-    assert!(
-        matches!(a.read(&mut reply), Ok(0)),
-        "A reads end-of-file, not an acknowledgement"
-    );
-    // A newcomer is closed on arrival, at once.
-    let t = Instant::now();
-    assert!(probe(&srv.socket, Duration::from_secs(1)).is_err());
-    assert!(t.elapsed() < Duration::from_millis(500));
+    a.read_exact(&mut reply).expect("A is acknowledged");
+    b.set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    let mut one = [0u8; 1];
+    assert!(matches!(b.read(&mut one), Ok(0) | Err(_)), "B was closed");
     let l = srv.handle().control().report().limits;
-    assert_eq!((l.refused_at_go, l.refused_connections), (1, 1), "{l:?}");
-    // B leaves: its slot is free again.
-    drop(b);
-    served_within(&srv.socket, Instant::now(), Duration::from_secs(2));
+    assert_eq!((l.evicted, l.refused_at_go), (1, 0), "{l:?}");
     srv.stop();
 }
 
@@ -317,15 +340,15 @@ fn replies_a_client_does_not_read_stay_within_the_budgets() {
     probe(&srv.socket, Duration::from_secs(1)).expect("others served");
     let l = srv.handle().control().report().limits;
     let big = BIG as u64;
-    assert!(l.reply_buffer_peak_bytes >= 2 * big, "it buffered: {l:?}");
-    // The budget, plus the request that crossed it, plus headers.
-    assert!(l.reply_buffer_peak_bytes <= 3 * big + MIB, "{l:?}");
+    assert!(l.reply_buffer_peak_bytes >= big, "it buffered: {l:?}");
+    // Its own budget, never crossed: a request is admitted whole or not.
+    assert!(l.reply_buffer_peak_bytes <= 2 * big, "{l:?}");
     assert!(l.throttled > 0);
     drop(c);
     srv.stop();
 
-    // Eight connections: the global budget (4 largest requests; the fair
-    // share is 1/64 of it).
+    // Eight connections: the global budget (4 largest requests; half of
+    // it split into 64 reserves, half shared).
     let srv = null_server(ServeOptions {
         max_buffer: 4 * big,
         ..opts()
@@ -339,12 +362,576 @@ fn replies_a_client_does_not_read_stay_within_the_budgets() {
     std::thread::sleep(Duration::from_millis(500));
     probe(&srv.socket, Duration::from_secs(1)).expect("others served");
     let l = srv.handle().control().report().limits;
-    // At worst the budget, plus for each connection its fair share and
-    // one largest request; well under the per-connection budgets' sum.
-    let bound = 4 * big + 8 * (4 * big / 64 + big) + MIB;
-    assert!(l.reply_buffer_peak_bytes <= bound, "{l:?}");
+    // At worst the budget (and one request more, admitted to a
+    // connection holding nothing while the shared half was empty).
+    assert!(l.reply_buffer_peak_bytes <= 5 * big, "{l:?}");
     assert!(l.reply_buffer_peak_bytes < 8 * 2 * big, "{l:?}");
     drop(cs);
+    srv.stop();
+}
+
+// ------------------------- issue 59: attack first, a newcomer during it
+
+/// The process's resident memory (`VmRSS` of `/proc/self/status`), bytes.
+/// The server runs in this process (the tests take the binary alone).
+fn rss() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kib: u64 = s
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS");
+    kib << 10
+}
+
+/// Samples the resident memory every 10 ms until `peak` is asked.
+struct RssWatch {
+    stop: Arc<AtomicBool>,
+    h: JoinHandle<u64>,
+}
+
+impl RssWatch {
+    fn start() -> RssWatch {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let h = std::thread::spawn(move || {
+            let mut peak = rss();
+            while !s.load(Ordering::SeqCst) {
+                peak = peak.max(rss());
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            peak
+        });
+        RssWatch { stop, h }
+    }
+    fn peak(self) -> u64 {
+        self.stop.store(true, Ordering::SeqCst);
+        self.h.join().expect("rss watch")
+    }
+}
+
+/// `n` newcomers, 100 ms apart, while an attack runs: each must connect,
+/// negotiate and read within a second; the slowest's time.
+fn newcomers_during(srv: &TestServer, n: usize, what: &str) -> Duration {
+    let mut worst = Duration::ZERO;
+    for i in 0..n {
+        let took = probe(&srv.socket, Duration::from_secs(1)).unwrap_or_else(|e| {
+            let l = srv.handle().control().report().limits;
+            panic!("{what}: newcomer {i} not served within 1 s: {e} ({l:?})")
+        });
+        worst = worst.max(took);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    worst
+}
+
+/// An attack on its own threads until dropped.
+struct Running {
+    stop: Arc<AtomicBool>,
+    h: Option<JoinHandle<()>>,
+}
+
+impl Running {
+    fn start(p: &Path, attack: Attack) -> Running {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, s) = (p.to_path_buf(), stop.clone());
+        let h = std::thread::spawn(move || attack(p, s));
+        Running { stop, h: Some(h) }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.h.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// How 64 slot holders behave once in.
+#[derive(Clone, Copy, Debug)]
+enum Hold {
+    /// Say nothing.
+    Silent,
+    /// Send a request header a byte at a time, one every 500 ms (the
+    /// issue's 30 s, scaled: never idle long enough to be closed).
+    Dribble,
+    /// Say nothing, and connect again the moment they are closed.
+    Reconnect,
+}
+
+/// 64 threads, each holding a serving slot as `how` says, until `stop`.
+fn hold_slots(p: &Path, stop: &Arc<AtomicBool>, how: Hold) {
+    let hs: Vec<JoinHandle<()>> = (0..64)
+        .map(|i| {
+            let (p, stop) = (p.to_path_buf(), stop.clone());
+            std::thread::spawn(move || {
+                let header = reads(1, 4096);
+                let mut once = false;
+                while !stop.load(Ordering::SeqCst) {
+                    if once && !matches!(how, Hold::Reconnect) {
+                        std::thread::sleep(Duration::from_millis(20));
+                        continue;
+                    }
+                    let Some(mut c) = idle_client(&p) else {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    };
+                    once = true;
+                    let _ = c.set_read_timeout(Some(Duration::from_millis(50)));
+                    let mut k = i;
+                    let mut last = Instant::now();
+                    let mut buf = [0u8; 8192];
+                    while !stop.load(Ordering::SeqCst) {
+                        if matches!(how, Hold::Dribble)
+                            && last.elapsed() > Duration::from_millis(500)
+                        {
+                            last = Instant::now();
+                            if c.write_all(&header[k % header.len()..][..1]).is_err() {
+                                break;
+                            }
+                            k += 1;
+                        }
+                        match c.read(&mut buf) {
+                            Ok(0) => break,
+                            Ok(_) => {}
+                            Err(e)
+                                if e.kind() == std::io::ErrorKind::WouldBlock
+                                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+                            Err(_) => break,
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        let _ = h.join();
+    }
+}
+
+fn attack_hold_silent(p: PathBuf, stop: Arc<AtomicBool>) {
+    hold_slots(&p, &stop, Hold::Silent)
+}
+fn attack_hold_dribble(p: PathBuf, stop: Arc<AtomicBool>) {
+    hold_slots(&p, &stop, Hold::Dribble)
+}
+fn attack_hold_reconnect(p: PathBuf, stop: Arc<AtomicBool>) {
+    hold_slots(&p, &stop, Hold::Reconnect)
+}
+
+/// Issue 59, failure 1: 64 clients that finish the handshake hold every
+/// serving slot (silent, dribbling a byte now and then, or reconnecting
+/// the moment they are closed); a newcomer arriving during it is served
+/// within a second, every time.
+#[test]
+fn slot_holders_cannot_lock_a_newcomer_out() {
+    let attacks: [(&str, Attack); 3] = [
+        ("silent", attack_hold_silent),
+        ("dribbling", attack_hold_dribble),
+        ("reconnecting", attack_hold_reconnect),
+    ];
+    for (name, attack) in attacks {
+        let srv = null_server(opts());
+        let run = Running::start(&srv.socket, attack);
+        // Until every slot is taken (the attack's 64 are in).
+        let t = Instant::now();
+        while srv.handle().control().report().connections < 64
+            && t.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let worst = newcomers_during(&srv, 5, name);
+        eprintln!("64 {name} slot holders: slowest newcomer {worst:?}");
+        drop(run);
+        srv.stop();
+    }
+}
+
+/// Run `connect` `per_s` times a second (in bursts of 100) until `stop`.
+fn at_rate(stop: &AtomicBool, per_s: u64, mut connect: impl FnMut()) {
+    let t = Instant::now();
+    let mut n = 0u64;
+    while !stop.load(Ordering::SeqCst) {
+        for _ in 0..100 {
+            connect();
+        }
+        n += 100;
+        let due = Duration::from_secs_f64(n as f64 / per_s as f64);
+        if let Some(wait) = due.checked_sub(t.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+}
+
+/// Two threads connecting and closing 6000 times a second each on the
+/// unix socket (the issue's flood: about 12 k a second from two
+/// processes).
+fn flood_unix(p: PathBuf, stop: Arc<AtomicBool>) {
+    let hs: Vec<JoinHandle<()>> = (0..2)
+        .map(|_| {
+            let (p, stop) = (p.clone(), stop.clone());
+            std::thread::spawn(move || {
+                at_rate(&stop, 6000, || drop(UnixStream::connect(&p)));
+            })
+        })
+        .collect();
+    for h in hs {
+        let _ = h.join();
+    }
+}
+
+/// A control-socket command's answer and how long it took (within a
+/// second, or a failure).
+fn control(path: &Path, cmd: &'static str) -> Result<Duration, String> {
+    let p = path.to_path_buf();
+    within(Duration::from_secs(1), move |t| {
+        let mut s = UnixStream::connect(&p).map_err(|e| format!("connect: {e}"))?;
+        s.set_read_timeout(Some(Duration::from_secs(1)))
+            .map_err(|e| e.to_string())?;
+        s.write_all(format!("{cmd}\n").as_bytes())
+            .map_err(|e| format!("send: {e}"))?;
+        let mut out = String::new();
+        s.read_to_string(&mut out)
+            .map_err(|e| format!("answer: {e}"))?;
+        if out.is_empty() || out.starts_with("error") {
+            return Err(format!("{cmd}: {out:?}"));
+        }
+        Ok(t.elapsed())
+    })
+}
+
+/// Issue 59, failure 2: a connection flood (connect and close as fast as
+/// the threads go, on the unix socket and over TCP) leaves room for a
+/// newcomer on either, and the control socket answers within a second.
+#[test]
+fn a_connection_flood_leaves_room_for_newcomers_and_the_control_socket() {
+    let _alone = common::alone();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctl = dir.path().join("control.sock");
+    let srv = null_server(ServeOptions {
+        listen: Some("127.0.0.1:0".parse().expect("addr")),
+        control: Some(ctl.clone()),
+        ..opts()
+    });
+    let tcp = srv.handle().tcp_addr().expect("tcp");
+    let unix = Running::start(&srv.socket, flood_unix);
+    let stop = Arc::new(AtomicBool::new(false));
+    let tcp_flood: Vec<JoinHandle<()>> = (0..2)
+        .map(|_| {
+            let stop = stop.clone();
+            // (The issue's TCP flood: about 31 k a second.)
+            std::thread::spawn(move || {
+                at_rate(&stop, 16_000, || drop(std::net::TcpStream::connect(tcp)));
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let (mut worst_unix, mut worst_tcp, mut worst_ctl) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    for i in 0..10 {
+        let u = probe(&srv.socket, Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("unix newcomer {i} during the flood: {e}"));
+        let t = probe_tcp(tcp, Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("TCP newcomer {i} during the flood: {e}"));
+        let c = control(&ctl, if i == 5 { "powercut" } else { "stats" })
+            .unwrap_or_else(|e| panic!("control command {i} during the flood: {e}"));
+        worst_unix = worst_unix.max(u);
+        worst_tcp = worst_tcp.max(t);
+        worst_ctl = worst_ctl.max(c);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop.store(true, Ordering::SeqCst);
+    for h in tcp_flood {
+        let _ = h.join();
+    }
+    drop(unix);
+    let r = srv.handle().control().report();
+    eprintln!(
+        "connection flood ({} connections): slowest newcomer unix {worst_unix:?}, TCP {worst_tcp:?}, control {worst_ctl:?}",
+        r.connections
+    );
+    assert!(
+        r.connections > 1000,
+        "a flood: {} connections",
+        r.connections
+    );
+    assert_eq!(r.durability.power_cuts, 1);
+    srv.stop();
+}
+
+/// 4 threads (the issue's attack is one such loop), each: connect, queue
+/// 4096 of the largest reads, leave, again.
+fn attack_leave_many(p: PathBuf, stop: Arc<AtomicBool>) {
+    let rq = Arc::new(reads(4096, BIG));
+    let hs: Vec<JoinHandle<()>> = (0..4)
+        .map(|_| {
+            let (p, stop, rq) = (p.clone(), stop.clone(), rq.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let Some(mut c) = idle_client(&p) else {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    };
+                    send_some(&mut c, &rq, Duration::from_millis(200));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        let _ = h.join();
+    }
+}
+
+/// Per slow client: one largest write (offset 0), then 64 largest reads
+/// whose replies it never takes; per slow writer: half of one largest
+/// write. 60 of each, until `stop`.
+fn attack_slow_memory(p: PathBuf, stop: Arc<AtomicBool>) {
+    let big = Arc::new(vec![0x5au8; BIG as usize]);
+    let hs: Vec<JoinHandle<()>> = (0..120)
+        .map(|i| {
+            let (p, stop, big) = (p.clone(), stop.clone(), big.clone());
+            std::thread::spawn(move || {
+                let Some(mut c) = idle_client(&p) else {
+                    return;
+                };
+                let w = encode_header(&RequestHeader {
+                    flags: 0,
+                    typ: CMD_WRITE,
+                    handle: 1 << 40,
+                    offset: 0,
+                    length: BIG,
+                });
+                // (The payload is sent from one buffer all threads share:
+                // the resident memory measured is the server's.)
+                send_some(&mut c, &w, Duration::from_secs(2));
+                if i % 2 == 0 {
+                    send_some(&mut c, &big, Duration::from_secs(2));
+                    send_some(&mut c, &reads(64, BIG), Duration::from_secs(2));
+                } else {
+                    send_some(&mut c, &big[..BIG as usize / 2], Duration::from_secs(2));
+                }
+                while !stop.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        let _ = h.join();
+    }
+}
+
+/// The memory budget of the memory tests (scaled like the requests).
+const BUDGET: u64 = 32 * BIG as u64;
+/// The issue's bar: resident memory within the budget plus this.
+const RSS_OVERHEAD: u64 = 256 << 20;
+
+/// Issue 59, failures 3 and 4: clients that queue the largest reads and
+/// leave, in a loop; slow readers and half-sent writes. A newcomer during
+/// each is served within a second, and the server's resident memory stays
+/// within the budget plus 256 MiB.
+#[test]
+fn memory_attacks_stay_within_the_budget_and_leave_room() {
+    let _alone = common::alone();
+    let attacks: [(&str, Attack); 2] = [
+        (
+            "4096 largest reads, then gone, x4 in a loop",
+            attack_leave_many,
+        ),
+        (
+            "60 slow readers and 60 half-sent writes",
+            attack_slow_memory,
+        ),
+    ];
+    for (name, attack) in attacks {
+        let srv = null_server(ServeOptions {
+            max_connections: 128,
+            max_buffer: BUDGET,
+            ..opts()
+        });
+        // The store's page pool and the reactor's buffers, first.
+        probe(&srv.socket, Duration::from_secs(5)).expect("served");
+        std::thread::sleep(Duration::from_millis(200));
+        let base = rss();
+        let watch = RssWatch::start();
+        let run = Running::start(&srv.socket, attack);
+        std::thread::sleep(Duration::from_millis(1500));
+        let worst = newcomers_during(&srv, 10, name);
+        let peak = watch.peak();
+        let l = srv.handle().control().report().limits;
+        drop(run);
+        eprintln!(
+            "{name}: slowest newcomer {worst:?}, RSS {} MiB over {} MiB before (budget {} MiB), buffered peak {} MiB",
+            (peak.saturating_sub(base)) >> 20,
+            base >> 20,
+            BUDGET >> 20,
+            l.reply_buffer_peak_bytes >> 20
+        );
+        assert!(
+            peak.saturating_sub(base) <= BUDGET + RSS_OVERHEAD,
+            "{name}: RSS grew {} MiB, past the {} MiB budget + 256 MiB",
+            (peak - base) >> 20,
+            BUDGET >> 20
+        );
+        srv.stop();
+    }
+}
+
+/// A device that does one thing at a time at 1 GiB/s (20 µs plus the
+/// transfer), in arrival order: what a request costs in device time is
+/// its size.
+struct Bandwidth {
+    busy_until: storlab_model::Nanos,
+    capacity: u64,
+}
+
+impl storlab_model::Device for Bandwidth {
+    fn submit(
+        &mut self,
+        now: storlab_model::Nanos,
+        req: storlab_model::DevRequest,
+        cx: &mut storlab_model::Cx,
+    ) {
+        let start = now.max(self.busy_until);
+        self.busy_until = start + 20_000 + req.len * 1_000_000_000 / (1 << 30);
+        cx.complete(storlab_model::Completion {
+            id: req.id,
+            at: self.busy_until,
+            breakdown: Default::default(),
+        });
+    }
+    fn on_event(&mut self, _: storlab_model::Nanos, _: u64, _: &mut storlab_model::Cx) {}
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn report(&self, _: storlab_model::Nanos) -> storlab_model::DeviceReport {
+        storlab_model::DeviceReport::default()
+    }
+}
+
+/// Queue-depth-1 4 KiB reads for `secs` on a fresh connection: per second.
+fn qd1_iops(path: &Path, secs: f64) -> f64 {
+    let mut c = idle_client(path).expect("connects");
+    let t = Instant::now();
+    let mut n = 0u64;
+    let mut r = vec![0u8; SIMPLE_REPLY_LEN + 4096];
+    while t.elapsed().as_secs_f64() < secs {
+        let left = Duration::from_secs_f64(secs).saturating_sub(t.elapsed());
+        let _ = c.set_read_timeout(Some(left.max(Duration::from_millis(1))));
+        if c.write_all(&reads(1, 4096)).is_err() || c.read_exact(&mut r).is_err() {
+            break;
+        }
+        n += 1;
+    }
+    n as f64 / secs
+}
+
+/// Issue 59, failure 5: 16 write-zeroes of 2 GiB with `NO_HOLE` (448
+/// bytes) from a client that leaves at once buy no more than their share
+/// of the device: a client arriving during it connects within a second
+/// and keeps at least a quarter of its throughput alone.
+#[test]
+fn huge_write_zeroes_buy_no_more_than_their_share_of_the_device() {
+    let size = 4u64 << 30;
+    let srv = TestServer::start(
+        ServeOptions {
+            size,
+            memory_over_ram: true,
+            ..opts()
+        },
+        Box::new(Bandwidth {
+            busy_until: 0,
+            capacity: size,
+        }),
+    );
+    let alone = qd1_iops(&srv.socket, 1.0);
+    let mut a = idle_client(&srv.socket).expect("attacker connects");
+    let mut zeroes = Vec::new();
+    for i in 0..16u64 {
+        zeroes.extend_from_slice(&encode_header(&RequestHeader {
+            flags: CMD_FLAG_NO_HOLE,
+            typ: CMD_WRITE_ZEROES,
+            handle: i,
+            offset: 0,
+            length: 2 << 30,
+        }));
+    }
+    assert_eq!(zeroes.len(), 448);
+    a.write_all(&zeroes).expect("sent");
+    std::thread::sleep(Duration::from_millis(100));
+    drop(a);
+    let connect = probe(&srv.socket, Duration::from_secs(1)).expect("a newcomer is served in 1 s");
+    let during = qd1_iops(&srv.socket, 2.0);
+    eprintln!(
+        "16 x 2 GiB NO_HOLE write-zeroes: newcomer served in {connect:?}, {during:.0} IOPS against {alone:.0} alone ({:.0} %)",
+        100.0 * during / alone
+    );
+    assert!(
+        during >= alone / 4.0,
+        "{during:.0} IOPS during, {alone:.0} alone"
+    );
+    srv.stop();
+}
+
+/// Issue 59, failure 6: a trim larger than the volatile-cache journal
+/// leaves other clients' unflushed writes to the model as a small trim
+/// does (here a cache that never destages: they are all lost at a cut).
+#[test]
+fn a_trim_larger_than_the_cache_loosens_no_power_cut() {
+    for trim in [512u64 << 20, 2 << 30] {
+        let size = 3u64 << 30;
+        let srv = TestServer::start(
+            ServeOptions {
+                size,
+                journal_limit: 1 << 30,
+                ..opts()
+            },
+            Box::new(common::Volatile(FixedLatency::new(0, size))),
+        );
+        let mut a = common::RawClient::connect(&srv.socket, false);
+        let mut b = common::RawClient::connect(&srv.socket, false);
+        for i in 0..16u64 {
+            let r = a.write(i, i * 4096, &[0xa5; 4096], 0);
+            assert_eq!(r.error, 0);
+        }
+        b.send(CMD_TRIM, 0, 99, 1 << 30, trim as u32, &[]);
+        assert_eq!(b.recv(|_| 0).error, 0, "trim of {trim} B");
+        srv.handle().control().power_cut().expect("cut");
+        let kept = (0..16u64)
+            .filter(|&i| a.read(100 + i, i * 4096, 4096).data[0] == 0xa5)
+            .count();
+        let d = srv.handle().control().report().durability;
+        eprintln!(
+            "after a {} MiB trim: {kept} of 16 unflushed writes kept",
+            trim >> 20
+        );
+        assert_eq!(kept, 0, "a {} MiB trim: {d:?}", trim >> 20);
+        assert_eq!(d.lost_writes, 17, "{d:?}");
+        srv.stop();
+    }
+}
+
+/// The buffer a connection keeps for its next large write counts in its
+/// budget, and goes when a request would not fit beside it: a largest
+/// write then a largest read on one connection (8 MiB budget: the kept
+/// 4 MiB buffer and the read's 4 MiB reply do not fit together) are both
+/// served.
+#[test]
+fn a_kept_write_buffer_never_keeps_a_read_out() {
+    let srv = null_server(opts());
+    let mut c = common::RawClient::connect(&srv.socket, false);
+    let data = common::pattern(3, BIG as usize);
+    for round in 0..3u64 {
+        assert_eq!(c.write(round, 0, &data, 0).error, 0, "write {round}");
+        let r = c.read(10 + round, 0, BIG);
+        assert_eq!(r.error, 0, "read {round}");
+        assert!(r.data == data, "read {round} returns the write");
+    }
     srv.stop();
 }
 
@@ -352,19 +939,6 @@ fn replies_a_client_does_not_read_stay_within_the_budgets() {
 
 /// An attack running until `stop`.
 type Attack = fn(PathBuf, Arc<AtomicBool>);
-
-fn attack_idle(p: PathBuf, stop: Arc<AtomicBool>) {
-    let mut held = Vec::new();
-    while !stop.load(Ordering::SeqCst) {
-        // Keep every serving slot wanted: as the idle timeout closes some,
-        // take them again.
-        if let Some(c) = idle_client(&p) {
-            held.push(c);
-        } else {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
 
 fn attack_silent(p: PathBuf, stop: Arc<AtomicBool>) {
     let mut held = Vec::new();
@@ -404,18 +978,6 @@ fn attack_slow_bytes(p: PathBuf, stop: Arc<AtomicBool>) {
         .collect();
     for h in hs {
         let _ = h.join();
-    }
-}
-
-fn attack_leave(p: PathBuf, stop: Arc<AtomicBool>) {
-    let rq = reads(4096, BIG);
-    while !stop.load(Ordering::SeqCst) {
-        let Some(mut c) = idle_client(&p) else {
-            std::thread::sleep(Duration::from_millis(20));
-            continue;
-        };
-        send_some(&mut c, &rq, Duration::from_millis(200));
-        std::thread::sleep(Duration::from_millis(300));
     }
 }
 
@@ -466,7 +1028,9 @@ fn fio_iops(uri: &str, secs: u32) -> Result<f64, String> {
 
 /// fio's throughput alone and under each attack, on a 50 µs device (a
 /// fast SSD; replies wait for deadlines, so the server's spare time is
-/// what the attacks compete for). Held means at least a quarter of alone,
+/// what the attacks compete for). Each attack starts first and fio
+/// connects during it (issue 59: fio connecting before the attack missed
+/// every lock-out). Held means at least a quarter of alone,
 /// the hostile-clients issue's bar: the attackers share the machine's two
 /// CPUs with fio and the server (500 sockets, 64 threads dribbling bytes,
 /// 4 MiB reads copied), and CI runs other work beside them, so some loss
@@ -498,37 +1062,34 @@ fn fio_throughput_is_held_under_each_attack() {
     let uri = srv.uri();
     let secs = 3;
     let alone = fio_iops(&uri, secs).expect("fio alone");
-    let attacks: [(&str, Attack); 5] = [
-        ("64 idle clients", attack_idle),
+    let attacks: [(&str, Attack); 9] = [
+        ("64 silent slot holders", attack_hold_silent),
+        ("64 slot holders dribbling a byte", attack_hold_dribble),
+        ("64 slot holders reconnecting", attack_hold_reconnect),
+        ("a connection flood", flood_unix),
         ("500 silent connections", attack_silent),
         ("64 slow-byte handshakes", attack_slow_bytes),
-        ("4096 x 4 MiB reads, then gone", attack_leave),
+        (
+            "4096 x 4 MiB reads, then gone, x4 in a loop",
+            attack_leave_many,
+        ),
+        ("60 slow readers, 60 half-sent writes", attack_slow_memory),
         ("8 clients not reading 4 MiB reads", attack_no_read),
     ];
     let mut lines = vec![format!("alone: {alone:.0} IOPS")];
     let mut worst = f64::MAX;
     for (name, attack) in attacks {
-        // fio connects first (a client holding its connection; every
-        // serving slot the attack then takes refuses newcomers), and
-        // counts from one second in, once the attack is on.
-        let fio = {
-            let u = uri.clone();
-            std::thread::spawn(move || fio_iops(&u, secs))
-        };
+        // The attack first; once it is on, a newcomer (the probe, then
+        // fio) arrives during it.
+        // (Two seconds: on a loaded host the 120 memory attackers take
+        // that long to send what they hold.)
+        let run = Running::start(&srv.socket, attack);
+        std::thread::sleep(Duration::from_secs(2));
+        let connect = probe(&srv.socket, Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{name}: a newcomer is not served within 1 s: {e}"));
+        let iops = fio_iops(&uri, secs);
         let ctl = srv.handle().control();
-        let before = ctl.report().ops[0].requests;
-        let t = Instant::now();
-        while ctl.report().ops[0].requests < before + 100 && t.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let h = {
-            let (p, s) = (srv.socket.clone(), stop.clone());
-            std::thread::spawn(move || attack(p, s))
-        };
-        let iops = fio.join().expect("fio ran");
-        stop.store(true, Ordering::SeqCst);
-        let _ = h.join();
+        drop(run);
         let iops = match iops {
             Ok(v) => v,
             Err(e) => {
@@ -537,12 +1098,13 @@ fn fio_throughput_is_held_under_each_attack() {
             }
         };
         lines.push(format!(
-            "{name}: {iops:.0} IOPS ({:.0} %)",
+            "{name}: newcomer served in {:.1} ms, fio {iops:.0} IOPS ({:.0} %)",
+            connect.as_secs_f64() * 1000.0,
             100.0 * iops / alone
         ));
         worst = worst.min(iops / alone);
-        // Let the server shed the attack's connections.
-        std::thread::sleep(IDLE + Duration::from_millis(200));
+        // Let the server shed what is left of the attack.
+        std::thread::sleep(Duration::from_millis(500));
     }
     eprintln!(
         "fio 4 KiB randread QD4, 50 µs device:\n  {}",

@@ -72,8 +72,10 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 20_000,
           value_parser = clap::value_parser!(u32).range(0..=10_000_000))]
     pub floor_probe: u32,
-    /// Most connections served at once; a client over it is closed at
-    /// once (it reads end-of-file before the greeting).
+    /// Most connections served at once. A slot is no lease for life: a
+    /// newcomer arriving when all are taken evicts one at the end of its
+    /// handshake (the peer, process or address, holding the most slots;
+    /// its connection idle longest), so it is served within a second.
     #[arg(long, default_value_t = 64,
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_connections: u32,
@@ -89,15 +91,28 @@ pub struct ServeArgs {
     /// in flight; or its replies not taken); `off` never does.
     #[arg(long, default_value = "60", value_parser = parse_timeout)]
     pub idle_timeout: f64,
-    /// Reply bytes one connection may have buffered before the server
-    /// stops reading its requests until it takes its replies (K/M/G).
+    /// Bytes one connection may hold in the server (replies queued, read
+    /// replies in flight, a write's payload being received) before the
+    /// server stops reading its requests until it takes its replies
+    /// (K/M/G).
     #[arg(long, default_value = "64M", value_parser = parse_size)]
     pub max_buffer_per_connection: u64,
-    /// Reply bytes buffered over all connections (K/M/G); past it, a
-    /// connection holding more than its share (this / --max-connections)
-    /// waits.
+    /// The memory budget for all clients (K/M/G): replies queued, read
+    /// replies in flight and write payloads being received. Half is split
+    /// evenly (each connection may always hold its share), the other half
+    /// is shared; a request whose memory is not admitted is not read
+    /// until it is. Trims and write-zeroes reach the device in pieces of
+    /// the largest write, one piece's worth per connection at a time. A
+    /// memory store with this may take at most half of RAM (see
+    /// --memory-over-ram); the server's resident memory stays within the
+    /// store's data, this budget and a fixed overhead.
     #[arg(long, default_value = "1G", value_parser = parse_size)]
     pub max_buffer: u64,
+    /// Allow a memory store whose export plus --max-buffer is more than
+    /// half of this machine's RAM (by default refused: use a file store
+    /// or a smaller --size).
+    #[arg(long)]
+    pub memory_over_ram: bool,
 }
 
 /// Seconds: a positive number, at most a day.
@@ -187,6 +202,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
             .then(|| std::time::Duration::from_secs_f64(a.idle_timeout)),
         max_buffer_per_connection: a.max_buffer_per_connection,
         max_buffer: a.max_buffer,
+        memory_over_ram: a.memory_over_ram,
         ..ServeOptions::default()
     };
     let server = storlab_emu::Server::bind(opts, device, ShutdownHandle::new())?;
@@ -194,6 +210,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
     // otherwise (the report at exit says it all).
     if std::io::stderr().is_terminal() {
         eprintln!("storlab serve: {} at {}", a.device, server.uris().join(" "));
+        eprintln!("  {}", server.memory_note());
         if let Some(f) = server.control().report().transport_floor {
             eprintln!(
                 "  transport floor: mean {:.1} µs, p99 {:.1} µs (model latencies well above it are reproduced honestly)",
@@ -204,12 +221,52 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<()> {
     }
     let report = server.run()?;
     println!("{report}");
+    let reads = report.ops.first().map_or(0, |o| o.requests);
+    if let Some(note) = unmapped_note(&report.device.counters, reads) {
+        eprintln!("{note}");
+    }
     Ok(())
+}
+
+/// The note `storlab serve` prints at exit when reads hit never-written
+/// flash (answered from the mapping table: no media time), as `storlab
+/// sim` does (`storlab_sim::run::unmapped_note`); `None` when none did.
+fn unmapped_note(counters: &[(String, f64)], reads: u64) -> Option<String> {
+    let n: f64 = counters
+        .iter()
+        .filter(|(k, _)| k == "unmapped_reads" || k.ends_with(".unmapped_reads"))
+        .map(|(_, v)| v)
+        .sum();
+    (n >= 1.0).then(|| {
+        format!(
+            "storlab: note: {} of {reads} reads were answered from the flash mapping table without \
+             touching the media (never-written pages of a fresh drive), so they measure no flash; \
+             write the region first or precondition the drive \
+             (--set ssd.ftl.precondition='\"full\"', or '\"aged\"' for the garbage-collection \
+             steady state; in an array, through raid.member_set)",
+            n as u64
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_of_never_written_flash_get_a_note() {
+        let c = |n: f64| {
+            vec![
+                ("gc_runs".to_string(), 3.0),
+                ("member0.unmapped_reads".to_string(), n),
+            ]
+        };
+        let note = unmapped_note(&c(12.0), 40).expect("a note");
+        assert!(note.contains("12 of 40 reads"), "{note}");
+        assert!(note.contains("precondition"), "{note}");
+        assert_eq!(unmapped_note(&c(0.0), 40), None);
+        assert_eq!(unmapped_note(&[], 40), None);
+    }
 
     #[test]
     fn timeouts_parse_with_off() {

@@ -184,9 +184,25 @@ fn a_too_short_thrash_run_is_warned_about_with_its_spread() {
     let [lo, hi] = [0, 1].map(|i| r["relative_range"][i].as_f64().unwrap());
     let rel = r["relative"].as_f64().unwrap();
     assert!(lo <= rel && rel <= hi, "{r}");
-    // the DRAM baseline is grown until a phase is long enough to time
+    // the DRAM baseline is grown until a phase is long enough to time:
+    // it does many times the run's updates (a phase's updates are its
+    // fastest rate times its shortest time), and its shortest phase lasts
+    // 10 ms or, when a loaded host cut it short even after regrowing
+    // (issue 59: 2.9 ms seen), the report says so
     let d = &r["dram"];
-    assert!(d["shortest_s"].as_f64().unwrap() >= 0.010, "{r}");
+    let h = &r["hybrid"];
+    let updates = |p: &serde_json::Value| {
+        p["max_updates_per_s"].as_f64().unwrap() * p["shortest_s"].as_f64().unwrap()
+    };
+    assert!(updates(d) >= 2.0 * updates(h), "not grown: {r}");
+    assert!(
+        d["shortest_s"].as_f64().unwrap() >= 0.010
+            || w.iter().any(|w| w
+                .as_str()
+                .unwrap()
+                .starts_with("DRAM: an update phase took")),
+        "{r}"
+    );
 
     // the terminal report shows the spread beside the mean
     let out = storlab(&[

@@ -32,6 +32,9 @@ pub(super) struct Sent {
 /// One connection in transmission phase.
 pub(super) struct Conn {
     pub(super) id: u64,
+    /// Who connected (`Sock::peer_key`): eviction picks the peer holding
+    /// the most slots first.
+    pub(super) peer: u64,
     pub(super) generation: u64,
     pub(super) sock: Sock,
     pub(super) structured: bool,
@@ -60,19 +63,47 @@ pub(super) struct Conn {
     pub(super) reads_inflight: u64,
     /// What this connection adds to the reactor's `buffered` total.
     pub(super) accounted: u64,
+    /// The memory the next request needs, which the budget did not admit
+    /// yet (0: none waiting): its input is not read until it is.
+    pub(super) blocked_cost: u64,
+    /// Trim and write-zeroes pieces waiting for the model (see
+    /// `Reactor::submit_zero_pieces`), and the bytes of such pieces in it.
+    pub(super) zero_queue: std::collections::VecDeque<ZeroPiece>,
+    pub(super) zero_inflight: u64,
     /// When it last sent bytes, and when its queued replies last moved.
     pub(super) last_input: Nanos,
     pub(super) last_progress: Nanos,
 }
 
-/// The reply-buffer budgets as one connection sees them.
+/// One piece of a trim or write-zeroes, waiting for its turn at the
+/// model.
+pub(super) struct ZeroPiece {
+    pub(super) handle: u64,
+    pub(super) offset: u64,
+    pub(super) len: u64,
+    pub(super) fua: bool,
+    /// Timed as a write (write-zeroes with `NO_HOLE`), not as a trim.
+    pub(super) write: bool,
+    /// The request's last piece: its reply goes out when this completes.
+    pub(super) last: bool,
+    /// The request's first piece's journal sequence (once applied).
+    pub(super) first: Option<crate::durability::WriteSeq>,
+    /// The epoch the request arrived in, and when.
+    pub(super) epoch: u64,
+    pub(super) arrived: Nanos,
+}
+
+/// The memory budget as one connection sees it: every connection may
+/// hold its `reserve`; past it, connections share the `pool`. So the
+/// total never exceeds `max_connections × reserve + pool`, the budget,
+/// and a connection within its reserve is never held by others.
 #[derive(Clone, Copy)]
 pub(super) struct Budget {
-    /// Reply bytes buffered over every connection.
-    pub(super) total: u64,
+    /// Bytes held past their reserves, over every connection.
+    pub(super) over_total: u64,
     pub(super) conn: u64,
-    pub(super) global: u64,
-    pub(super) fair_share: u64,
+    pub(super) reserve: u64,
+    pub(super) pool: u64,
 }
 
 impl Conn {
@@ -80,21 +111,51 @@ impl Conn {
         self.sock.fd()
     }
 
-    /// Reply bytes this connection holds: queued, and read for its
-    /// requests in flight.
+    /// Bytes this connection holds in the server's memory: replies queued,
+    /// read replies built for its requests in flight, and the payload of
+    /// a write being received (reserved whole) or the buffer kept for the
+    /// next one.
     pub(super) fn buffered(&self) -> u64 {
-        self.out.queued() as u64 + self.reads_inflight
+        self.out.queued() as u64 + self.reads_inflight + self.stream.held_bytes()
     }
 
-    /// Input is held back: too much in flight, or the reply-buffer
-    /// budgets: its own, or the global one once it holds more than its
-    /// fair share of it.
-    pub(super) fn throttled(&self, b: Budget) -> bool {
+    /// Whether the budget admits `cost` more bytes for this connection:
+    /// within its own budget, and within its reserve or the shared pool.
+    /// A connection holding nothing always gets one request.
+    pub(super) fn admits(&self, b: Budget, cost: u64) -> bool {
+        if self.inflight >= MAX_INFLIGHT {
+            return false;
+        }
         let own = self.buffered();
-        // (Saturating: a budget taken before this connection's last
-        // accounting may count less than it holds.)
-        let total = b.total.saturating_sub(self.accounted) + own;
-        self.inflight >= MAX_INFLIGHT || own >= b.conn || (total >= b.global && own >= b.fair_share)
+        let after = own + cost;
+        if own == 0 {
+            // (With the pool unused it is admitted even when larger than
+            // the pool, so a small budget never stops a connection for
+            // good.)
+            return after <= b.reserve
+                || b.over_total + (after - b.reserve) <= b.pool
+                || b.over_total == 0;
+        }
+        if after > b.conn {
+            return false;
+        }
+        if after <= b.reserve {
+            return true;
+        }
+        let shared =
+            b.over_total.saturating_sub(own.saturating_sub(b.reserve)) + (after - b.reserve);
+        shared <= b.pool
+    }
+
+    /// Input is held back: too much in flight, the next request's memory
+    /// not admitted, or more held than the budget allows now.
+    /// The rest of a payload being gathered is always read: its memory
+    /// was reserved when its header was.
+    pub(super) fn throttled(&self, b: Budget) -> bool {
+        if self.stream.gathering() {
+            return false;
+        }
+        !self.admits(b, self.blocked_cost)
     }
 
     pub(super) fn wanted_interest(&self, b: Budget) -> u32 {
@@ -137,6 +198,8 @@ impl Conn {
         self.closed_input = true;
         self.lo = self.hi;
         self.out.clear();
+        self.zero_queue.clear();
+        self.stream.drop_payload();
     }
 }
 

@@ -52,6 +52,7 @@ impl Reactor {
                 if token == WAKE_TOKEN {
                     self.drain_wake();
                     self.accept_new();
+                    self.evict_for_newcomers();
                     continue;
                 }
                 let slot = token as usize;
@@ -87,6 +88,9 @@ impl Reactor {
             self.flush_dirty();
         }
         self.recheck_held();
+        self.pump_zero();
+        self.flush_dirty();
+        self.evict_for_newcomers();
         self.resume_throttled();
         if now >= self.idle_scanned + IDLE_SCAN_NS {
             self.idle_scanned = now;
@@ -99,10 +103,10 @@ impl Reactor {
     pub(super) fn budget(&self) -> Budget {
         let l = &self.shared.limits;
         Budget {
-            total: self.buffered,
+            over_total: self.over_total,
             conn: l.conn_buffer,
-            global: l.buffer,
-            fair_share: l.fair_share,
+            reserve: l.reserve,
+            pool: l.pool,
         }
     }
 
@@ -113,7 +117,10 @@ impl Reactor {
             return;
         };
         let now = c.buffered();
+        let reserve = self.shared.limits.reserve;
+        let over = |b: u64| b.saturating_sub(reserve);
         self.buffered = self.buffered - c.accounted + now;
+        self.over_total = self.over_total.saturating_sub(over(c.accounted)) + over(now);
         c.accounted = now;
         let lc = &self.shared.limit_counters;
         lc.buffered.store(self.buffered, Ordering::Relaxed);
@@ -166,6 +173,65 @@ impl Reactor {
                 self.account(slot);
             }
         }
+    }
+
+    /// Newcomers wait for serving slots: close one served connection for
+    /// each, from the peer (process or address) holding the most slots,
+    /// the one that sent nothing for longest (issue 59: 64 clients holding
+    /// every slot, silent, dribbling a byte now and then, or reconnecting
+    /// the moment they are closed, locked everyone else out).
+    pub(super) fn evict_for_newcomers(&mut self) {
+        let shared = self.shared.clone();
+        let wanted = &shared.evict_wanted;
+        if wanted.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        // Connections whose handshake ended are candidates too.
+        self.accept_new();
+        let now = self.shared.clock.now();
+        let mut per_peer: std::collections::BTreeMap<u64, usize> = Default::default();
+        for c in self.conns.iter().flatten().filter(|c| !c.dead) {
+            *per_peer.entry(c.peer).or_default() += 1;
+        }
+        let mut evicted = 0;
+        while wanted.load(Ordering::SeqCst) > evicted {
+            let victim = self
+                .conns
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| c.as_ref().filter(|c| !c.dead).map(|c| (i, c)))
+                .max_by_key(|(_, c)| {
+                    (
+                        per_peer.get(&c.peer).copied().unwrap_or(0),
+                        now.saturating_sub(c.last_input),
+                    )
+                })
+                .map(|(i, c)| (i, c.peer));
+            let Some((slot, peer)) = victim else {
+                // Nothing to evict (all on their way out): the newcomers
+                // take the slots those free, or are refused in time.
+                wanted.store(0, Ordering::SeqCst);
+                break;
+            };
+            if let Some(n) = per_peer.get_mut(&peer) {
+                *n -= 1;
+            }
+            self.shared
+                .limit_counters
+                .evicted
+                .fetch_add(1, Ordering::Relaxed);
+            self.kill(slot);
+            evicted += 1;
+            if evicted >= wanted.load(Ordering::SeqCst) {
+                break;
+            }
+        }
+        // The slots are free (reaped) before the newcomers are told their
+        // evictions are done: one that finds no slot then asks again.
+        self.reap();
+        let _ = wanted.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            Some(n.saturating_sub(evicted))
+        });
     }
 
     /// Connections still sending requests.

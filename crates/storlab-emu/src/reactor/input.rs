@@ -69,6 +69,7 @@ impl Reactor {
             let hi = nc.leftover.len();
             self.conns[slot] = Some(Conn {
                 id: nc.id,
+                peer: nc.peer,
                 generation,
                 sock: nc.sock,
                 structured: nc.negotiated.structured_replies,
@@ -86,6 +87,9 @@ impl Reactor {
                 partial_until: 0,
                 reads_inflight: 0,
                 accounted: 0,
+                blocked_cost: 0,
+                zero_queue: Default::default(),
+                zero_inflight: 0,
                 last_input: self.shared.clock.now(),
                 last_progress: self.shared.clock.now(),
             });
@@ -184,13 +188,30 @@ impl Reactor {
             if c.lo >= c.hi || c.dead || c.stream.is_closed() {
                 break;
             }
-            if c.throttled(budget) {
+            // The memory the next request needs (a read's reply, a
+            // write's payload) is admitted by the budget before any of it
+            // is read; otherwise the connection is not read until it is.
+            let hdr = super::data::reply_header_len(c.structured) as u64;
+            let cost = c.stream.next_cost(&input[c.lo..c.hi], hdr);
+            let held = |c: &Conn| {
+                !c.stream.gathering() && (c.throttled(budget) || !c.admits(budget, cost))
+            };
+            if held(c) && c.stream.spare_bytes() > 0 {
+                // The buffer kept for the next large write goes first (it
+                // could otherwise keep this request out for good).
+                c.stream.drop_spare();
+                self.account(slot);
+                continue;
+            }
+            if held(c) {
+                c.blocked_cost = cost;
                 self.shared
                     .limit_counters
                     .throttled
                     .fetch_add(1, Ordering::Relaxed);
                 break;
             }
+            c.blocked_cost = 0;
             let (used, ev) = c.stream.feed(&input[c.lo..c.hi]);
             c.lo += used;
             match ev {
@@ -230,6 +251,21 @@ impl Reactor {
                         Err(_) => c.store_error(&shared, handle),
                     }
                     self.dirty.push(slot);
+                }
+                Some(Event::Request {
+                    handle,
+                    command: command @ (Command::Trim { .. } | Command::WriteZeroes { .. }),
+                    ..
+                }) => {
+                    let (op, offset, len, fua) = timing_of(command);
+                    self.queue_zero(
+                        &mut core,
+                        slot,
+                        handle,
+                        (offset, len, fua, op == storlab_model::Op::Write),
+                        epoch,
+                    );
+                    submitted = true;
                 }
                 Some(Event::Request {
                     handle,
@@ -313,8 +349,14 @@ impl Reactor {
                 }
             }
         }
+        let budget = self.budget();
         if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
             c.buf = input;
+            // The buffer kept for the next large write goes back when the
+            // connection is past its reserve and the pool is half used.
+            if c.buffered() > budget.reserve && budget.over_total > budget.pool / 2 {
+                c.stream.drop_spare();
+            }
         }
         if submitted {
             // Also release what fell due while the batch was read.

@@ -46,6 +46,7 @@ mod input;
 mod reply;
 mod state;
 mod wait;
+mod zero;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -99,6 +100,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
         timed_until: 0,
         give_up_at: None,
         buffered: 0,
+        over_total: 0,
+        zero_ready: Vec::new(),
         idle_scanned: 0,
     };
     r.run();

@@ -43,6 +43,10 @@ impl Reactor {
                 job,
                 ..
             } = r;
+            let arrival = match job.kind {
+                JobKind::ZeroPiece { arrived, .. } => arrived.min(arrival),
+                _ => arrival,
+            };
             let errno = if job.epoch != epoch || synced == SyncState::Failed {
                 EIO
             } else {
@@ -56,6 +60,10 @@ impl Reactor {
                         seq,
                         fua: true,
                     } => shared.data.fua_released(first..=seq),
+                    // A piece the model completed with FUA is on its media.
+                    JobKind::ZeroPiece { seq, fua: true, .. } => {
+                        shared.data.fua_released(seq..=seq)
+                    }
                     _ => {}
                 }
             }
@@ -64,6 +72,16 @@ impl Reactor {
             };
             if c.generation != job.generation {
                 continue;
+            }
+            if let JobKind::ZeroPiece { len, last, .. } = job.kind {
+                c.zero_inflight -= len;
+                if !c.zero_queue.is_empty() {
+                    self.zero_ready.push(job.slot);
+                }
+                if !last {
+                    // Not the request's last piece: no reply yet.
+                    continue;
+                }
             }
             c.inflight -= 1;
             if let JobKind::Read(b) = &job.kind {
@@ -76,7 +94,10 @@ impl Reactor {
                 continue;
             }
             let handle = job.handle;
-            let fua = matches!(job.kind, JobKind::Write { fua: true, .. });
+            let fua = matches!(
+                job.kind,
+                JobKind::Write { fua: true, .. } | JobKind::ZeroPiece { fua: true, .. }
+            );
             match job.kind {
                 JobKind::Read(mut b) if errno == 0 => {
                     if c.structured {
@@ -219,6 +240,7 @@ impl Reactor {
             }
             if let Some(c) = self.conns[slot].take() {
                 self.buffered -= c.accounted;
+                self.over_total -= c.accounted.saturating_sub(self.shared.limits.reserve);
                 self.shared
                     .limit_counters
                     .buffered

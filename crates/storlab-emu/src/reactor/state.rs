@@ -67,6 +67,11 @@ pub(super) struct Reactor {
     /// Reply bytes buffered over every connection (the sum of their
     /// `accounted`).
     pub(super) buffered: u64,
+    /// Bytes connections hold past their reserves (the shared pool's use).
+    pub(super) over_total: u64,
+    /// Connections whose trim or write-zeroes piece completed (their next
+    /// pieces go to the model).
+    pub(super) zero_ready: Vec<usize>,
     /// When idle connections were last looked for.
     pub(super) idle_scanned: Nanos,
 }

@@ -53,6 +53,10 @@ impl Reactor {
 
     /// Wait for input or the next due time; returns the number of events.
     pub(super) fn wait(&mut self, events: &mut [libc::epoll_event]) -> usize {
+        if !self.zero_ready.is_empty() {
+            // A trim's next piece is ready for the model: no sleeping.
+            return self.epoll(events, 0);
+        }
         let now = self.shared.clock.now();
         self.priority(now);
         let clock = &self.shared.clock;

@@ -47,6 +47,7 @@ pub struct Server {
     pub(super) recorder: Option<JoinHandle<RecordReport>>,
     pub(super) uris: Vec<String>,
     pub(super) tcp_addr: Option<SocketAddr>,
+    pub(super) memory_note: String,
 }
 
 impl Server {
@@ -59,6 +60,7 @@ impl Server {
         probe: FloorProbe,
     ) -> Result<Server, EmuError> {
         let size = validate(&opts, device.capacity())?;
+        let memory_note = memory_note(&opts, size);
         let signals = if opts.handle_signals {
             Some(
                 SignalGuard::install()
@@ -88,6 +90,7 @@ impl Server {
                 TcpListener::bind(addr).map_err(|e| EmuError::io(format!("binding {addr}"), e))?;
             l.set_nonblocking(true)
                 .map_err(|e| EmuError::io("set_nonblocking", e))?;
+            super::listen::deepen_backlog(std::os::fd::AsRawFd::as_raw_fd(&l));
             let local = l.local_addr().map_err(|e| EmuError::io("local_addr", e))?;
             uris.push(format!("nbd://{local}/{name}"));
             tcp_addr = Some(local);
@@ -176,6 +179,7 @@ impl Server {
             reactor_stop: AtomicBool::new(false),
             live_conns: AtomicUsize::new(0),
             handshaking: AtomicUsize::new(0),
+            evict_wanted: AtomicUsize::new(0),
             limits: Limits {
                 max_connections: opts.max_connections,
                 max_handshakes: opts.max_handshakes,
@@ -184,8 +188,9 @@ impl Server {
                     .idle_timeout
                     .map_or(u64::MAX, |t| t.as_nanos().min(u64::MAX as u128) as u64),
                 conn_buffer: opts.max_buffer_per_connection,
-                buffer: opts.max_buffer,
-                fair_share: opts.max_buffer / opts.max_connections as u64,
+                reserve: opts.max_buffer / 2 / opts.max_connections as u64,
+                pool: opts.max_buffer - opts.max_buffer / 2,
+                zero_piece: u64::from(opts.block.maximum).max(1 << 20),
             },
             limit_counters: LimitCounters::default(),
             store_desc: opts.store.to_string(),
@@ -201,6 +206,7 @@ impl Server {
             recorder,
             uris,
             tcp_addr,
+            memory_note,
         })
     }
 
@@ -213,6 +219,12 @@ impl Server {
     /// The bound TCP address, if listening on TCP.
     pub fn tcp_addr(&self) -> Option<SocketAddr> {
         self.tcp_addr
+    }
+
+    /// What the server may hold in memory for its clients (the memory
+    /// store's data and the buffer budget), for saying at start.
+    pub fn memory_note(&self) -> &str {
+        &self.memory_note
     }
 
     /// A control handle (power cuts, reports, shutdown).
@@ -286,5 +298,90 @@ fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
             "export name and description must be at most 4096 bytes".into(),
         ));
     }
+    // Where it will listen is checked first: a memory refusal should not
+    // hide a wrong address.
+    if let Some(a) = opts
+        .listen
+        .filter(|a| !a.ip().is_loopback() && !opts.allow_remote)
+    {
+        return Err(EmuError::NonLoopback(a));
+    }
+    check_memory(opts, size, ram_bytes())?;
     Ok(size)
+}
+
+/// This machine's RAM (`MemTotal` of `/proc/meminfo`), if known.
+pub(crate) fn ram_bytes() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib << 10)
+}
+
+/// The share of RAM a memory store and the buffers may take together
+/// unless `memory_over_ram` says otherwise.
+pub(crate) const RAM_SHARE: (u64, u64) = (1, 2);
+
+/// The memory the server may hold for its clients: the memory store's
+/// data (at most the export) and the buffer budget; refused past
+/// [`RAM_SHARE`] of `ram` unless told.
+fn check_memory(opts: &ServeOptions, size: u64, ram: Option<u64>) -> Result<(), EmuError> {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let (Some(ram), crate::store::StoreSpec::Memory) = (ram, &opts.store) else {
+        return Ok(());
+    };
+    let want = size.saturating_add(opts.max_buffer);
+    let share = ram / RAM_SHARE.1 * RAM_SHARE.0;
+    if want > share && !opts.memory_over_ram {
+        return Err(EmuError::Config(format!(
+            "a memory store of {:.1} GiB plus the {:.1} GiB buffer budget (--max-buffer) is more than half of this machine's RAM ({:.1} GiB): use a file store (--store file:PATH), a smaller --size, or --memory-over-ram to allow it",
+            size as f64 / GIB,
+            opts.max_buffer as f64 / GIB,
+            ram as f64 / GIB
+        )));
+    }
+    Ok(())
+}
+
+/// What the server may hold in memory for its clients, said at start.
+pub(crate) fn memory_note(opts: &ServeOptions, size: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let ram = ram_bytes().map_or_else(String::new, |r| format!(" (RAM {:.1} GiB)", r as f64 / GIB));
+    let store = match &opts.store {
+        crate::store::StoreSpec::Memory => {
+            format!("memory store up to {:.1} GiB", size as f64 / GIB)
+        }
+        crate::store::StoreSpec::File(_) => "file store (page cache only)".to_string(),
+    };
+    format!(
+        "memory: {store} + buffers up to {:.2} GiB (--max-buffer: replies, payloads being received){ram}",
+        opts.max_buffer as f64 / GIB
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_store_past_half_the_ram_is_refused_unless_told() {
+        let opts = ServeOptions {
+            max_buffer: 1 << 30,
+            ..ServeOptions::default()
+        };
+        let ram = Some(24u64 << 30);
+        let err = check_memory(&opts, 64 << 30, ram).unwrap_err().to_string();
+        assert!(err.contains("--memory-over-ram"), "{err}");
+        assert!(check_memory(&opts, 8 << 30, ram).is_ok());
+        let told = ServeOptions {
+            memory_over_ram: true,
+            ..opts.clone()
+        };
+        assert!(check_memory(&told, 64 << 30, ram).is_ok());
+        let file = ServeOptions {
+            store: crate::store::StoreSpec::File("/tmp/x".into()),
+            ..opts
+        };
+        assert!(check_memory(&file, 64 << 30, ram).is_ok());
+    }
 }

@@ -6,7 +6,7 @@ use std::io;
 use std::net::Shutdown;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::handshake::{Handshake, Negotiated, Outcome};
 use crate::shared::{lock, NewConn, Shared};
@@ -19,14 +19,19 @@ pub(super) fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64, over: &
     shared.stats.connection();
     let outcome = handshake(&shared, &sock, over);
     shared.handshaking.fetch_sub(1, Ordering::SeqCst);
+    // Over either way: the accept loop no longer counts it as a
+    // handshake slot taken.
+    over.store(true, Ordering::SeqCst);
     let Some((negotiated, leftover)) = outcome else {
         sock.shutdown(Shutdown::Both);
         return;
     };
     let _ = sock.set_read_timeout(None);
     let _ = sock.set_write_timeout(None);
+    let peer = sock.peer_key();
     lock(&shared.incoming).push(NewConn {
         id,
+        peer,
         sock,
         negotiated,
         leftover,
@@ -35,7 +40,7 @@ pub(super) fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64, over: &
 }
 
 /// Take a serving slot (false: all are taken).
-fn take_serving_slot(shared: &Shared) -> bool {
+fn try_serving_slot(shared: &Shared) -> bool {
     let max = shared.limits.max_connections;
     shared
         .live_conns
@@ -43,6 +48,45 @@ fn take_serving_slot(shared: &Shared) -> bool {
             (n < max).then_some(n + 1)
         })
         .is_ok()
+}
+
+/// How long a newcomer waits for the slot an eviction frees before it is
+/// refused after all (the reactor evicts within microseconds; this only
+/// runs out when every connection is already on its way out).
+const EVICT_WAIT: Duration = Duration::from_millis(500);
+
+/// Take a serving slot; when all are taken, ask the reactor to evict a
+/// served connection (the peer holding the most slots, its connection
+/// idle longest) and take the slot it frees. A slot is no lease for life:
+/// clients that hold every slot silently, or send a byte now and then, or
+/// reconnect the moment they are closed, cannot lock a newcomer out
+/// (issue 59). False: no slot came free in time.
+fn take_serving_slot(shared: &Shared) -> bool {
+    if try_serving_slot(shared) {
+        return true;
+    }
+    shared.evict_wanted.fetch_add(1, Ordering::SeqCst);
+    shared.wake_reactor();
+    let start = Instant::now();
+    let mut asked = start;
+    loop {
+        std::thread::sleep(Duration::from_micros(200));
+        if try_serving_slot(shared) {
+            break true;
+        }
+        if start.elapsed() >= EVICT_WAIT || shared.stopping.load(Ordering::SeqCst) {
+            break false;
+        }
+        // Every eviction asked for is done and another newcomer took the
+        // slot this one freed: ask again (not more often than every 5 ms).
+        if shared.evict_wanted.load(Ordering::SeqCst) == 0
+            && asked.elapsed() >= Duration::from_millis(5)
+        {
+            asked = Instant::now();
+            shared.evict_wanted.fetch_add(1, Ordering::SeqCst);
+            shared.wake_reactor();
+        }
+    }
 }
 
 /// Run the handshake within the handshake deadline (the whole of it: each

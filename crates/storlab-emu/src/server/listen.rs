@@ -24,19 +24,30 @@ impl Listener {
     }
     pub(super) fn accept(&self) -> io::Result<Sock> {
         match self {
+            // (An accepted socket is blocking: `accept4` does not pass
+            // the listener's `O_NONBLOCK` on. No system call spared
+            // matters more than under a connection flood.)
             Listener::Unix(l, _) => {
                 let (s, _) = l.accept()?;
-                s.set_nonblocking(false)?;
                 Ok(Sock::Unix(s))
             }
             Listener::Tcp(l) => {
                 let (s, _) = l.accept()?;
-                s.set_nonblocking(false)?;
                 s.set_nodelay(true)?;
                 Ok(Sock::Tcp(s))
             }
         }
     }
+}
+
+/// The listen backlog: as deep as the kernel allows (`somaxconn`, 4096 on
+/// current kernels), so a flood of connections queues behind the accept
+/// loop instead of refusing (unix) or dropping (TCP: a dropped SYN is
+/// retried after a second) a legitimate client's connect (issue 59).
+pub(super) fn deepen_backlog(fd: RawFd) {
+    // SAFETY: `listen` on a bound socket we own; calling it again only
+    // changes the backlog (capped by the kernel at `somaxconn`).
+    unsafe { libc::listen(fd, 65_535) };
 }
 
 /// Bind a unix socket, replacing a stale socket file but never a live
@@ -57,6 +68,7 @@ pub(super) fn bind_unix(path: &Path) -> Result<UnixListener, EmuError> {
     }
     let l = UnixListener::bind(path)
         .map_err(|e| EmuError::io(format!("binding {}", path.display()), e))?;
+    deepen_backlog(l.as_raw_fd());
     l.set_nonblocking(true)
         .map_err(|e| EmuError::io("set_nonblocking", e))?;
     Ok(l)

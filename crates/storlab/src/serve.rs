@@ -17,7 +17,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "moneta-spin")]
     pub device: String,
     /// Export size (bytes, or with K/M/G/T, binary units); default: the
-    /// device's capacity.
+    /// device's capacity, which a memory store cuts to half this machine's
+    /// RAM less --max-buffer (said at start; --memory-over-ram keeps it).
     #[arg(long, value_parser = parse_export_size, allow_hyphen_values = true)]
     pub size: Option<u64>,
     /// Listen on this unix socket.

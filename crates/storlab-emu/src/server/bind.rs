@@ -60,7 +60,7 @@ impl Server {
         probe: FloorProbe,
     ) -> Result<Server, EmuError> {
         let size = validate(&opts, device.capacity())?;
-        let memory_note = memory_note(&opts, size);
+        let memory_note = memory_note(&opts, size, device.capacity());
         let signals = if opts.handle_signals {
             Some(
                 SignalGuard::install()
@@ -238,7 +238,11 @@ impl Server {
 
 fn validate(opts: &ServeOptions, capacity: u64) -> Result<u64, EmuError> {
     const GIB: f64 = (1u64 << 30) as f64;
-    let size = if opts.size == 0 { capacity } else { opts.size };
+    let size = if opts.size == 0 {
+        default_size(opts, capacity, ram_bytes())
+    } else {
+        opts.size
+    };
     if size == 0 {
         return Err(EmuError::Config("export size is zero".into()));
     }
@@ -343,11 +347,33 @@ fn check_memory(opts: &ServeOptions, size: u64, ram: Option<u64>) -> Result<(), 
     Ok(())
 }
 
+/// The export when no size is given: the device's capacity, except that
+/// a memory store (unless `memory_over_ram`) exports at most what fits in
+/// [`RAM_SHARE`] of `ram` beside the buffer budget, in whole MiB, so that
+/// `storlab serve --device D` runs on any machine; [`memory_note`] says
+/// when the export was cut.
+fn default_size(opts: &ServeOptions, capacity: u64, ram: Option<u64>) -> u64 {
+    match (ram, &opts.store) {
+        (Some(ram), crate::store::StoreSpec::Memory) if !opts.memory_over_ram => {
+            let share = ram / RAM_SHARE.1 * RAM_SHARE.0;
+            let room = share.saturating_sub(opts.max_buffer) >> 20 << 20;
+            capacity.min(room)
+        }
+        _ => capacity,
+    }
+}
+
 /// What the server may hold in memory for its clients, said at start.
-pub(crate) fn memory_note(opts: &ServeOptions, size: u64) -> String {
+pub(crate) fn memory_note(opts: &ServeOptions, size: u64, capacity: u64) -> String {
     const GIB: f64 = (1u64 << 30) as f64;
     let ram = ram_bytes().map_or_else(String::new, |r| format!(" (RAM {:.1} GiB)", r as f64 / GIB));
     let store = match &opts.store {
+        crate::store::StoreSpec::Memory if opts.size == 0 && size < capacity => {
+            format!(
+                "memory store up to {:.1} GiB (the export is cut to half this machine's RAM less --max-buffer; give --size, a file store or --memory-over-ram for more)",
+                size as f64 / GIB
+            )
+        }
         crate::store::StoreSpec::Memory => {
             format!("memory store up to {:.1} GiB", size as f64 / GIB)
         }
@@ -383,5 +409,29 @@ mod tests {
             ..opts
         };
         assert!(check_memory(&file, 64 << 30, ram).is_ok());
+    }
+
+    #[test]
+    fn with_no_size_a_memory_store_exports_what_fits_beside_the_budget() {
+        let opts = ServeOptions {
+            max_buffer: 1 << 30,
+            ..ServeOptions::default()
+        };
+        let ram = Some(24u64 << 30);
+        // 64 GiB device on 24 GiB: half the RAM less the budget, 11 GiB
+        let size = default_size(&opts, 64 << 30, ram);
+        assert_eq!(size, 11 << 30);
+        assert!(check_memory(&opts, size, ram).is_ok());
+        assert!(memory_note(&opts, size, 64 << 30).contains("the export is cut"));
+        // a device that fits keeps its capacity, and says nothing of a cut
+        assert_eq!(default_size(&opts, 8 << 30, ram), 8 << 30);
+        assert!(!memory_note(&opts, 8 << 30, 8 << 30).contains("cut"));
+        // told, or a file store: the capacity
+        let told = ServeOptions {
+            memory_over_ram: true,
+            ..opts.clone()
+        };
+        assert_eq!(default_size(&told, 64 << 30, ram), 64 << 30);
+        assert_eq!(default_size(&opts, 64 << 30, None), 64 << 30);
     }
 }

@@ -477,10 +477,18 @@ pub fn warnings(s: &Value) -> Vec<String> {
         }
         let model = op["model_latency"]["mean_ns"].as_f64().unwrap_or(0.0);
         if let Some(f) = floor.filter(|f| *f > 0.0) {
-            if model < HONEST_FLOOR_RATIO * f {
+            if model < f {
                 w.push(format!(
-                    "{name}: the device's mean latency ({:.1} us) is within {HONEST_FLOOR_RATIO}x of the transport floor ({:.1} us): the application sees this host's NBD path more than the modelled device",
+                    "{name}: not usable: the device's mean latency ({:.1} us) is {:.1}x below the transport floor ({:.1} us): the application sees this host's NBD path, not the modelled device",
                     model / 1000.0,
+                    f / model.max(1.0),
+                    f / 1000.0
+                ));
+            } else if model < HONEST_FLOOR_RATIO * f {
+                w.push(format!(
+                    "{name}: the device's mean latency ({:.1} us) is only {:.2}x the transport floor ({:.1} us), under {HONEST_FLOOR_RATIO}x: the application sees this host's NBD path nearly as much as the modelled device",
+                    model / 1000.0,
+                    model / f,
                     f / 1000.0
                 ));
             }
@@ -604,7 +612,16 @@ mod tests {
         assert!(warnings(&stats(1_000_000.0, 100)).is_empty());
         let w = warnings(&stats(30_000.0, 100));
         assert_eq!(w.len(), 1);
-        assert!(w[0].contains("transport floor"), "{w:?}");
+        assert!(w[0].contains("1.50x the transport floor"), "{w:?}");
+        // issue 60 item 2: a latency 100x below the floor is not "within 2x"
+        let w = warnings(&stats(200.0, 100));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("not usable")
+                && w[0].contains("100.0x below")
+                && !w[0].contains("within"),
+            "{w:?}"
+        );
         let w = warnings(&stats(1_000_000.0, 400_000));
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("late"), "{w:?}");

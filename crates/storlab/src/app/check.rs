@@ -82,6 +82,7 @@ pub struct Row {
 
 /// A real program and its model: the model's name and the pairs that
 /// give it the real run's configuration.
+#[derive(Debug)]
 struct Pairing {
     model: &'static str,
     /// Operations of a real run (its transactions).
@@ -280,7 +281,12 @@ pub fn disagreements(rows: &[Row]) -> Vec<String> {
             if real.abs() < 0.05 && model.abs() < 0.05 && *name != "KiB/op" {
                 continue;
             }
-            if let Some(e) = error(model, *real).filter(|e| e.abs() > TOLERANCE) {
+            if real.abs() < 1e-9 {
+                v.push(format!(
+                    "{}: {name} model {model:.2} against real none",
+                    r.device
+                ));
+            } else if let Some(e) = error(model, *real).filter(|e| e.abs() > TOLERANCE) {
                 v.push(format!(
                     "{}: {name} model {model:.2} against real {real:.2} ({:+.0} %)",
                     r.device,

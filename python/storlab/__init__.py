@@ -107,6 +107,23 @@ def _fio_args(job: str | os.PathLike[str] | None, fio: FioOptions, default_name:
     return args
 
 
+def _app_args(app: str, app_set: Any, fio: FioOptions) -> list[str]:
+    """``storlab sim --app APP --app-set ...``'s job arguments, with any
+    other fio options of the job (``runtime``...) after them."""
+    if isinstance(app_set, Mapping):
+        pairs = [f"{k}={_fio_value(v)}" for k, v in app_set.items()]
+    elif isinstance(app_set, str):
+        pairs = [app_set]
+    else:
+        pairs = [str(p) for p in (app_set or [])]
+    args = [f"--name={app}", f"--app={app}", *(f"--app_set={p}" for p in pairs)]
+    if isinstance(fio, Mapping):
+        args.extend(f"--{k}={_fio_value(v)}" for k, v in fio.items() if k != "name")
+    elif fio is not None:
+        raise StorlabError("with app=, give fio as a dict of extra options (runtime...)")
+    return args
+
+
 # --------------------------------------------------------------------------
 # presets
 
@@ -183,6 +200,24 @@ class Result:
                     rows.append({"jobname": job["jobname"], "dir": d, "component": comp, "ns": ns, "share": share})
         return pd.DataFrame(rows, columns=["jobname", "dir", "component", "ns", "share"])
 
+    @property
+    def app(self) -> pd.DataFrame:
+        """The application jobs' results (the ``app`` object of ``storlab
+        sim --app``'s JSON): one row per application job, ``jobname``,
+        ``name``, ``metric``, ``unit``, ``elapsed_ns``,
+        ``operations_counted``, then its parameters (``parameters.NAME``)
+        and time by layer (``time_by_layer.LAYER.share``...) flattened with
+        dots. Empty for jobs without an application."""
+        rows = []
+        for job in self.doc["jobs"]:
+            a = job.get("app")
+            if not a:
+                continue
+            a = {k: v for k, v in a.items() if k != "operations"}
+            flat = pd.json_normalize(a, sep=".").iloc[0].to_dict()
+            rows.append({"jobname": job["jobname"], **flat})
+        return pd.DataFrame(rows)
+
     def __repr__(self) -> str:
         names = ", ".join(j["jobname"] for j in self.doc["jobs"])
         return f"<storlab.Result jobs: {names}>"
@@ -195,6 +230,8 @@ def simulate(
     set: Settings = None,
     seed: int = 1,
     progress: bool | None = None,
+    app: str | None = None,
+    app_set: Mapping[str, Any] | Sequence[str] | str | None = None,
 ) -> Result:
     """Simulate fio jobs on ``device`` (a preset name or TOML file) in
     virtual time, as ``storlab sim`` does.
@@ -205,8 +242,14 @@ def simulate(
     (``["--name=x", "--rw=randread"]``). Neither: ``storlab sim``'s
     default job. ``set`` overrides configuration keys
     (``{"pcie.controllers": 4}``). A job past its ``max_latency`` raises
-    StorlabError with the result as its ``result`` attribute."""
-    args = _fio_args(job, fio)
+    StorlabError with the result as its ``result`` attribute.
+
+    ``app`` runs an application model (``storlab apps``) as
+    ``storlab sim --app`` does, with ``app_set`` its parameters (a dict
+    ``{"transactions": 2000}``, or ``name=value`` strings;
+    ``{"study": "haste"}`` picks another study's configuration); the
+    result's ``app`` is then its DataFrame beside ``jobs``."""
+    args = _fio_args(job, fio) if app is None else _app_args(app, app_set, fio)
     json, notes, failed = _progress.run(
         lambda c: _native.simulate(device, _set_args(set), args, seed, c), "simulating", "IO", progress
     )

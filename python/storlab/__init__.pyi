@@ -35,6 +35,9 @@ class Result:
     @property
     def breakdown(self) -> pd.DataFrame:
         """jobname, dir, component, ns, share: the mean latency per request by model component."""
+    @property
+    def app(self) -> pd.DataFrame:
+        """One row per application job: jobname, name, metric, unit, parameters.*, time_by_layer.*."""
 
 def devices() -> pd.DataFrame:
     """The presets: name, class, description."""
@@ -49,8 +52,11 @@ def simulate(
     set: Settings = None,
     seed: int = 1,
     progress: bool | None = None,
+    app: str | None = None,
+    app_set: Mapping[str, Any] | Sequence[str] | str | None = None,
 ) -> Result:
-    """Simulate fio jobs on a device in virtual time, as `storlab sim`."""
+    """Simulate fio jobs on a device in virtual time, as `storlab sim`;
+    `app` runs an application model with `app_set` its parameters."""
 
 def sweep(
     device: str = "moneta-spin",

@@ -262,3 +262,26 @@ def test_reproduce_writes_the_html_report(tmp_path):
     assert "storlab.reproduce(" in html
     # a row of the table is on the page
     assert html.count(df[df["study"] == "haste-bus"]["what"].iloc[0].split(" (")[0][:30]) >= 1
+
+
+def test_simulate_runs_an_application_and_returns_its_frame():
+    # issue 57 item 4: app= and app_set= as `storlab sim --app`; the
+    # `app` object is a DataFrame beside the jobs
+    r = storlab.simulate("raid-disk", app="bdb-btree", app_set={"transactions": 300}, progress=False)
+    a = r.app
+    assert list(a["name"]) == ["bdb-btree"]
+    assert a["unit"][0] == "transactions/s"
+    assert a["operations_counted"][0] == 300
+    assert a["parameters.transactions"][0] == "300"
+    assert a["metric"][0] > 0
+    assert len(r.jobs) > 0
+    # the device matters: the disk RAID is slower than Moneta
+    m = storlab.simulate("moneta-balance", app="bdb-btree", app_set=["transactions=300"], progress=False)
+    assert m.app["metric"][0] > a["metric"][0]
+    # another study's configuration, and a wrong one named
+    h = storlab.simulate("raid-disk", app="bdb-btree", app_set={"study": "haste", "transactions": 300}, progress=False)
+    assert h.app["parameters.db"][0] == "2g"
+    with pytest.raises(storlab.StorlabError, match="known studies"):
+        storlab.simulate("raid-disk", app="bdb-btree", app_set={"study": "nope"}, progress=False)
+    # a fio job has no app frame rows
+    assert storlab.simulate("raid-disk", fio={"rw": "randread", "size": "1m"}, progress=False).app.empty

@@ -43,6 +43,11 @@ pub const COMMON_PARAMS: &[ParamDef] = &[
         default: "1",
         help: "multiply the data set's size (records, files, footprint) by this factor, 0 < scale <= 1000",
     },
+    ParamDef {
+        name: "study",
+        default: "",
+        help: "run another study's configuration of the application (moneta, haste, nvmm, placement: `storlab apps show NAME` lists the app's); pairs given beside it override the study's; empty: the app's defaults, its own study's configuration",
+    },
 ];
 
 /// An application model in the registry.
@@ -123,10 +128,27 @@ impl Params {
         for d in COMMON_PARAMS.iter().chain(app.params) {
             values.insert(d.name, d.default.to_string());
         }
-        for (pair, place) in given
+        // `study=NAME` first: its pairs, then the given ones over them
+        let mut pairs: Vec<(String, String)> = given
             .iter()
-            .flat_map(|(p, at)| split_pairs(p).into_iter().map(move |x| (x, at)))
+            .flat_map(|(p, at)| split_pairs(p).into_iter().map(move |x| (x, at.clone())))
+            .collect();
+        if let Some(i) = pairs
+            .iter()
+            .rposition(|(p, _)| p.split_once('=').is_some_and(|(k, _)| k.trim() == "study"))
         {
+            let (p, at) = pairs[i].clone();
+            let study = p.split_once('=').map_or("", |(_, v)| v.trim()).to_string();
+            if !study.is_empty() {
+                let set = crate::studysets::pairs(app.name, &study, &at)?;
+                let from = format!("{at} (study={study})");
+                let mut all: Vec<(String, String)> =
+                    set.iter().map(|x| (x.to_string(), from.clone())).collect();
+                all.append(&mut pairs);
+                pairs = all;
+            }
+        }
+        for (pair, place) in &pairs {
             let (k, v) = pair.split_once('=').ok_or_else(|| AppError::Syntax {
                 place: place.to_string(),
                 text: pair.clone(),

@@ -32,6 +32,7 @@ pub mod kit;
 pub mod model;
 pub mod registry;
 pub mod run;
+pub mod studysets;
 
 // the applications: one file each, listed in `registry::all`
 pub mod bdb;

@@ -77,6 +77,22 @@ pub fn show_text(app: &AppInfo) -> String {
         };
         s.push_str(&format!("  {:<18} {:<12} {}\n", d.name, def, d.help));
     }
+    s.push_str("\nstudies (--app-set study=NAME; the lab runs exactly these):\n");
+    let sets: Vec<_> = crate::studysets::SETS
+        .iter()
+        .filter(|x| x.app == app.name)
+        .collect();
+    if sets.is_empty() {
+        s.push_str("  none: the defaults are its own configuration\n");
+    }
+    for x in sets {
+        let pairs = if x.pairs.is_empty() {
+            "(the defaults)".to_string()
+        } else {
+            x.pairs.join(",")
+        };
+        s.push_str(&format!("  {:<10} {:<11} {}\n", x.study, x.lab, pairs));
+    }
     s
 }
 

@@ -58,6 +58,25 @@ fn compare_writes_every_format_and_speedups_over_the_first() {
     assert!(md.contains("| bdb-btree | transactions/s |"), "{md}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("speedup over raid-disk"), "{text}");
+    // issue 60 item 2: two rounds, alternating (raid-disk, fusion-io,
+    // fusion-io, raid-disk), and the transport floor measured during each
+    // run, not only at the server's start
+    let err = String::from_utf8_lossy(&out.stderr);
+    let order: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("storlab app compare: bdb-btree on "))
+        .map(|l| l.split(' ').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        order,
+        ["raid-disk", "fusion-io", "fusion-io", "raid-disk"],
+        "{err}"
+    );
+    for r in v["runs"].as_array().expect("runs") {
+        let f = &r["device_stats"]["transport_floor_during_run"];
+        assert!(f["probes"].as_u64().unwrap_or(0) >= 1, "{r}");
+        assert!(f["mean_ns"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
+    }
 }
 
 #[test]

@@ -17,6 +17,21 @@ use super::registry::find;
 use super::run::{self, Report};
 use super::teardown;
 
+/// Transport floors of one comparison further apart than this factor
+/// make it unusable.
+pub const FLOOR_SPREAD: f64 = 2.0;
+
+/// The order of round `r` over `n` devices: forward, then backward, and
+/// so on (a,b,b,a,a,b...), so a slow stretch of the host falls on every
+/// device alike.
+pub fn round_order(n: usize, r: u32) -> Vec<usize> {
+    if r.is_multiple_of(2) {
+        (0..n).collect()
+    } else {
+        (0..n).rev().collect()
+    }
+}
+
 /// Options of `storlab app compare`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
@@ -48,6 +63,11 @@ pub struct CompareArgs {
     /// end).
     #[arg(long, requires = "predict")]
     pub traces: Option<PathBuf>,
+    /// Rounds over the devices, each round in the reverse order of the
+    /// one before (a,b then b,a), so host load hits every device alike;
+    /// each device's value is the mean of its rounds.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
 }
 
 /// One device's closed-loop prediction from the first device's
@@ -95,12 +115,66 @@ pub struct Table {
     pub runs: Vec<Result<Report, String>>,
     /// With --predict: per other device, its prediction or why none.
     pub predictions: Vec<Result<Predicted, String>>,
+    /// Per device, its metric in each round that ran.
+    pub rounds: Vec<Vec<f64>>,
 }
 
 impl Table {
     /// The metric on device `d`.
     pub fn value(&self, d: usize) -> Option<f64> {
-        self.runs[d].as_ref().ok().map(|r| r.result.value)
+        match self.rounds.get(d).filter(|r| !r.is_empty()) {
+            Some(r) => Some(r.iter().sum::<f64>() / r.len() as f64),
+            None => self.runs[d].as_ref().ok().map(|r| r.result.value),
+        }
+    }
+
+    /// Why the comparison cannot be trusted, plainly: a device whose mean
+    /// latency is below the transport floor measured in its run (the
+    /// application saw the host's NBD path, not the device), and floors
+    /// differing more than [`FLOOR_SPREAD`]x between the devices (host
+    /// load changed between the runs). Empty: usable.
+    pub fn unusable(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        let mut floors: Vec<(&str, f64)> = Vec::new();
+        for (d, r) in self.runs.iter().enumerate() {
+            let Ok(rep) = r else { continue };
+            let st = &rep.device_stats;
+            let Some(f) = run::floor_ns(st) else {
+                continue;
+            };
+            floors.push((&self.devices[d], f));
+            let (mut n, mut sum) = (0.0, 0.0);
+            for op in st["ops"].as_array().into_iter().flatten() {
+                if matches!(op["op"].as_str(), Some("read" | "write")) {
+                    let k = op["requests"].as_f64().unwrap_or(0.0);
+                    n += k;
+                    sum += k * op["model_latency"]["mean_ns"].as_f64().unwrap_or(0.0);
+                }
+            }
+            if n > 0.0 && sum / n < f {
+                v.push(format!(
+                    "{}: the device's mean latency ({:.1} us) is below the transport floor ({:.1} us): the application saw this host's NBD path, not the device",
+                    self.devices[d],
+                    sum / n / 1000.0,
+                    f / 1000.0
+                ));
+            }
+        }
+        let lo = floors.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        let hi = floors.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            if hi.1 > FLOOR_SPREAD * lo.1 {
+                v.push(format!(
+                    "the transport floors differ {:.1}x between the devices ({} {:.1} us, {} {:.1} us): host load changed between the runs",
+                    hi.1 / lo.1,
+                    lo.0,
+                    lo.1 / 1000.0,
+                    hi.0,
+                    hi.1 / 1000.0
+                ));
+            }
+        }
+        v
     }
 
     /// Speedup of device `d` over the first (run times inverted: above 1
@@ -154,6 +228,9 @@ impl Table {
         }
         s.push_str(&self.prediction_text());
         s.push_str(&self.notes());
+        for u in self.unusable() {
+            s.push_str(&format!("comparison NOT USABLE: {u}\n"));
+        }
         s
     }
 
@@ -360,39 +437,62 @@ pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
             .as_ref()
             .map(|d| d.join(format!("{}-{}.closed", i, sanitize(&a.devices[i]))))
     };
-    let mut runs: Vec<Result<Report, String>> = Vec::new();
+    let mut runs: Vec<Result<Report, String>> = a
+        .devices
+        .iter()
+        .map(|_| Err("not run".to_string()))
+        .collect();
+    let mut rounds: Vec<Vec<f64>> = vec![Vec::new(); a.devices.len()];
     // with --predict, a timed application runs for --duration on the
     // first device and does the same work on the others, so every
     // session does the same work and run times compare
     let mut same_work: Vec<u64> = Vec::new();
-    for (i, dev) in a.devices.iter().enumerate() {
-        let mut o = a.opts.clone();
-        o.device = Some(dev.clone());
-        if i > 0 && !same_work.is_empty() {
-            o.work = same_work.clone();
-        }
-        if let Some(t) = trace_of(i) {
-            o.record = Some(t);
-            o.record_format = Some("closed".into());
-        }
-        eprintln!("storlab app compare: {} on {dev}", app.name());
-        let r = run::run(app, &o);
-        // an interrupted compare stops at once (teardown done by `run`)
-        teardown::check_stop()?;
-        if let (0, Ok(rep), true, true) = (i, &r, a.predict, o.work.is_empty()) {
-            same_work = rep.result.work.clone();
+    for round in 0..a.rounds {
+        for i in round_order(a.devices.len(), round) {
+            let dev = &a.devices[i];
+            let mut o = a.opts.clone();
+            o.device = Some(dev.clone());
             if !same_work.is_empty() {
-                eprintln!(
-                    "storlab app compare: the other devices do the same work: --work {}",
-                    same_work
-                        .iter()
-                        .map(|w| w.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                );
+                o.work = same_work.clone();
+            }
+            // the first round's runs are the recorded ones
+            if let (0, Some(t)) = (round, trace_of(i)) {
+                o.record = Some(t);
+                o.record_format = Some("closed".into());
+            }
+            eprintln!(
+                "storlab app compare: {} on {dev} (round {} of {})",
+                app.name(),
+                round + 1,
+                a.rounds
+            );
+            let r = run::run(app, &o);
+            // an interrupted compare stops at once (teardown done by `run`)
+            teardown::check_stop()?;
+            if let (0, Ok(rep), true, true) = (i, &r, a.predict, o.work.is_empty()) {
+                same_work = rep.result.work.clone();
+                if !same_work.is_empty() {
+                    eprintln!(
+                        "storlab app compare: the other devices do the same work: --work {}",
+                        same_work
+                            .iter()
+                            .map(|w| w.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    );
+                }
+            }
+            match r {
+                Ok(rep) => {
+                    rounds[i].push(rep.result.value);
+                    if round == 0 || runs[i].is_err() {
+                        runs[i] = Ok(rep);
+                    }
+                }
+                Err(e) if runs[i].is_err() => runs[i] = Err(format!("{e:#}")),
+                Err(_) => {}
             }
         }
-        runs.push(r.map_err(|e| format!("{e:#}")));
     }
     let first_ok = runs.iter().find_map(|r| r.as_ref().ok());
     let (unit, lower_better) = match first_ok {
@@ -418,6 +518,7 @@ pub fn main(a: &CompareArgs) -> anyhow::Result<()> {
         devices: a.devices.clone(),
         runs,
         predictions,
+        rounds,
     };
     print!("{}", t.text());
     let write = |p: &Option<PathBuf>, s: String| -> anyhow::Result<()> {
@@ -525,6 +626,7 @@ mod tests {
                 Err("boom".into()),
             ],
             predictions: vec![],
+            rounds: vec![],
         };
         assert_eq!(t.speedup(0), Some(1.0));
         assert_eq!(t.speedup(1), Some(2.0));
@@ -549,5 +651,67 @@ mod tests {
         };
         assert_eq!(r.speedup(1), Some(3.0));
         assert_eq!(r.speedup(2), Some(0.5));
+        // rounds: each device's value is the mean of its rounds
+        let r = Table {
+            rounds: vec![vec![100.0, 300.0], vec![400.0], vec![]],
+            ..r
+        };
+        assert_eq!(r.value(0), Some(200.0));
+        assert_eq!(r.speedup(1), Some(2.0));
+        assert_eq!(r.value(2), Some(50.0));
+    }
+
+    fn with_floor(floor_ns: f64, model_ns: f64) -> Report {
+        let mut r = rep(1.0, true);
+        r.device_stats = json!({
+            "transport_floor": {"mean_ns": floor_ns},
+            "ops": [{"op": "read", "requests": 10, "model_latency": {"mean_ns": model_ns}}],
+        });
+        r
+    }
+
+    fn two(a: Report, b: Report) -> Table {
+        Table {
+            app: "sqlite".into(),
+            unit: "ops/s".into(),
+            lower_better: false,
+            devices: vec!["raid-disk".into(), "moneta-spin".into()],
+            runs: vec![Ok(a), Ok(b)],
+            predictions: vec![],
+            rounds: vec![],
+        }
+    }
+
+    #[test]
+    fn issue_60_a_device_below_its_floor_or_floors_apart_make_it_unusable() {
+        // both well above their floors, floors alike: usable
+        let t = two(with_floor(100_000.0, 5e6), with_floor(150_000.0, 1e6));
+        assert!(t.unusable().is_empty(), "{:?}", t.unusable());
+        assert!(!t.text().contains("NOT USABLE"));
+        // the issue's case: 8 us against an 834.6 us floor
+        let t = two(with_floor(120_000.0, 5e6), with_floor(834_600.0, 8_000.0));
+        let u = t.unusable();
+        assert_eq!(u.len(), 2, "{u:?}");
+        assert!(
+            u[0].starts_with("moneta-spin") && u[0].contains("below the transport floor"),
+            "{u:?}"
+        );
+        assert!(u[1].contains("differ 7.0x"), "{u:?}");
+        assert!(t.text().contains("comparison NOT USABLE"), "{}", t.text());
+    }
+
+    #[test]
+    fn issue_60_rounds_alternate_the_order_of_the_devices() {
+        assert_eq!(round_order(3, 0), vec![0, 1, 2]);
+        assert_eq!(round_order(3, 1), vec![2, 1, 0]);
+        assert_eq!(round_order(3, 2), vec![0, 1, 2]);
+        // every device's runs sit at the same mean position over two rounds
+        let mut pos = [0usize; 3];
+        for r in 0..2 {
+            for (k, d) in round_order(3, r).into_iter().enumerate() {
+                pos[d] += k;
+            }
+        }
+        assert!(pos.iter().all(|p| *p == pos[0]), "{pos:?}");
     }
 }

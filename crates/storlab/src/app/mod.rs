@@ -8,6 +8,7 @@
 
 mod bdb;
 mod build;
+pub mod check;
 pub mod compare;
 mod kit;
 mod opts;
@@ -38,6 +39,10 @@ pub enum AppCmd {
     /// the speedup of each over the first (the Moneta study's Table V
     /// shape).
     Compare(compare::CompareArgs),
+    /// The simulator's model against the real program: per device, time
+    /// and IO per operation of the real program on the emulator beside
+    /// the model's at the same scaled configuration.
+    Check(check::CheckArgs),
 }
 
 /// Run `storlab app`.
@@ -49,6 +54,7 @@ pub fn main(cmd: &AppCmd) -> anyhow::Result<()> {
         }
         AppCmd::Run(a) => run::main(a),
         AppCmd::Compare(a) => compare::main(a),
+        AppCmd::Check(a) => check::main(a),
     }
 }
 

@@ -320,11 +320,19 @@ fn session(
     teardown::control_command(&ctl, "reset-stats")?;
     let prepare_s = t_start.elapsed().as_secs_f64();
     let t_run = Instant::now();
-    let result = app.run(&mut cx)?;
+    // the transport floor under the run's own host load (issue 60: a
+    // floor measured only at start misses the load that comes later)
+    let sampler = (o.floor_probe > 0).then(|| FloorSampler::start(o.floor_probe.min(2000)));
+    let result = app.run(&mut cx);
     let run_s = t_run.elapsed().as_secs_f64();
+    let floors = sampler.map(FloorSampler::stop).unwrap_or_default();
+    let result = result?;
     let stats_text = teardown::control_command(&ctl, "stats")?;
-    let stats: Value = serde_json::from_str(stats_text.trim())
+    let mut stats: Value = serde_json::from_str(stats_text.trim())
         .with_context(|| format!("the server's stats: {stats_text:?}"))?;
+    if let Some(f) = floor_summary(&floors) {
+        stats["transport_floor_during_run"] = f;
+    }
     // take the stack down to the server (its final report names the
     // recorded trace), keep the private directory until read
     td.unwind_to(serve_token);
@@ -444,6 +452,69 @@ fn attach_nbdfuse(td: &mut Teardown, tmp: &Path, sock: &Path, size: u64) -> anyh
     Ok(dev)
 }
 
+/// Probes of the transport floor while the application runs: one probe
+/// (`requests` QD1 reads through a zero-latency server, the emulator's
+/// own floor probe) at once, then one a second, until stopped.
+struct FloorSampler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<f64>>,
+}
+
+impl FloorSampler {
+    fn start(requests: u32) -> FloorSampler {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut means = Vec::new();
+            let opts = storlab_emu::ServeOptions::default();
+            while !flag.load(Ordering::Relaxed) {
+                if let Ok(f) = storlab_emu::probe::transport_floor(&opts, requests as usize) {
+                    means.push(f.mean_ns);
+                }
+                for _ in 0..20 {
+                    if flag.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            means
+        });
+        FloorSampler { stop, thread }
+    }
+
+    fn stop(self) -> Vec<f64> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+/// The floors measured during the run: their median (the floor the
+/// warnings use), lowest, highest and count.
+fn floor_summary(means: &[f64]) -> Option<Value> {
+    if means.is_empty() {
+        return None;
+    }
+    let mut v = means.to_vec();
+    v.sort_by(f64::total_cmp);
+    Some(json!({
+        "mean_ns": v[v.len() / 2],
+        "min_ns": v[0],
+        "max_ns": v[v.len() - 1],
+        "probes": v.len(),
+    }))
+}
+
+/// The transport floor of a run's statistics: the one measured during
+/// the run when there is one, else the server's at start.
+pub fn floor_ns(s: &Value) -> Option<f64> {
+    s["transport_floor_during_run"]["mean_ns"]
+        .as_f64()
+        .or_else(|| s["transport_floor"]["mean_ns"].as_f64())
+        .filter(|f| *f > 0.0)
+}
+
 /// The device-level figures kept from the server's statistics.
 fn device_stats(s: &Value) -> Value {
     json!({
@@ -451,6 +522,7 @@ fn device_stats(s: &Value) -> Value {
         "ops": s["ops"],
         "lateness": s["lateness"],
         "transport_floor": s["transport_floor"],
+        "transport_floor_during_run": s["transport_floor_during_run"],
         "breakdown_mean_ns": s["breakdown_mean_ns"],
         "clock": s["clock"],
         "protocol_errors": s["protocol_errors"],
@@ -467,7 +539,7 @@ pub const HONEST_FLOOR_RATIO: f64 = 2.0;
 /// late against their deadlines.
 pub fn warnings(s: &Value) -> Vec<String> {
     let mut w = Vec::new();
-    let floor = s["transport_floor"]["mean_ns"].as_f64();
+    let floor = floor_ns(s);
     let ops = s["ops"].as_array().cloned().unwrap_or_default();
     for op in &ops {
         let n = op["requests"].as_u64().unwrap_or(0);
@@ -476,11 +548,19 @@ pub fn warnings(s: &Value) -> Vec<String> {
             continue;
         }
         let model = op["model_latency"]["mean_ns"].as_f64().unwrap_or(0.0);
-        if let Some(f) = floor.filter(|f| *f > 0.0) {
-            if model < HONEST_FLOOR_RATIO * f {
+        if let Some(f) = floor {
+            if model < f {
                 w.push(format!(
-                    "{name}: the device's mean latency ({:.1} us) is within {HONEST_FLOOR_RATIO}x of the transport floor ({:.1} us): the application sees this host's NBD path more than the modelled device",
+                    "{name}: not usable: the device's mean latency ({:.1} us) is {:.1}x below the transport floor ({:.1} us): the application sees this host's NBD path, not the modelled device",
                     model / 1000.0,
+                    f / model.max(1.0),
+                    f / 1000.0
+                ));
+            } else if model < HONEST_FLOOR_RATIO * f {
+                w.push(format!(
+                    "{name}: the device's mean latency ({:.1} us) is only {:.2}x the transport floor ({:.1} us), under {HONEST_FLOOR_RATIO}x: the application sees this host's NBD path nearly as much as the modelled device",
+                    model / 1000.0,
+                    model / f,
                     f / 1000.0
                 ));
             }
@@ -604,7 +684,25 @@ mod tests {
         assert!(warnings(&stats(1_000_000.0, 100)).is_empty());
         let w = warnings(&stats(30_000.0, 100));
         assert_eq!(w.len(), 1);
-        assert!(w[0].contains("transport floor"), "{w:?}");
+        assert!(w[0].contains("1.50x the transport floor"), "{w:?}");
+        // issue 60 item 2: a latency 100x below the floor is not "within 2x"
+        let w = warnings(&stats(200.0, 100));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("not usable")
+                && w[0].contains("100.0x below")
+                && !w[0].contains("within"),
+            "{w:?}"
+        );
+        // issue 60: the floor measured during the run wins over the one
+        // at start (here 10x higher: host load came later)
+        let mut st = stats(100_000.0, 100);
+        assert!(warnings(&st).is_empty());
+        st["transport_floor_during_run"] =
+            floor_summary(&[300_000.0, 200_000.0, 900_000.0]).unwrap();
+        assert_eq!(floor_ns(&st), Some(300_000.0));
+        let w = warnings(&st);
+        assert!(w.len() == 1 && w[0].contains("3.0x below"), "{w:?}");
         let w = warnings(&stats(1_000_000.0, 400_000));
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("late"), "{w:?}");

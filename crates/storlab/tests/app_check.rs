@@ -1,0 +1,178 @@
+//! `storlab app check` (issue 57, item 3): the model against the real
+//! program on the emulator, IO per operation side by side.
+
+mod app_common;
+
+use app_common::*;
+
+/// Run `app check APP` on raid-disk and hdd-7200 at a small scale; the
+/// JSON comparison.
+fn check(s: &Scratch, app: &str, extra: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let j = dir.path().join("check.json");
+    let js = j.display().to_string();
+    let mut args = vec![
+        "app",
+        "check",
+        app,
+        "--devices",
+        "raid-disk,hdd-7200",
+        "--size",
+        "1G",
+        "--floor-probe",
+        "200",
+        "--threads",
+        "2",
+        "--json",
+        &js,
+    ];
+    args.extend_from_slice(extra);
+    let out = s.run(&args);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("ms/op") && text.contains("reads/op"),
+        "{text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&j).expect("the json")).expect("json");
+    assert_eq!(v["rows"].as_array().map(Vec::len), Some(2), "{v}");
+    v
+}
+
+/// Model against real within 25 % (or both under 0.05 a transaction).
+fn agrees(v: &serde_json::Value, field: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    for r in v["rows"].as_array().unwrap() {
+        let (re, mo) = (
+            r["real"][field].as_f64().unwrap(),
+            r["model"][field].as_f64().unwrap(),
+        );
+        if re < 0.05 && mo < 0.05 {
+            continue;
+        }
+        if (mo / re.max(1e-12) - 1.0).abs() > 0.25 {
+            bad.push(format!(
+                "{} {field}: model {mo:.3} real {re:.3}",
+                r["device"]
+            ));
+        }
+    }
+    bad
+}
+
+#[test]
+fn bdb_btree_io_per_transaction_model_against_real() {
+    let s = Scratch::new();
+    let v = check(&s, "bdb-btree", &["--scale", "0.001", "--work", "400"]);
+    // every transaction commits durably: the real program flushes, and
+    // the model must too
+    for r in v["rows"].as_array().unwrap() {
+        assert!(r["real"]["flushes"].as_f64().unwrap() > 0.1, "{r}");
+        assert!(r["model"]["flushes"].as_f64().unwrap() > 0.1, "{r}");
+    }
+    // writes per transaction agree (one log write a commit)
+    let bad = agrees(&v, "writes");
+    assert!(
+        bad.is_empty(),
+        "bdb-btree model disagrees with the real program: {bad:?}\n{v}"
+    );
+    // KNOWN DISAGREEMENTS, for the Berkeley DB model's owner (measured
+    // 2026-11-29, docs/apps.md): flushes per transaction, model 1.00
+    // against real ~0.6 (the real program's concurrent commits share an
+    // fdatasync: group commit the model does not do with 2 threads), and
+    // KiB per transaction, model 1.6 against real ~17 (the real log write
+    // is a whole 4 KiB page plus XFS's journal write for the file's new
+    // size; the model writes the log record's bytes). The command must
+    // name them; a fixed model shows here as a failure to update.
+    let d: Vec<String> = v["disagreements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        d.iter().any(|x| x.contains("raid-disk: flushes/op")),
+        "{d:?}"
+    );
+    assert!(d.iter().any(|x| x.contains("raid-disk: KiB/op")), "{d:?}");
+    s.assert_clean();
+}
+
+#[test]
+fn postmark_io_per_transaction_model_against_real() {
+    let s = Scratch::new();
+    let v = check(&s, "postmark", &["--scale", "0.002"]);
+    let d: Vec<String> = v["disagreements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    // KNOWN DISAGREEMENT, for the Postmark model's owner (measured
+    // 2026-11-29, docs/apps.md): buffered, the real Postmark's measured
+    // phase does almost no device IO (its pool and every write stay in
+    // this host's page cache: a host difference, 20 GB of page cache
+    // here), while the model writes 0.75 and reads 0.25 requests a
+    // transaction. The command must name it on every device.
+    for dev in ["raid-disk", "hdd-7200"] {
+        assert!(
+            d.iter()
+                .any(|x| x.starts_with(&format!("{dev}: writes/op"))),
+            "{dev}: {d:?}"
+        );
+    }
+    // what holds: IO per transaction does not depend on the device, for
+    // the real program as for the model (the same work on each)
+    let rows = v["rows"].as_array().unwrap();
+    for side in ["real", "model"] {
+        for f in ["writes", "reads"] {
+            let (a, b) = (
+                rows[0][side][f].as_f64().unwrap(),
+                rows[1][side][f].as_f64().unwrap(),
+            );
+            assert!(
+                (a - b).abs() <= 0.25 * a.max(b) + 0.05,
+                "{side} {f}: {a} on raid-disk, {b} on hdd-7200"
+            );
+        }
+    }
+    s.assert_clean();
+}
+
+#[test]
+fn bad_names_are_refused_before_anything_runs() {
+    let s = Scratch::new();
+    for (args, want) in [
+        (
+            vec![
+                "app",
+                "check",
+                "bdb-btree",
+                "--devices",
+                "raid-disk,nosuchdev",
+            ],
+            "nosuchdev",
+        ),
+        (
+            vec!["app", "check", "nosuchapp", "--devices", "raid-disk"],
+            "nosuchapp",
+        ),
+        (
+            vec!["app", "check", "sqlite", "--devices", "raid-disk"],
+            "no model",
+        ),
+    ] {
+        let t = std::time::Instant::now();
+        let out = s.run(&args);
+        assert!(!out.status.success(), "{args:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert!(t.elapsed().as_secs() < 20, "{args:?} ran something first");
+    }
+    s.assert_clean();
+}

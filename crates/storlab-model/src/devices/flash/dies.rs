@@ -35,6 +35,7 @@ impl Ssd {
             // only a host read's breakdown reads it; this queue has none
             behind_gc: false,
             map: o.flags & WOp::MAP != 0,
+            rmw: false,
         }
     }
 
@@ -195,6 +196,7 @@ impl Ssd {
         }
         match o.kind {
             NandKind::Read if o.background => self.stats.gc_reads += 1,
+            NandKind::Read if o.rmw => self.stats.rmw_reads += 1,
             NandKind::Read if o.prefetch => {
                 self.stats.nand_reads += 1;
                 for l in o.lpn0..o.lpn0 + o.units {

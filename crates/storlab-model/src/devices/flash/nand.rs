@@ -32,6 +32,9 @@ pub(super) struct FOp {
     pub(super) behind_gc: bool,
     /// A translation page's read or program (cached mapping table).
     pub(super) map: bool,
+    /// The old data of a unit a sub-unit write only partly covers (the
+    /// read of a read-modify-write; nobody waits on the op itself).
+    pub(super) rmw: bool,
 }
 
 /// An operation of a die's write queue (programs, garbage collection's

@@ -5,7 +5,8 @@
 //! and the PSD's depth for a 50/50 mix, the Moneta power figure, and the
 //! spread of QD1 latencies that the NAND and PCM program variations give,
 //! and the host's (wake-up and interrupt handler, `host.wakeup_spread`,
-//! `host.interrupt_spread`).
+//! `host.interrupt_spread`); and the read tail under writes on every
+//! flash and disk preset ([`super::read_tail`]).
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Run, Spec};
@@ -178,6 +179,8 @@ pub fn prepare() -> Prepared {
             "--thinktime=100000",
         ],
     ));
+    // the read tail under writes on every flash and disk preset
+    let tails = super::read_tail::plan(&mut p);
     // host spread: moneta-base (a PCM array of fixed timing behind the
     // baseline stack, so any spread is the host's), QD1 4 KB reads with
     // the preset's wake-up and interrupt spread and without it
@@ -364,7 +367,7 @@ pub fn prepare() -> Prepared {
             notes: vec![],
             setting: "fio with libaio, 4 KB QD1 latencies and 1 MB depth-16 bandwidths; flash written before reads; moneta-balance power under 16 XDD threads.".into(),
             rows: at_all(rows, PLACEMENT_T1),
-            figures: vec![Figure {
+            figures: vec![super::read_tail::figure(r, &tails), Figure {
                 id: "devices-psd-mix".into(),
                 title: "micron-psd, 4 KB random 50/50 mix: bandwidth against queue depth (the study: 99 % of peak only at 64)".into(),
                 x_label: "iodepth".into(),

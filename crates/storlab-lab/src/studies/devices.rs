@@ -14,19 +14,9 @@ use crate::places::{MONETA_POWER, PLACEMENT_T1, PSD_FINDINGS};
 use crate::report::{at_all, Class, Prepared, Reproduction, Row};
 use crate::studies::psd::{at_depth, peer, qd1, with};
 
-/// The placement card scaled down (2.5 GB of 3.2 GB of data pages: the
-/// same timings and lock-stepped geometry, quick to precondition).
-pub const SMALL_PLACEMENT: &[&str] = &[
-    "device.capacity_bytes=2500000000",
-    "ssd.nand.blocks_per_plane=32",
-];
-
-/// The SATA SSD scaled down (4 GB of 5.4 GB raw: the same channels, dies
-/// and timings, quick to precondition).
-pub const SMALL_SATA: &[&str] = &[
-    "device.capacity_bytes=4000000000",
-    "ssd.nand.blocks_per_plane=32",
-];
+// the small flash devices, defined beside the PSD study's (the read-tail
+// figure uses them too)
+pub use crate::studies::psd::{SMALL_PLACEMENT, SMALL_SATA};
 
 /// The host's wake-up and interrupt spread turned off.
 pub const NO_HOST_SPREAD: &[&str] = &["host.wakeup_spread=0", "host.interrupt_spread=0"];

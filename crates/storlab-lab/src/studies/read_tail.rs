@@ -13,9 +13,7 @@
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Results, RunId, Spec};
-use crate::studies::psd::{SMALL_FUSION, SMALL_X25E};
-
-use super::devices::{SMALL_PLACEMENT, SMALL_SATA};
+use crate::studies::psd::{SMALL_FUSION, SMALL_PLACEMENT, SMALL_SATA, SMALL_X25E};
 
 /// Writer threads beside the reader.
 pub const WRITERS: u32 = 8;

@@ -121,7 +121,7 @@ impl Ssd {
         }
         let unit = self.unit;
         let head = r.skip != 0 || r.bytes < unit;
-        let tail = (r.skip as u64 + r.bytes) % unit != 0;
+        let tail = !(r.skip as u64 + r.bytes).is_multiple_of(unit);
         let last = r.lpn0 + r.units - 1;
         let mut ns = 0;
         for (partial, lpn) in [(head, r.lpn0), (tail && last != r.lpn0, last)] {

@@ -185,3 +185,26 @@ fn sub_unit_flash_reads_move_only_their_bytes() {
         "512 B {small} us, 4 KB {whole} us"
     );
 }
+
+#[test]
+fn program_suspend_lets_reads_past_programs() {
+    // the same reader beside writers on a small X25-E, without suspend
+    // (the drive as it was) and with it (a later part's): suspended
+    // programs let the reads through, and are counted
+    let base = [
+        "device.capacity_bytes=536870912",
+        "ssd.nand.blocks_per_plane=64",
+        "ssd.ftl.precondition=\"full\"",
+    ];
+    let (_, off) = read_p99_alone_and_under_writes("x25e", &base, "256m", 400, 400);
+    let on: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["ssd.nand.suspend=true", "ssd.nand.suspend_resume_ns=20000"])
+        .collect();
+    let (alone, with) = read_p99_alone_and_under_writes("x25e", &on, "256m", 400, 400);
+    assert!(
+        with < 0.8 * off && with >= alone,
+        "read p99 under writes: {with} us with suspend, {off} us without ({alone} us alone)"
+    );
+}

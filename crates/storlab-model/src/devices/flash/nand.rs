@@ -247,4 +247,12 @@ pub(super) struct Die {
     pub(super) media_end: Nanos,
     pub(super) busy_ns: u64,
     pub(super) background: u32,
+    /// When the current batch ends (its `EV_DIE` wake-up; an earlier one
+    /// is stale: the batch was suspended and its end pushed out).
+    pub(super) end: Nanos,
+    /// Host reads served while the current program or erase is
+    /// suspended (`ssd.nand.suspend`), and their start and array end.
+    pub(super) sus: Vec<FOp>,
+    pub(super) sus_start: Nanos,
+    pub(super) sus_media_end: Nanos,
 }

@@ -101,6 +101,8 @@ pub(super) struct Stats {
     pub(super) map_programs: u64,
     /// Reads of old data for writes smaller than the mapping unit.
     pub(super) rmw_reads: u64,
+    /// Programs and erases suspended for host reads.
+    pub(super) suspends: u64,
 }
 
 /// A solid-state drive.
@@ -434,6 +436,9 @@ impl Device for Ssd {
         ];
         if self.spread.retry_p > 0.0 {
             counters.push(("read_retries".to_string(), s.read_retries as f64));
+        }
+        if self.cfg.nand.suspend {
+            counters.push(("suspends".to_string(), s.suspends as f64));
         }
         if let Some(m) = &self.map {
             let c = m.counters;

@@ -5,7 +5,8 @@
 //! and the PSD's depth for a 50/50 mix, the Moneta power figure, and the
 //! spread of QD1 latencies that the NAND and PCM program variations give,
 //! and the host's (wake-up and interrupt handler, `host.wakeup_spread`,
-//! `host.interrupt_spread`).
+//! `host.interrupt_spread`); and the read tail under writes on every
+//! flash and disk preset ([`super::read_tail`]).
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Run, Spec};
@@ -13,19 +14,9 @@ use crate::places::{MONETA_POWER, PLACEMENT_T1, PSD_FINDINGS};
 use crate::report::{at_all, Class, Prepared, Reproduction, Row};
 use crate::studies::psd::{at_depth, peer, qd1, with};
 
-/// The placement card scaled down (2.5 GB of 3.2 GB of data pages: the
-/// same timings and lock-stepped geometry, quick to precondition).
-pub const SMALL_PLACEMENT: &[&str] = &[
-    "device.capacity_bytes=2500000000",
-    "ssd.nand.blocks_per_plane=32",
-];
-
-/// The SATA SSD scaled down (4 GB of 5.4 GB raw: the same channels, dies
-/// and timings, quick to precondition).
-pub const SMALL_SATA: &[&str] = &[
-    "device.capacity_bytes=4000000000",
-    "ssd.nand.blocks_per_plane=32",
-];
+// the small flash devices, defined beside the PSD study's (the read-tail
+// figure uses them too)
+pub use crate::studies::psd::{SMALL_PLACEMENT, SMALL_SATA};
 
 /// The host's wake-up and interrupt spread turned off.
 pub const NO_HOST_SPREAD: &[&str] = &["host.wakeup_spread=0", "host.interrupt_spread=0"];
@@ -178,6 +169,8 @@ pub fn prepare() -> Prepared {
             "--thinktime=100000",
         ],
     ));
+    // the read tail under writes on every flash and disk preset
+    let tails = super::read_tail::plan(&mut p);
     // host spread: moneta-base (a PCM array of fixed timing behind the
     // baseline stack, so any spread is the host's), QD1 4 KB reads with
     // the preset's wake-up and interrupt spread and without it
@@ -364,7 +357,7 @@ pub fn prepare() -> Prepared {
             notes: vec![],
             setting: "fio with libaio, 4 KB QD1 latencies and 1 MB depth-16 bandwidths; flash written before reads; moneta-balance power under 16 XDD threads.".into(),
             rows: at_all(rows, PLACEMENT_T1),
-            figures: vec![Figure {
+            figures: vec![super::read_tail::figure(r, &tails), Figure {
                 id: "devices-psd-mix".into(),
                 title: "micron-psd, 4 KB random 50/50 mix: bandwidth against queue depth (the study: 99 % of peak only at 64)".into(),
                 x_label: "iodepth".into(),

@@ -17,6 +17,7 @@ pub mod paging;
 pub mod peers;
 pub mod placement;
 pub mod psd;
+pub mod read_tail;
 
 use crate::error::{LabError, Result};
 use crate::report::Prepared;

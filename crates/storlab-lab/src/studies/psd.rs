@@ -22,6 +22,20 @@ pub const SMALL_X25E: &[&str] = &[
     "ssd.nand.blocks_per_plane=64",
 ];
 
+/// The placement card scaled down (2.5 GB of 3.2 GB of data pages: the
+/// same timings and lock-stepped geometry, quick to precondition).
+pub const SMALL_PLACEMENT: &[&str] = &[
+    "device.capacity_bytes=2500000000",
+    "ssd.nand.blocks_per_plane=32",
+];
+
+/// The SATA SSD scaled down (4 GB of 5.4 GB raw: the same channels, dies
+/// and timings, quick to precondition).
+pub const SMALL_SATA: &[&str] = &[
+    "device.capacity_bytes=4000000000",
+    "ssd.nand.blocks_per_plane=32",
+];
+
 /// A small ioDrive (1.25 GB of 1.5 GiB flash, the real one's spare ratio).
 pub const SMALL_FUSION: &[&str] = &[
     "device.capacity_bytes=1250000000",

@@ -97,6 +97,20 @@ pub struct NandConfig {
     /// `dies_per_channel`.
     #[serde(default)]
     pub programs_per_channel: u32,
+    /// Program and erase suspend: a host read that reaches a die busy
+    /// with a program or an erase suspends it, is read (array read and
+    /// transfer), and the program or erase resumes, its end pushed out by
+    /// the read and `suspend_resume_ns`. False (the default): the read
+    /// waits for the program or erase to end, as on controllers without
+    /// suspend (the 2008-2010 X25-E and ioDrive; ONFI made program and
+    /// erase suspend optional commands of later parts).
+    #[serde(default)]
+    pub suspend: bool,
+    /// With `suspend`: the time a suspended program or erase loses to its
+    /// suspend and resume (the die's suspend latency and the restart of
+    /// the interrupted step), added to its end; 0 to 10^9 ns.
+    #[serde(default)]
+    pub suspend_resume_ns: u64,
 }
 
 /// `[ssd]`: the drive's front end, with its array and FTL.
@@ -168,6 +182,12 @@ pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
         n.programs_per_channel,
         0,
         n.dies_per_channel,
+    )?;
+    check_range(
+        "ssd.nand.suspend_resume_ns",
+        n.suspend_resume_ns,
+        0,
+        1_000_000_000,
     )?;
     check_range(
         "ssd.ftl.gc_threshold_blocks",

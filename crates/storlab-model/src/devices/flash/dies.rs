@@ -9,6 +9,10 @@ use super::ftl::types::{NandKind, NONE};
 use super::nand::{take_batch, FOp, WOp};
 use super::ssd::{Ssd, EV_DIE, READY};
 
+/// In an `EV_DIE` token's die index: the reads served during a
+/// suspension are done (die counts stay far below 2^31).
+const SUSPENDED: u32 = 1 << 31;
+
 impl Ssd {
     /// The batch form of write-queue op `o` of die `die`, `done_base` the
     /// oldest outstanding host program (the op is not done, so its
@@ -35,6 +39,7 @@ impl Ssd {
             // only a host read's breakdown reads it; this queue has none
             behind_gc: false,
             map: o.flags & WOp::MAP != 0,
+            rmw: false,
         }
     }
 
@@ -42,6 +47,9 @@ impl Ssd {
     pub(super) fn start_die(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
         let di = d as usize;
         if self.dies[di].busy {
+            if self.cfg.nand.suspend {
+                self.suspend_for_reads(now, d, cx);
+            }
             return;
         }
         let from_reads = !self.dies[di].reads.is_empty();
@@ -86,25 +94,7 @@ impl Ssd {
                 // the planes read together; a page that needs retries
                 // re-reads (array read and transfer to the controller's
                 // ECC) before its data can leave
-                let mut tr = 0;
-                for o in &cur {
-                    let one = n.read_ns[self.types_div.rem(o.page) as usize];
-                    let k = self.spread.retries() as u64;
-                    let t = if k == 0 {
-                        one
-                    } else {
-                        self.stats.read_retries += k;
-                        one + k * (one + self.xfer_units(o.units))
-                    };
-                    tr = tr.max(t);
-                }
-                let t_r = t0 + tr;
-                let mut end = t_r;
-                for o in &cur {
-                    let dur = self.xfer_units(o.units);
-                    let s = self.channels[ch].reserve(t_r, dur);
-                    end = end.max(s + dur);
-                }
+                let (t_r, end) = self.read_batch(t0, &cur, ch);
                 (end, t_r)
             }
             NandKind::Program => {
@@ -136,11 +126,112 @@ impl Ssd {
         die.media_end = media_end;
         die.busy = true;
         die.busy_ns += end - now;
+        die.end = end;
         cx.wake(end, Self::tok(EV_DIE, d));
+    }
+
+    /// The read time of batch `cur` from `t0`: (array end with retries,
+    /// end of the last transfer over channel `ch`).
+    fn read_batch(&mut self, t0: Nanos, cur: &[FOp], ch: usize) -> (Nanos, Nanos) {
+        let n = &self.cfg.nand;
+        let mut tr = 0;
+        for o in cur {
+            let one = n.read_ns[self.types_div.rem(o.page) as usize];
+            let k = self.spread.retries() as u64;
+            let t = if k == 0 {
+                one
+            } else {
+                self.stats.read_retries += k;
+                one + k * (one + self.xfer_units(o.units))
+            };
+            tr = tr.max(t);
+        }
+        let t_r = t0 + tr;
+        let mut end = t_r;
+        for o in cur {
+            let dur = self.xfer_units(o.units);
+            let s = self.channels[ch].reserve(t_r, dur);
+            end = end.max(s + dur);
+        }
+        (t_r, end)
+    }
+
+    /// `ssd.nand.suspend`: die `d` is busy; if with a program or an erase
+    /// still in its array phase, and host reads wait and none is being
+    /// served yet, suspend it: read them now and push its end out by
+    /// their time and the resume cost.
+    fn suspend_for_reads(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
+        let di = d as usize;
+        let die = &self.dies[di];
+        if die.reads.is_empty()
+            || !die.sus.is_empty()
+            || die.cur.first().is_none_or(|o| o.kind == NandKind::Read)
+            || now >= die.media_end
+        {
+            return;
+        }
+        let mut sus = std::mem::take(&mut self.dies[di].sus);
+        let multiplane = self.cfg.nand.multiplane;
+        let ppd = self.ppd;
+        let die = &mut self.dies[di];
+        if !take_batch(
+            &mut die.reads,
+            None,
+            &mut sus,
+            multiplane,
+            ppd,
+            false,
+            |o| o,
+        ) {
+            self.dies[di].sus = sus;
+            return;
+        }
+        let ch = self.dies[di].channel as usize;
+        let t0 = now + self.cfg.nand.op_overhead_ns;
+        let (t_r, end) = self.read_batch(t0, &sus, ch);
+        let delta = end - now + self.cfg.nand.suspend_resume_ns;
+        self.stats.suspends += 1;
+        let die = &mut self.dies[di];
+        die.sus = sus;
+        die.sus_start = now;
+        die.sus_media_end = t_r;
+        die.media_end += delta;
+        die.end += delta;
+        die.busy_ns += delta;
+        cx.wake(end, Self::tok(EV_DIE, d | SUSPENDED));
+        cx.wake(die.end, Self::tok(EV_DIE, d));
+    }
+
+    /// The reads served during a suspension are done.
+    pub(super) fn suspended_reads_done(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
+        let di = d as usize;
+        let sus = std::mem::take(&mut self.dies[di].sus);
+        // the reads' critical path is their own batch's
+        let die = &mut self.dies[di];
+        let saved = (die.start, die.media_end);
+        (die.start, die.media_end) = (die.sus_start, die.sus_media_end);
+        for &o in &sus {
+            self.finish_op(now, o, cx);
+        }
+        let die = &mut self.dies[di];
+        (die.start, die.media_end) = saved;
+        let mut sus = sus;
+        sus.clear();
+        self.dies[di].sus = sus;
+        // more reads may have queued meanwhile
+        self.suspend_for_reads(now, d, cx);
     }
 
     pub(super) fn die_done(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
         let di = d as usize;
+        if d & SUSPENDED != 0 {
+            self.suspended_reads_done(now, d & !SUSPENDED, cx);
+            return;
+        }
+        if now < self.dies[di].end {
+            // a suspended batch's first wake-up: it ends later
+            return;
+        }
         let cur = std::mem::take(&mut self.dies[di].cur);
         let programmed = cur[0].kind == NandKind::Program;
         for &o in &cur {
@@ -195,6 +286,7 @@ impl Ssd {
         }
         match o.kind {
             NandKind::Read if o.background => self.stats.gc_reads += 1,
+            NandKind::Read if o.rmw => self.stats.rmw_reads += 1,
             NandKind::Read if o.prefetch => {
                 self.stats.nand_reads += 1;
                 for l in o.lpn0..o.lpn0 + o.units {

@@ -104,6 +104,7 @@ impl Ssd {
             seq: 0,
             behind_gc: self.dies[die as usize].background > 0,
             map: true,
+            rmw: false,
         };
         let d = &mut self.dies[die as usize];
         if kind == NandKind::Read {

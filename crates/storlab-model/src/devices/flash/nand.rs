@@ -32,6 +32,9 @@ pub(super) struct FOp {
     pub(super) behind_gc: bool,
     /// A translation page's read or program (cached mapping table).
     pub(super) map: bool,
+    /// The old data of a unit a sub-unit write only partly covers (the
+    /// read of a read-modify-write; nobody waits on the op itself).
+    pub(super) rmw: bool,
 }
 
 /// An operation of a die's write queue (programs, garbage collection's
@@ -244,4 +247,12 @@ pub(super) struct Die {
     pub(super) media_end: Nanos,
     pub(super) busy_ns: u64,
     pub(super) background: u32,
+    /// When the current batch ends (its `EV_DIE` wake-up; an earlier one
+    /// is stale: the batch was suspended and its end pushed out).
+    pub(super) end: Nanos,
+    /// Host reads served while the current program or erase is
+    /// suspended (`ssd.nand.suspend`), and their start and array end.
+    pub(super) sus: Vec<FOp>,
+    pub(super) sus_start: Nanos,
+    pub(super) sus_media_end: Nanos,
 }

@@ -86,6 +86,8 @@ impl Ssd {
         } else {
             0
         };
+        let rmw_ns = self.rmw(now, &r, cx);
+        let map_ns = map_ns + rmw_ns;
         let dur = self.cfg.command_ns.write + r.units as u64 * self.cfg.unit_ns.write + map_ns;
         let s = self.ctrl.reserve(in_end, dur);
         let rm = &mut self.reqs[ri as usize];
@@ -103,6 +105,43 @@ impl Ssd {
         rm.bd.add(Component::Controller, dur - map_ns);
         rm.bd.add(Component::Media, map_ns);
         cx.wake(s + dur, Self::tok(EV_WREADY, ri));
+    }
+
+    /// A write that covers only part of a mapping unit (at either end)
+    /// merges its bytes into the unit's old data, which the controller
+    /// reads first unless the unit is unwritten or still in the write
+    /// buffer (a read-modify-write: the mapping table names whole units,
+    /// so a unit is rewritten whole). The read is queued on the old page's
+    /// die like any NAND read (occupying die and channel) and counted in
+    /// `rmw_reads`; the write's controller work waits for its array read
+    /// and transfer, the time returned (as `map_write`'s misses).
+    fn rmw(&mut self, now: Nanos, r: &super::ssd::Req, cx: &mut Cx) -> u64 {
+        if r.units == 0 {
+            return 0;
+        }
+        let unit = self.unit;
+        let head = r.skip != 0 || r.bytes < unit;
+        let tail = !(r.skip as u64 + r.bytes).is_multiple_of(unit);
+        let last = r.lpn0 + r.units - 1;
+        let mut ns = 0;
+        for (partial, lpn) in [(head, r.lpn0), (tail && last != r.lpn0, last)] {
+            if !partial {
+                continue;
+            }
+            let Some(ppa) = self.ftl.lookup(lpn) else {
+                continue;
+            };
+            if !self.inbuf.is_empty() && self.inbuf.contains_key(&self.upp_div.div(ppa)) {
+                continue;
+            }
+            let page = self.ftl.page_of(ppa);
+            let n = &self.cfg.nand;
+            ns += n.op_overhead_ns
+                + n.read_ns[self.types_div.rem(page) as usize]
+                + self.xfer_units(1);
+            self.queue_rmw_read(now, ppa, lpn, cx);
+        }
+        ns
     }
 
     /// When writes wait for buffer space that no queued program will free
@@ -228,21 +267,22 @@ impl Ssd {
     pub(super) fn read_data(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
         let last = r.lpn0 + r.units;
-        let mut hit_units = 0u64;
+        // bytes served from the buffer, read-ahead or unmapped units
+        let mut hit_bytes = 0u64;
         let mut pending = 0u32;
         let mut lpn = r.lpn0;
         self.stats.host_read_units += r.units as u64;
         while lpn < last {
             let Some(ppa) = self.ftl.lookup(lpn) else {
                 self.stats.unmapped_reads += 1;
-                hit_units += 1;
+                hit_bytes += self.bytes_in(&r, lpn, 1);
                 lpn += 1;
                 continue;
             };
             let page_g = self.upp_div.div(ppa);
             if !self.inbuf.is_empty() && self.inbuf.contains_key(&page_g) {
                 self.stats.buffer_hits += 1;
-                hit_units += 1;
+                hit_bytes += self.bytes_in(&r, lpn, 1);
                 lpn += 1;
                 continue;
             }
@@ -251,7 +291,7 @@ impl Ssd {
                     self.stats.prefetch_hits += 1;
                     if st == READY {
                         self.pf.remove(&lpn);
-                        hit_units += 1;
+                        hit_bytes += self.bytes_in(&r, lpn, 1);
                     } else {
                         self.pf_waiters.push((st, ri));
                         pending += 1;
@@ -276,8 +316,8 @@ impl Ssd {
         let rm = &mut self.reqs[ri as usize];
         rm.pending = pending;
         rm.data_done = now;
-        if hit_units > 0 {
-            let (_, e) = self.link.move_to_host(now, hit_units * self.unit);
+        if hit_bytes > 0 {
+            let (_, e) = self.link.move_to_host(now, hit_bytes);
             let rm = &mut self.reqs[ri as usize];
             rm.data_done = e;
             rm.crit = Crit {
@@ -333,10 +373,37 @@ impl Ssd {
             seq: 0,
             behind_gc: self.dies[die as usize].background > 0,
             map: false,
+            rmw: false,
         };
         self.dies[die as usize].reads.push_back(op);
         self.start_die(now, die, cx);
         id
+    }
+
+    /// Queue the read of a read-modify-write's old unit at `ppa`.
+    fn queue_rmw_read(&mut self, now: Nanos, ppa: u32, lpn: u32, cx: &mut Cx) {
+        let block = self.ftl.block_of(ppa);
+        let plane = self.bpp_div.div(block);
+        let die = self.ppd_div.div(plane);
+        let op = FOp {
+            kind: NandKind::Read,
+            id: NONE,
+            die,
+            plane_bit: 1 << self.ppd_div.rem(plane),
+            block,
+            page: self.ftl.page_of(ppa),
+            units: 1,
+            lpn0: lpn,
+            req: NONE,
+            background: false,
+            prefetch: false,
+            seq: 0,
+            behind_gc: false,
+            map: false,
+            rmw: true,
+        };
+        self.dies[die as usize].reads.push_back(op);
+        self.start_die(now, die, cx);
     }
 
     /// Read `n` units after `from` into the buffer ahead of demand.
@@ -377,7 +444,15 @@ impl Ssd {
     /// Data of `units` units of op `o` reached the controller for request
     /// `ri`: move it to the host.
     pub(super) fn deliver(&mut self, now: Nanos, ri: u32, o: &FOp, units: u32, cx: &mut Cx) {
-        let (_, e) = self.link.move_to_host(now, units as u64 * self.unit);
+        // the request's own bytes of those units cross the link (a
+        // read-ahead op's unit: at most one unit of the request)
+        let r = &self.reqs[ri as usize];
+        let bytes = if o.prefetch {
+            (units as u64 * self.unit).min(r.bytes)
+        } else {
+            self.bytes_in(r, o.lpn0, o.units)
+        };
+        let (_, e) = self.link.move_to_host(now, bytes);
         let rm = &mut self.reqs[ri as usize];
         if e >= rm.data_done {
             rm.data_done = e;

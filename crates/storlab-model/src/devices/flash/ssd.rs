@@ -35,6 +35,8 @@ pub(super) struct Req {
     pub(super) lpn0: u32,
     pub(super) units: u32,
     pub(super) bytes: u64,
+    /// Where the request starts within its first unit, bytes.
+    pub(super) skip: u32,
     pub(super) pending: u32,
     /// When the command left the controller.
     pub(super) t_cmd: Nanos,
@@ -97,6 +99,10 @@ pub(super) struct Stats {
     pub(super) read_retries: u64,
     pub(super) map_reads: u64,
     pub(super) map_programs: u64,
+    /// Reads of old data for writes smaller than the mapping unit.
+    pub(super) rmw_reads: u64,
+    /// Programs and erases suspended for host reads.
+    pub(super) suspends: u64,
 }
 
 /// A solid-state drive.
@@ -242,6 +248,18 @@ impl Ssd {
         }
     }
 
+    /// The bytes of request `r` that fall in its units `lpn..lpn + n`
+    /// (what crosses the host link for them: a request smaller than the
+    /// mapping unit moves only its own bytes).
+    #[inline]
+    pub(super) fn bytes_in(&self, r: &Req, lpn: u32, n: u32) -> u64 {
+        let start = r.lpn0 as u64 * self.unit + r.skip as u64;
+        let end = start + r.bytes;
+        let lo = (lpn as u64 * self.unit).max(start);
+        let hi = ((lpn + n) as u64 * self.unit).min(end);
+        hi.saturating_sub(lo)
+    }
+
     /// The FTL (for tests and reports).
     pub fn ftl(&self) -> &Ftl {
         &self.ftl
@@ -301,6 +319,11 @@ impl Device for Ssd {
             lpn0,
             units,
             bytes: req.len,
+            skip: if units > 0 {
+                (req.offset % self.unit) as u32
+            } else {
+                0
+            },
             durable,
             ..Default::default()
         });
@@ -409,9 +432,13 @@ impl Device for Ssd {
             ("prefetched_units".to_string(), s.prefetched as f64),
             ("prefetch_hits".to_string(), s.prefetch_hits as f64),
             ("buffer_full_waits".to_string(), s.buffer_waits as f64),
+            ("rmw_reads".to_string(), s.rmw_reads as f64),
         ];
         if self.spread.retry_p > 0.0 {
             counters.push(("read_retries".to_string(), s.read_retries as f64));
+        }
+        if self.cfg.nand.suspend {
+            counters.push(("suspends".to_string(), s.suspends as f64));
         }
         if let Some(m) = &self.map {
             let c = m.counters;

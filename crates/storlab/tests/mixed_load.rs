@@ -1,0 +1,210 @@
+//! Devices under mixed and small-request load (issue 58): the read tail
+//! under writes for each device class (flash, disk, RAID), reported in
+//! fio's JSON percentiles for the reader's job; and requests smaller than
+//! a flash mapping unit (512 B reads move only their bytes, 512 B writes
+//! read the old unit first and count it in the flash counters).
+
+use std::process::Command;
+
+fn sim(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .args(["sim", "--output-format=json"])
+        .args(args)
+        .output()
+        .expect("run storlab");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// The reader job's read completion-latency percentile `p` ("99.000000"), µs.
+fn reader_pct(v: &serde_json::Value, p: &str) -> f64 {
+    let job = &v["jobs"][0];
+    assert_eq!(job["jobname"], "reader", "the reader is the first job");
+    job["read"]["clat_ns"]["percentile"][p]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no read percentile {p} in {job}"))
+        / 1e3
+}
+
+/// One QD1 reader of 4 KB random reads, alone and beside `writers`
+/// random writers (QD1 each); the reader's p99 both ways, µs.
+fn read_p99_alone_and_under_writes(
+    device: &str,
+    sets: &[&str],
+    size: &str,
+    reads: u32,
+    writes: u32,
+) -> (f64, f64) {
+    let mut common: Vec<String> = vec![
+        format!("--device={device}"),
+        "--direct=1".into(),
+        "--bs=4k".into(),
+        format!("--size={size}"),
+    ];
+    for s in sets {
+        common.push("--set".into());
+        common.push(s.to_string());
+    }
+    let reader = [
+        "--name=reader".to_string(),
+        "--rw=randread".into(),
+        format!("--number_ios={reads}"),
+    ];
+    let writer = [
+        "--name=writer".to_string(),
+        "--rw=randwrite".into(),
+        "--numjobs=4".into(),
+        format!("--number_ios={writes}"),
+    ];
+    let alone: Vec<&str> = common.iter().chain(&reader).map(|s| s.as_str()).collect();
+    let under: Vec<&str> = common
+        .iter()
+        .chain(&reader)
+        .chain(&writer)
+        .map(|s| s.as_str())
+        .collect();
+    let a = sim(&alone);
+    let u = sim(&under);
+    // the percentiles are the reader's own, as fio reports any job's
+    assert_eq!(u["jobs"][0]["read"]["total_ios"], reads as u64);
+    assert_eq!(u["jobs"][0]["write"]["total_ios"], 0);
+    (reader_pct(&a, "99.000000"), reader_pct(&u, "99.000000"))
+}
+
+#[test]
+fn flash_reads_wait_behind_programs_and_collection() {
+    // a small X25-E written once: a read that reaches a die busy with a
+    // program (200 us, no suspend on the 2008 controller) waits for it
+    let (alone, under) = read_p99_alone_and_under_writes(
+        "x25e",
+        &[
+            "device.capacity_bytes=536870912",
+            "ssd.nand.blocks_per_plane=64",
+            "ssd.ftl.precondition=\"full\"",
+        ],
+        "256m",
+        400,
+        400,
+    );
+    assert!(
+        under > 2.0 * alone,
+        "read p99 {under} us under writes, {alone} us alone"
+    );
+}
+
+#[test]
+fn disk_reads_wait_behind_writes_on_the_platter() {
+    // the drive's cache off: every write is a positioning on the platter
+    // the reader's requests queue with
+    let (alone, under) =
+        read_p99_alone_and_under_writes("hdd-7200", &["disk.write_cache=false"], "4g", 60, 60);
+    assert!(
+        under > 1.5 * alone,
+        "read p99 {under} us under writes, {alone} us alone"
+    );
+}
+
+#[test]
+fn raid_reads_wait_behind_the_controller_cache_destaging() {
+    // the 3ware's cache made small so the writers fill it at once: its
+    // destaging occupies the disks the reads need
+    let (alone, under) = read_p99_alone_and_under_writes(
+        "raid-disk",
+        &["raid.controller.cache_bytes=4194304"],
+        "4g",
+        60,
+        1000,
+    );
+    assert!(
+        under > 1.5 * alone,
+        "read p99 {under} us under writes, {alone} us alone"
+    );
+}
+
+fn counter(v: &serde_json::Value, name: &str) -> f64 {
+    v["jobs"][0]["storlab"]["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no counter {name}"))["value"]
+        .as_f64()
+        .expect("a number")
+}
+
+fn small_x25e(rw: &str, bs: &str) -> serde_json::Value {
+    sim(&[
+        "--device=x25e",
+        "--set",
+        "device.capacity_bytes=536870912",
+        "--set",
+        "ssd.nand.blocks_per_plane=64",
+        "--set",
+        "ssd.ftl.precondition=\"full\"",
+        "--name=s",
+        &format!("--rw={rw}"),
+        &format!("--bs={bs}"),
+        "--size=256m",
+        "--number_ios=300",
+    ])
+}
+
+fn mean_us(v: &serde_json::Value, dir: &str) -> f64 {
+    v["jobs"][0][dir]["clat_ns"]["mean"].as_f64().expect("mean") / 1e3
+}
+
+#[test]
+fn sub_unit_flash_writes_read_modify_write() {
+    // 512 B writes into the X25-E's 4 KB mapping units: each reads its
+    // unit's old data first, counted, and waits for it
+    let small = small_x25e("randwrite", "512");
+    let whole = small_x25e("randwrite", "4k");
+    assert_eq!(counter(&small, "rmw_reads"), 300.0);
+    assert_eq!(counter(&whole, "rmw_reads"), 0.0);
+    assert!(
+        mean_us(&small, "write") > mean_us(&whole, "write") + 20.0,
+        "512 B {} us, 4 KB {} us",
+        mean_us(&small, "write"),
+        mean_us(&whole, "write")
+    );
+}
+
+#[test]
+fn sub_unit_flash_reads_move_only_their_bytes() {
+    // a 512 B read costs the command and the page read as a 4 KB one
+    // does, but moves an eighth of the bytes over SATA (13.7 us for 4 KB
+    // at 300 MB/s)
+    let small = mean_us(&small_x25e("randread", "512"), "read");
+    let whole = mean_us(&small_x25e("randread", "4k"), "read");
+    assert!(
+        small < whole - 8.0 && small > 0.5 * whole,
+        "512 B {small} us, 4 KB {whole} us"
+    );
+}
+
+#[test]
+fn program_suspend_lets_reads_past_programs() {
+    // the same reader beside writers on a small X25-E, without suspend
+    // (the drive as it was) and with it (a later part's): suspended
+    // programs let the reads through, and are counted
+    let base = [
+        "device.capacity_bytes=536870912",
+        "ssd.nand.blocks_per_plane=64",
+        "ssd.ftl.precondition=\"full\"",
+    ];
+    let (_, off) = read_p99_alone_and_under_writes("x25e", &base, "256m", 400, 400);
+    let on: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["ssd.nand.suspend=true", "ssd.nand.suspend_resume_ns=20000"])
+        .collect();
+    let (alone, with) = read_p99_alone_and_under_writes("x25e", &on, "256m", 400, 400);
+    assert!(
+        with < 0.8 * off && with >= alone,
+        "read p99 under writes: {with} us with suspend, {off} us without ({alone} us alone)"
+    );
+}

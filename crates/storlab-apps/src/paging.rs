@@ -32,24 +32,29 @@ pub const APPS: &[&AppInfo] = &[
 /// The studies' sizes over the defaults: 8 GB of DRAM becomes 64 MiB and
 /// every footprint keeps its ratio to it (the paging study's 1/128).
 pub const SCALE: u64 = 128;
-/// The studies' DRAM: 8 GB (docs/spec/hybrid.md, the HASTE study's paging runs).
-pub const STUDY_DRAM: u64 = 8 << 30;
+/// The studies' DRAM: 8 GB (docs/spec/hybrid.md, the HASTE study's paging
+/// runs: [`crate::host::HASTE`]'s DRAM; the Moneta study's host has the same).
+pub const STUDY_DRAM: u64 = crate::host::HASTE.dram;
 /// The least DRAM a program runs with, bytes: 1,024 frames, so that the
 /// watermarks and 16 threads' reclaim batches (32 pages each) leave
 /// frames to fault into (the swap model's own tests run at this size);
 /// a smaller `dram` x `scale` is raised to it, the footprint keeping its
 /// ratio.
 pub const MIN_DRAM: u64 = 4 << 20;
-/// Clock of the host, GHz (docs/spec/pcie-arrays.md, Host: 2.26 GHz Xeons).
-pub const GHZ: f64 = 2.26;
+/// Clock of the host the CPU per page visit is measured on, GHz: the
+/// Moneta study's ([`crate::host::MONETA`], whose Table V calibrates it).
+/// The HASTE study's rows run on [`crate::host::HASTE`]; a cost carries
+/// there by `HASTE.carry_ns` (the clocks' ratio: 1, the same platform).
+pub const GHZ: f64 = crate::host::MONETA.ghz;
 /// Instructions per cycle of one hardware thread while it computes.
 /// ESTIMATE: the NPB kernels retire about 1-1.4 instructions per cycle on
 /// a Nehalem core (memory-bound stencils and sparse codes at the low end),
 /// and the 16 threads share 8 cores two to a core (docs/spec/pcie-arrays.md Host),
 /// so about 0.6 each.
 pub const IPC: f64 = 0.6;
-/// Threads: the studies' 16 (NPB OpenMP with 16 threads; thrash's 16).
-pub const THREADS: u32 = 16;
+/// Threads: the studies' 16 (NPB OpenMP with 16 threads; thrash's 16),
+/// one per hardware thread of the host (2 sockets x 4 cores x 2).
+pub const THREADS: u32 = crate::host::HASTE.cores * crate::host::HASTE.smt;
 /// NPB class D grid edge of BT, SP and LU (NPB 3.3 `npbparams`: 408^3).
 pub const GRID_D: f64 = 408.0;
 /// Bytes of one grid point of one solution array of BT/SP/LU: five
@@ -247,7 +252,7 @@ macro_rules! npb {
     };
 }
 
-const COMMON_MODELS: &str = "The program's pages live in DRAM (64 MiB: the studies' 8 GB / 128) and page through Linux's swap path (faults, swap cache, page-cluster read-ahead, kswapd and direct reclaim, TLB shootdowns, clustered swap slots) to the --device preset; 16 threads, each on its own part of the footprint; every page is touched once (initialisation), then the stream runs; the metric is instructions per second after initialisation (instructions per page visit = cpu_ns x 2.26 GHz x IPC 0.6), also reported relative to the same stream with enough DRAM";
+const COMMON_MODELS: &str = "The program's pages live in DRAM (64 MiB: the studies' 8 GB / 128) and page through Linux's swap path (faults, swap cache, page-cluster read-ahead, kswapd and direct reclaim, TLB shootdowns, clustered swap slots) to the --device preset, whose caches (a RAID controller's, disks' caches and read-ahead) scale with the DRAM (paging::scaled_device: the lab and the command line run the same); 16 threads, each on its own part of the footprint; every page is touched once (initialisation), then the stream runs; the metric is instructions per second after initialisation (instructions per page visit = cpu_ns x 2.26 GHz x IPC 0.6), also reported relative to the same stream with enough DRAM";
 const COMMON_SIMPLIFIES: &str = "the common `runtime` parameter is not used (the work is `passes`); one access per page visit: the loads and stores within a page are CPU time after it (no cache misses modelled inside the computation); a thread's part is its own (OpenMP's static partition), no sharing between threads, no barriers between sweeps; one IPC for every program; sizes scaled by 1/128 (DRAM and footprint together)";
 
 static BT_MODELS: &[&str] = &[
@@ -451,7 +456,11 @@ pub fn memory_app(p: &Params) -> Result<MemoryApp, AppError> {
             accesses: ((passes * pages_per_thread as f64).round() as u64).max(1),
             pattern,
             write_fraction: prog.write_fraction,
-            cpu_ns: cpu_ns.round() as u64,
+            // measured on the Moneta study's host, run on the HASTE
+            // study's: the same cycles at its clock
+            cpu_ns: crate::host::HASTE
+                .carry_ns(cpu_ns, &crate::host::MONETA)
+                .round() as u64,
             seed: 1,
         },
         dram_bytes: dram,
@@ -536,8 +545,55 @@ pub fn run(
     })
 }
 
+/// The swap device `device` as a run with `dram` bytes of DRAM sees it:
+/// a run scaled down from the studies' DRAM ([`STUDY_DRAM`] / `dram`, the
+/// default 1/[`SCALE`]) scales the swap area with it (8x DRAM), so a
+/// cache inside the device scales by the same ratio, or it would hold a
+/// far larger part of the swap area than in the study (the disk RAID's
+/// 256 MB controller cache and its drives' 32 MB buffers were well under
+/// 1 % of HASTE's 64 GB; unscaled they would hold the whole scaled
+/// area). The rule: a RAID's controller cache, and every disk's cache and
+/// read-ahead (a disk device's own, or a RAID's disk members', appended
+/// to the preset's `raid.member_set`), divided by the DRAM's ratio.
+/// Other devices are as given; a run at the studies' DRAM or more is
+/// unchanged. Whoever runs a paging program (the lab, `storlab sim
+/// --app`, Python) gets this, so they agree.
+pub fn scaled_device(
+    store: &PresetStore,
+    device: &SystemConfig,
+    dram: u64,
+) -> Result<SystemConfig, SwapError> {
+    let mut d = device.clone();
+    if dram >= STUDY_DRAM {
+        return Ok(d);
+    }
+    let ratio = STUDY_DRAM as f64 / dram as f64;
+    let scale = |b: u64| ((b as f64 / ratio).round() as u64).max(1);
+    if let Some(disk) = d.disk.as_mut() {
+        disk.cache_bytes = scale(disk.cache_bytes);
+        disk.read_ahead_bytes = scale(disk.read_ahead_bytes);
+    }
+    if let Some(r) = d.raid.as_mut() {
+        if let Some(c) = r.controller.as_mut() {
+            c.cache_bytes = scale(c.cache_bytes).max(c.line_bytes);
+        }
+        if let Some(first) = r.members.first() {
+            let (_, m) = SystemConfig::load_set_by(store, first, &r.member_set, "raid.member_set")?;
+            if let Some(md) = m.disk {
+                r.member_set
+                    .push(format!("disk.cache_bytes={}", scale(md.cache_bytes)));
+                r.member_set.push(format!(
+                    "disk.read_ahead_bytes={}",
+                    scale(md.read_ahead_bytes)
+                ));
+            }
+        }
+    }
+    Ok(d)
+}
+
 /// `app` paging to `device` alone (as [`run`]), with the swap area's
-/// size.
+/// size; the device's caches scaled with the DRAM ([`scaled_device`]).
 pub fn run_paged(
     store: &PresetStore,
     base: &str,
@@ -548,10 +604,11 @@ pub fn run_paged(
 ) -> Result<(MemReport, u64), SwapError> {
     let mut w = app.workload.clone();
     w.seed = seed;
+    let device = scaled_device(store, device, app.dram_bytes)?;
     let capacity = device.build_device_in(store)?.capacity();
     let swap = swap_bytes(app, capacity);
     let sys = swap_system(store, base, app.dram_bytes, swap, set)?;
-    Ok((swap::run_with_device(&sys, store, device, &w)?, swap))
+    Ok((swap::run_with_device(&sys, store, &device, &w)?, swap))
 }
 
 /// `app` with enough DRAM: the footprint and the watermarks twice over

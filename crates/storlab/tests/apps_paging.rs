@@ -146,3 +146,72 @@ fn a_job_file_runs_a_paging_program_as_the_command_line_does() {
         "{err}"
     );
 }
+
+/// The command line is the lab (issue 57 item 5): `storlab sim --app
+/// npb-ua --device raid-disk` with no device overrides gives the figure
+/// the apps-paging study's run gives, because the program itself scales
+/// the device's caches with its DRAM (`paging::scaled_device`), whoever
+/// runs it; and that rule is in force (the disk RAID's 256 MB controller
+/// cache and its drives' 32 MB buffers and read-ahead shrink with the
+/// DRAM, a flash device is untouched).
+#[test]
+fn the_command_line_gives_the_labs_figure() {
+    let set = "scale=0.25,passes=1";
+    let cli = app("raid-disk", "npb-ua", set)["metric"]
+        .as_f64()
+        .expect("metric");
+    let pairs: Vec<String> = set.split(',').map(String::from).collect();
+    let lab = storlab_lab::studies::apps_paging::run("npb-ua", "raid-disk", &pairs)
+        .expect("lab run")
+        .metric;
+    assert!(
+        cli > 0.0 && (cli / lab - 1.0).abs() < 1e-9,
+        "cli {cli} lab {lab}"
+    );
+
+    let store = storlab_model::config::PresetStore::default();
+    let load = |d: &str| {
+        storlab_model::SystemConfig::load(&store, d, &[])
+            .expect("preset")
+            .1
+    };
+    let dram = 16u64 << 20; // 8 GB / 512
+    let raid =
+        storlab_apps::paging::scaled_device(&store, &load("raid-disk"), dram).expect("scales");
+    let r = raid.raid.as_ref().expect("raid");
+    assert_eq!(
+        r.controller.as_ref().expect("controller").cache_bytes,
+        268_435_456 / 512
+    );
+    // the preset's member overrides are kept, the scaled caches come last
+    assert!(
+        r.member_set.contains(&"disk.write_cache=false".to_string()),
+        "{:?}",
+        r.member_set
+    );
+    assert!(
+        r.member_set
+            .contains(&format!("disk.cache_bytes={}", 33_554_432 / 512)),
+        "{:?}",
+        r.member_set
+    );
+    assert!(
+        r.member_set
+            .contains(&format!("disk.read_ahead_bytes={}", 262_144 / 512)),
+        "{:?}",
+        r.member_set
+    );
+    let fio = load("fusion-io");
+    let same = storlab_apps::paging::scaled_device(&store, &fio, dram).expect("scales");
+    assert_eq!(format!("{fio:?}"), format!("{same:?}"));
+    // at the studies' DRAM nothing changes
+    let full =
+        storlab_apps::paging::scaled_device(&store, &load("raid-disk"), 8 << 30).expect("scales");
+    assert_eq!(
+        full.raid
+            .as_ref()
+            .and_then(|r| r.controller.as_ref())
+            .map(|c| c.cache_bytes),
+        Some(268_435_456)
+    );
+}

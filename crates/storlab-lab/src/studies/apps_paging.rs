@@ -5,9 +5,10 @@
 //! second and relative to the same program with enough DRAM.
 //!
 //! Scaled down as the paging study is: 8 GB of DRAM becomes 64 MiB
-//! (1/128) and each footprint keeps its ratio to it; the swap devices
-//! get the paging study's overrides (`studies::paging::device_set`: the
-//! disk RAID's caches scaled by the same 1/128).
+//! (1/128) and each footprint keeps its ratio to it; the swap devices'
+//! caches scale with the DRAM by the paging programs' own rule
+//! (`storlab_apps::paging::scaled_device`, applied by whoever runs them:
+//! the lab and `storlab sim --app` run the same configuration).
 
 use rayon::prelude::*;
 use storlab_apps::paging::{self as apps, PagingRun};
@@ -20,7 +21,6 @@ use crate::measure::Plan;
 use crate::perturb::{self, Perturbation};
 use crate::places::{HASTE_NPB, MONETA_T5};
 use crate::report::{at_all, Class, Prepared, Reproduction, Row};
-use crate::studies::paging;
 
 /// The NPB programs (the averages' members) and DGEMM.
 pub const PROGRAMS: [&str; 8] = [
@@ -62,7 +62,8 @@ pub fn program(name: &str, set: &[String]) -> Result<MemoryApp, String> {
     }
 }
 
-/// The swap device `dev` with the paging study's overrides.
+/// The swap device `dev` as its preset gives it (the run scales its
+/// caches with the DRAM: `storlab_apps::paging::scaled_device`).
 pub fn device(dev: &str) -> Result<SystemConfig, String> {
     device_perturbed(dev, None)
 }
@@ -70,7 +71,7 @@ pub fn device(dev: &str) -> Result<SystemConfig, String> {
 /// [`device`], slower by `perturb` (the sensitivity check's overrides,
 /// `crate::sensitivity`) when given.
 pub fn device_perturbed(dev: &str, perturb: Option<Perturbation>) -> Result<SystemConfig, String> {
-    let mut o = paging::device_set(dev);
+    let mut o = Vec::new();
     if let Some(p) = perturb {
         o.extend(perturb::overrides(dev, &o, p).map_err(|e| format!("{dev}: {e}"))?);
     }

@@ -192,6 +192,8 @@ fn build(p: &Params, kind: Kind) -> Result<AppKind, AppError> {
         db_file: 0,
         log: 0,
         scratch: Vec::new(),
+        victims_written: 0,
+        checkpoint_due: false,
     })))
 }
 
@@ -215,6 +217,10 @@ struct Bdb {
     db_file: u32,
     log: u32,
     scratch: Vec<u64>,
+    /// Dirty victims written back by transactions.
+    victims_written: u64,
+    /// The checkpoint thread has slept; its next operation checkpoints.
+    checkpoint_due: bool,
 }
 
 impl Bdb {
@@ -226,6 +232,7 @@ impl Bdb {
             return;
         }
         if let Some(v) = a.evicted_dirty {
+            self.victims_written += 1;
             cx.push(Step::Io(FileIo::write(
                 self.db_file,
                 v * self.page,
@@ -283,8 +290,17 @@ impl Model for Bdb {
 
     fn next_op(&mut self, t: u32, cx: &mut PlanCx) -> Result<bool, AppError> {
         if t == self.threads {
-            // the checkpoint thread
-            cx.push(Step::Sleep(self.checkpoint_ns));
+            // the checkpoint thread: one operation sleeps until the
+            // checkpoint is due, the next takes the dirty pages then (a
+            // plan is made when its operation starts, so the pages must
+            // be chosen after the sleep, not before it)
+            if !self.checkpoint_due {
+                self.checkpoint_due = true;
+                cx.push(Step::Sleep(self.checkpoint_ns));
+                cx.push(Step::End(0));
+                return Ok(true);
+            }
+            self.checkpoint_due = false;
             self.scratch.clear();
             let mut dirty = std::mem::take(&mut self.scratch);
             self.pool.clean(usize::MAX, &mut dirty);
@@ -335,6 +351,8 @@ impl Model for Bdb {
     fn extra(&self) -> serde_json::Value {
         json!({
             "pool_hit_ratio": self.pool.hit_ratio(),
+            "pool_misses": self.pool.misses(),
+            "victims_written": self.victims_written,
             "pool_pages": self.pool.frames(),
             "database_pages": self.pages,
             "levels": self.levels.len(),

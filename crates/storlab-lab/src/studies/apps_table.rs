@@ -130,11 +130,10 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
              799 tx/s where the study measured 338."
         }
         "Berkeley-DB BTree" | "Berkeley-DB HashTable" => {
-            "the model's transactions are mostly the CPU per transaction calibrated on Moneta, so \
-             the SSD RAID's slower log syncs and page reads cost it 8-22 % where the study measured \
-             2.5x fewer transactions a second; the dirty victim each miss writes back is a buffered \
-             pwrite that stays in the page cache for the whole run (under the flusher's background \
-             threshold), so the drives never see the steady-state writeback beside the log's syncs."
+            "mostly the CPU per transaction calibrated on Moneta: the SSD RAID's log syncs and page \
+             reads cost 10-25 % where the study measured 2.5x fewer transactions a second; each \
+             miss's dirty victim is a buffered pwrite that stays under the flusher's background \
+             threshold for the whole run, so the drives never see the steady writeback."
         }
         "IS" | "UA" => {
             "the paging programs' streams use one IPC for every program and coarsen their locality \

@@ -173,10 +173,26 @@ pub fn warm_btree_pool(
     pages: u64,
     internal: &[(u64, u64)],
 ) {
+    warm_pool(pool, rng, pages, internal, false);
+}
+
+/// Warm `pool` as [`warm_btree_pool`] does, the leaves (pages `0..pages`
+/// drawn uniformly) left dirty when `dirty_leaves`: the steady state of a
+/// workload whose every transaction writes the leaf it reads, between
+/// checkpoints further apart than the time the pool takes to turn over,
+/// where every page evicted was dirtied when it was read (the internal
+/// levels stay clean: nothing in them changes without splits).
+pub fn warm_pool(
+    pool: &mut BufferPool,
+    rng: &mut impl rand::Rng,
+    pages: u64,
+    internal: &[(u64, u64)],
+    dirty_leaves: bool,
+) {
     let frames = pool.frames().min(pages);
     for _ in 0..frames {
         let pg = rng.gen_range(0..pages);
-        pool.access(pg, false);
+        pool.access(pg, dirty_leaves);
     }
     for &(base, n) in internal {
         for pg in base..base + n.min(frames / 2) {
@@ -226,6 +242,27 @@ mod tests {
             p.access(rng.gen_range(0..1000), false);
         }
         assert!((p.hit_ratio() - 0.25).abs() < 0.02, "{}", p.hit_ratio());
+    }
+
+    #[test]
+    fn a_dirty_warm_pool_evicts_dirty_leaves_and_keeps_internal_pages_clean() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
+        let mut p = BufferPool::new(100, 1010);
+        warm_pool(&mut p, &mut rng, 1000, &[(1000, 10)], true);
+        // every resident leaf is dirty, the internal pages clean
+        assert!(p.dirty_pages() > 50, "{}", p.dirty_pages());
+        assert!((1000..1010).all(|pg| p.resident(pg)));
+        let mut dirty_victims = 0;
+        for _ in 0..50 {
+            let a = p.access(rng.gen_range(0..1000), false);
+            dirty_victims += u32::from(a.evicted_dirty.is_some());
+        }
+        assert!(dirty_victims > 20, "{dirty_victims}");
+        // the clean warm-up evicts none dirty
+        let mut q = BufferPool::new(100, 1010);
+        warm_btree_pool(&mut q, &mut rng, 1000, &[(1000, 10)]);
+        assert_eq!(q.dirty_pages(), 0);
     }
 
     #[test]

@@ -208,12 +208,27 @@ pub(crate) fn spec(b: &Bench, device: &str, app_set: &[String]) -> Option<Spec> 
             let ov = if b.unit == "MIPS" {
                 crate::studies::paging::device_set(device)
             } else {
-                Vec::new()
+                loaded(device)
             };
             let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
             Some(Spec::new(device, &ov, &args))
         }
         What::Xdd { rw, fs } => Some(filesystems::xdd(device, fs.then_some("xfs"), rw)),
+    }
+}
+
+/// The state of a flash device under an application that reads data it
+/// loaded before the measured run (a database's load phase, Build's
+/// source tree, Postmark's initial files): the drives written once, so
+/// its reads read flash (a never-written page is answered from the
+/// mapping table, as no real run's data is). Memory and disk devices need
+/// none.
+pub(crate) fn loaded(device: &str) -> Vec<String> {
+    const FULL: &str = "ssd.ftl.precondition=\"full\"";
+    match device {
+        "raid-ssd" => vec![format!("raid.member_set=[{FULL:?}]")],
+        "fusion-io" | "x25e" | "sata-ssd" => vec![FULL.to_string()],
+        _ => Vec::new(),
     }
 }
 

@@ -161,3 +161,80 @@ fn hybrid_memory_faults_queue_on_the_flash() {
     assert!(f_idle > 100.0 && f_busy > 100.0, "{f_idle} {f_busy}");
     assert!(d_busy > 1.5 * d_idle, "busy {d_busy} ns/op, idle {d_idle}");
 }
+
+#[test]
+fn a_berkeley_db_miss_writes_its_dirty_victim_back_in_the_steady_state() {
+    // every transaction dirties the leaf it reads and the pool turns over
+    // long before a checkpoint: a miss evicts a dirty page and writes it
+    // (buffered pwrite) before reading, beside the log's writes
+    for app in ["bdb-btree", "bdb-hash"] {
+        let pairs = ["scale=0.01", "cache=4m", "transactions=400"];
+        let jobs = app_spec("moneta-balance", &[], app, &pairs)
+            .run_jobs()
+            .expect("the app runs");
+        let j = jobs.iter().find(|j| j.app.is_some()).expect("the app job");
+        let a = j.app.as_ref().expect("an app object");
+        let misses = a["model"]["pool_misses"].as_u64().expect("misses");
+        let victims = a["model"]["victims_written"].as_u64().expect("victims");
+        assert!(misses > 100, "{app}: {misses} misses");
+        assert!(
+            victims >= misses * 8 / 10 && victims <= misses,
+            "{app}: {victims} dirty victims written for {misses} misses"
+        );
+        // the reads of the misses reach the device
+        assert!(
+            j.dirs[0].ios() >= misses * 8 / 10,
+            "{app}: {} reads",
+            j.dirs[0].ios()
+        );
+    }
+}
+
+#[test]
+fn table_v_runs_berkeley_db_oltp_and_ptfdb_as_the_command_line_does() {
+    // the lab's Table V cell and `storlab sim --app NAME --device D` with
+    // the same pairs run the same configuration: the same metric
+    let pairs = [
+        "scale=0.01",
+        "transactions=300",
+        "cache=4m",
+        "buffer_pool=16m",
+        "shared_buffers=8m",
+        "probes=4",
+        "rows=20",
+    ];
+    let set: Vec<String> = vec![pairs.join(",")];
+    let devices = vec!["moneta-balance".to_string()];
+    let t = storlab_lab::tablev::run(&devices, &set, &|| {}).expect("runs");
+    for (label, app) in [
+        ("Berkeley-DB BTree", "bdb-btree"),
+        ("Berkeley-DB HashTable", "bdb-hash"),
+        ("OLTP", "oltp"),
+        ("PTFDB", "ptfdb"),
+    ] {
+        let (b, cells) = t
+            .rows
+            .iter()
+            .find(|(b, _)| b.label == label)
+            .expect("a Table V row");
+        let lab = cells[0].unwrap_or_else(|| panic!("{label}: {:?}", t.notes));
+        let info = storlab_apps::find(app, "test").expect("the app");
+        let mine: Vec<&str> = pairs
+            .iter()
+            .copied()
+            .filter(|p| {
+                let k = p.split('=').next().unwrap_or("");
+                storlab_apps::COMMON_PARAMS
+                    .iter()
+                    .chain(info.params)
+                    .any(|d| d.name == k)
+            })
+            .collect();
+        let (cli, _) = metric("moneta-balance", &[], app, &mine);
+        assert!(matches!(b.what, storlab_lab::tablev::What::App(a) if a == app));
+        assert!(
+            (lab - cli).abs() <= 1e-9 * cli.abs(),
+            "{label}: lab {lab}, command line {cli}"
+        );
+    }
+}

@@ -311,9 +311,12 @@ def test_sweep_varies_an_applications_parameters_and_devices():
     disk = df[df["device"] == "raid-disk"]["metric"].to_numpy()
     moneta = df[df["device"] == "moneta-balance"]["metric"].to_numpy()
     assert (moneta > disk).all(), df[["device", "threads", "metric"]]
-    # a model key (with a dot) and the device in vary, one device given
-    keyed = storlab.sweep("raid-disk", app="bdb-btree", app_set=["transactions=300"], vary={"threads": [16]}, progress=False)
-    assert keyed["metric"][0] == df["metric"][1]
+    # the devices in vary instead (the device argument then the default),
+    # app_set as name=value strings: the same point, the same result
+    keyed = storlab.sweep(
+        "moneta-spin", app="bdb-btree", app_set=["transactions=300"], vary={"device": ["raid-disk"], "threads": [16]}, progress=False
+    )
+    assert list(keyed["device"]) == ["raid-disk"] and keyed["metric"][0] == df["metric"][1]
 
 
 def test_an_app_sweeps_wrong_input_names_the_point():

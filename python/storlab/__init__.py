@@ -325,7 +325,7 @@ def _sweep_frame(spec: Mapping[str, Any], rows: list) -> pd.DataFrame:
 
 
 def sweep(
-    device: str = "moneta-spin",
+    device: str | Sequence[str] = "moneta-spin",
     vary: Mapping[str, Iterable[Any]] | None = None,
     fio: FioOptions = None,
     set: Settings = None,
@@ -336,6 +336,8 @@ def sweep(
     batch_size: int | None = None,
     retries: int = 2,
     progress: bool | None = None,
+    app: str | None = None,
+    app_set: Mapping[str, Any] | Sequence[str] | str | None = None,
 ) -> pd.DataFrame:
     """One simulation per point of the varied parameters (the last varies
     fastest), as ``storlab lab sweep``: one row per point and direction,
@@ -352,7 +354,35 @@ def sweep(
     worker thread), each task retried ``retries`` times on an error, and
     a lost worker's tasks rerun (Dask's ``allowed-failures``); the rows
     are the local sweep's, row for row. A point that fails raises
-    StorlabError naming its parameters."""
+    StorlabError naming its parameters.
+
+    ``app`` sweeps an application model (``storlab apps``) instead: each
+    point runs as ``simulate(device, app=app, app_set=...)`` does, with
+    ``app_set`` the parameters every point shares, ``vary`` mapping an
+    application parameter (``{"threads": [4, 16]}``), a model key with a
+    dot or ``device`` to its values, and ``device`` a name or a list of
+    devices (varied first). One row per point: ``point``, the varied
+    names, then the application's result as ``Result.app`` has it
+    (``metric``, ``unit``, ``parameters.NAME``...). ``fio`` may add job
+    options (``{"runtime": 5}``); an unknown application or parameter
+    raises StorlabError naming the point, and is not retried on Dask."""
+    if app is not None:
+        from . import app_sweep
+
+        if job is not None or job_file is not None:
+            raise StorlabError("with app=, give no job or job_file (the application makes the job)")
+        spec = app_sweep.make_spec(device, vary or {}, app, app_set, fio, _set_args(set), seed)
+        if client is None:
+            rows = app_sweep.run_points(spec, None, progress)
+        else:
+            from .dask_sweep import dask_rows
+
+            rows = dask_rows(client, spec, batch_size=batch_size, retries=retries, progress=progress)
+        return app_sweep.frame(spec, rows)
+    if not isinstance(device, str):
+        raise StorlabError("a list of devices sweeps an application (app=); for fio jobs give one device")
+    if app_set is not None:
+        raise StorlabError("app_set= needs app= (the application it sets)")
     spec = _sweep_spec(device, vary or {}, fio, set, seed, job, job_file)
     if client is None:
         _, rows = _progress.run(lambda c: _run_points(spec, None, c), "sweep", "point", progress)

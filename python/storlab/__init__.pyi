@@ -59,7 +59,7 @@ def simulate(
     `app` runs an application model with `app_set` its parameters."""
 
 def sweep(
-    device: str = "moneta-spin",
+    device: str | Sequence[str] = "moneta-spin",
     vary: Mapping[str, Iterable[Any]] | None = None,
     fio: FioOptions = None,
     set: Settings = None,
@@ -70,8 +70,11 @@ def sweep(
     batch_size: int | None = None,
     retries: int = 2,
     progress: bool | None = None,
+    app: str | None = None,
+    app_set: Mapping[str, Any] | Sequence[str] | str | None = None,
 ) -> pd.DataFrame:
-    """One simulation per point, locally or on a Dask client: point, parameters, dir, METRICS."""
+    """One simulation per point, locally or on a Dask client: point, parameters, dir, METRICS;
+    with `app`, one row per point of the application's parameters and devices and its result."""
 
 def studies() -> pd.DataFrame:
     """The studies: name, what."""

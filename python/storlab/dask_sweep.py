@@ -40,6 +40,21 @@ def run_batch(spec: Mapping[str, Any], points: list[int]) -> dict:
     parameters. An input error is returned, not raised: Dask retries a task
     that raises, and a wrong input fails the same way every time (only a
     lost worker or a crash is worth retrying)."""
+    if "app" in spec:
+        from . import app_sweep
+
+        rows = []
+        for p in points:
+            try:
+                rows.append(app_sweep.run_point(spec, p))
+            except _native.StorlabError as e:
+                return {
+                    "error": str(app_sweep.named(spec, p, e)),
+                    "file": getattr(e, "file", None),
+                    "line": getattr(e, "line", None),
+                    "point": p,
+                }
+        return {"rows": rows}
     from . import _run_points
 
     try:

@@ -119,3 +119,28 @@ def test_lab_sweep_dask_fails_clearly_without_a_scheduler(storlab_bin):
     )
     assert p.returncode != 0
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in p.stderr, p.stderr
+
+
+APP = dict(app="bdb-btree", app_set={"transactions": 300}, vary={"threads": [4, 16]}, progress=False)
+
+
+@pytest.mark.parametrize("batch_size", [None, 3])
+def test_an_app_sweep_on_dask_is_the_local_app_sweep(client, batch_size):
+    # issue 57 item 4: an application's parameters and devices on Dask
+    devices = ["raid-disk", "moneta-balance"]
+    local = storlab.sweep(devices, **APP)
+    df = storlab.sweep(devices, client=client, batch_size=batch_size, **APP)
+    assert len(df) == 4 and list(df["threads"]) == ["4", "16", "4", "16"]
+    pd.testing.assert_frame_equal(df, local)
+
+
+def test_an_app_sweeps_wrong_parameter_fails_once_on_dask(client):
+    from dask.distributed import get_task_stream
+
+    with get_task_stream(client) as ts:
+        with pytest.raises(storlab.StorlabError) as e:
+            storlab.sweep("raid-disk", client=client, batch_size=1, retries=2, **{**APP, "vary": {"nope": [1, 2]}})
+    assert "point 0 (nope=1)" in str(e.value) or "point 1 (nope=2)" in str(e.value), str(e.value)
+    runs = [t for t in ts.data if "run_batch" in t["key"]]
+    assert all(t.get("status", "OK") != "error" for t in runs), runs
+    assert len(runs) <= 2, runs

@@ -38,6 +38,7 @@ MARKERS = {
     "README.md": ["clat_ns.mean"],  # the tour: the jobs table
     "docs/guide/python.md": [
         "clat_ns.mean",
+        "transactions/s",  # the application model and its sweep
         "nbd+unix:///",  # a live device
         "command line, argument 2",  # an error's place
     ],

@@ -285,3 +285,53 @@ def test_simulate_runs_an_application_and_returns_its_frame():
         storlab.simulate("raid-disk", app="bdb-btree", app_set={"study": "nope"}, progress=False)
     # a fio job has no app frame rows
     assert storlab.simulate("raid-disk", fio={"rw": "randread", "size": "1m"}, progress=False).app.empty
+
+
+APP_SWEEP = dict(app="bdb-btree", app_set={"transactions": 300}, vary={"threads": [4, 16]}, progress=False)
+
+
+def test_sweep_varies_an_applications_parameters_and_devices():
+    # issue 57 item 4: a sweep names app= and varies app_set keys and
+    # devices; one row per point with the app's metric and parameters
+    df = storlab.sweep(["raid-disk", "moneta-balance"], **APP_SWEEP)
+    assert len(df) == 4
+    assert list(df.columns[:3]) == ["point", "device", "threads"]
+    assert list(df["point"]) == [0, 1, 2, 3]
+    # the last name varies fastest
+    assert list(df["device"]) == ["raid-disk", "raid-disk", "moneta-balance", "moneta-balance"]
+    assert list(df["threads"]) == ["4", "16", "4", "16"]
+    assert list(df["parameters.threads"]) == ["4", "16", "4", "16"]
+    assert set(df["parameters.transactions"]) == {"300"}
+    assert set(df["unit"]) == {"transactions/s"} and set(df["name"]) == {"bdb-btree"}
+    # each row is what simulate() gives for that point
+    for _, row in df.iterrows():
+        one = storlab.simulate(row["device"], app="bdb-btree", app_set={"transactions": 300, "threads": row["threads"]}, progress=False)
+        assert one.app["metric"][0] == row["metric"], row["point"]
+    # the device matters at each thread count: Moneta beats the disk RAID
+    disk = df[df["device"] == "raid-disk"]["metric"].to_numpy()
+    moneta = df[df["device"] == "moneta-balance"]["metric"].to_numpy()
+    assert (moneta > disk).all(), df[["device", "threads", "metric"]]
+    # the devices in vary instead (the device argument then the default),
+    # app_set as name=value strings: the same point, the same result
+    keyed = storlab.sweep(
+        "moneta-spin", app="bdb-btree", app_set=["transactions=300"], vary={"device": ["raid-disk"], "threads": [16]}, progress=False
+    )
+    assert list(keyed["device"]) == ["raid-disk"] and keyed["metric"][0] == df["metric"][1]
+
+
+def test_an_app_sweeps_wrong_input_names_the_point():
+    with pytest.raises(storlab.StorlabError) as e:
+        storlab.sweep("raid-disk", app="no-such-app", vary={"threads": [4]}, progress=False)
+    assert "point 0 (threads=4)" in str(e.value) and "no-such-app" in str(e.value)
+    with pytest.raises(storlab.StorlabError) as e:
+        storlab.sweep(["raid-disk", "moneta-balance"], **{**APP_SWEEP, "vary": {"threads": [4], "nope": [1]}})
+    msg = str(e.value)
+    assert "point 0 (device=raid-disk, threads=4, nope=1)" in msg and "nope" in msg.split(":", 1)[1], msg
+    assert e.value.point == 0
+    # a wrong device names its point too, not the first
+    with pytest.raises(storlab.StorlabError) as e:
+        storlab.sweep(["raid-disk", "no-such-device"], **APP_SWEEP)
+    assert "point 2 (device=no-such-device, threads=4)" in str(e.value), str(e.value)
+    # a list of devices or app_set without app= is refused plainly
+    with pytest.raises(storlab.StorlabError, match="app="):
+        storlab.sweep(["raid-disk"], vary={"bs": ["4k"]})

@@ -268,7 +268,8 @@ impl Disk {
                 // only when no host command waits (a cache full of old
                 // destages would otherwise go oldest-first, a read behind
                 // all of them); a waiting host command also goes next
-                // once it has let DESTAGES_BEFORE_HOST destages pass
+                // once it has let DESTAGES_BEFORE_HOST destages pass (the
+                // nearest host command: SPTF among the host's commands)
                 let oldest_host = self
                     .queue
                     .iter()
@@ -281,11 +282,12 @@ impl Disk {
                     .min_by_key(|&(i, op)| (op.arrival, i))
                     .expect("non-empty")
                     .0;
+                let host_only =
+                    oldest_host.is_some() && self.destages_over_host >= DESTAGES_BEFORE_HOST;
                 let forced = match oldest_host {
                     Some(h)
-                        if self.destages_over_host >= DESTAGES_BEFORE_HOST
-                            || now.saturating_sub(self.queue.get(h).arrival)
-                                > self.cfg.starvation_ns =>
+                        if now.saturating_sub(self.queue.get(h).arrival)
+                            > self.cfg.starvation_ns =>
                     {
                         Some(h)
                     }
@@ -301,7 +303,8 @@ impl Disk {
                     f
                 } else {
                     let mut best = (u64::MAX, 0);
-                    for (i, op) in self.queue.iter() {
+                    let class = |op: &MOp| !host_only || op.req != NOREQ;
+                    for (i, op) in self.queue.iter().filter(|(_, op)| class(op)) {
                         // skip, exactly, what cannot beat the best so far:
                         // the seek alone, rounded, is at least the rounded
                         // bound, and the rotation adds to it (a queue of a
@@ -320,6 +323,7 @@ impl Disk {
                         best.1,
                         self.queue
                             .iter()
+                            .filter(|(_, op)| class(op))
                             .min_by_key(|&(i, op)| {
                                 let (s, r) = self.positioning(now, op);
                                 (s + r, i)

@@ -322,7 +322,8 @@ pub fn prepare() -> Prepared {
                 ),
                 a > h && a > c,
             )
-            .at(PLACEMENT_TPCC),
+            .at(PLACEMENT_TPCC)
+            .miss_because("the hybrid-memory run is bound near the all-DRAM run's rate (see note [hybrid]), so the two tie within 1 % and their order follows how the drives schedule the hybrid run's disk reads among their write-cache destages; see note [hybrid]."),
         );
         Reproduction {
             study: "apps-db".into(),

@@ -106,8 +106,19 @@ pub struct Disk {
     dirty_bytes: u64,
     write_waiters: VecDeque<u32>,
     flush_waiters: VecDeque<u32>,
+    /// Destages started in a row while a host command waited.
+    destages_over_host: u32,
     stats: Stats,
 }
+
+/// Destages a waiting host command lets pass before it is served next.
+/// A write cache's destage is background work the host does not wait on,
+/// so it ranks below the host's commands, with a bound so the cache still
+/// drains under a stream of host commands: the rule Linux's deadline
+/// scheduler applies to reads over writes, reads pass waiting writes at
+/// most `writes_starved` (default 2) times (Documentation/block/
+/// deadline-iosched.rst). ESTIMATE: that default.
+const DESTAGES_BEFORE_HOST: u32 = 2;
 
 impl Disk {
     /// Build from a validated configuration.
@@ -142,6 +153,7 @@ impl Disk {
             dirty_bytes: 0,
             write_waiters: VecDeque::new(),
             flush_waiters: VecDeque::new(),
+            destages_over_host: 0,
             stats: Stats::default(),
             cfg,
         })
@@ -251,17 +263,48 @@ impl Disk {
         let pick = match self.cfg.scheduler {
             DiskScheduler::Fifo => self.queue.iter().next().expect("non-empty").0,
             DiskScheduler::Sptf => {
+                // the starvation bound is per class: the oldest host
+                // command past it goes next, and a destage's age counts
+                // only when no host command waits (a cache full of old
+                // destages would otherwise go oldest-first, a read behind
+                // all of them); a waiting host command also goes next
+                // once it has let DESTAGES_BEFORE_HOST destages pass (the
+                // nearest host command: SPTF among the host's commands)
+                let oldest_host = self
+                    .queue
+                    .iter()
+                    .filter(|(_, op)| op.req != NOREQ)
+                    .min_by_key(|&(i, op)| (op.arrival, i))
+                    .map(|(i, _)| i);
                 let oldest = self
                     .queue
                     .iter()
                     .min_by_key(|&(i, op)| (op.arrival, i))
                     .expect("non-empty")
                     .0;
-                if now.saturating_sub(self.queue.get(oldest).arrival) > self.cfg.starvation_ns {
-                    oldest
+                let host_only =
+                    oldest_host.is_some() && self.destages_over_host >= DESTAGES_BEFORE_HOST;
+                let forced = match oldest_host {
+                    Some(h)
+                        if now.saturating_sub(self.queue.get(h).arrival)
+                            > self.cfg.starvation_ns =>
+                    {
+                        Some(h)
+                    }
+                    Some(_) => None,
+                    None if now.saturating_sub(self.queue.get(oldest).arrival)
+                        > self.cfg.starvation_ns =>
+                    {
+                        Some(oldest)
+                    }
+                    None => None,
+                };
+                if let Some(f) = forced {
+                    f
                 } else {
                     let mut best = (u64::MAX, 0);
-                    for (i, op) in self.queue.iter() {
+                    let class = |op: &MOp| !host_only || op.req != NOREQ;
+                    for (i, op) in self.queue.iter().filter(|(_, op)| class(op)) {
                         // skip, exactly, what cannot beat the best so far:
                         // the seek alone, rounded, is at least the rounded
                         // bound, and the rotation adds to it (a queue of a
@@ -280,6 +323,7 @@ impl Disk {
                         best.1,
                         self.queue
                             .iter()
+                            .filter(|(_, op)| class(op))
                             .min_by_key(|&(i, op)| {
                                 let (s, r) = self.positioning(now, op);
                                 (s + r, i)
@@ -292,7 +336,13 @@ impl Disk {
                 }
             }
         };
+        let host_waits = self.queue.iter().any(|(_, op)| op.req != NOREQ);
         let op = self.queue.take(pick);
+        if op.req != NOREQ {
+            self.destages_over_host = 0;
+        } else if host_waits {
+            self.destages_over_host += 1;
+        }
         let (seek, mut rot) = self.positioning(now, &op);
         self.cur_data_ns = 0;
         if op.write && op.req != NOREQ && !self.cfg.write_through_staging {

@@ -24,10 +24,16 @@ impl Ssd {
             return 0;
         }
         let (t0, t1, fragments) = m.begin(lpn0, units, true);
+        let (writebacks, loads) = self.map_touch(now, t0, t1, true, fragments, NONE, cx);
+        self.map_hold_ns(writebacks, loads)
+    }
+
+    /// The FTL thread's synchronous time for a miss: each evicted dirty
+    /// translation page's program, each missing page's read.
+    fn map_hold_ns(&self, writebacks: u32, loads: u32) -> u64 {
         let n = &self.cfg.nand;
         let wb_ns = n.op_overhead_ns + self.xfer_page_ns + n.program_ns[0];
         let load_ns = n.op_overhead_ns + n.read_ns[0] + self.xfer_units(self.map_units);
-        let (writebacks, loads) = self.map_touch(now, t0, t1, true, fragments, NONE, cx);
         writebacks as u64 * wb_ns + loads as u64 * load_ns
     }
 
@@ -67,8 +73,13 @@ impl Ssd {
 
     /// Cached mapping table, read path: queue the reads of the request's
     /// missing translation pages (and the write-back of dirty pages
-    /// evicted for them); the controller serves other commands meanwhile.
-    /// True when the request waits for them.
+    /// evicted for them). A read's miss is handled as a write's is: in a
+    /// demand-based FTL (DFTL, Gupta et al., ASPLOS 2009) the
+    /// controller's translation thread evicts a victim (writing it back if
+    /// dirty) and reads the missing translation page before the lookup
+    /// completes, whatever the request, so the controller is held for
+    /// that time ([`Ssd::map_hold_ns`]) as for a write's miss, and the
+    /// operations occupy their dies. True when the request waits for them.
     pub(super) fn map_read(&mut self, now: Nanos, ri: u32, cx: &mut Cx) -> bool {
         let r = self.reqs[ri as usize];
         let Some(m) = self.map.as_mut() else {
@@ -78,7 +89,11 @@ impl Ssd {
             return false;
         }
         let (t0, t1, _) = m.begin(r.lpn0, r.units, false);
-        let (_, wait) = self.map_touch(now, t0, t1, false, false, ri, cx);
+        let (writebacks, wait) = self.map_touch(now, t0, t1, false, false, ri, cx);
+        let hold = self.map_hold_ns(writebacks, wait);
+        if hold > 0 {
+            self.ctrl.reserve(now, hold);
+        }
         self.reqs[ri as usize].map_wait = wait;
         wait > 0
     }

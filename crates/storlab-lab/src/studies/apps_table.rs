@@ -104,13 +104,13 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
     Some(match label {
         "XDD-Sequential-Raw" | "XDD-Sequential-FS" => {
             "the model streams the 4 MB reads and writes of the mix at the four X25-Es' pure rates, \
-             split between the two directions; on each drive the study's read stream waits behind \
-             the write stream's programs, which the flash model does not serialise (804 against 569 MB/s)."
+             split between the two directions (804 against 569 MB/s); what slows a drive's \
+             interleaved sequential read and write streams in the study is not in the flash model."
         }
         "XDD-Random-Raw" | "XDD-Random-FS" => {
-            "the model serves the mix's 4 KB reads as if no writes were in flight on the X25-E's \
-             dies, so the 50/50 random mix runs near the blend of the pure rates (about 105 MB/s, \
-             3.3x the published); in the drives a read waits behind a program or an erase."
+            "with reads waiting behind running programs and erases and paying their map misses as \
+             writes do, the model's 50/50 random mix runs at 70 MB/s, 2.2x the published 32; the \
+             rest of the X25-E RAID's slowdown under a mix is not in the model."
         }
         "Postmark" => {
             "buffered Postmark with files of 1 KB to 64 KB keeps its dirty pages under the page \
@@ -131,7 +131,7 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
         }
         "Berkeley-DB BTree" | "Berkeley-DB HashTable" => {
             "mostly the CPU per transaction calibrated on Moneta: the SSD RAID's log syncs and page \
-             reads cost 10-25 % where the study measured 2.5x fewer transactions a second; each \
+             reads cost 11-26 % where the study measured 2.5x fewer transactions a second; each \
              miss's dirty victim is a buffered pwrite that stays under the flusher's background \
              threshold for the whole run, so the drives never see the steady writeback."
         }

@@ -51,8 +51,11 @@ fn devices_rows_and_psd_mix_curve() {
     );
     // the 50/50 curve: one point per depth, rising to a plateau (more
     // depth never costs more than queueing noise)
-    let f = &r.figures[0];
-    let s = f.series("50/50", "micron-psd").expect("the curve");
+    let s = r
+        .figures
+        .iter()
+        .find_map(|f| f.series("50/50", "micron-psd"))
+        .expect("the curve");
     let xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
     let want: Vec<f64> = devices::MIX_DEPTHS.iter().map(|&q| q as f64).collect();
     assert_eq!(xs, want);

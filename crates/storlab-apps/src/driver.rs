@@ -133,9 +133,20 @@ pub struct AppRun {
     error: Option<AppError>,
     commits: u64,
     flushes: u64,
+    /// Requests of every thread in flight: the job's IO depth, as fio
+    /// counts it for a job's threads.
+    in_flight: u32,
 }
 
 impl AppRun {
+    /// Count a request the application submits: one more in flight, at
+    /// the depth it issues at (fio's "IO depths" and "submit" lines).
+    fn mark_issue(&mut self) {
+        self.in_flight += 1;
+        self.stats.depth.mark_depth(self.in_flight);
+        self.stats.depth.mark_submit(1);
+    }
+
     /// Set `model` up on `fs` (its files and logs) and make it ready to
     /// run as host threads `first_thread..` (`threads()` of them), as job
     /// `job` of fio group `group_id`; `nvmm`: the device's parameters when
@@ -213,6 +224,7 @@ impl AppRun {
             error: None,
             commits: 0,
             flushes: 0,
+            in_flight: 0,
         })
     }
 
@@ -329,6 +341,7 @@ impl AppRun {
                         fua: io.fua,
                         poll: false,
                     };
+                    self.mark_issue();
                     cx.submit_file(req);
                     if blocking {
                         return;
@@ -346,6 +359,7 @@ impl AppRun {
                     th.outstanding += 1;
                     th.wait = Wait::Io;
                     th.wait_since = now;
+                    self.mark_issue();
                     cx.submit_raw(HostIo {
                         id: t as u64,
                         thread: self.first_thread + t as u32,
@@ -595,6 +609,8 @@ impl AppDriver for AppRun {
             done.len,
             &done.breakdown,
         );
+        self.in_flight -= 1;
+        self.stats.depth.mark_complete(1);
         let th = &mut self.threads[t];
         th.outstanding -= 1;
         match th.wait {

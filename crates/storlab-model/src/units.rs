@@ -244,6 +244,21 @@ impl Tags {
     }
 }
 
+/// fio's IO-depth bucket of a request issued with `in_flight` requests
+/// outstanding (itself included): 1, 2, 4, 8, 16, 32, >=64, as fio's
+/// "IO depths" line shows them (`io_u_map` in fio's stat.c).
+pub fn depth_bucket(in_flight: u64) -> usize {
+    match in_flight {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -204,16 +204,7 @@ impl DepthStats {
     /// included).
     #[inline]
     pub fn mark_depth(&mut self, in_flight: u32) {
-        let i = match in_flight {
-            0..=1 => 0,
-            2..=3 => 1,
-            4..=7 => 2,
-            8..=15 => 3,
-            16..=31 => 4,
-            32..=63 => 5,
-            _ => 6,
-        };
-        self.level[i] += 1;
+        self.level[storlab_model::units::depth_bucket(u64::from(in_flight))] += 1;
     }
 
     /// Count one submit call carrying `batch` requests.

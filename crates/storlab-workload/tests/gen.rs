@@ -803,3 +803,32 @@ fn zone_options_are_checked_as_fio_checks_them() {
         assert!(err.contains(want), "{body}: {err}");
     }
 }
+
+/// The progress bar's estimate of a job's IOs is what the generators
+/// issue: the same budget (io_size or the region, times loops, per
+/// thread), over the mix's mean IO size, capped by number_ios; a
+/// time-based job has none.
+#[test]
+fn expected_ios_is_what_the_threads_issue() {
+    let cap = 64 << 20;
+    for body in [
+        "rw=randread\nbs=4k\nnumjobs=3\nsize=1m",
+        "rw=randrw\nrwmixread=70\nbs=4k\nsize=2m\nloops=2",
+        "rw=write\nbs=16k\noffset=60m",
+        "rw=randwrite\nbs=4k\nio_size=3m\nsize=1m",
+        "rw=read\nbs=4k\nsize=4m\nnumber_ios=100",
+    ] {
+        let spec = job(body);
+        let issued: usize = (0..spec.numjobs)
+            .map(|t| {
+                let mut th = JobThread::new(&spec, t, cap, 1).unwrap();
+                drain(&mut th).len()
+            })
+            .sum();
+        assert_eq!(spec.expected_ios(cap), Some(issued as u64), "{body}");
+    }
+    assert_eq!(
+        job("rw=read\nbs=4k\ntime_based\nruntime=1s").expected_ios(cap),
+        None
+    );
+}

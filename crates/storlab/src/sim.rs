@@ -316,7 +316,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     for note in jobs.jobs.iter().filter_map(|j| j.depth_note()) {
         eprintln!("{note}");
     }
-    let bar = progress_bar();
+    let work = Expected::of(&jobs, cfg.device.capacity_bytes);
+    let bar = match work {
+        Expected::Unknown => progress_bar(),
+        _ => progress_bar_share(),
+    };
     let pre = preconditioning(&cfg);
     if let Some(kind) = &pre {
         bar.set_message(format!("preconditioning the drive ({kind})"));
@@ -326,6 +330,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let mut progress = |done: u64, now: u64| {
         ready.get_or_insert_with(|| t0.elapsed());
         bar.set_message(format!("{done} IOs, {:.3} s simulated", now as f64 / 1e9));
+        if let Some(share) = work.share(done, now) {
+            bar.set_position((share * SHARE_STEPS as f64) as u64);
+        }
         bar.tick();
     };
     let result = storlab_apps::simulate(&cfg, &resolved, &jobs, a.seed, &mut progress)?;
@@ -401,7 +408,8 @@ fn replay(
     for f in fio_args {
         match f.strip_prefix("--iodepth=") {
             Some(v) => iodepth = v.parse().with_context(|| format!("{f}: not a number"))?,
-            None => anyhow::bail!("{f}: with --trace, the only fio option that applies is --iodepth (for --replay afap)"),
+            None if f == "--iodepth" => anyhow::bail!("--iodepth: give its value as fio does, --iodepth=N (with --trace it sets the depth of --replay afap)"),
+            None => anyhow::bail!("{f}: with --trace, the only fio option that applies is --iodepth=N (for --replay afap)"),
         }
     }
     let (format, read) = a.read.options()?;
@@ -499,6 +507,98 @@ fn preconditioning(cfg: &storlab_model::SystemConfig) -> Option<String> {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default()
     })
+}
+
+/// How much work a run of fio jobs has, as far as it is known before it
+/// runs: what drives the progress bar (a job with no `size` works over the
+/// whole device, which can take a while).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Expected {
+    /// An application job or a job with neither a size-bound end nor a
+    /// runtime: a spinner.
+    Unknown,
+    /// Every job ends by size (or `number_ios`): about this many IOs.
+    Ios(u64),
+    /// Every job has a runtime: this much simulated time, the groups'
+    /// longest jobs (`startdelay` + `ramp_time` + `runtime`) one after the
+    /// other.
+    Time(u64),
+    /// Both known: a job ends at whichever comes first.
+    Both(u64, u64),
+}
+
+/// Steps of the progress bar's length.
+const SHARE_STEPS: u64 = 1000;
+
+impl Expected {
+    /// The expected work of `jobs` on a device of `capacity` bytes.
+    pub fn of(jobs: &fio::JobFile, capacity: u64) -> Expected {
+        if jobs.jobs.iter().any(|j| j.app.is_some()) {
+            return Expected::Unknown;
+        }
+        let ios: Option<u64> = jobs
+            .jobs
+            .iter()
+            .map(|j| j.expected_ios(capacity))
+            .try_fold(0u64, |a, n| n.map(|n| a.saturating_add(n)));
+        let mut time: Option<u64> = Some(0);
+        let mut group = 0u64;
+        for (i, j) in jobs.jobs.iter().enumerate() {
+            if i > 0 && j.stonewall {
+                time = time.map(|t| t.saturating_add(group));
+                group = 0;
+            }
+            match j.runtime_ns {
+                Some(r) => {
+                    let whole = j
+                        .startdelay_ns
+                        .saturating_add(j.ramp_time_ns.unwrap_or(0))
+                        .saturating_add(r);
+                    group = group.max(whole);
+                }
+                None => time = None,
+            }
+        }
+        let time = time.map(|t| t.saturating_add(group)).filter(|&t| t > 0);
+        match (ios.filter(|&n| n > 0), time) {
+            (Some(n), Some(t)) => Expected::Both(n, t),
+            (Some(n), None) => Expected::Ios(n),
+            (None, Some(t)) => Expected::Time(t),
+            (None, None) => Expected::Unknown,
+        }
+    }
+
+    /// The share of the work done after `done` IOs at simulated time
+    /// `now` (below 1 until the run ends: the estimate may fall short).
+    pub fn share(&self, done: u64, now: u64) -> Option<f64> {
+        let by_ios = |n: u64| done as f64 / n as f64;
+        let by_time = |t: u64| now as f64 / t as f64;
+        let s = match *self {
+            Expected::Unknown => return None,
+            Expected::Ios(n) => by_ios(n),
+            Expected::Time(t) => by_time(t),
+            Expected::Both(n, t) => by_ios(n).max(by_time(t)),
+        };
+        Some(s.clamp(0.0, 0.999))
+    }
+}
+
+/// A progress bar of the share of a run done, with the time left, on
+/// stderr when it is a terminal; hidden otherwise.
+pub fn progress_bar_share() -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(SHARE_STEPS);
+        let style = indicatif::ProgressStyle::with_template(
+            "{bar:40} {percent:>3}% ({elapsed}, about {eta} left) {msg}",
+        )
+        .expect("a valid progress template");
+        b.set_style(style);
+        b.enable_steady_tick(std::time::Duration::from_millis(200));
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
 }
 
 /// A spinner on stderr when it is a terminal; hidden otherwise.

@@ -508,6 +508,10 @@ impl<'a> Replay<'a> {
             TraceOp::Flush => Op::Flush,
         };
         self.outstanding += 1;
+        self.stats
+            .depth
+            .mark_depth(self.outstanding.min(u64::from(u32::MAX)) as u32);
+        self.stats.depth.mark_submit(1);
         if op != Op::Flush && r.len == 0 {
             // moves nothing: done at once, as the server answers it
             self.cx.done(id, now, Breakdown::default());
@@ -574,6 +578,7 @@ impl<'a> Replay<'a> {
     fn done(&mut self, s: usize, i: usize) {
         let now = self.now;
         self.outstanding -= 1;
+        self.stats.depth.mark_complete(1);
         self.completed += 1;
         self.end = self.end.max(now);
         let st = &mut self.streams[s];

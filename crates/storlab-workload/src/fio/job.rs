@@ -354,4 +354,50 @@ impl JobSpec {
         }
         Ok((start, len))
     }
+
+    /// The bytes a thread with a region of `region_len` bytes moves before
+    /// it ends by size: `io_size` (or the region) times `loops`, as fio
+    /// counts them (for trimwrite, the writes). `None` for a time-based
+    /// job, which ends only at its runtime.
+    pub fn byte_budget(&self, region_len: u64, capacity: u64) -> Option<u64> {
+        if self.time_based {
+            return None;
+        }
+        let per_loop = self.io_size.map_or(region_len, |s| s.resolve(capacity));
+        Some(per_loop.saturating_mul(u64::from(self.loops.max(1))))
+    }
+
+    /// About how many IOs the whole job (every thread) issues before it
+    /// ends by size or `number_ios` on a device of `capacity` bytes: each
+    /// thread's byte budget over the mean IO size of its mix. `None` for a
+    /// time-based job. An estimate for progress bars, not for reports.
+    pub fn expected_ios(&self, capacity: u64) -> Option<u64> {
+        let dirs = self.rw.directions();
+        let share = |d: usize| -> f64 {
+            match (d, self.rw.is_read_write_mix()) {
+                (0, true) => f64::from(self.rwmix_read_pct) / 100.0,
+                (1, true) => 1.0 - f64::from(self.rwmix_read_pct) / 100.0,
+                _ if dirs[d] => 1.0,
+                _ => 0.0,
+            }
+        };
+        // bytes counted toward the budget per IO issued
+        let counted = if self.rw.is_trim_write() {
+            // a trim, then a write of the same block: only the write counts
+            self.bs[1].mean_bytes() / 2.0
+        } else {
+            (0..3).map(|d| share(d) * self.bs[d].mean_bytes()).sum()
+        };
+        let mut total = 0u64;
+        for t in 0..self.numjobs.max(1) {
+            let (_, len) = self.region(capacity, t).ok()?;
+            let bytes = self.byte_budget(len, capacity)?;
+            let mut ios = (bytes as f64 / counted.max(1.0)).ceil() as u64;
+            if let Some(n) = self.number_ios {
+                ios = ios.min(n);
+            }
+            total = total.saturating_add(ios);
+        }
+        Some(total)
+    }
 }

@@ -123,6 +123,25 @@ impl BlockSizeSpec {
         }
     }
 
+    /// The mean size this spec produces (a range's midpoint, a split's
+    /// weighted mean).
+    pub fn mean_bytes(&self) -> f64 {
+        match self {
+            BlockSizeSpec::Fixed(b) => *b as f64,
+            BlockSizeSpec::Range { min, max } => (*min + *max) as f64 / 2.0,
+            BlockSizeSpec::Split(v) => {
+                let w: u64 = v.iter().map(|e| u64::from(e.pct)).sum();
+                if w == 0 {
+                    return self.min_bytes() as f64;
+                }
+                v.iter()
+                    .map(|e| e.bs as f64 * f64::from(e.pct))
+                    .sum::<f64>()
+                    / w as f64
+            }
+        }
+    }
+
     /// The largest size this spec can produce.
     pub fn max_bytes(&self) -> u64 {
         match self {

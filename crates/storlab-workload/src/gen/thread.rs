@@ -225,14 +225,8 @@ impl JobThread {
         let dirs = [make_dir(0)?, make_dir(1)?, make_dir(2)?];
 
         let loops = u64::from(spec.loops.max(1));
-        let (byte_limit, io_limit) = if spec.time_based {
-            (None, None)
-        } else {
-            let per_loop = spec
-                .io_size
-                .map_or(region_len, |s| s.resolve(device_capacity));
-            (Some(per_loop.saturating_mul(loops)), spec.number_ios)
-        };
+        let byte_limit = spec.byte_budget(region_len, device_capacity);
+        let io_limit = byte_limit.and(spec.number_ios);
         let writes = active[1];
         let max_bs = (0..3)
             .filter(|&d| active[d])

@@ -367,6 +367,7 @@ impl Machine<'_> {
             (self.reqs.len() - 1) as u32
         };
         self.inflight += 1;
+        self.rep.io_depths[crate::units::depth_bucket(self.inflight as u64)] += 1;
         if write {
             self.writes_inflight += 1;
             self.rep.swap_writes += 1;

@@ -189,4 +189,8 @@ pub struct MemReport {
     pub ipi_ns: u64,
     /// Mean pages per write request.
     pub pages_per_write: f64,
+    /// Swap requests by the requests in flight when each was issued
+    /// (itself included), in fio's IO-depth buckets
+    /// ([`crate::units::depth_bucket`]).
+    pub io_depths: [u64; 7],
 }

@@ -648,7 +648,6 @@ pub fn job_stats(
     j.job_runtime_ns = r.paged.elapsed_ns;
     j.majf = r.paged.major_faults;
     j.minf = r.paged.minor_faults;
-
     j.options = vec![("app".into(), info.name.into())];
     j.app = Some(app_object(info, params, app, r));
     j

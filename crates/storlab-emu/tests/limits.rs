@@ -25,7 +25,29 @@ const SIZE: u64 = 1 << 30;
 /// budgets (8 MiB per connection here, 64 MiB by default): these tests
 /// run in debug builds, where copying 32 MiB takes the reactor a large
 /// part of a second; the mechanism is the same at any scale.
-const BIG: u32 = 4 << 20;
+/// The largest request, scaled down from the issue's 32 MiB so the tests
+/// fit a shared CI machine; `STORLAB_LIMITS_MIB=32` runs them at the
+/// issue's own sizes (a 1 GiB budget), as a one-off measurement. Measured
+/// so on 2026-11-29 (2 shared vCPUs, helpers building beside it): RSS grew
+/// 65-67 MiB (largest reads, then gone) and 495-502 MiB (slow readers and
+/// half-sent writes) over a 1 GiB budget, newcomers served within 330 ms;
+/// but fio kept 0 % of its rate alone under the reads-then-gone attack and
+/// 13 % under the slow-memory one (the reactor copies each 32 MiB read at
+/// arrival, into a fresh buffer, for clients that then leave): issue 59's
+/// throughput bar is not met at those sizes.
+fn big() -> u32 {
+    static BIG: std::sync::LazyLock<u32> = std::sync::LazyLock::new(|| {
+        std::env::var("STORLAB_LIMITS_MIB")
+            .ok()
+            .map(|v| {
+                v.parse::<u32>()
+                    .expect("STORLAB_LIMITS_MIB: a number of MiB")
+            })
+            .unwrap_or(4)
+            << 20
+    });
+    *BIG
+}
 
 /// Options for these tests: no real-time spinning (tests run side by side
 /// on two CPUs), requests and budgets scaled by 1/8.
@@ -35,11 +57,11 @@ fn opts() -> ServeOptions {
         realtime: false,
         wake_assist: false,
         block: storlab_emu::BlockSizes {
-            maximum: BIG,
+            maximum: big(),
             ..Default::default()
         },
-        max_buffer_per_connection: 2 * BIG as u64,
-        max_buffer: 128 * BIG as u64,
+        max_buffer_per_connection: 2 * big() as u64,
+        max_buffer: 128 * big() as u64,
         ..ServeOptions::default()
     }
 }
@@ -310,7 +332,7 @@ fn work_for_a_client_that_left_is_dropped() {
     let mut c = idle_client(&srv.socket).expect("connects");
     // 4096 reads of the largest size queued, then the client leaves
     // without reading a reply.
-    send_some(&mut c, &reads(4096, BIG), Duration::from_millis(500));
+    send_some(&mut c, &reads(4096, big()), Duration::from_millis(500));
     std::thread::sleep(Duration::from_millis(500));
     drop(c);
     let t = Instant::now();
@@ -335,14 +357,14 @@ fn replies_a_client_does_not_read_stay_within_the_budgets() {
     // One connection: its own budget (2 largest requests).
     let srv = null_server(opts());
     let mut c = idle_client(&srv.socket).expect("connects");
-    send_some(&mut c, &reads(64, BIG), Duration::from_millis(500));
+    send_some(&mut c, &reads(64, big()), Duration::from_millis(500));
     std::thread::sleep(Duration::from_millis(500));
     probe(&srv.socket, Duration::from_secs(1)).expect("others served");
     let l = srv.handle().control().report().limits;
-    let big = BIG as u64;
-    assert!(l.reply_buffer_peak_bytes >= big, "it buffered: {l:?}");
+    let b = big() as u64;
+    assert!(l.reply_buffer_peak_bytes >= b, "it buffered: {l:?}");
     // Its own budget, never crossed: a request is admitted whole or not.
-    assert!(l.reply_buffer_peak_bytes <= 2 * big, "{l:?}");
+    assert!(l.reply_buffer_peak_bytes <= 2 * b, "{l:?}");
     assert!(l.throttled > 0);
     drop(c);
     srv.stop();
@@ -350,22 +372,22 @@ fn replies_a_client_does_not_read_stay_within_the_budgets() {
     // Eight connections: the global budget (4 largest requests; half of
     // it split into 64 reserves, half shared).
     let srv = null_server(ServeOptions {
-        max_buffer: 4 * big,
+        max_buffer: 4 * b,
         ..opts()
     });
     let mut cs: Vec<UnixStream> = (0..8)
         .map(|_| idle_client(&srv.socket).expect("connects"))
         .collect();
     for c in &mut cs {
-        send_some(c, &reads(8, BIG), Duration::from_millis(100));
+        send_some(c, &reads(8, big()), Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(500));
     probe(&srv.socket, Duration::from_secs(1)).expect("others served");
     let l = srv.handle().control().report().limits;
     // At worst the budget (and one request more, admitted to a
     // connection holding nothing while the shared half was empty).
-    assert!(l.reply_buffer_peak_bytes <= 5 * big, "{l:?}");
-    assert!(l.reply_buffer_peak_bytes < 8 * 2 * big, "{l:?}");
+    assert!(l.reply_buffer_peak_bytes <= 5 * b, "{l:?}");
+    assert!(l.reply_buffer_peak_bytes < 8 * 2 * b, "{l:?}");
     drop(cs);
     srv.stop();
 }
@@ -666,7 +688,7 @@ fn a_connection_flood_leaves_room_for_newcomers_and_the_control_socket() {
 /// 4 threads (the issue's attack is one such loop), each: connect, queue
 /// 4096 of the largest reads, leave, again.
 fn attack_leave_many(p: PathBuf, stop: Arc<AtomicBool>) {
-    let rq = Arc::new(reads(4096, BIG));
+    let rq = Arc::new(reads(4096, big()));
     let hs: Vec<JoinHandle<()>> = (0..4)
         .map(|_| {
             let (p, stop, rq) = (p.clone(), stop.clone(), rq.clone());
@@ -691,10 +713,10 @@ fn attack_leave_many(p: PathBuf, stop: Arc<AtomicBool>) {
 /// whose replies it never takes; per slow writer: half of one largest
 /// write. 60 of each, until `stop`.
 fn attack_slow_memory(p: PathBuf, stop: Arc<AtomicBool>) {
-    let big = Arc::new(vec![0x5au8; BIG as usize]);
+    let big_buf = Arc::new(vec![0x5au8; big() as usize]);
     let hs: Vec<JoinHandle<()>> = (0..120)
         .map(|i| {
-            let (p, stop, big) = (p.clone(), stop.clone(), big.clone());
+            let (p, stop, buf) = (p.clone(), stop.clone(), big_buf.clone());
             std::thread::spawn(move || {
                 let Some(mut c) = idle_client(&p) else {
                     return;
@@ -704,16 +726,16 @@ fn attack_slow_memory(p: PathBuf, stop: Arc<AtomicBool>) {
                     typ: CMD_WRITE,
                     handle: 1 << 40,
                     offset: 0,
-                    length: BIG,
+                    length: big(),
                 });
                 // (The payload is sent from one buffer all threads share:
                 // the resident memory measured is the server's.)
                 send_some(&mut c, &w, Duration::from_secs(2));
                 if i % 2 == 0 {
-                    send_some(&mut c, &big, Duration::from_secs(2));
-                    send_some(&mut c, &reads(64, BIG), Duration::from_secs(2));
+                    send_some(&mut c, &buf, Duration::from_secs(2));
+                    send_some(&mut c, &reads(64, big()), Duration::from_secs(2));
                 } else {
-                    send_some(&mut c, &big[..BIG as usize / 2], Duration::from_secs(2));
+                    send_some(&mut c, &buf[..big() as usize / 2], Duration::from_secs(2));
                 }
                 while !stop.load(Ordering::SeqCst) {
                     std::thread::sleep(Duration::from_millis(20));
@@ -727,7 +749,9 @@ fn attack_slow_memory(p: PathBuf, stop: Arc<AtomicBool>) {
 }
 
 /// The memory budget of the memory tests (scaled like the requests).
-const BUDGET: u64 = 32 * BIG as u64;
+fn budget() -> u64 {
+    32 * big() as u64
+}
 /// The issue's bar: resident memory within the budget plus this.
 const RSS_OVERHEAD: u64 = 256 << 20;
 
@@ -751,7 +775,7 @@ fn memory_attacks_stay_within_the_budget_and_leave_room() {
     for (name, attack) in attacks {
         let srv = null_server(ServeOptions {
             max_connections: 128,
-            max_buffer: BUDGET,
+            max_buffer: budget(),
             ..opts()
         });
         // The store's page pool and the reactor's buffers, first.
@@ -769,14 +793,14 @@ fn memory_attacks_stay_within_the_budget_and_leave_room() {
             "{name}: slowest newcomer {worst:?}, RSS {} MiB over {} MiB before (budget {} MiB), buffered peak {} MiB",
             (peak.saturating_sub(base)) >> 20,
             base >> 20,
-            BUDGET >> 20,
+            budget() >> 20,
             l.reply_buffer_peak_bytes >> 20
         );
         assert!(
-            peak.saturating_sub(base) <= BUDGET + RSS_OVERHEAD,
+            peak.saturating_sub(base) <= budget() + RSS_OVERHEAD,
             "{name}: RSS grew {} MiB, past the {} MiB budget + 256 MiB",
             (peak - base) >> 20,
-            BUDGET >> 20
+            budget() >> 20
         );
         srv.stop();
     }
@@ -925,10 +949,10 @@ fn a_trim_larger_than_the_cache_loosens_no_power_cut() {
 fn a_kept_write_buffer_never_keeps_a_read_out() {
     let srv = null_server(opts());
     let mut c = common::RawClient::connect(&srv.socket, false);
-    let data = common::pattern(3, BIG as usize);
+    let data = common::pattern(3, big() as usize);
     for round in 0..3u64 {
         assert_eq!(c.write(round, 0, &data, 0).error, 0, "write {round}");
-        let r = c.read(10 + round, 0, BIG);
+        let r = c.read(10 + round, 0, big());
         assert_eq!(r.error, 0, "read {round}");
         assert!(r.data == data, "read {round} returns the write");
     }
@@ -982,7 +1006,7 @@ fn attack_slow_bytes(p: PathBuf, stop: Arc<AtomicBool>) {
 }
 
 fn attack_no_read(p: PathBuf, stop: Arc<AtomicBool>) {
-    let rq = reads(64, BIG);
+    let rq = reads(64, big());
     let mut cs: Vec<UnixStream> = (0..8).filter_map(|_| idle_client(&p)).collect();
     for c in &mut cs {
         send_some(c, &rq, Duration::from_millis(50));

@@ -60,10 +60,12 @@ impl FileLayer {
         // in a middle block group too
         let log_base =
             (capacity / 2).min(capacity.saturating_sub(cfg.log_region_bytes)) / PAGE * PAGE;
+        let be = Behaviour::of(kind);
         FileLayer {
             kind,
-            be: Behaviour::of(kind),
-            cache_pages: cfg.page_cache_bytes / PAGE,
+            be,
+            // a direct-access file system caches in the CPU's caches only
+            cache_pages: be.cpu_cache_bytes.unwrap_or(cfg.page_cache_bytes) / PAGE,
             cfg,
             kthread,
             capacity,

@@ -264,20 +264,17 @@ pub fn run(devices: &[String], app_set: &[String], progress: &(dyn Fn() + Sync))
         .par_iter()
         .map(|(r, d, spec)| {
             let b = &BENCHES[*r];
-            let v = spec
-                .run()
-                .map(|run| b.value(&run))
-                .map_err(|e| {
-                    // the error with its causes: the application's own
-                    // message is the innermost
-                    let mut m = format!("{} on {}: {e}", b.label, devices[*d]);
-                    let mut src = std::error::Error::source(&e);
-                    while let Some(s) = src {
-                        m.push_str(&format!(": {s}"));
-                        src = s.source();
-                    }
-                    m
-                });
+            let v = spec.run().map(|run| b.value(&run)).map_err(|e| {
+                // the error with its causes: the application's own
+                // message is the innermost
+                let mut m = format!("{} on {}: {e}", b.label, devices[*d]);
+                let mut src = std::error::Error::source(&e);
+                while let Some(s) = src {
+                    m.push_str(&format!(": {s}"));
+                    src = s.source();
+                }
+                m
+            });
             progress();
             (*r, *d, v)
         })

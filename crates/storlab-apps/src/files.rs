@@ -20,6 +20,7 @@ use rand_pcg::Pcg64Mcg;
 use serde_json::json;
 use storlab_model::host::fs::Layout;
 use storlab_model::host::HostConfig;
+use storlab_model::system::DeviceClass;
 
 use crate::error::AppError;
 use crate::info::{AppInfo, AppKind, ParamDef, Params};
@@ -97,6 +98,27 @@ impl Chunker {
     }
 }
 
+/// The pairs an application takes by default on a device of `class`, as
+/// its study ran it there (a job's own pairs come after and win).
+///
+/// Postmark: the Moneta study's rule for Table V, which ran XFS with
+/// direct IO "whenever practical and possible ... for Moneta and
+/// FusionIO, since it improves performance" and buffered IO on the RAIDs
+/// (issue 57 quotes it). Taken by device class: the PCIe devices the host
+/// addresses alone (Moneta, `pcie` arrays; the ioDrive, an `ssd`) run
+/// direct, every other class (the RAIDs, a disk, RAM disks, NVMM)
+/// buffered. `storlab sim --app postmark --device D` and the lab's Table
+/// V row run the same.
+pub fn device_defaults(app: &str, class: DeviceClass) -> Vec<String> {
+    match app {
+        "postmark" => {
+            let direct = matches!(class, DeviceClass::PcieArray | DeviceClass::Ssd);
+            vec![format!("direct={}", u8::from(direct))]
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// CPU parameter `name` (in units of `unit_ns`), or `default` when
 /// empty, ns.
 fn cpu_param(p: &Params, name: &str, default: f64, unit_ns: f64) -> Result<u64, AppError> {
@@ -141,7 +163,7 @@ const POSTMARK_PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "direct",
         default: "0",
-        help: "1: O_DIRECT reads and writes (the studies' direct-IO runs; requests of 128 KiB), 0: buffered (Postmark's `buffering true`: stdio, 4 KiB system calls)",
+        help: "1: O_DIRECT reads and writes (the studies' direct-IO runs; requests of 128 KiB), 0: buffered (Postmark's `buffering true`: stdio, 4 KiB system calls). Unset, a run takes the Moneta study's Table V rule for its device: direct on Moneta and the Fusion-io (`pcie` and `ssd` classes), buffered on the RAIDs and the rest",
     },
     ParamDef {
         name: "cpu_us",

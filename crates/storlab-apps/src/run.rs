@@ -58,6 +58,25 @@ pub fn simulate(
     } else {
         cfg
     };
+    // an application's IO mode as its study's rule sets it for this
+    // device, unless the job sets it (files.rs `device_defaults`)
+    let with_rule;
+    let jobs = if has_apps {
+        let mut j = jobs.clone();
+        for job in &mut j.jobs {
+            if let Some((name, at)) = &job.app {
+                let rule = crate::files::device_defaults(name, cfg.device.class);
+                let at = at.clone();
+                for pair in rule.into_iter().rev() {
+                    job.app_set.insert(0, (pair, at.clone()));
+                }
+            }
+        }
+        with_rule = j;
+        &with_rule
+    } else {
+        jobs
+    };
     storlab_sim::run::simulate_with(cfg, resolved, jobs, seed, progress, &Apps)
 }
 

@@ -181,7 +181,7 @@ pub const BENCHES: &[Bench] = &[
 pub const DEFAULT_DEVICES: &[&str] = &["raid-disk", "raid-ssd", "fusion-io", "moneta-balance"];
 
 /// The run behind one cell.
-pub(crate) fn spec(b: &Bench, device: &str, app_set: &[String]) -> Option<Spec> {
+pub fn spec(b: &Bench, device: &str, app_set: &[String]) -> Option<Spec> {
     match b.what {
         What::App(name) => {
             let info = storlab_apps::find(name, "table V").ok()?;

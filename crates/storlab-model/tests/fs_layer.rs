@@ -944,3 +944,45 @@ fn preallocation_follows_the_file_system() {
     assert_eq!(r.at(&done, 2), 2 * one);
     assert_eq!(r.fs.counters().conversions, 2);
 }
+
+/// PMFS reads are loads through the CPU caches: a file read again is
+/// served from the last-level cache without a device read, a write's
+/// non-temporal stores take its pages out, and data beyond the caches'
+/// size is read from the device again.
+#[test]
+fn pmfs_rereads_hit_the_cpu_caches_until_written_or_evicted() {
+    use storlab_model::host::fs::behaviour::PMEP_CACHE_BYTES;
+    let mut r = Rig::new(FileSystem::Pmfs, cfg());
+    let f = r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    let reads = |r: &Rig| r.io[0].load(Ordering::Relaxed);
+    let mut at = 0;
+    let mut go = |r: &mut Rig, id: u64, op: FileOp, off: u64, len: u64| {
+        let mut q = req(id, 0, op, off, false);
+        q.file = f;
+        q.len = len;
+        r.submit(at, q);
+        at = r.run()[0].at;
+    };
+    go(&mut r, 1, FileOp::Read, 0, 64 << 10);
+    assert_eq!(reads(&r), 1, "a first read reaches the NVMM");
+    go(&mut r, 2, FileOp::Read, 0, 64 << 10);
+    assert_eq!(reads(&r), 1, "a reread hits the CPU caches");
+    assert_eq!(r.fs.counters().cpu_cache_hits, 1);
+    go(&mut r, 3, FileOp::Write, 0, 4096);
+    go(&mut r, 4, FileOp::Read, 0, 64 << 10);
+    assert_eq!(reads(&r), 2, "a written page left the caches");
+    // read more than the caches hold: the first range is evicted
+    go(&mut r, 5, FileOp::Read, 1 << 20, PMEP_CACHE_BYTES);
+    let before = reads(&r);
+    go(&mut r, 6, FileOp::Read, 0, 64 << 10);
+    assert_eq!(reads(&r), before + 1, "evicted lines are read again");
+    // XFS has no such cache: its direct reads always reach the device
+    let mut x = Rig::new(FileSystem::Xfs, cfg());
+    x.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    x.submit(0, req(1, 0, FileOp::Read, 0, true));
+    let t = x.run()[0].at;
+    x.submit(t, req(2, 0, FileOp::Read, 0, true));
+    x.run();
+    assert_eq!(x.io[0].load(Ordering::Relaxed), 2);
+    assert_eq!(x.fs.counters().cpu_cache_hits, 0);
+}

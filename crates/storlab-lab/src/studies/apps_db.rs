@@ -291,7 +291,22 @@ pub fn prepare() -> Prepared {
 
         // flash placement
         let (d, c, h, a) = (m(pl_disk), m(pl_cache), m(pl_hybrid), m(pl_dram));
-        let note_hybrid = format!("hybrid-memory faults and write-backs queue on the flash (one FIFO server, 30 µs a 16 KB page, behind a 103 µs fault), but at {:.0} tx/s the card is far from busy: the hybrid run is bound by the 8 cores like all-DRAM ({:.0}% application CPU), at the CPU per statement carried over from the OLTP calibration (Table V), while the disk RAID run waits on its disks; the study's all-DRAM TPC-C was nearer the disks' rate than this CPU allows (SSDAlloc's own fault path, its 64-byte object accesses, are not modelled)", h, r[pl_hybrid].app_layer_share("application_cpu") * 100.0);
+        let hj = &r[pl_hybrid].app;
+        let faults_per_tx = hj["model"]["hybrid_faults"].as_f64().unwrap_or(0.0)
+            / hj["operations_counted"].as_f64().unwrap_or(1.0).max(1.0);
+        let tx_ms = |j: &serde_json::Value| {
+            // mean latency over every transaction type, ms
+            let ops = j["operations"].as_object();
+            let (n, t) = ops
+                .into_iter()
+                .flatten()
+                .fold((0.0, 0.0), |(n, t), (_, o)| {
+                    let c = o["count"].as_f64().unwrap_or(0.0);
+                    (n + c, t + c * o["mean_ns"].as_f64().unwrap_or(0.0))
+                });
+            t / n.max(1.0) / 1e6
+        };
+        let note_hybrid = format!("hybrid-memory faults and write-backs queue on the flash (one FIFO server, 30 µs a 16 KB page, behind a 103 µs fault), but at {:.0} tx/s the card is far from busy: the hybrid run is bound by the 8 cores like all-DRAM ({:.0}% application CPU), at the CPU per statement carried over from the OLTP calibration (Table V), while the disk RAID run waits on its disks; the study's all-DRAM TPC-C was nearer the disks' rate than this CPU allows (SSDAlloc's own fault path, its 64-byte object accesses, are not modelled). All DRAM against hybrid memory: the study's mechanism, the hybrid run's DRAM misses going to the flash, is in the model ({faults_per_tx:.1} faults a transaction, {:.2} ms of flash wait off the cores) but a transaction's {:.0} ms of latency is mostly its wait for one of the 8 cores, so the faults do not lower the rate: over seeds 1-10 (storlab sim --seed N --device raid-hdd2 --app tpcc --app-set warehouses=133,buffer_pool=1342177280,flush_method=o_direct,transactions=1500 plus hybrid=10737418240 or buffer_pool=12079595520) all DRAM gives 719.7 tx/s on average and hybrid memory 717.5, all DRAM minus hybrid +2.2 tx/s with a standard deviation of 7.6 (all DRAM higher on 5 of the 10 seeds): the order is within the runs' noise. Charging each fault's handling to its core as well would not change that: even at the 13-18 µs this machine's userfaultfd faults add (the hybrid-mem preset's upper bound for SSDAlloc's user-level handler) it is {:.2} ms of the {:.1} ms of CPU a transaction takes with the 8 cores busy, about the noise's standard deviation", h, r[pl_hybrid].app_layer_share("application_cpu") * 100.0, faults_per_tx * 0.103, tx_ms(hj), faults_per_tx * 0.018, 8000.0 / h);
         rows.push(
             Row::within(
                 format!("Flash placement study, TPC-C with flash as a disk cache (write-through) over the disk RAID (200 GB and 24 GB DRAM scaled 1/{PLACEMENT_DIV})"),
@@ -323,7 +338,7 @@ pub fn prepare() -> Prepared {
                 a > h && a > c,
             )
             .at(PLACEMENT_TPCC)
-            .miss_because("the hybrid-memory run is bound near the all-DRAM run's rate (see note [hybrid]), so the two tie within 1 % and their order follows how the drives schedule the hybrid run's disk reads among their write-cache destages; see note [hybrid]."),
+            .miss_because("both runs are bound by the 8 cores at the same rate: the study's mechanism, the hybrid run's misses going to the flash, is in the model (about 9 faults a transaction) but waits off the cores, and over seeds 1-10 all DRAM beats hybrid memory by +2.2 tx/s on average with a standard deviation of 7.6 (5 of 10 seeds): the order is noise; see note [hybrid]."),
         );
         Reproduction {
             study: "apps-db".into(),

@@ -52,7 +52,25 @@ pub struct Behaviour {
     /// with no unwritten state (tmpfs: `shmem_fallocate` adds pages;
     /// PMFS: `pmfs_fallocate` allocates zeroed blocks).
     pub fallocate: Option<Prealloc>,
+    /// Reads are loads through the CPU caches, with no page cache in
+    /// between (PMFS: `pmfs_xip_file_read` copies with `__copy_to_user`
+    /// from the kernel's direct mapping of the NVMM, fs/pmfs/xip.c), and
+    /// writes are non-temporal stores that bypass them
+    /// (`__copy_from_user_inatomic_nocache` in `pmfs_xip_file_write`, so
+    /// a written line leaves the caches): a read whose every page was
+    /// read since it was last written, and is still within this many
+    /// bytes of recently read data, is served from the last-level cache
+    /// without an NVMM access (PMEP throttles and delays only the DDR
+    /// transactions that reach the NVMM channels, docs/spec/nvmm.md
+    /// "PMEP's knobs"). `None`: not a direct-access file system.
+    pub cpu_cache_bytes: Option<u64>,
 }
+
+/// PMEP's last-level caches (docs/spec/nvmm.md, PMEP's machine: "two
+/// 8-core 2.6 GHz Xeons with 40 MB of cache"): a line one socket read is
+/// served to the other by a snoop, not from the NVMM, so the two
+/// sockets' caches count as one. Lines are tracked by 4 KiB page.
+pub const PMEP_CACHE_BYTES: u64 = 40 << 20;
 
 /// What a file system's fallocate(2) leaves in a file's blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +96,7 @@ impl Behaviour {
             persist_writes: false,
             dio_reads_mutex: false,
             fallocate: Some(Prealloc::Unwritten),
+            cpu_cache_bytes: None,
         };
         match fs {
             FileSystem::None | FileSystem::Xfs => base,
@@ -112,6 +131,7 @@ impl Behaviour {
                 page_cache: false,
                 persist_writes: true,
                 fallocate: Some(Prealloc::Allocated),
+                cpu_cache_bytes: Some(PMEP_CACHE_BYTES),
                 ..base
             },
         }

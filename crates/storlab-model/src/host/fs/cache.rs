@@ -171,6 +171,43 @@ impl FileLayer {
         self.evict();
     }
 
+    /// Whether every page of `req`'s range is in the CPU caches (a
+    /// direct-access file system, [`Behaviour::cpu_cache_bytes`]).
+    ///
+    /// [`Behaviour::cpu_cache_bytes`]: super::Behaviour::cpu_cache_bytes
+    pub(super) fn cpu_cached(&mut self, req: &FileReq) -> bool {
+        self.ensure_pages(req.file);
+        let (a, b) = self.page_range(req);
+        let f = &self.files[req.file as usize];
+        a < b && (a..b).all(|pg| f.pages[pg as usize] != P_ABSENT)
+    }
+
+    /// The pages `req` read are now in the CPU caches (least recently
+    /// filled evicted beyond their size).
+    pub(super) fn cpu_cache_fill(&mut self, req: &FileReq) {
+        if !self.files[req.file as usize].live {
+            return;
+        }
+        self.ensure_pages(req.file);
+        let (a, b) = self.page_range(req);
+        self.insert_pages(req.file, a, b, P_CLEAN);
+    }
+
+    /// A write's non-temporal stores leave its pages out of the CPU
+    /// caches (their stale entries in the eviction queue are dropped
+    /// when reached).
+    pub(super) fn cpu_cache_drop(&mut self, req: &FileReq) {
+        self.ensure_pages(req.file);
+        let (a, b) = self.page_range(req);
+        let f = &mut self.files[req.file as usize];
+        for pg in a..b {
+            if f.pages[pg as usize] != P_ABSENT {
+                f.pages[pg as usize] = P_ABSENT;
+                self.resident_pages -= 1;
+            }
+        }
+    }
+
     fn evict(&mut self) {
         let mut tries = self.resident.len();
         while self.resident_pages > self.cache_pages && tries > 0 {
@@ -181,6 +218,10 @@ impl FileLayer {
             let f = &mut self.files[file as usize];
             if !f.live {
                 // a deleted file's page: already uncounted
+                continue;
+            }
+            if f.pages[pg as usize] == P_ABSENT {
+                // dropped by a write past the CPU caches: already uncounted
                 continue;
             }
             if f.pages[pg as usize] == P_CLEAN {

@@ -116,6 +116,10 @@ impl FileLayer {
                             req.op == FileOp::Read && self.be.page_cache && !req.direct;
                         if buffered_fill {
                             self.fill_done(now, i, host, cx);
+                        } else if req.op == FileOp::Read && self.be.cpu_cache_bytes.is_some() {
+                            // the lines read stay in the CPU's caches
+                            self.cpu_cache_fill(&req);
+                            self.finish(now, i, host, cx);
                         } else if convert {
                             self.convert(now, i, cx);
                         } else {

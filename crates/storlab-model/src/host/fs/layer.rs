@@ -61,7 +61,8 @@ impl FileLayer {
         FileLayer {
             kind,
             be,
-            cache_pages: cfg.page_cache_bytes / PAGE,
+            // a direct-access file system caches in the CPU's caches only
+            cache_pages: be.cpu_cache_bytes.unwrap_or(cfg.page_cache_bytes) / PAGE,
             cfg,
             kthread,
             capacity,

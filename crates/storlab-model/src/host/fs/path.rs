@@ -221,6 +221,17 @@ impl FileLayer {
         }
         let req = p.req;
         let direct = req.direct || !self.be.page_cache;
+        if self.be.cpu_cache_bytes.is_some() {
+            // direct access: reads through the CPU caches, writes past them
+            if req.op == FileOp::Read && self.cpu_cached(&req) {
+                self.counters.cpu_cache_hits += 1;
+                self.copy(now, i, host, cx);
+                return;
+            }
+            if req.op == FileOp::Write {
+                self.cpu_cache_drop(&req);
+            }
+        }
         if !self.be.block_device || !direct {
             self.buffered(now, i, host, cx);
             return;

@@ -117,6 +117,12 @@ pub struct FsCounters {
     /// the report when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub unwritten_reads: u64,
+    /// PMFS reads served whole from the CPU caches (their lines still in
+    /// the last-level cache from an earlier read: no NVMM access; see
+    /// [`Behaviour::cpu_cache_bytes`](super::Behaviour::cpu_cache_bytes)).
+    /// Left out of the report when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cpu_cache_hits: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -536,33 +536,38 @@ impl Engine {
             if ev.t >= HORIZON_NS {
                 return Err(EngineError::PastHorizon { at: ev.t });
             }
-            if ev.tok & (APP_TIMER | 1 << 63) == APP_TIMER
-                && self.apps[((ev.tok >> 40) & 0xffff) as usize].finished()
-            {
-                // a finished application's stale timer: no time passes
-                continue;
-            }
-            self.now = ev.t;
-            self.events += 1;
-            if ev.tok & (APP_TIMER | 1 << 63) == APP_TIMER {
+            // (the host's and the device's events, most of them, are told
+            // apart from the engine's own by one test)
+            if ev.tok & (THREAD_BIT | 1 << 63) != THREAD_BIT {
+                self.now = ev.t;
+                self.events += 1;
+                if let Some(fs) = &mut self.fs {
+                    if ev.tok & FS_TOKEN == FS_TOKEN {
+                        fs.on_event(self.now, ev.tok, &mut self.host, &mut self.hcx);
+                    } else {
+                        self.host.on_event(self.now, ev.tok, &mut self.hcx);
+                        fs.absorb(self.now, &mut self.host, &mut self.hcx);
+                    }
+                } else {
+                    self.host.on_event(self.now, ev.tok, &mut self.hcx);
+                }
+                self.queue_wakeups();
+            } else if ev.tok & APP_TIMER == APP_TIMER {
                 let a = ((ev.tok >> 40) & 0xffff) as usize;
+                if self.apps[a].finished() {
+                    // a finished application's stale timer: no time passes
+                    continue;
+                }
+                self.now = ev.t;
+                self.events += 1;
                 let key = ev.tok & ((1 << 40) - 1);
                 self.with_app(a, |app, cx| app.timer(key, cx));
-            } else if ev.tok & THREAD_BIT != 0 && ev.tok & (1 << 63) == 0 {
+            } else {
+                self.now = ev.t;
+                self.events += 1;
                 let thread = (ev.tok & !THREAD_BIT) as u32;
                 let ti = (thread - first_thread) as usize;
                 self.pump_thread(&mut threads, ti, first_thread);
-            } else if let Some(fs) = &mut self.fs {
-                if ev.tok & FS_TOKEN == FS_TOKEN {
-                    fs.on_event(self.now, ev.tok, &mut self.host, &mut self.hcx);
-                } else {
-                    self.host.on_event(self.now, ev.tok, &mut self.hcx);
-                    fs.absorb(self.now, &mut self.host, &mut self.hcx);
-                }
-                self.queue_wakeups();
-            } else {
-                self.host.on_event(self.now, ev.tok, &mut self.hcx);
-                self.queue_wakeups();
             }
             if !self.hcx.done.is_empty() {
                 self.drain_done(&mut threads, first_thread, progress);

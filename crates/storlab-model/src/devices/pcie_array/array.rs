@@ -74,6 +74,9 @@ pub(super) struct Ctrl {
     pub(super) free_pending: bool,
     /// Ops that have arrived (writes over the ring, read commands), FIFO.
     pub(super) queue: VecDeque<u32>,
+    /// Writes in `queue` (none: the controller takes its head, no search
+    /// for a write).
+    pub(super) writes_queued: u32,
     /// A write occupies the in-queue from its ring transfer until its commit
     /// starts.
     pub(super) in_used: bool,

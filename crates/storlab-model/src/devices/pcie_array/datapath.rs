@@ -54,12 +54,17 @@ impl PcieArray {
     /// Start the controller's next op if it is idle.
     pub(super) fn kick_ctrl(&mut self, now: Nanos, c: u32, cx: &mut Cx) {
         let ci = c as usize;
-        if self.ctrls[ci].tl.free_at > now {
+        let ctl = &mut self.ctrls[ci];
+        if ctl.queue.is_empty() {
+            // nothing to start, and nothing to look at when it frees up
+            return;
+        }
+        if ctl.tl.free_at > now {
             // busy: make sure it looks at its queue when it frees up (one
             // event, and only when there is work waiting)
-            if !self.ctrls[ci].free_pending && !self.ctrls[ci].queue.is_empty() {
-                self.ctrls[ci].free_pending = true;
-                cx.wake(self.ctrls[ci].tl.free_at, Self::tok(EV_CTRL_FREE, c));
+            if !ctl.free_pending {
+                ctl.free_pending = true;
+                cx.wake(ctl.tl.free_at, Self::tok(EV_CTRL_FREE, c));
             }
             return;
         }
@@ -67,30 +72,27 @@ impl PcieArray {
         // scoreboard for the next write's ring transfer (and a write never
         // waits behind a blocked read, which would deadlock buffers and
         // scoreboard); otherwise the oldest read, if the out-queue is empty
-        let out_used = self.ctrls[ci].out_used;
-        let xfers = &self.xfers;
-        let q = &self.ctrls[ci].queue;
-        let Some(pos) = q
-            .iter()
-            .position(|&xi| xfers[xi as usize].write)
-            .or_else(|| {
-                if out_used {
-                    None
-                } else {
-                    q.iter().position(|_| true)
-                }
-            })
-        else {
+        // (with no write queued, no search: the head or nothing)
+        let xi = if ctl.writes_queued > 0 {
+            let xfers = &self.xfers;
+            let pos = ctl
+                .queue
+                .iter()
+                .position(|&xi| xfers[xi as usize].write)
+                .expect("a write is queued");
+            ctl.writes_queued -= 1;
+            // (the head, most of the time: a plain pop)
+            if pos == 0 {
+                ctl.queue.pop_front()
+            } else {
+                ctl.queue.remove(pos)
+            }
+        } else if ctl.out_used {
             return;
-        };
-        // (the head, most of the time: a plain pop)
-        let q = &mut self.ctrls[ci].queue;
-        let xi = if pos == 0 {
-            q.pop_front()
         } else {
-            q.remove(pos)
+            ctl.queue.pop_front()
         }
-        .expect("position is in range");
+        .expect("the queue holds it");
         let x = self.xfers[xi as usize];
         let rows = self.row_div.spanned(x.offset, x.len);
         let row_ns = rows

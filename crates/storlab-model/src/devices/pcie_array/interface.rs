@@ -53,7 +53,9 @@ impl Device for PcieArray {
             }
             EV_RING_W => {
                 let x = self.xfers[idx as usize];
-                self.ctrls[x.ctrl as usize].queue.push_back(idx);
+                let c = &mut self.ctrls[x.ctrl as usize];
+                c.queue.push_back(idx);
+                c.writes_queued += 1;
                 self.kick_ctrl(now, x.ctrl, cx);
             }
             EV_BUF_FREE => {

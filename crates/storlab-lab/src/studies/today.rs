@@ -355,7 +355,7 @@ fn rows(r: &Results, ids: &Ids) -> Vec<Row> {
             "MB/s",
         )
         .at(P4800X_BRIEF)
-        .input("pcie.controller_bytes_per_s (the channel rate, CALIBRATED on this figure)"),
+        .input("controller_bytes_per_s (pcie: the channel rate, CALIBRATED on this figure)"),
     );
     rows.push(
         Row::within(
@@ -368,17 +368,17 @@ fn rows(r: &Results, ids: &Ids) -> Vec<Row> {
         .at(P4800X_BRIEF),
     );
     let (a, b) = (&r[ids.sustained[0]], &r[ids.sustained[1]]);
-    let gc: f64 = ["gc_moves", "gc_runs", "erases"]
+    // the flash class's GC counters (devices/flash/ssd.rs), absent here
+    let gc: f64 = ["gc_runs", "gc_units_moved", "erases"]
         .iter()
-        .map(|c| b.counter_sum(c))
-        .sum();
+        .fold(0.0, |t, c| t + b.counter_sum(c));
     let (ia, ib) = (a.iops(1), b.iops(1));
     rows.push(
         Row::holds(
             format!("{SSD}: sustained random writes"),
             "no garbage collection: no drop",
             format!(
-                "{:.0}k then {:.0}k IOPS, {gc} GC moves or erases",
+                "{:.0}k then {:.0}k IOPS, {gc:.0} GC runs, moves or erases",
                 ia / 1e3,
                 ib / 1e3
             ),

@@ -447,6 +447,15 @@ impl Device for Dcpmm {
                     cx.done_mut(req.id, now);
                     return;
                 }
+                if self.c.persistence == Persistence::Eadr {
+                    // the caches are persistent: nothing to find or flush,
+                    // the fence orders (SPF's tracking has nothing to do)
+                    self.dirty_pages.clear();
+                    self.syncs += 1;
+                    cx.done_mut(req.id, now + self.c.fence_ns)
+                        .add(Component::Background, self.c.fence_ns);
+                    return;
+                }
                 let p = self.sync_params();
                 let dirty: Vec<u64> = self.dirty_pages.iter().copied().collect();
                 let plan = p.sync_plan(0, self.capacity, &dirty);

@@ -168,6 +168,22 @@ pub const KEYS: &[Key] = &[
         "as sectors_per_track_outer"),
     key("disk", Bandwidth, Scale("disk.link_bytes_per_s", Halve),
         "the SATA link"),
+    // Optane PMem (dcpmm): its 3D XPoint media and its DDR channels
+    key("dcpmm", Latency, Scale("dcpmm.media_read_ns", Double),
+        "a 256 B media read"),
+    key("dcpmm", Latency, Scale("dcpmm.media_write_ns", Double),
+        "a 256 B media write"),
+    key("dcpmm", Bandwidth, Scale("dcpmm.bus_bytes_per_s", Halve),
+        "the DDR channels"),
+    key("dcpmm", Bandwidth, Scale("dcpmm.media_units", Halve),
+        "half the media accesses at once: half the media's rate at the same latency"),
+    // CXL memory: the DRAM behind the link, the link, the DRAM channels
+    key("cxl", Latency, Scale("cxl.dram_ns", Double),
+        "the DRAM access (a load's latency to DRAM)"),
+    key("cxl", Bandwidth, Scale("cxl.lane_bytes_per_s", Halve),
+        "the CXL link, both directions"),
+    key("cxl", Bandwidth, Scale("cxl.dram_bytes_per_s", Halve),
+        "the device's DRAM channels"),
     // fixed-latency devices (null, dram-mem)
     key("fixed", Latency, Scale("device.latency_ns", Double),
         "every access's latency (null's is 0 and stays so)"),

@@ -59,6 +59,15 @@ pub const PLACEMENT_TPCC: &str = "Flash placement study, TPC-C";
 pub const PLACEMENT_FINDINGS: &str = "Flash placement study, findings";
 /// Intel X25-E product manual (the `x25e` preset's ratings).
 pub const X25E_MANUAL: &str = "Intel X25-E product manual";
+/// Intel's Optane SSD DC P4800X product brief and datasheet (the
+/// `optane-p4800x` preset's ratings; docs/spec/today.md).
+pub const P4800X_BRIEF: &str = "Intel Optane SSD DC P4800X product brief";
+/// Yang et al., FAST 2020, and Izraelevitz et al., 2019: Optane PMem's
+/// measured latencies (docs/spec/today.md).
+pub const PMEM_GUIDE: &str = "Optane PMem guide (Yang et al., FAST 2020)";
+/// Pond, ASPLOS 2023: CXL memory's latency over local DRAM
+/// (docs/spec/today.md).
+pub const CXL_POND: &str = "Pond (Li et al., ASPLOS 2023)";
 
 /// Every published place.
 pub const PLACES: &[&str] = &[
@@ -85,4 +94,7 @@ pub const PLACES: &[&str] = &[
     PLACEMENT_TPCC,
     PLACEMENT_FINDINGS,
     X25E_MANUAL,
+    P4800X_BRIEF,
+    PMEM_GUIDE,
+    CXL_POND,
 ];

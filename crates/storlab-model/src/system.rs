@@ -34,6 +34,10 @@ pub enum DeviceClass {
     Raid0,
     /// A block cache on one device in front of another (`[tier]`).
     Tier,
+    /// DDR memory behind a CXL link (`[cxl]`, docs/spec/today.md).
+    Cxl,
+    /// Optane persistent memory on the DDR bus (`[dcpmm]`, docs/spec/today.md).
+    Dcpmm,
 }
 
 impl DeviceClass {
@@ -50,10 +54,12 @@ impl DeviceClass {
             DeviceClass::Disk => &["disk"],
             DeviceClass::Raid0 => &["raid"],
             DeviceClass::Tier => &["tier"],
+            DeviceClass::Cxl => &["cxl"],
+            DeviceClass::Dcpmm => &["dcpmm"],
         }
     }
 
-    const ALL: [DeviceClass; 8] = [
+    const ALL: [DeviceClass; 10] = [
         DeviceClass::Nvmm,
         DeviceClass::PcieArray,
         DeviceClass::Ddr,
@@ -62,6 +68,8 @@ impl DeviceClass {
         DeviceClass::Disk,
         DeviceClass::Raid0,
         DeviceClass::Tier,
+        DeviceClass::Cxl,
+        DeviceClass::Dcpmm,
     ];
 
     /// The class's name as presets write it (`pcie-array`).
@@ -75,6 +83,8 @@ impl DeviceClass {
             DeviceClass::Disk => "disk",
             DeviceClass::Raid0 => "raid0",
             DeviceClass::Tier => "tier",
+            DeviceClass::Cxl => "cxl",
+            DeviceClass::Dcpmm => "dcpmm",
         }
     }
 
@@ -164,6 +174,10 @@ pub struct SystemConfig {
     pub raid: Option<crate::devices::raid::RaidConfig>,
     /// Block-cache parameters.
     pub tier: Option<crate::devices::tier::config::TierConfig>,
+    /// CXL memory parameters.
+    pub cxl: Option<crate::devices::cxl::CxlConfig>,
+    /// Optane persistent-memory parameters.
+    pub dcpmm: Option<crate::devices::ddr::dcpmm::DcpmmConfig>,
     /// Linux's swap path with this preset as the DRAM (`[swap]`, read by
     /// the swap model, `swap::run`).
     pub swap: Option<crate::host::swap::config::SwapConfig>,
@@ -320,6 +334,17 @@ impl SystemConfig {
                 let c = self.tier.as_ref().ok_or_else(|| missing("tier", "tier"))?;
                 crate::devices::tier::config::validate(c)?;
             }
+            DeviceClass::Cxl => {
+                let c = self.cxl.as_ref().ok_or_else(|| missing("cxl", "cxl"))?;
+                crate::devices::cxl::validate(c)?;
+            }
+            DeviceClass::Dcpmm => {
+                let c = self
+                    .dcpmm
+                    .as_ref()
+                    .ok_or_else(|| missing("dcpmm", "dcpmm"))?;
+                crate::devices::ddr::dcpmm::validate(c)?;
+            }
         }
         Ok(())
     }
@@ -399,6 +424,14 @@ impl SystemConfig {
                 let backing = bc.build_nested(store, depth + 1)?;
                 crate::devices::tier::flash_cache::build(t, cache, backing, cap)?
             }
+            DeviceClass::Cxl => Box::new(crate::devices::cxl::CxlMemory::new(
+                self.cxl.clone().expect("validated"),
+                cap,
+            )),
+            DeviceClass::Dcpmm => Box::new(crate::devices::ddr::dcpmm::Dcpmm::new(
+                self.dcpmm.clone().expect("validated"),
+                cap,
+            )),
         })
     }
 }

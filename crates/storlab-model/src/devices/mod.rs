@@ -13,6 +13,7 @@
 //! `storlab_pmem` cost model. Buses inside a device (an SSD's NAND
 //! channels, the PCIe array's ring) stay with it.
 
+pub mod cxl;
 pub mod ddr;
 pub mod disk;
 pub mod fixed;

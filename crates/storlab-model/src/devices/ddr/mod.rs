@@ -2,6 +2,7 @@
 //! delay, and non-volatile main memory with PMEP's knobs, both copied by
 //! the requesting CPU.
 
+pub mod dcpmm;
 pub mod nvmm;
 pub mod ramdisk;
 

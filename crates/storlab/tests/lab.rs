@@ -97,6 +97,17 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
         totals == page,
         "docs/studies/totals.md is not the lab's totals: copy the run's totals.md over it\n{totals}"
     );
+    // the README's figure is the lab's, drawn by this run
+    let drawn = std::fs::read_to_string(dir.path().join("r/today-attach.svg")).expect("figure");
+    let shown = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/figures/today-attach.svg"),
+    )
+    .expect("docs/figures/today-attach.svg");
+    assert!(
+        drawn == shown,
+        "docs/figures/today-attach.svg (the README's figure) is not the lab's: copy the run's today-attach.svg over it"
+    );
     // the bars: each class's median error and rows beyond 2x at what main
     // reaches (device rows 11.2 % and 11; XDD rows 42.0 % and 3 and
     // application rows 41.7 % and 18 with Table V's RAID-SSD column, all

@@ -59,6 +59,12 @@ pub const PLACEMENT_TPCC: &str = "Flash placement study, TPC-C";
 pub const PLACEMENT_FINDINGS: &str = "Flash placement study, findings";
 /// Intel X25-E product manual (the `x25e` preset's ratings).
 pub const X25E_MANUAL: &str = "Intel X25-E product manual";
+/// Samsung PM9A3 data sheet (the `pm9a3` preset's ratings).
+pub const PM9A3_DATASHEET: &str = "Samsung PM9A3 data sheet";
+/// Samsung 990 PRO data sheet (the `990pro` preset's ratings).
+pub const SSD_990PRO_DATASHEET: &str = "Samsung 990 PRO data sheet";
+/// Solidigm D5-P5336 product brief (the `p5336` preset's ratings).
+pub const P5336_BRIEF: &str = "Solidigm D5-P5336 product brief";
 
 /// Every published place.
 pub const PLACES: &[&str] = &[
@@ -85,4 +91,7 @@ pub const PLACES: &[&str] = &[
     PLACEMENT_TPCC,
     PLACEMENT_FINDINGS,
     X25E_MANUAL,
+    PM9A3_DATASHEET,
+    SSD_990PRO_DATASHEET,
+    P5336_BRIEF,
 ];

@@ -18,6 +18,7 @@ pub mod peers;
 pub mod placement;
 pub mod psd;
 pub mod read_tail;
+pub mod today_flash;
 
 use crate::error::{LabError, Result};
 use crate::report::Prepared;
@@ -84,6 +85,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "apps-paging",
         "NPB and DGEMM paging with 8 GB of DRAM on each device (HASTE study; Moneta Table V)",
     ),
+    (
+        "today-flash",
+        "Today's flash: PM9A3, 990 PRO and D5-P5336 data sheets, the SLC cache's cliff (issue 63)",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -104,6 +109,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "apps-db" => apps_db::prepare(),
         "apps-files" => apps_files::prepare(),
         "apps-paging" => apps_paging::prepare(),
+        "today-flash" => today_flash::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

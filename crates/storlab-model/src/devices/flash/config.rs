@@ -75,11 +75,14 @@ pub struct NandConfig {
     pub op_overhead_ns: u64,
     /// Multi-plane operations.
     pub multiplane: bool,
-    /// With `multiplane`: the planes of one operation must use the same
-    /// page address (ONFI multi-plane addressing, which many parts
-    /// require: only the plane address may differ), so random reads on
-    /// different pages of a die's planes are served one after another.
-    /// False (the default): any pages of different planes pair.
+    /// With `multiplane`: the planes of one read must use the same page
+    /// address (ONFI multi-plane addressing, which many parts require:
+    /// only the plane address may differ), so random reads on different
+    /// pages of a die's planes are served one after another. Programs
+    /// still pair: a controller writes its planes' pages as one
+    /// multi-plane page (its open blocks advance together), which this
+    /// FTL's per-plane open blocks only approximate. False (the
+    /// default): any pages of different planes pair.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub multiplane_same_page: bool,
     /// Erases a block endures (programs per block for PCM), for the

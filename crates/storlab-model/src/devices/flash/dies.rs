@@ -80,7 +80,7 @@ impl Ssd {
                 multiplane,
                 self.ppd,
                 true,
-                self.cfg.nand.multiplane_same_page,
+                false,
                 |o| Self::wop_op(o, d, done_base),
             )
         };

@@ -300,6 +300,13 @@ pub fn prepare() -> Prepared {
                      the data sheet's write rates grow with capacity (1.5, 3.0 and 4.0 GB/s at \
                      0.96, 1.92 and 3.84 TB), so the 960 GB drive has fewer dies than that geometry.",
                 ),
+                ("pm9a3", "random 4 KB write, steady state") if !row.pass => row.miss_because(
+                    "no steady state within the lab's run: the derived aged state starts every \
+                     plane at its collection threshold, so all 128 planes collect at once and the \
+                     figure depends on the run's length and accounting (3 s from the CLI gave \
+                     316 k IOPS at write amplification 1.19, below greedy collection's steady \
+                     state at 12.7 % spare); a run of many drive writes is too long for the lab.",
+                ),
                 _ => row,
             };
             out.push(row);

@@ -142,6 +142,7 @@ impl Queued for WOp {
 /// instead of scanning all of it again. (Speed only: the batch is the
 /// scan's. Host reads land on any plane, so their queue does without.)
 #[inline]
+#[allow(clippy::too_many_arguments)] // the queue, its remembered front, the batch, and the die's rules
 pub(super) fn take_batch<T: Queued>(
     q: &mut VecDeque<T>,
     mut same: Option<&mut SamePlane>,

@@ -521,3 +521,26 @@ impl Device for Ssd {
         }
     }
 }
+
+impl Ssd {
+    /// A command completed at `at`: if it was the last outstanding, the
+    /// drive goes quiet once its dies have drained what is queued (their
+    /// current batch, then their queued programs at the native rate).
+    pub(super) fn slc_done(&mut self, at: Nanos) {
+        let n = &self.cfg.nand;
+        let prog = n.program_ns.iter().sum::<u64>() / n.program_ns.len() as u64;
+        let ppd = n.planes_per_die.max(1) as u64;
+        let quiet = self
+            .dies
+            .iter()
+            .map(|d| {
+                let end = if d.busy { d.end } else { at };
+                end + d.writes.len() as u64 * prog / ppd
+            })
+            .max()
+            .unwrap_or(at);
+        if let Some(s) = &mut self.slc {
+            s.done(at, quiet);
+        }
+    }
+}

@@ -68,6 +68,12 @@ pub const PMEM_GUIDE: &str = "Optane PMem guide (Yang et al., FAST 2020)";
 /// Pond, ASPLOS 2023: CXL memory's latency over local DRAM
 /// (docs/spec/today.md).
 pub const CXL_POND: &str = "Pond (Li et al., ASPLOS 2023)";
+/// Samsung PM9A3 data sheet (the `pm9a3` preset's ratings).
+pub const PM9A3_DATASHEET: &str = "Samsung PM9A3 data sheet";
+/// Samsung 990 PRO data sheet (the `990pro` preset's ratings).
+pub const SSD_990PRO_DATASHEET: &str = "Samsung 990 PRO data sheet";
+/// Solidigm D5-P5336 product brief (the `p5336` preset's ratings).
+pub const P5336_BRIEF: &str = "Solidigm D5-P5336 product brief";
 
 /// Every published place.
 pub const PLACES: &[&str] = &[
@@ -97,4 +103,7 @@ pub const PLACES: &[&str] = &[
     P4800X_BRIEF,
     PMEM_GUIDE,
     CXL_POND,
+    PM9A3_DATASHEET,
+    SSD_990PRO_DATASHEET,
+    P5336_BRIEF,
 ];

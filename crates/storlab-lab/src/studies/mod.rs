@@ -19,6 +19,7 @@ pub mod placement;
 pub mod psd;
 pub mod read_tail;
 pub mod today;
+pub mod today_flash;
 
 use crate::error::{LabError, Result};
 use crate::report::Prepared;
@@ -89,6 +90,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "today",
         "Optane SSD, Optane PMem and CXL memory against their published figures, and the studies' questions asked of them",
     ),
+    (
+        "today-flash",
+        "Today's flash: PM9A3, 990 PRO and D5-P5336 data sheets, the SLC cache's cliff",
+    ),
 ];
 
 /// Prepare the study called `name`.
@@ -110,6 +115,7 @@ pub fn prepare(name: &str) -> Result<Prepared> {
         "apps-files" => apps_files::prepare(),
         "apps-paging" => apps_paging::prepare(),
         "today" => today::prepare(),
+        "today-flash" => today_flash::prepare(),
         _ => {
             return Err(LabError::UnknownStudy {
                 name: name.to_string(),

@@ -19,8 +19,15 @@ pub enum CellType {
     Slc,
     /// Multi-level cell NAND: LSB and MSB pages.
     Mlc,
-    /// Triple-level cell NAND: LSB, CSB and MSB pages.
+    /// Triple-level cell NAND: LSB, CSB and MSB pages (lower, upper and
+    /// extra pages).
     Tlc,
+    /// Quad-level cell NAND: lower, upper, extra and top pages (four bits
+    /// a cell). Page types take turns page by page as for MLC and TLC
+    /// (MQSim's `Flash_Technology` enum SLC/MLC/TLC with a read and a
+    /// program latency per page type, `Page_Read_Latency_LSB/CSB/MSB`,
+    /// extended by the fourth, top, page).
+    Qlc,
     /// Phase-change memory: bit-alterable, no erase (use `mapping =
     /// "in-place"`).
     Pcm,
@@ -33,6 +40,7 @@ impl CellType {
             CellType::Slc | CellType::Pcm => 1,
             CellType::Mlc => 2,
             CellType::Tlc => 3,
+            CellType::Qlc => 4,
         }
     }
 }
@@ -67,6 +75,16 @@ pub struct NandConfig {
     pub op_overhead_ns: u64,
     /// Multi-plane operations.
     pub multiplane: bool,
+    /// With `multiplane`: the planes of one read must use the same page
+    /// address (ONFI multi-plane addressing, which many parts require:
+    /// only the plane address may differ), so random reads on different
+    /// pages of a die's planes are served one after another. Programs
+    /// still pair: a controller writes its planes' pages as one
+    /// multi-plane page (its open blocks advance together), which this
+    /// FTL's per-plane open blocks only approximate. False (the
+    /// default): any pages of different planes pair.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multiplane_same_page: bool,
     /// Erases a block endures (programs per block for PCM), for the
     /// lifetime estimate.
     pub endurance: u64,
@@ -111,6 +129,10 @@ pub struct NandConfig {
     /// the interrupted step), added to its end; 0 to 10^9 ns.
     #[serde(default)]
     pub suspend_resume_ns: u64,
+    /// An SLC write cache in front of the native cells (`None`, the
+    /// default: none). See [`super::slc`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_cache: Option<super::slc::SlcCacheConfig>,
 }
 
 /// `[ssd]`: the drive's front end, with its array and FTL.
@@ -248,6 +270,9 @@ pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
         );
     }
     cfg.ftl.map_cache.validate(n.page_bytes)?;
+    if let Some(slc) = &n.slc_cache {
+        slc.validate(n.cell.page_types())?;
+    }
     let (geo, _) = geometry(cfg);
     Ftl::check_fit(&cfg.ftl, geo, capacity / cfg.ftl.map_unit_bytes).map_err(|e| {
         ConfigError::Invalid {

@@ -31,7 +31,7 @@ impl Ssd {
             req: NONE,
             background: o.flags & WOp::BACKGROUND != 0,
             prefetch: false,
-            seq: if o.flags == WOp::kind_bits(NandKind::Program) {
+            seq: if o.flags & !WOp::SLC == WOp::kind_bits(NandKind::Program) {
                 done_base + o.seq.wrapping_sub(done_base as u32) as u64
             } else {
                 0
@@ -40,6 +40,7 @@ impl Ssd {
             behind_gc: false,
             map: o.flags & WOp::MAP != 0,
             rmw: false,
+            slc: o.flags & WOp::SLC != 0,
         }
     }
 
@@ -67,6 +68,7 @@ impl Ssd {
                 multiplane,
                 self.ppd,
                 false,
+                self.cfg.nand.multiplane_same_page,
                 |o| o,
             )
         } else {
@@ -78,6 +80,7 @@ impl Ssd {
                 multiplane,
                 self.ppd,
                 true,
+                false,
                 |o| Self::wop_op(o, d, done_base),
             )
         };
@@ -100,7 +103,10 @@ impl Ssd {
             NandKind::Program => {
                 let mut tp = 0;
                 for o in &cur {
-                    let typ = n.program_ns[self.types_div.rem(o.page) as usize];
+                    let typ = match (&n.slc_cache, o.slc) {
+                        (Some(c), true) => c.program_ns,
+                        _ => n.program_ns[self.types_div.rem(o.page) as usize],
+                    };
                     tp = tp.max(self.spread.program(typ));
                 }
                 let mut t = t0;
@@ -181,6 +187,7 @@ impl Ssd {
             multiplane,
             ppd,
             false,
+            self.cfg.nand.multiplane_same_page,
             |o| o,
         ) {
             self.dies[di].sus = sus;

@@ -120,6 +120,7 @@ impl Ssd {
             behind_gc: self.dies[die as usize].background > 0,
             map: true,
             rmw: false,
+            slc: false,
         };
         let d = &mut self.dies[die as usize];
         if kind == NandKind::Read {

@@ -22,7 +22,8 @@
 //! page type), transfer out over the channel. Program: transfer in over the
 //! channel, array program (`program_ns` by page type). Erase: `erase_ns`.
 //! Page types: SLC and PCM have one; MLC alternates LSB/MSB pages, TLC
-//! LSB/CSB/MSB, so the slow pages are every second or third.
+//! LSB/CSB/MSB, QLC lower/upper/extra/top, so the slow pages are every
+//! second, third or fourth.
 //!
 //! Spread (physical variation, drawn from a `rand_pcg` generator seeded
 //! from `ssd.ftl.seed`, so a run is the same for a seed): a page read
@@ -44,6 +45,7 @@ pub mod ftl;
 mod map;
 mod nand;
 mod requests;
+pub mod slc;
 mod spread;
 pub mod ssd;
 

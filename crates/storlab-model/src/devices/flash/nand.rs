@@ -35,6 +35,8 @@ pub(super) struct FOp {
     /// The old data of a unit a sub-unit write only partly covers (the
     /// read of a read-modify-write; nobody waits on the op itself).
     pub(super) rmw: bool,
+    /// A host program in SLC mode (`ssd.nand.slc_cache`).
+    pub(super) slc: bool,
 }
 
 /// An operation of a die's write queue (programs, garbage collection's
@@ -57,7 +59,7 @@ pub(super) struct WOp {
     /// Its plane within the die (at most 16 planes).
     pub(super) plane: u8,
     /// [`NandKind`] in bits 0-1, background in bit 2, a translation page
-    /// (cached mapping table) in bit 3.
+    /// (cached mapping table) in bit 3, SLC mode in bit 4.
     pub(super) flags: u8,
 }
 
@@ -65,6 +67,8 @@ impl WOp {
     pub(super) const BACKGROUND: u8 = 4;
     /// A translation page's program (cached mapping table).
     pub(super) const MAP: u8 = 8;
+    /// A host program in SLC mode (`ssd.nand.slc_cache`).
+    pub(super) const SLC: u8 = 16;
 
     #[inline]
     pub(super) fn kind(&self) -> NandKind {
@@ -90,6 +94,8 @@ pub(super) trait Queued: Copy {
     fn plane_bit(&self) -> u32;
     /// Its [`NandKind`] as [`WOp::kind_bits`] numbers it.
     fn kind_bits(&self) -> u8;
+    /// Its page within its block.
+    fn page(&self) -> u32;
 }
 
 impl Queued for FOp {
@@ -100,6 +106,10 @@ impl Queued for FOp {
     #[inline]
     fn kind_bits(&self) -> u8 {
         WOp::kind_bits(self.kind)
+    }
+    #[inline]
+    fn page(&self) -> u32 {
+        self.page
     }
 }
 
@@ -112,13 +122,18 @@ impl Queued for WOp {
     fn kind_bits(&self) -> u8 {
         self.flags & 3
     }
+    #[inline]
+    fn page(&self) -> u32 {
+        self.page as u32
+    }
 }
 
 /// Take the next batch of `q` into `cur` (empty): its head, and with
 /// multi-plane operations (`ppd` > 1) up to one op more per other plane of
 /// the same kind from the next [`WINDOW`] ops, where nothing before them
 /// on their plane is skipped if `strict` (the write queue keeps each
-/// plane's order). False if `q` is empty.
+/// plane's order), and with `same_page` only ops at the head's page
+/// address (`ssd.nand.multiplane_same_page`). False if `q` is empty.
 ///
 /// `same`, if given, remembers how far the queue's front is known to hold
 /// one plane only: under garbage collection a die's write queue holds a
@@ -127,6 +142,7 @@ impl Queued for WOp {
 /// instead of scanning all of it again. (Speed only: the batch is the
 /// scan's. Host reads land on any plane, so their queue does without.)
 #[inline]
+#[allow(clippy::too_many_arguments)] // the queue, its remembered front, the batch, and the die's rules
 pub(super) fn take_batch<T: Queued>(
     q: &mut VecDeque<T>,
     mut same: Option<&mut SamePlane>,
@@ -134,6 +150,7 @@ pub(super) fn take_batch<T: Queued>(
     multiplane: bool,
     ppd: u32,
     strict: bool,
+    same_page: bool,
     conv: impl Fn(T) -> FOp,
 ) -> bool {
     debug_assert!(cur.is_empty());
@@ -179,6 +196,7 @@ pub(super) fn take_batch<T: Queued>(
     cur.push(conv(head));
     if scan {
         let kind = head.kind_bits();
+        let page = head.page();
         let all = if ppd >= 32 { u32::MAX } else { (1 << ppd) - 1 };
         let mut used = head.plane_bit();
         let mut blocked = 0u32;
@@ -189,7 +207,7 @@ pub(super) fn take_batch<T: Queued>(
             if (used | blocked) & bit != 0 {
                 continue;
             }
-            if o.kind_bits() != kind {
+            if o.kind_bits() != kind || (same_page && o.page() != page) {
                 if strict {
                     blocked |= bit;
                     // no plane left that could add an op

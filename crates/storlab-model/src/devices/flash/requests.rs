@@ -210,7 +210,15 @@ impl Ssd {
                 die = self.ppd_div.div(plane);
                 pid = self.ppd_div.rem(plane) as u8;
             }
+            let mut slc = 0;
             let seq = if o.kind == NandKind::Program && !o.background {
+                if let Some(c) = &mut self.slc {
+                    let free =
+                        (self.ftl.logical_units() as u64).saturating_sub(self.ftl.mapped_units());
+                    if c.admit(o.units as u64, free) {
+                        slc = WOp::SLC;
+                    }
+                }
                 let s = self.prog_seq;
                 self.prog_seq += 1;
                 self.done_window.push_back(false);
@@ -225,7 +233,9 @@ impl Ssd {
                 seq: seq as u32,
                 page: o.page as u16,
                 plane: pid,
-                flags: WOp::kind_bits(o.kind) | if o.background { WOp::BACKGROUND } else { 0 },
+                flags: WOp::kind_bits(o.kind)
+                    | if o.background { WOp::BACKGROUND } else { 0 }
+                    | slc,
             };
             let d = &mut self.dies[die as usize];
             if o.background {
@@ -374,6 +384,7 @@ impl Ssd {
             behind_gc: self.dies[die as usize].background > 0,
             map: false,
             rmw: false,
+            slc: false,
         };
         self.dies[die as usize].reads.push_back(op);
         self.start_die(now, die, cx);
@@ -401,6 +412,7 @@ impl Ssd {
             behind_gc: false,
             map: false,
             rmw: true,
+            slc: false,
         };
         self.dies[die as usize].reads.push_back(op);
         self.start_die(now, die, cx);

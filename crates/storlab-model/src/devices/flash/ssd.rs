@@ -18,6 +18,7 @@ use super::ftl::layer::Ftl;
 use super::ftl::mapcache::MapCache;
 use super::ftl::types::{Mapping, Precondition, NONE};
 use super::nand::Die;
+use super::slc::SlcCache;
 use super::spread::Spread;
 
 pub(super) const EV_DIE: u64 = 0;
@@ -162,6 +163,8 @@ pub struct Ssd {
     pub(super) map: Option<MapCache>,
     /// Mapping units a translation page moves over the channel.
     pub(super) map_units: u32,
+    /// The SLC write cache (`ssd.nand.slc_cache`; `None` when off).
+    pub(super) slc: Option<SlcCache>,
 }
 
 impl Ssd {
@@ -234,6 +237,11 @@ impl Ssd {
             spread: Spread::new(&cfg.nand, cfg.ftl.seed),
             map,
             map_units,
+            slc: n.slc_cache.clone().map(|c| {
+                let mean = n.program_ns.iter().sum::<u64>() as f64 / n.program_ns.len() as f64;
+                let planes = (n.channels * n.dies_per_channel * n.planes_per_die) as u64;
+                SlcCache::new(c, unit, n.cell.page_types(), planes, upp as u64, mean)
+            }),
             cfg,
         })
     }
@@ -290,6 +298,9 @@ impl Ssd {
         cx.done_since_ref(r.id, r.arrival, at, &r.bd);
         r.op = None;
         self.free_reqs.push(ri);
+        if self.slc.is_some() {
+            self.slc_done(at);
+        }
         if let Some(next) = self.tags.release() {
             let t = at.max(self.reqs[next as usize].arrival);
             cx.wake(t, Self::tok(EV_ADMIT, next));
@@ -312,6 +323,9 @@ impl Device for Ssd {
             self.ftl.prefetch(lpn0);
         }
         let durable = req.op == Op::Write && (req.fua || self.buf_cap == 0);
+        if let Some(s) = &mut self.slc {
+            s.arrive(now);
+        }
         let ri = self.alloc_req(Req {
             id: req.id,
             op: Some(req.op),
@@ -440,6 +454,14 @@ impl Device for Ssd {
         if self.cfg.nand.suspend {
             counters.push(("suspends".to_string(), s.suspends as f64));
         }
+        if let Some(slc) = &self.slc {
+            let free = (self.ftl.logical_units() as u64).saturating_sub(self.ftl.mapped_units());
+            counters.extend(slc.counters(free));
+            // folding programs each folded unit a second time
+            if c.host_units > 0 {
+                counters[1].1 += slc.folded_units as f64 / c.host_units as f64;
+            }
+        }
         if let Some(m) = &self.map {
             let c = m.counters;
             counters.extend([
@@ -496,6 +518,29 @@ impl Device for Ssd {
             power: Vec::new(),
             wear: Some(wear),
             counters,
+        }
+    }
+}
+
+impl Ssd {
+    /// A command completed at `at`: if it was the last outstanding, the
+    /// drive goes quiet once its dies have drained what is queued (their
+    /// current batch, then their queued programs at the native rate).
+    pub(super) fn slc_done(&mut self, at: Nanos) {
+        let n = &self.cfg.nand;
+        let prog = n.program_ns.iter().sum::<u64>() / n.program_ns.len() as u64;
+        let ppd = n.planes_per_die.max(1) as u64;
+        let quiet = self
+            .dies
+            .iter()
+            .map(|d| {
+                let end = if d.busy { d.end } else { at };
+                end + d.writes.len() as u64 * prog / ppd
+            })
+            .max()
+            .unwrap_or(at);
+        if let Some(s) = &mut self.slc {
+            s.done(at, quiet);
         }
     }
 }

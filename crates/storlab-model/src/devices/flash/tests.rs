@@ -44,10 +44,17 @@ fn remembering_a_one_plane_front_takes_the_scans_batches() {
         loop {
             ca.clear();
             cb.clear();
-            let ta = take_batch(&mut a, Some(&mut same), &mut ca, true, ppd, true, |o| {
-                Ssd::wop_op(o, 0, 0)
-            });
-            let tb = take_batch(&mut b, None, &mut cb, true, ppd, true, |o| {
+            let ta = take_batch(
+                &mut a,
+                Some(&mut same),
+                &mut ca,
+                true,
+                ppd,
+                true,
+                false,
+                |o| Ssd::wop_op(o, 0, 0),
+            );
+            let tb = take_batch(&mut b, None, &mut cb, true, ppd, true, false, |o| {
                 Ssd::wop_op(o, 0, 0)
             });
             assert_eq!(ta, tb);

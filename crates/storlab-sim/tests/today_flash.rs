@@ -1,0 +1,187 @@
+//! Today's flash (issue 63): the QLC drive's read-modify-writes, the SLC
+//! cache's cliff and its idle folding, and sustained random overwrite of
+//! every new flash preset at 100 % occupancy (small capacities).
+
+use storlab_model::config::PresetStore;
+use storlab_model::SystemConfig;
+use storlab_sim::run::simulate;
+use storlab_sim::stats::JobStats;
+
+/// Every job of a run, in order.
+fn jobs(device: &str, overrides: &[String], fio: &[String]) -> Vec<JobStats> {
+    let (resolved, cfg) =
+        SystemConfig::load(&PresetStore::default(), device, overrides).expect("preset loads");
+    let jobs = storlab_workload::fio::parse_cli_args(fio).expect("fio args parse");
+    simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})
+        .expect("simulation runs")
+        .jobs
+}
+
+fn counter(j: &JobStats, name: &str) -> f64 {
+    j.storlab["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("counter {name}"))["value"]
+        .as_f64()
+        .expect("a number")
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// Write bandwidth of a job, bytes per ns.
+fn wbw(j: &JobStats) -> f64 {
+    j.dirs[1].io_bytes() as f64 / j.runtime_ns[1].max(1) as f64
+}
+
+/// A small drive of `preset`: `blocks` per plane, the capacity at the
+/// preset's share of its raw space (less the blocks the FTL keeps aside).
+fn small(preset: &str, blocks: u64, pages: u64) -> Vec<String> {
+    let (_, cfg) = SystemConfig::load(&PresetStore::default(), preset, &[]).expect("preset");
+    let ssd = cfg.ssd.as_ref().expect("a flash preset");
+    let n = &ssd.nand;
+    let planes = (n.channels * n.dies_per_channel * n.planes_per_die) as u64;
+    let raw = planes * n.blocks_per_plane as u64 * n.pages_per_block as u64 * n.page_bytes;
+    let block_bytes = pages * n.page_bytes;
+    let share = cfg.device.capacity_bytes as f64 / raw as f64;
+    let reserve = (ssd.ftl.gc_threshold_blocks as u64 + 2) * planes * block_bytes;
+    let cap = ((planes * blocks * block_bytes) as f64 * share) as u64;
+    let cap = cap.min(planes * blocks * block_bytes - reserve);
+    let unit = ssd.ftl.map_unit_bytes;
+    vec![
+        format!("ssd.nand.blocks_per_plane={blocks}"),
+        format!("ssd.nand.pages_per_block={pages}"),
+        format!("device.capacity_bytes={}", cap / unit * unit),
+    ]
+}
+
+#[test]
+fn qlc_drive_counts_read_modify_writes_of_4k_writes_into_16k_units() {
+    let ov = s(&["ssd.ftl.precondition=\"full\""]);
+    let run = |bs: &str| {
+        let j = jobs(
+            "p5336",
+            &ov,
+            &s(&[
+                "--name=w",
+                "--rw=randwrite",
+                &format!("--bs={bs}"),
+                "--size=1g",
+                "--number_ios=400",
+                "--norandommap",
+            ]),
+        );
+        counter(&j[0], "rmw_reads")
+    };
+    let small = run("4k");
+    assert!(
+        (300.0..=400.0).contains(&small),
+        "4 KB writes into 16 KB units: {small} read-modify-writes for 400 writes"
+    );
+    assert_eq!(run("16k"), 0.0, "whole-unit writes read nothing");
+}
+
+/// The 990pro at 1/32 of its blocks with its SLC cache scaled alike.
+fn small_990pro() -> Vec<String> {
+    let mut ov = small("990pro", 32, 1024);
+    ov.extend(s(&[
+        "ssd.nand.slc_cache.static_bytes=187500000",
+        "ssd.nand.slc_cache.dynamic_max_bytes=6875000000",
+    ]));
+    ov
+}
+
+#[test]
+fn the_990pro_write_bandwidth_falls_off_a_cliff_once_its_slc_cache_is_full() {
+    let ov = small_990pro();
+    // eight stonewalled sequential writers, 7 GiB each, in order (56 of
+    // the drive's 62 GB)
+    let mut fio = s(&[
+        "--rw=write",
+        "--bs=1m",
+        "--ioengine=libaio",
+        "--iodepth=32",
+        "--size=7g",
+    ]);
+    for k in 0..8 {
+        fio.extend([
+            format!("--name=c{k}"),
+            format!("--offset={}g", 7 * k),
+            "--stonewall".into(),
+        ]);
+    }
+    let j = jobs("990pro", &ov, &fio);
+    let first = wbw(&j[0]);
+    let last = wbw(&j[7]);
+    assert!(
+        first > 1.8 * last,
+        "in the cache {first:.2} GB/s, past it {last:.2} GB/s"
+    );
+    let end = &j[7];
+    assert!(counter(end, "slc_units_written") > 0.0);
+    assert!(counter(end, "native_units_written") > 0.0);
+    assert!(
+        counter(end, "slc_cache_capacity_bytes") < 7.0e9,
+        "the cache shrinks as the drive fills"
+    );
+}
+
+#[test]
+fn the_slc_cache_folds_back_while_the_drive_is_idle() {
+    let ov = small_990pro();
+    let j = jobs(
+        "990pro",
+        &ov,
+        &s(&[
+            "--rw=write",
+            "--bs=1m",
+            "--ioengine=libaio",
+            "--iodepth=32",
+            "--size=2g",
+            "--name=a",
+            "--name=b",
+            "--offset=2g",
+            "--stonewall",
+            "--startdelay=5s",
+        ]),
+    );
+    let folded = counter(&j[1], "slc_units_folded");
+    assert!(folded > 0.0, "an idle 5 s folds the cache");
+    let wa = counter(&j[1], "write_amplification");
+    assert!(wa > 1.0, "folded units are programmed twice: WA {wa}");
+}
+
+#[test]
+fn sustained_random_overwrite_at_full_occupancy_is_stable_on_every_new_flash_preset() {
+    // small blocks (64 pages), so that each half of the run collects
+    // many victims on every plane
+    for preset in ["pm9a3", "990pro", "p5336"] {
+        let mut ov = small(preset, 64, 64);
+        ov.push("ssd.ftl.precondition=\"aged\"".into());
+        let mut fio = s(&[
+            "--rw=randwrite",
+            "--bs=16k",
+            "--ioengine=libaio",
+            "--iodepth=32",
+            "--norandommap",
+            "--number_ios=12000",
+        ]);
+        for k in 0..2 {
+            fio.extend([format!("--name=h{k}"), "--stonewall".into()]);
+        }
+        let j = jobs(preset, &ov, &fio);
+        let (a, b) = (wbw(&j[0]), wbw(&j[1]));
+        assert!(
+            b > 0.5 * a && b < 2.0 * a,
+            "{preset}: {a:.3} then {b:.3} GB/s"
+        );
+        assert!(
+            counter(&j[1], "gc_runs") > 0.0,
+            "{preset}: garbage collection ran"
+        );
+        assert!(counter(&j[1], "write_amplification") > 1.0, "{preset}");
+    }
+}

@@ -63,19 +63,16 @@ fn a_p4800x_shows_no_garbage_collection_under_sustained_random_writes() {
     // after another: overwrites from the second round on
     let mut fio = Vec::new();
     for name in ["w1", "w2", "w3"] {
-        fio.extend(
-            [
-                format!("--name={name}"),
-                "--stonewall".into(),
-                "--rw=randwrite".into(),
-                "--bs=4k".into(),
-                "--iodepth=16".into(),
-                "--ioengine=libaio".into(),
-                "--size=2g".into(),
-                "--number_ios=60000".into(),
-            ]
-            .into_iter(),
-        );
+        fio.extend([
+            format!("--name={name}"),
+            "--stonewall".into(),
+            "--rw=randwrite".into(),
+            "--bs=4k".into(),
+            "--iodepth=16".into(),
+            "--ioengine=libaio".into(),
+            "--size=2g".into(),
+            "--number_ios=60000".into(),
+        ]);
     }
     let fio: Vec<&str> = fio.iter().map(String::as_str).collect();
     let v = sim("optane-p4800x", &[], &fio);

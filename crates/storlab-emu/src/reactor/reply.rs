@@ -116,6 +116,7 @@ impl Reactor {
                             .out
                             .push_filled(head, len, |b| shared.data.read(b, job.offset));
                         if filled.is_err() {
+                            shared.stats.protocol_error();
                             let r = c.error_reply(EIO, handle, "store IO error");
                             c.out.push_slice(&r);
                         }
@@ -198,17 +199,20 @@ impl Reactor {
         // increments the epoch before it changes the store, fails it).
         let mut fill = |epoch: u64, offset: u64, buf: &mut [u8]| -> Result<(), FillError> {
             let cut = || shared.epoch.load(Ordering::SeqCst) != epoch;
-            if cut() {
-                return Err((EIO, "power cut while in flight"));
+            let r = if cut() {
+                Err((EIO, "power cut while in flight"))
+            } else if shared.data.read(buf, offset).is_err() {
+                Err((EIO, "store IO error"))
+            } else if cut() {
+                Err((EIO, "power cut while in flight"))
+            } else {
+                Ok(())
+            };
+            if r.is_err() {
+                // (Counted as served when it was released.)
+                shared.stats.protocol_error();
             }
-            shared
-                .data
-                .read(buf, offset)
-                .map_err(|_| (EIO, "store IO error"))?;
-            if cut() {
-                return Err((EIO, "power cut while in flight"));
-            }
-            Ok(())
+            r
         };
         if !c.dead && c.out.send(c.fd(), &mut fill).is_err() {
             // The client is gone.

@@ -28,12 +28,12 @@ const SIZE: u64 = 1 << 30;
 /// sizes (a 1 GiB budget in the memory test), as a one-off measurement:
 /// `STORLAB_LIMITS_MIB=32 cargo test -p storlab-emu --test limits --
 /// --nocapture --test-threads=1 memory_attacks fio_throughput`. Measured
-/// so on 2026-11-29 (2 shared vCPUs, a load average of 13-15 from other
-/// builds): newcomers served within 11 ms (168 ms in the flood), fio kept
-/// 87-144 % of its rate alone in every attack (95 % with 4096 largest
-/// reads queued then gone, which gave 0 % when reads were copied at
-/// arrival), RSS +1 MiB (reads then gone) and +477 MiB (slow readers and
-/// half-sent writes) over a 1 GiB budget.
+/// so on 2026-11-29, twice (2 shared vCPUs, a load average of 13-15 from
+/// other builds): newcomers served within 27 ms (168 ms in the flood),
+/// fio kept 70-144 % of its rate alone in every attack (92-95 % with 4096
+/// largest reads queued then gone, which gave 0 % when reads were copied
+/// at arrival), RSS +1 MiB (reads then gone) and +461-477 MiB (slow
+/// readers and half-sent writes) over a 1 GiB budget.
 fn big() -> u32 {
     static BIG: std::sync::LazyLock<u32> = std::sync::LazyLock::new(|| {
         std::env::var("STORLAB_LIMITS_MIB")

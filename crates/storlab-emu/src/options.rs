@@ -100,7 +100,8 @@ pub struct ServeOptions {
     /// `None`: never.
     pub idle_timeout: Option<Duration>,
     /// Most bytes one connection may hold in the server: replies queued,
-    /// read replies built for its requests in flight, a write's payload
+    /// the replies of its reads in flight (reserved whole; their data is
+    /// read as it is sent), a write's payload
     /// being received (reserved whole at its header) and the buffer kept
     /// for its next one. A request is admitted whole or not at all (one
     /// holding nothing always gets one); past it the server stops reading

@@ -207,8 +207,8 @@ pub(crate) enum RecorderMsg {
 
 /// What a request left to do when its reply is released.
 pub(crate) enum JobKind {
-    /// The reply buffer, with room for the header before the data.
-    Read(Vec<u8>),
+    /// A read: its data is read from the store as its reply is sent.
+    Read,
     Write {
         /// The journal sequence numbers of the write's pieces (a large
         /// write is applied in pieces of `APPLY_CHUNK`): `first..=seq`.

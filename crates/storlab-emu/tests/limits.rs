@@ -21,20 +21,19 @@ use storlab_emu::ServeOptions;
 use storlab_model::devices::fixed::FixedLatency;
 
 const SIZE: u64 = 1 << 30;
-/// The largest request, scaled down from the default 32 MiB with the
-/// budgets (8 MiB per connection here, 64 MiB by default): these tests
-/// run in debug builds, where copying 32 MiB takes the reactor a large
-/// part of a second; the mechanism is the same at any scale.
 /// The largest request, scaled down from the issue's 32 MiB so the tests
-/// fit a shared CI machine; `STORLAB_LIMITS_MIB=32` runs them at the
-/// issue's own sizes (a 1 GiB budget), as a one-off measurement. Measured
-/// so on 2026-11-29 (2 shared vCPUs, helpers building beside it): RSS grew
-/// 65-67 MiB (largest reads, then gone) and 495-502 MiB (slow readers and
-/// half-sent writes) over a 1 GiB budget, newcomers served within 330 ms;
-/// but fio kept 0 % of its rate alone under the reads-then-gone attack and
-/// 13 % under the slow-memory one (the reactor copies each 32 MiB read at
-/// arrival, into a fresh buffer, for clients that then leave): issue 59's
-/// throughput bar is not met at those sizes.
+/// fit a shared CI machine (they run in debug builds; the budgets scale
+/// with it: 2x per connection, 128x or 32x for all); the mechanism is the
+/// same at any scale. `STORLAB_LIMITS_MIB=32` runs them at the issue's own
+/// sizes (a 1 GiB budget in the memory test), as a one-off measurement:
+/// `STORLAB_LIMITS_MIB=32 cargo test -p storlab-emu --test limits --
+/// --nocapture --test-threads=1 memory_attacks fio_throughput`. Measured
+/// so on 2026-11-29, twice (2 shared vCPUs, a load average of 13-15 from
+/// other builds): newcomers served within 27 ms (168 ms in the flood),
+/// fio kept 70-144 % of its rate alone in every attack (92-95 % with 4096
+/// largest reads queued then gone, which gave 0 % when reads were copied
+/// at arrival), RSS +1 MiB (reads then gone) and +461-477 MiB (slow
+/// readers and half-sent writes) over a 1 GiB budget.
 fn big() -> u32 {
     static BIG: std::sync::LazyLock<u32> = std::sync::LazyLock::new(|| {
         std::env::var("STORLAB_LIMITS_MIB")
@@ -637,6 +636,12 @@ fn a_connection_flood_leaves_room_for_newcomers_and_the_control_socket() {
     let srv = null_server(ServeOptions {
         listen: Some("127.0.0.1:0".parse().expect("addr")),
         control: Some(ctl.clone()),
+        // As `storlab serve` runs by default: the accept loop at its
+        // higher weight. At normal weight, on a host loaded 7 times over
+        // (a lab loop and builds beside the tests), draining the 4096
+        // connections queued ahead of a newcomer took 650-690 ms of the
+        // 1 s allowed.
+        realtime: true,
         ..opts()
     });
     let tcp = srv.handle().tcp_addr().expect("tcp");
@@ -861,6 +866,9 @@ fn qd1_iops(path: &Path, secs: f64) -> f64 {
 /// and keeps at least a quarter of its throughput alone.
 #[test]
 fn huge_write_zeroes_buy_no_more_than_their_share_of_the_device() {
+    // Its throughput alone and during the attack are compared: no other
+    // test's server (the fio load test's attacks) may run in between.
+    let _alone = common::alone();
     let size = 4u64 << 30;
     let srv = TestServer::start(
         ServeOptions {
@@ -1057,7 +1065,7 @@ fn fio_iops(uri: &str, secs: u32) -> Result<f64, String> {
 /// every lock-out). Held means at least a quarter of alone,
 /// the hostile-clients issue's bar: the attackers share the machine's two
 /// CPUs with fio and the server (500 sockets, 64 threads dribbling bytes,
-/// 4 MiB reads copied), and CI runs other work beside them, so some loss
+/// the largest writes received), and CI runs other work beside them, so some loss
 /// is the machine's, not the server's (a loaded clean-clone run gave 45 %
 /// in the not-reading attack where a quiet one gives 60-100 %); a lock-out
 /// or a stall shows as near zero.
@@ -1094,11 +1102,11 @@ fn fio_throughput_is_held_under_each_attack() {
         ("500 silent connections", attack_silent),
         ("64 slow-byte handshakes", attack_slow_bytes),
         (
-            "4096 x 4 MiB reads, then gone, x4 in a loop",
+            "4096 largest reads, then gone, x4 in a loop",
             attack_leave_many,
         ),
         ("60 slow readers, 60 half-sent writes", attack_slow_memory),
-        ("8 clients not reading 4 MiB reads", attack_no_read),
+        ("8 clients not reading the largest reads", attack_no_read),
     ];
     let mut lines = vec![format!("alone: {alone:.0} IOPS")];
     let mut worst = f64::MAX;

@@ -59,7 +59,8 @@ pub(super) struct Conn {
     pub(super) idle_until: Nanos,
     /// A request is partly read: spin for the rest until then (0: don't).
     pub(super) partial_until: Nanos,
-    /// Bytes of read replies built for requests in flight.
+    /// Bytes of the read replies of requests in flight (reserved: their
+    /// data is read as the replies are sent).
     pub(super) reads_inflight: u64,
     /// What this connection adds to the reactor's `buffered` total.
     pub(super) accounted: u64,
@@ -112,7 +113,7 @@ impl Conn {
     }
 
     /// Bytes this connection holds in the server's memory: replies queued,
-    /// read replies built for its requests in flight, and the payload of
+    /// the replies reserved for its reads in flight, and the payload of
     /// a write being received (reserved whole) or the buffer kept for the
     /// next one.
     pub(super) fn buffered(&self) -> u64 {

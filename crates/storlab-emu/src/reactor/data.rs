@@ -20,8 +20,6 @@ use super::state::Reactor;
 /// (1 ms on fresh pages), which every other connection's replies would
 /// otherwise wait out.
 const APPLY_CHUNK: usize = 64 << 10;
-/// Zeros to clear a large read's buffer with, a piece at a time.
-static ZEROS: [u8; APPLY_CHUNK] = [0; APPLY_CHUNK];
 /// Block status scans the store this much of the range at a time (16384
 /// pages of a memory store: tens of µs), releasing due replies between.
 const STATUS_SLICE: u64 = 64 << 20;
@@ -48,50 +46,25 @@ impl Reactor {
         Ok(a.finish())
     }
 
-    /// Copy a large request's data `APPLY_CHUNK` at a time, releasing due
-    /// replies between pieces: a read whole (into its reply buffer), a
-    /// write all but its last piece (`prepare` applies the rest, and
-    /// learns the bytes applied and the first piece's journal sequence).
-    /// `Err` when the store failed: the request gets an error reply (a
-    /// write part applied, as a failed write may leave a device).
+    /// Apply a large write `APPLY_CHUNK` at a time, releasing due
+    /// replies between pieces: all but its last piece (`prepare` applies
+    /// the rest, and learns the bytes applied and the first piece's
+    /// journal sequence). A read's data is not touched here: it is read
+    /// as its reply is sent (`OutQueue`). `Err` when the store failed:
+    /// the request gets an error reply (a write part applied, as a failed
+    /// write may leave a device).
     pub(super) fn copy_leading_pieces<'a>(
         &mut self,
         core: &mut ModelDriver<Job>,
         command: Command,
         payload: &'a [u8],
-        structured: bool,
     ) -> Result<Lead<'a>, ()> {
         let mut lead = Lead {
             payload,
             applied: 0,
             first: None,
-            read: None,
         };
         let shared = self.shared.clone();
-        if let Command::Read { offset, len } = command {
-            if len as usize > APPLY_CHUNK {
-                // The buffer is cleared piece by piece too: zeroing 16 MiB
-                // at once (a recycled allocation) took 1-2 ms.
-                let hdr = reply_header_len(structured);
-                let mut b = Vec::with_capacity(hdr + len as usize);
-                b.resize(hdr, 0);
-                let mut done = 0;
-                while done < len as usize {
-                    let n = APPLY_CHUNK.min(len as usize - done);
-                    // (Copied from a block of zeros: a memcpy, where
-                    // `resize` writes byte by byte in unoptimised builds.)
-                    b.extend_from_slice(&ZEROS[..n]);
-                    shared
-                        .data
-                        .read(&mut b[hdr + done..], offset + done as u64)
-                        .map_err(|_| ())?;
-                    done += n;
-                    self.release_between(core);
-                }
-                lead.read = Some(b);
-            }
-            return Ok(lead);
-        }
         let Command::Write { offset, fua, .. } = command else {
             return Ok(lead);
         };
@@ -147,14 +120,12 @@ pub(super) fn timing_of(command: Command) -> (Op, u64, u64, bool) {
     }
 }
 
-/// What `Reactor::copy_leading_pieces` did of a request's data: of a
-/// write's `payload`, the first `applied` bytes (the first piece's journal
-/// sequence `first`); a large read's whole reply buffer, `read`.
+/// What `Reactor::copy_leading_pieces` did of a write's `payload`: the
+/// first `applied` bytes (the first piece's journal sequence `first`).
 pub(super) struct Lead<'a> {
     payload: &'a [u8],
     applied: usize,
     first: Option<WriteSeq>,
-    read: Option<Vec<u8>>,
 }
 
 /// Bytes before the data in a read's reply.
@@ -166,9 +137,16 @@ pub(super) fn reply_header_len(structured: bool) -> usize {
     }
 }
 
+/// The bytes of a read's reply of `len` bytes of data (what the budget
+/// reserves for it while it is in flight).
+pub(super) fn read_reply_len(structured: bool, len: u64) -> u64 {
+    reply_header_len(structured) as u64 + len
+}
+
 /// Carry out a valid request's data access at arrival (a large write's
-/// leading pieces are already applied, `lead`); `None` (with an
-/// error reply queued) when the store failed.
+/// leading pieces are already applied, `lead`; a read's comes when its
+/// reply is sent); `None` (with an error reply queued) when the store
+/// failed.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn prepare(
     shared: &Shared,
@@ -183,14 +161,9 @@ pub(super) fn prepare(
     let data = &shared.data;
     let holds = |o, l| dev.volatile_holds(o, l);
     let kind = match command {
-        Command::Read { offset, len } => match lead.read {
-            Some(b) => Ok(JobKind::Read(b)),
-            None => {
-                let hdr = reply_header_len(c.structured);
-                let mut b = vec![0u8; hdr + len as usize];
-                data.read(&mut b[hdr..], offset).map(|_| JobKind::Read(b))
-            }
-        },
+        // Read when its reply is sent: nothing is done for a client that
+        // leaves first, and nothing held for one that does not read.
+        Command::Read { .. } => Ok(JobKind::Read),
         Command::Write { offset, fua, .. } => data
             .write_part(
                 &lead.payload[lead.applied..],

@@ -14,7 +14,7 @@ use crate::request::{Command, Event, Limits, RequestStream};
 use crate::shared::{lock, Job, JobKind, NewConn};
 
 use super::conn::{epoll_ctl, Conn};
-use super::data::{prepare, timing_of};
+use super::data::{prepare, read_reply_len, timing_of};
 use super::state::Reactor;
 
 /// Read buffer per connection.
@@ -272,18 +272,16 @@ impl Reactor {
                     command,
                     payload,
                 }) => {
-                    let structured = self.conns[slot].as_ref().is_some_and(|c| c.structured);
-                    let lead =
-                        match self.copy_leading_pieces(&mut core, command, &payload, structured) {
-                            Ok(lead) => lead,
-                            Err(()) => {
-                                if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
-                                    c.store_error(&shared, handle);
-                                }
-                                self.dirty.push(slot);
-                                continue;
+                    let lead = match self.copy_leading_pieces(&mut core, command, &payload) {
+                        Ok(lead) => lead,
+                        Err(()) => {
+                            if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+                                c.store_error(&shared, handle);
                             }
-                        };
+                            self.dirty.push(slot);
+                            continue;
+                        }
+                    };
                     let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
                         break;
                     };
@@ -311,8 +309,9 @@ impl Reactor {
                     let (op, offset, len, fua) = timing_of(command);
                     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
                     c.inflight += 1;
-                    if let JobKind::Read(b) = &job.kind {
-                        c.reads_inflight += b.len() as u64;
+                    if let JobKind::Read = job.kind {
+                        // Its reply's memory, reserved (`Conn::admits`).
+                        c.reads_inflight += read_reply_len(c.structured, job.len);
                     }
                     let req = DevRequest {
                         id,

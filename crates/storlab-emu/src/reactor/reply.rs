@@ -10,11 +10,13 @@ use storlab_trace::TraceOp;
 use crate::clock::Clock;
 use crate::driver::Released;
 use crate::durability::SyncState;
+use crate::outq::{FillError, LazyRead, COALESCE};
 use crate::proto::*;
 use crate::report::Sample;
 use crate::shared::{JobKind, RecorderMsg};
 
 use super::conn::{epoll_ctl, Conn, Sent};
+use super::data::read_reply_len;
 use super::state::Reactor;
 
 impl Reactor {
@@ -84,8 +86,8 @@ impl Reactor {
                 }
             }
             c.inflight -= 1;
-            if let JobKind::Read(b) = &job.kind {
-                c.reads_inflight -= b.len() as u64;
+            if let JobKind::Read = job.kind {
+                c.reads_inflight -= read_reply_len(c.structured, job.len);
             }
             if c.inflight == 0 {
                 c.idle_until = at.max(arrival) + shared.timing.idle_poll_ns;
@@ -99,22 +101,26 @@ impl Reactor {
                 JobKind::Write { fua: true, .. } | JobKind::ZeroPiece { fua: true, .. }
             );
             match job.kind {
-                JobKind::Read(mut b) if errno == 0 => {
-                    if c.structured {
-                        let len = (8 + job.len) as u32;
-                        write_structured_header(
-                            &mut b,
-                            REPLY_FLAG_DONE,
-                            REPLY_TYPE_OFFSET_DATA,
-                            handle,
-                            len,
-                        );
-                        b[STRUCTURED_REPLY_LEN..STRUCTURED_READ_PREFIX]
-                            .copy_from_slice(&job.offset.to_be_bytes());
+                JobKind::Read if errno == 0 => {
+                    let len = job.len as usize;
+                    let lazy = LazyRead::new(c.structured, handle, job.offset, len as u32, epoch);
+                    if len > COALESCE {
+                        // Read as the socket takes it (`OutQueue::send`).
+                        c.out.push_read(lazy);
                     } else {
-                        write_simple_header(&mut b, 0, handle);
+                        // A small read is read now, into the buffer of the
+                        // replies going out with it (the epoch was checked
+                        // above, under the gate).
+                        let head = lazy.head();
+                        let filled = c
+                            .out
+                            .push_filled(head, len, |b| shared.data.read(b, job.offset));
+                        if filled.is_err() {
+                            shared.stats.protocol_error();
+                            let r = c.error_reply(EIO, handle, "store IO error");
+                            c.out.push_slice(&r);
+                        }
                     }
-                    c.out.push_vec(b);
                 }
                 _ if errno != 0 => {
                     let r = c.error_reply(errno, handle, "power cut while in flight");
@@ -188,7 +194,27 @@ impl Reactor {
             c.sent.clear();
         }
         let before = c.out.queued();
-        if !c.dead && c.out.send(c.fd()).is_err() {
+        // A read's data, read as its reply goes: from the store as the
+        // power epoch it completed in left it (a power cut since, which
+        // increments the epoch before it changes the store, fails it).
+        let mut fill = |epoch: u64, offset: u64, buf: &mut [u8]| -> Result<(), FillError> {
+            let cut = || shared.epoch.load(Ordering::SeqCst) != epoch;
+            let r = if cut() {
+                Err((EIO, "power cut while in flight"))
+            } else if shared.data.read(buf, offset).is_err() {
+                Err((EIO, "store IO error"))
+            } else if cut() {
+                Err((EIO, "power cut while in flight"))
+            } else {
+                Ok(())
+            };
+            if r.is_err() {
+                // (Counted as served when it was released.)
+                shared.stats.protocol_error();
+            }
+            r
+        };
+        if !c.dead && c.out.send(c.fd(), &mut fill).is_err() {
             // The client is gone.
             self.kill(slot);
             self.update_interest(slot);

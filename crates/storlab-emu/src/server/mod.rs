@@ -6,7 +6,7 @@
 //! phase the socket goes to the reactor ([`crate::reactor`]): one thread
 //! that reads requests from every connection, checks them at the boundary
 //! ([`crate::request::RequestStream`]), applies their data to the store (writes land at
-//! arrival; reads copy at arrival), submits them to the model with the
+//! arrival; a read's data is read as its reply is sent), submits them to the model with the
 //! time their bytes were read ([`ModelDriver::arrive`](crate::driver::ModelDriver::arrive)) and sends each
 //! reply when its deadline comes, sleeping or spinning in between. A
 //! zero-latency completion goes out in the same pass as its request, and

@@ -225,7 +225,10 @@ fn berkeley_db_victims_reach_the_device_at_the_rate_they_are_dirtied() {
         "{wb_pages} pages in {wb_ios} writeback IOs, {flushes} log flushes, {victims} victims"
     );
     // the dirty pages stay at the threshold: no more written than dirtied
-    assert!(wb_pages <= victims + 2.0 * flushes + 64.0, "{wb_pages} pages");
+    assert!(
+        wb_pages <= victims + 2.0 * flushes + 64.0,
+        "{wb_pages} pages"
+    );
 }
 
 #[test]

@@ -243,6 +243,14 @@ impl SetupCx<'_> {
                 message: format!("{e} (lower the data set with --app-set scale=...)"),
             })
     }
+    /// Start the page cache as a long run of buffered, unsynced writes to
+    /// `file` leaves it: dirty pages (taken from `pages`, page numbers of
+    /// the file) up to the flusher's background threshold, so that the
+    /// flusher writes back as much as the run dirties
+    /// ([`FileLayer::dirty_to_background`]). Returns the pages dirtied.
+    pub fn dirty_to_background(&mut self, file: u32, pages: impl IntoIterator<Item = u64>) -> u64 {
+        self.fs.dirty_to_background(file, pages)
+    }
     /// Register a group-commit log.
     pub fn log(&mut self, spec: LogSpec) -> u32 {
         self.logs.push(spec);

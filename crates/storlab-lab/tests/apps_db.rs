@@ -191,6 +191,47 @@ fn a_berkeley_db_miss_writes_its_dirty_victim_back_in_the_steady_state() {
 }
 
 #[test]
+fn berkeley_db_victims_reach_the_device_at_the_rate_they_are_dirtied() {
+    // the victims are buffered pwrites nobody syncs before the (60 s)
+    // checkpoint; in the steady state the kernel's flusher writes back as
+    // many pages as they dirty. The run starts with the page cache dirty
+    // up to the background threshold, so writeback of the database file
+    // follows the victims from the first one: beyond the log's own
+    // writeback (one IO per log flush), about one page per victim
+    let pairs = ["scale=0.01", "cache=4m", "transactions=400"];
+    // a 16 MB page cache: its 10 % background threshold is 409 pages,
+    // well inside the 40 MB database
+    let ov = ["fs.page_cache_bytes=16777216"];
+    let jobs = app_spec("moneta-balance", &ov, "bdb-btree", &pairs)
+        .run_jobs()
+        .expect("the app runs");
+    let j = jobs.iter().find(|j| j.app.is_some()).expect("the app job");
+    let a = j.app.as_ref().expect("an app object");
+    let victims = a["model"]["victims_written"].as_f64().expect("victims");
+    let at_start = a["model"]["page_cache_dirty_at_start"]
+        .as_f64()
+        .expect("dirty at start");
+    assert_eq!(at_start, 409.0, "{a}");
+    let flushes = a["group_commit"]["log_flushes"].as_f64().expect("flushes");
+    let fs = &j.storlab["fs"];
+    let wb_pages = fs["writeback_bytes"].as_f64().expect("writeback bytes") / 4096.0;
+    let wb_ios = fs["writeback_writes"].as_f64().expect("writeback IOs");
+    assert!(victims > 100.0, "{victims} victims");
+    // the log's pages are written back by its fdatasyncs: at most two a
+    // flush (an append that crosses a page); the rest are the database's
+    let db_pages = wb_pages - 2.0 * flushes;
+    assert!(
+        db_pages >= 0.7 * victims && wb_ios - flushes >= 0.7 * victims,
+        "{wb_pages} pages in {wb_ios} writeback IOs, {flushes} log flushes, {victims} victims"
+    );
+    // the dirty pages stay at the threshold: no more written than dirtied
+    assert!(
+        wb_pages <= victims + 2.0 * flushes + 64.0,
+        "{wb_pages} pages"
+    );
+}
+
+#[test]
 fn table_v_runs_berkeley_db_oltp_and_ptfdb_as_the_command_line_does() {
     // the lab's Table V cell and `storlab sim --app NAME --device D` with
     // the same pairs run the same configuration: the same metric

@@ -986,3 +986,39 @@ fn pmfs_rereads_hit_the_cpu_caches_until_written_or_evicted() {
     assert_eq!(x.io[0].load(Ordering::Relaxed), 2);
     assert_eq!(x.fs.counters().cpu_cache_hits, 0);
 }
+
+#[test]
+fn a_page_cache_started_at_the_background_threshold_writes_back_what_is_dirtied() {
+    // 1 MiB of page cache: 256 pages, a background threshold of 25
+    let cfg = FsConfig {
+        page_cache_bytes: 1 << 20,
+        ..cfg()
+    };
+    let limit = 256 * cfg.dirty_background_ratio_pct as u64 / 100;
+    let mut r = Rig::new(FileSystem::Xfs, cfg.clone());
+    r.fs.create_file(64 << 20, Layout::Allocated).unwrap();
+    // every other page, repeated: duplicates count once, the walk stops at
+    // the threshold
+    let pages = (0..10u64).flat_map(|_| (0..1000u64).map(|p| 2 * p));
+    assert_eq!(r.fs.dirty_to_background(0, pages), limit);
+    assert_eq!(r.fs.dirty_pages(), limit);
+    assert_eq!(r.io[1].load(Ordering::Relaxed), 0, "nothing written yet");
+    // ten buffered writes of new pages: the flusher writes back as many
+    // pages as they dirty (each a page of its own), the dirty count stays
+    // at the threshold
+    for k in 0..10u64 {
+        r.submit(0, req(k, 0, FileOp::Write, (4001 + 2 * k) * 4096, false));
+        r.run();
+    }
+    let c = r.fs.counters();
+    assert_eq!(c.writeback_writes, 10, "{c:?}");
+    assert_eq!(r.fs.dirty_pages(), limit);
+    // a file system with no page cache, or whose memory is the store,
+    // has nothing to start dirty
+    for kind in [FileSystem::Pmfs, FileSystem::Tmpfs] {
+        let mut r = Rig::new(kind, cfg.clone());
+        r.fs.create_file(64 << 20, Layout::Allocated).unwrap();
+        assert_eq!(r.fs.dirty_to_background(0, 0..1000), 0);
+        assert_eq!(r.fs.dirty_pages(), 0);
+    }
+}

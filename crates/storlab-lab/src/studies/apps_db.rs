@@ -154,12 +154,12 @@ pub fn prepare() -> Prepared {
     let finish = move |r: &crate::measure::Results| {
         let m = |id: RunId| r[id].app_metric();
         let mut rows = Vec::new();
-        let note_bdb = "on the DDR and HASTE devices the model is CPU-bound (16 threads on 8 cores) at the CPU per transaction calibrated on the Moneta study's host (Table V); the HASTE study's own Berkeley DB rate is not published, so the ratio's numerator rests on the other study's host and configuration. The disk RAID side is run as the study ran it (checked: 16 threads, 16 GB with its memory pool and page cache scaled 1/8, XFS, DB_TXN_SYNC: each commit's log write and fdatasync through the 3ware's unprotected write cache, which a flush makes destage; group commit) and is bound by those syncs and ~1 random read a transaction";
+        let (bt_disk, ht_disk) = (m(haste_runs[0].0), m(haste_runs[1].0));
+        let note_bdb = format!("on the DDR and HASTE devices the model is CPU-bound (16 threads on 8 cores) at the CPU per transaction calibrated on the Moneta study's host (Table V); the HASTE study's own Berkeley DB rate is not published, so the ratio's numerator rests on the other study's host and configuration. The disk RAID side is run as the study ran it (checked: 16 threads, 16 GB with its memory pool and page cache scaled 1/8, XFS, DB_TXN_SYNC: each commit's log write and fdatasync through the 3ware's unprotected write cache, which a flush makes destage; group commit) in the steady state of its page cache (the memory pool's dirty victims written back as fast as they are dirtied, FileLayer::dirty_to_background) and is bound by those syncs, ~1 random read and ~1 page written back a transaction: the B+tree at {bt_disk:.0} tx/s, the hash table at {ht_disk:.0}. Both access methods do the same IO on the disks, so their ratios differ by their CPU on the NVMs, which keeps Table V's Moneta proportion (HashTable 26 % below BTree): both ratios fall in the study's 58-97x only with the disk RAID between about 153 and 189 tx/s for both, below the model's rate, whose remaining IO per transaction (the study's page cache and memory pool sizes are not published; 1/8 of the model's defaults here) the study does not give");
         for (label, (disk, nvm)) in ["BTree", "HashTable"].iter().zip(&haste_runs) {
             let base = m(*disk);
             for (dev, id) in HASTE_DEVICES.iter().zip(nvm) {
-                rows.push(
-                    Row::between(
+                let row = Row::between(
                         format!(
                             "HASTE study, Berkeley DB {label} on {dev} over the disk RAID (XFS, 16 threads, database scaled {HASTE_SCALE})"
                         ),
@@ -168,12 +168,18 @@ pub fn prepare() -> Prepared {
                         97.0,
                         "x",
                     )
-                    .at(HASTE_DB)
-                    .miss_because(
-                        "on the DDR and HASTE devices the model is bound by the CPU per \
-                         transaction calibrated on the Moneta study's host; see note [bdb-cpu].",
-                    ),
-                );
+                    .at(HASTE_DB);
+                let row = if *label == "HashTable" {
+                    row.miss_because(
+                        "the disk RAID runs the hash table at the B+tree's rate (the same read \
+                         and write-back a transaction), above the 189 tx/s that the hash \
+                         table's CPU-bound NVM rate (calibrated on Moneta) needs; see note \
+                         [bdb-cpu].",
+                    )
+                } else {
+                    row
+                };
+                rows.push(row);
             }
         }
         let cal = |what: &str| {
@@ -347,7 +353,7 @@ pub fn prepare() -> Prepared {
             class: Class::App,
             state_rule: "each application builds its database before it is measured (the load phase runs first, not timed); flash devices are written once, the disk cache starts warm with an even share of the footprint, as the studies measured after warm-up".into(),
             notes: vec![
-                ("bdb-cpu".into(), note_bdb.into()),
+                ("bdb-cpu".into(), note_bdb),
                 ("msync".into(), note_msync),
                 ("hybrid".into(), note_hybrid),
             ],

@@ -135,6 +135,41 @@ impl FileLayer {
         (a, b.min(f.size / PAGE))
     }
 
+    /// Start the page cache in the steady state of a program that keeps
+    /// dirtying pages of `file` with buffered writes and never syncs them
+    /// (Berkeley DB's memory pool writing its victims back): Linux writes
+    /// every dirty page back within `dirty_expire_centisecs` (30 s), or
+    /// sooner once dirty pages pass `dirty_background_ratio`
+    /// (mm/page-writeback.c, fs/fs-writeback.c `wb_over_bg_thresh`,
+    /// `wb_check_old_data_flush`), so over a long run the device takes one
+    /// page written back for each page dirtied. A simulated run lasts
+    /// seconds and has no expiry timer: this dirties the pages `pages`
+    /// yields, in order (duplicates count once), until the dirty pages
+    /// reach the background threshold, so that from the run's first
+    /// buffered write on the flusher writes back as much as is dirtied.
+    /// Returns the pages dirtied; nothing on a file system with no page
+    /// cache (PMFS) or whose memory is the store (tmpfs).
+    pub fn dirty_to_background(&mut self, file: u32, pages: impl IntoIterator<Item = u64>) -> u64 {
+        if !self.be.page_cache || self.be.memory_store || !self.files[file as usize].live {
+            return 0;
+        }
+        self.ensure_pages(file);
+        let n = self.files[file as usize].pages.len() as u64;
+        let before = self.dirty_pages;
+        let limit = self.background_limit();
+        // a bounded walk: `pages` may repeat itself
+        let tries = (8 * limit + n) as usize;
+        for pg in pages.into_iter().take(tries) {
+            if self.dirty_pages >= limit {
+                break;
+            }
+            if pg < n {
+                self.write_pages(file, pg, pg + 1);
+            }
+        }
+        self.dirty_pages - before
+    }
+
     fn dirty_limit(&self) -> u64 {
         self.cache_pages * self.cfg.dirty_ratio_pct as u64 / 100
     }

@@ -289,7 +289,7 @@ pub fn prepare_perturbed(perturb: Option<Perturbation>) -> Prepared {
             setting: format!(
                 "Each program is a page-visit stream (storlab apps show npb-bt ...): 16 threads, every page touched, then two passes' worth of visits \
                  by the program's locality (BT/SP: alternating-direction sweeps; LU: sweeps forward and back; CG: matrix streamed, vectors gathered; \
-                 IS: keys streamed, scattered at random; MG: sweeps; UA: mesh order with gathers; DGEMM: reused tiles and streamed panels). \
+                 IS: keys streamed, scattered into buckets filled in order; MG: sweeps; UA: mesh order with gathers; DGEMM: reused tiles and streamed panels). \
                  swap-linux with {} MiB of DRAM (the study's 8 GB / {}), footprints scaled alike, the swap area 8x DRAM (at least the footprint); \
                  slowdown = instructions per second with enough DRAM over paging. Table V's Moneta figures calibrate each program's CPU per page \
                  visit (rows marked input); every other figure is a prediction.",

@@ -67,6 +67,35 @@ impl Machine<'_> {
                     (th.stream - 1) % len
                 }
             }
+            (
+                _,
+                Pattern::Scatter {
+                    random,
+                    region,
+                    fronts,
+                },
+            ) => {
+                let r = ((region * n as f64).round() as u64).clamp(1, n);
+                let len = if r == n { n } else { n - r };
+                if random > 0.0 && th.rng.gen::<f64>() < random {
+                    // the next page of a bucket chosen at random; the last
+                    // bucket takes the pages left over
+                    let f = (fronts as u64).clamp(1, r);
+                    let b = th.rng.gen_range(0..f);
+                    let size = r / f;
+                    let pages = if b == f - 1 { r - b * size } else { size };
+                    if th.fronts.len() < f as usize {
+                        th.fronts.resize(f as usize, 0);
+                    }
+                    let at = th.fronts[b as usize];
+                    th.fronts[b as usize] = at + 1;
+                    n - r + b * size + at % pages
+                } else {
+                    store = 0.0;
+                    th.stream += 1;
+                    (th.stream - 1) % len
+                }
+            }
             (_, Pattern::Uniform) => th.rng.gen_range(0..n),
             (_, Pattern::Hot { pages, accesses }) => {
                 let hot = ((pages * n as f64) as u64).clamp(1, n);

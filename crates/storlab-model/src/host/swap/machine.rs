@@ -66,6 +66,8 @@ pub(super) struct Thread {
     pub(super) batch: Vec<u32>,
     /// Next page of a `Stream` pattern's sequential stream.
     pub(super) stream: u64,
+    /// Pages written so far into each bucket of a `Scatter` pattern.
+    pub(super) fronts: Vec<u64>,
 }
 
 pub(super) struct Kswapd {
@@ -240,6 +242,7 @@ pub fn run_with_device(
             write: true,
             batch: Vec::with_capacity(SWAP_CLUSTER_MAX),
             stream: 0,
+            fronts: Vec::new(),
         })
         .collect();
     let mut m = Machine {

@@ -270,6 +270,46 @@ fn a_stream_with_a_resident_random_region_pages_like_a_sweep() {
     assert!(e.to_string().contains("stream"), "{e}");
 }
 
+/// A bucket sort's scatter over 4x DRAM into a few buckets (write
+/// fronts, each filled in order) finds the pages read ahead with its
+/// faults: it faults on fewer of its stores than the same stores spread
+/// uniformly (`Stream` with every access random), whose read-ahead brings
+/// pages it rarely wants.
+#[test]
+fn a_scatter_into_few_buckets_reads_ahead_usefully() {
+    let dram = 4 * MIB;
+    let s = sys(dram, "raid-ssd", 16 * dram, &[]);
+    let mut w = thrash(4 * dram / PAGE / 16, 1200);
+    w.pattern = Pattern::Stream {
+        random: 1.0,
+        region: 1.0,
+        stream_store: 0.0,
+    };
+    let anywhere = run(&s, &PresetStore::default(), &w).expect("runs");
+    w.pattern = Pattern::Scatter {
+        random: 1.0,
+        region: 1.0,
+        fronts: 4,
+    };
+    let buckets = run(&s, &PresetStore::default(), &w).expect("runs");
+    let per = |r: &MemReport| r.major_faults as f64 / r.accesses as f64;
+    assert!(
+        per(&buckets) < 0.8 * per(&anywhere),
+        "{buckets:?} {anywhere:?}"
+    );
+    assert!(
+        buckets.readahead_hits > 3 * anywhere.readahead_hits,
+        "{buckets:?} {anywhere:?}"
+    );
+    w.pattern = Pattern::Scatter {
+        random: 0.5,
+        region: 0.5,
+        fronts: 0,
+    };
+    let e = run(&s, &PresetStore::default(), &w).expect_err("refused");
+    assert!(e.to_string().contains("scatter"), "{e}");
+}
+
 /// A sweep over 1.5x DRAM that turns back (LU's SSOR) finds the pages
 /// it touched last still resident; one that starts over in page order
 /// finds none (the clock evicted each page before the sweep came back).

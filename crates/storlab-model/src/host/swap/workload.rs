@@ -48,6 +48,25 @@ pub enum Pattern {
         /// Fraction of the stream's accesses that store, 0 to 1.
         stream_store: f64,
     },
+    /// A sequential stream mixed with a scatter into buckets (a bucket
+    /// sort's distribution pass, NPB IS's `rank`: each key read in order
+    /// is stored at its bucket's next free place, `key_buff2[bucket_ptrs[k
+    /// >> shift]++] = k`, and each OpenMP thread fills its own range of
+    /// every bucket): with probability `random` an access goes to the next
+    /// page of one of `fronts` equal buckets of the part's last `region`
+    /// fraction, the bucket chosen uniformly (a bucket's pages are written
+    /// in order from its start, wrapping round), and stores with the
+    /// workload's `write_fraction`; otherwise to the stream's next page, as
+    /// `Stream`'s, read only. So at most `fronts` pages of the region are
+    /// being filled at a time, where `Stream` goes anywhere in it.
+    Scatter {
+        /// Fraction of the accesses that go to the buckets, 0 to 1.
+        random: f64,
+        /// Fraction of the part the buckets cover, (0, 1].
+        region: f64,
+        /// Buckets (write fronts), at least 1.
+        fronts: u32,
+    },
     /// Sweeps that go forward and back: even passes over the part in page
     /// order, odd passes in reverse (LU's SSOR: the lower-triangular
     /// sweep, then the upper one from the far corner back).
@@ -102,6 +121,17 @@ impl Pattern {
                 if !frac(random) || !frac(region) || region == 0.0 || !frac(stream_store) {
                     return Err(SwapError::Workload(format!(
                         "stream: random {random} and stream_store {stream_store} must be in [0, 1] and region {region} in (0, 1]"
+                    )));
+                }
+            }
+            Pattern::Scatter {
+                random,
+                region,
+                fronts,
+            } => {
+                if !frac(random) || !frac(region) || region == 0.0 || fronts == 0 {
+                    return Err(SwapError::Workload(format!(
+                        "scatter: random {random} must be in [0, 1], region {region} in (0, 1] and fronts {fronts} at least 1"
                     )));
                 }
             }

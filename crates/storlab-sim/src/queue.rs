@@ -239,9 +239,11 @@ mod tests {
     use super::EventQueue;
     use rand::{Rng, SeedableRng};
 
-    /// Random pushes and pops (many ties in time) against a sorted
-    /// reference, at push rates that keep the queue small (sorted form),
-    /// grow it past the heap threshold and shrink it back.
+    /// Random pushes and pops (many ties in time, now and then a time
+    /// far ahead) against a sorted reference, at push rates that keep the
+    /// queue small (sorted form), grow it past the heap threshold and
+    /// shrink it back; in one phase some pushes are earlier than the last
+    /// pop (which the engine never asks, and both forms take).
     #[test]
     fn the_event_queue_pops_in_time_then_insertion_order() {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
@@ -250,11 +252,19 @@ mod tests {
         let mut seq = 0u64;
         let mut now = 0u64;
         let (mut popped, mut most, mut back_to_sorted) = (0u32, 0usize, 0u32);
-        // (steps, chance of a pop per step): balanced, growing, draining
-        for (phase, &(steps, p_pop)) in [(20_000, 0.55), (4_000, 0.2), (6_000, 0.9), (20_000, 0.5)]
-            .iter()
-            .enumerate()
-        {
+        let mut early_in_heap = 0u32;
+        // (steps, chance of a pop per step, chance of a push before the
+        // last pop): balanced, growing, draining, growing with early
+        // pushes, draining, balanced
+        let phases = [
+            (20_000, 0.55, 0.0),
+            (4_000, 0.2, 0.0),
+            (6_000, 0.9, 0.0),
+            (4_000, 0.2, 0.01),
+            (6_000, 0.9, 0.0),
+            (20_000, 0.5, 0.0),
+        ];
+        for (phase, &(steps, p_pop, p_early)) in phases.iter().enumerate() {
             for step in 0..steps {
                 let was_heap = q.in_heap;
                 if rng.gen_bool(p_pop) {
@@ -268,8 +278,16 @@ mod tests {
                     }
                 } else {
                     // as the engine's: never earlier than the last popped
+                    // (but in `p_early` of the pushes)
                     seq += 1;
-                    let t = now + rng.gen_range(0..40u64);
+                    let t = if rng.gen_bool(p_early) {
+                        early_in_heap += q.in_heap as u32;
+                        now.saturating_sub(rng.gen_range(1..40u64))
+                    } else if rng.gen_bool(0.02) {
+                        now + rng.gen_range(0..1u64 << 40)
+                    } else {
+                        now + rng.gen_range(0..40u64)
+                    };
                     q.push(t, step);
                     reference.push((t, seq, step));
                 }
@@ -290,5 +308,6 @@ mod tests {
             "the heap form was used: {most}"
         );
         assert!(back_to_sorted > 0, "and left again");
+        assert!(early_in_heap > 0, "early pushes reached the heap form");
     }
 }

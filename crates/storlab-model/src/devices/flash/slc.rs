@@ -137,6 +137,12 @@ impl SlcCache {
         self.live += 1;
     }
 
+    /// Is at most one command outstanding (the next [`Self::done`] the
+    /// one that makes the drive quiet)?
+    pub(super) fn last_outstanding(&self) -> bool {
+        self.live <= 1
+    }
+
     /// A command completes at `at`; `quiet` is the latest time the array
     /// is busy with work already queued.
     pub(super) fn done(&mut self, at: Nanos, quiet: Nanos) {

@@ -527,6 +527,14 @@ impl Ssd {
     /// drive goes quiet once its dies have drained what is queued (their
     /// current batch, then their queued programs at the native rate).
     pub(super) fn slc_done(&mut self, at: Nanos) {
+        // (the quiet time matters only when the last outstanding command
+        // completes: not looked for over every die at every completion)
+        if self.slc.as_ref().is_some_and(|s| !s.last_outstanding()) {
+            if let Some(s) = &mut self.slc {
+                s.done(at, at);
+            }
+            return;
+        }
         let n = &self.cfg.nand;
         let prog = n.program_ns.iter().sum::<u64>() / n.program_ns.len() as u64;
         let ppd = n.planes_per_die.max(1) as u64;

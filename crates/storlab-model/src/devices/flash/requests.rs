@@ -241,6 +241,7 @@ impl Ssd {
             if o.background {
                 d.background += 1;
             }
+            d.w_pushed += 1;
             d.writes.push_back(op);
             if die < 64 {
                 touched |= 1 << die;
@@ -386,7 +387,11 @@ impl Ssd {
             rmw: false,
             slc: false,
         };
-        self.dies[die as usize].reads.push_back(op);
+        let d = &mut self.dies[die as usize];
+        d.reads.push_back(FOp {
+            seq: d.w_pushed,
+            ..op
+        });
         self.start_die(now, die, cx);
         id
     }
@@ -414,7 +419,11 @@ impl Ssd {
             rmw: true,
             slc: false,
         };
-        self.dies[die as usize].reads.push_back(op);
+        let d = &mut self.dies[die as usize];
+        d.reads.push_back(FOp {
+            seq: d.w_pushed,
+            ..op
+        });
         self.start_die(now, die, cx);
     }
 

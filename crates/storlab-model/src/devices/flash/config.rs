@@ -175,7 +175,8 @@ pub struct SsdConfig {
     pub tags: u32,
     /// Controller time per command (serialised).
     pub command_ns: Rw,
-    /// Controller time per mapping unit (serialised).
+    /// Controller time per mapping unit's worth of data (serialised),
+    /// charged per byte of the request: a request of half a unit pays half.
     pub unit_ns: Rw,
     /// DRAM write buffer (0: none; writes are acknowledged once programmed).
     pub write_buffer_bytes: u64,

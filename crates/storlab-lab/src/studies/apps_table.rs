@@ -108,8 +108,10 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
              interleaved sequential read and write streams in the study is not in the flash model."
         }
         "XDD-Random-Raw" | "XDD-Random-FS" => {
-            "with reads waiting behind running programs and erases and paying their map misses as \
-             writes do, the model's 50/50 random mix runs at 70 MB/s, 2.2x the published 32; the \
+            "with reads waiting, in arrival order, behind the programs, collection and erases queued \
+             on their dies and paying their map misses as writes do, the model's 50/50 random mix \
+             runs at 70 MB/s, 2.2x the published 32 (the drives' translation-page misses on the \
+             controller, not the dies, bound it); the \
              rest of the X25-E RAID's slowdown under a mix is not in the model."
         }
         "Postmark" => {

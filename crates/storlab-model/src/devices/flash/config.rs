@@ -11,6 +11,24 @@ use super::ftl::config::FtlConfig;
 use super::ftl::layer::Ftl;
 use super::ftl::types::{Geometry, Mapping};
 
+/// The order in which a die takes its queued operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DieOrder {
+    /// Read priority scheduling (RPS in Wu and He, "Reducing SSD Read
+    /// Latency via NAND Flash Program and Erase Suspension", FAST 2012):
+    /// an idle die takes its queued host reads before any queued program,
+    /// collection read or erase, so a read waits at most for the
+    /// operation running when it arrived.
+    #[default]
+    ReadsFirst,
+    /// First in, first out (FIFO in the same paper, its baseline): an idle
+    /// die takes its operations in the order they were queued, so a read
+    /// queued behind buffered pages' programs, a garbage collection's
+    /// copies or an erase waits for all of them.
+    Arrival,
+}
+
 /// Memory cell technology.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -129,6 +147,13 @@ pub struct NandConfig {
     /// the interrupted step), added to its end; 0 to 10^9 ns.
     #[serde(default)]
     pub suspend_resume_ns: u64,
+    /// The order in which an idle die takes its queued operations
+    /// ([`DieOrder`]); `reads_first` by default. Orthogonal to `suspend`,
+    /// which decides what a read does at a busy die: with `arrival` a read
+    /// suspends (or waits for) only the operation running, and only once
+    /// every operation queued before it has been taken.
+    #[serde(default)]
+    pub die_order: DieOrder,
     /// An SLC write cache in front of the native cells (`None`, the
     /// default: none). See [`super::slc`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -150,7 +175,8 @@ pub struct SsdConfig {
     pub tags: u32,
     /// Controller time per command (serialised).
     pub command_ns: Rw,
-    /// Controller time per mapping unit (serialised).
+    /// Controller time per mapping unit's worth of data (serialised),
+    /// charged per byte of the request: a request of half a unit pays half.
     pub unit_ns: Rw,
     /// DRAM write buffer (0: none; writes are acknowledged once programmed).
     pub write_buffer_bytes: u64,

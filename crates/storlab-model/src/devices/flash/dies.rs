@@ -5,6 +5,7 @@
 use crate::breakdown::Component;
 use crate::device::{Cx, Nanos};
 
+use super::config::DieOrder;
 use super::ftl::types::{NandKind, NONE};
 use super::nand::{take_batch, FOp, WOp};
 use super::ssd::{Ssd, EV_DIE, READY};
@@ -53,7 +54,7 @@ impl Ssd {
             }
             return;
         }
-        let from_reads = !self.dies[di].reads.is_empty();
+        let from_reads = self.read_next(di);
         if !from_reads && self.program_blocked(di) {
             return;
         }
@@ -87,6 +88,9 @@ impl Ssd {
         if !taken {
             self.dies[di].cur = cur;
             return;
+        }
+        if !from_reads {
+            self.dies[di].w_taken += cur.len() as u64;
         }
         let n = &self.cfg.nand;
         let ch = self.dies[di].channel as usize;
@@ -136,6 +140,22 @@ impl Ssd {
         cx.wake(end, Self::tok(EV_DIE, d));
     }
 
+    /// Whether idle die `di` takes its next batch from its read queue:
+    /// reads first, or (`ssd.nand.die_order = "arrival"`) only when every
+    /// write-queue op queued before the oldest read has been taken.
+    #[inline]
+    fn read_next(&self, di: usize) -> bool {
+        let die = &self.dies[di];
+        match die.reads.front() {
+            None => false,
+            Some(r) => {
+                self.cfg.nand.die_order == DieOrder::ReadsFirst
+                    || die.writes.is_empty()
+                    || r.seq <= die.w_taken
+            }
+        }
+    }
+
     /// The read time of batch `cur` from `t0`: (array end with retries,
     /// end of the last transfer over channel `ch`).
     fn read_batch(&mut self, t0: Nanos, cur: &[FOp], ch: usize) -> (Nanos, Nanos) {
@@ -169,7 +189,7 @@ impl Ssd {
     fn suspend_for_reads(&mut self, now: Nanos, d: u32, cx: &mut Cx) {
         let di = d as usize;
         let die = &self.dies[di];
-        if die.reads.is_empty()
+        if !self.read_next(di)
             || !die.sus.is_empty()
             || die.cur.first().is_none_or(|o| o.kind == NandKind::Read)
             || now >= die.media_end

@@ -124,8 +124,12 @@ impl Ssd {
         };
         let d = &mut self.dies[die as usize];
         if kind == NandKind::Read {
-            d.reads.push_back(op);
+            d.reads.push_back(FOp {
+                seq: d.w_pushed,
+                ..op
+            });
         } else {
+            d.w_pushed += 1;
             d.writes.push_back(WOp {
                 block: op.block,
                 units: op.units,

@@ -14,8 +14,9 @@
 //! flush waits for every page programmed before it.
 //!
 //! The NAND array. Channels are buses shared by their dies; each die has
-//! its planes and two queues: host reads first, then programs, garbage
-//! collection and erases in order. A die serves one operation at a time,
+//! its planes and two queues: host reads, and programs, garbage
+//! collection and erases in order; an idle die takes reads first or
+//! (`die_order = "arrival"`) whichever was queued first. A die serves one operation at a time,
 //! or with `multiplane` one per plane if they are of the same kind (the
 //! later planes' ops are taken from the queue only if nothing before them
 //! on the same plane is skipped). Read: command, array read (`read_ns` by

@@ -28,6 +28,8 @@ pub(super) struct FOp {
     pub(super) req: u32,
     pub(super) background: bool,
     pub(super) prefetch: bool,
+    /// A host program's place in program order; a read's, its die's
+    /// `w_pushed` when it was queued (what it waits for in arrival order).
     pub(super) seq: u64,
     pub(super) behind_gc: bool,
     /// A translation page's read or program (cached mapping table).
@@ -257,6 +259,11 @@ pub(super) struct Die {
     pub(super) writes: VecDeque<WOp>,
     /// The front run of `writes` known to be on one plane.
     pub(super) writes_same: SamePlane,
+    /// Operations ever pushed onto `writes`, and ever taken from it: a read
+    /// queued when `w_pushed` was `k` (its `seq`) is behind write-queue ops
+    /// until `w_taken` reaches `k` (`ssd.nand.die_order = "arrival"`).
+    pub(super) w_pushed: u64,
+    pub(super) w_taken: u64,
     pub(super) cur: Vec<FOp>,
     /// When the current batch started, and when its array work ends
     /// (reads: the data is in the page register; programs and erases:

@@ -19,7 +19,7 @@ impl Ssd {
             .add(Component::DeviceQueue, now - r.arrival);
         match r.op.expect("live request") {
             Op::Read => {
-                let dur = self.cfg.command_ns.read + r.units as u64 * self.cfg.unit_ns.read;
+                let dur = self.cfg.command_ns.read + self.per_byte(self.cfg.unit_ns.read, r.bytes);
                 let s = self.ctrl.reserve(now, dur);
                 let rm = &mut self.reqs[ri as usize];
                 rm.bd.add(Component::DeviceQueue, s - now);
@@ -73,6 +73,20 @@ impl Ssd {
         }
     }
 
+    /// The controller's data-path time for `bytes` at `per_unit` ns a
+    /// mapping unit (`unit_ns`): per byte moved, so a 512 B request pays an
+    /// eighth of a 4 KB unit's (the rate `unit_ns` is calibrated to is a
+    /// sequential bandwidth: bytes through the controller, not mapping
+    /// entries; the command and its lookups are `command_ns`).
+    #[inline]
+    fn per_byte(&self, per_unit: u64, bytes: u64) -> u64 {
+        if per_unit == 0 {
+            0
+        } else {
+            (bytes * per_unit).div_ceil(self.unit)
+        }
+    }
+
     /// Data in over the link, then the controller; `EV_WREADY` when done.
     pub(super) fn start_write(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
@@ -88,7 +102,8 @@ impl Ssd {
         };
         let rmw_ns = self.rmw(now, &r, cx);
         let map_ns = map_ns + rmw_ns;
-        let dur = self.cfg.command_ns.write + r.units as u64 * self.cfg.unit_ns.write + map_ns;
+        let dur =
+            self.cfg.command_ns.write + self.per_byte(self.cfg.unit_ns.write, r.bytes) + map_ns;
         let s = self.ctrl.reserve(in_end, dur);
         let rm = &mut self.reqs[ri as usize];
         let waited = (now - rm.arrival).saturating_sub(rm.bd.total());
@@ -241,6 +256,7 @@ impl Ssd {
             if o.background {
                 d.background += 1;
             }
+            d.w_pushed += 1;
             d.writes.push_back(op);
             if die < 64 {
                 touched |= 1 << die;
@@ -386,7 +402,11 @@ impl Ssd {
             rmw: false,
             slc: false,
         };
-        self.dies[die as usize].reads.push_back(op);
+        let d = &mut self.dies[die as usize];
+        d.reads.push_back(FOp {
+            seq: d.w_pushed,
+            ..op
+        });
         self.start_die(now, die, cx);
         id
     }
@@ -414,7 +434,11 @@ impl Ssd {
             rmw: true,
             slc: false,
         };
-        self.dies[die as usize].reads.push_back(op);
+        let d = &mut self.dies[die as usize];
+        d.reads.push_back(FOp {
+            seq: d.w_pushed,
+            ..op
+        });
         self.start_die(now, die, cx);
     }
 

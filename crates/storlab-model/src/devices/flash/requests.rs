@@ -156,6 +156,10 @@ impl Ssd {
 
     pub(super) fn write_ready(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
+        if let Some(z) = &self.zoned {
+            // a zone's data goes to its own blocks (a write keeps to one zone)
+            self.ftl.set_stream(z.stream_of(r.lpn0));
+        }
         for lpn in r.lpn0..r.lpn0 + r.units {
             let ppa = self.ftl.write(lpn);
             if !r.durable {

@@ -69,7 +69,7 @@ impl ZbdSource {
 impl IoSource for ZbdSource {
     fn next_io(&mut self) -> Option<IoReq> {
         loop {
-            if let Some(io) = self.host.next() {
+            if let Some(io) = self.host.next_io() {
                 let op = match io.op {
                     IoOp::Read => Op::Read,
                     IoOp::Write => Op::Write,

@@ -215,7 +215,7 @@ impl ZbdHost {
     }
 
     /// Feed the generator's IO in; take what fio issues out with
-    /// [`ZbdHost::next`]. Returns false when the IO cannot be issued (a
+    /// [`ZbdHost::next_io`]. Returns false when the IO cannot be issued (a
     /// read with nothing written: fio's job ends).
     pub fn adjust(&mut self, io: IoDesc) -> bool {
         match io.op {
@@ -230,7 +230,7 @@ impl ZbdHost {
 
     /// The next IO fio issues, in order (resets before the write that
     /// caused them).
-    pub fn next(&mut self) -> Option<IoDesc> {
+    pub fn next_io(&mut self) -> Option<IoDesc> {
         self.queue.pop_front()
     }
 
@@ -337,7 +337,7 @@ mod tests {
     }
 
     fn drain(h: &mut ZbdHost) -> Vec<IoDesc> {
-        std::iter::from_fn(|| h.next()).collect()
+        std::iter::from_fn(|| h.next_io()).collect()
     }
 
     #[test]
@@ -420,7 +420,7 @@ mod tests {
         drain(&mut h);
         for o in [0, MIB, 5 * MIB + 8192, 6 * MIB] {
             assert!(h.adjust(r(o)));
-            let d = h.next().unwrap();
+            let d = h.next_io().unwrap();
             assert!(
                 d.offset >= 4 * MIB && d.offset + d.len <= 4 * MIB + 64 * 1024,
                 "{d:?}"

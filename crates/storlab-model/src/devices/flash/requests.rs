@@ -494,3 +494,34 @@ impl Ssd {
         }
     }
 }
+
+impl Ssd {
+    /// A request to a zoned drive: its logical units, or `None` when the
+    /// drive refused it (completed at once with its status after the
+    /// controller's command time). A reset closes its zones' streams.
+    pub(super) fn zoned_request(
+        &mut self,
+        now: crate::Nanos,
+        req: &crate::DevRequest,
+        cx: &mut crate::Cx,
+    ) -> Option<(u32, u32)> {
+        let zn = self.zoned.as_mut().expect("a zoned drive");
+        match zn.request(req) {
+            Ok(r) => {
+                for z in r.reset {
+                    self.ftl.close_stream(z as u32);
+                }
+                Some((r.lpn0, r.units))
+            }
+            Err(e) => {
+                let cmd = self.cfg.command_ns.write;
+                let parts = [(crate::breakdown::Component::Controller, cmd)];
+                cx.done_parts(req.id, now, now + cmd, &parts);
+                if let Some(c) = cx.completions.last_mut() {
+                    c.status = e.status();
+                }
+                None
+            }
+        }
+    }
+}

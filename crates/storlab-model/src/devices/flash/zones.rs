@@ -61,7 +61,7 @@ impl ZnsConfig {
             field: format!("ssd.zns.{field}"),
             message,
         };
-        if self.zone_bytes == 0 || self.zone_bytes % unit != 0 {
+        if self.zone_bytes == 0 || !self.zone_bytes.is_multiple_of(unit) {
             return Err(bad(
                 "zone_bytes",
                 format!(
@@ -72,7 +72,7 @@ impl ZnsConfig {
         }
         if self.zone_capacity_bytes == 0
             || self.zone_capacity_bytes > self.zone_bytes
-            || self.zone_capacity_bytes % unit != 0
+            || !self.zone_capacity_bytes.is_multiple_of(unit)
         {
             return Err(bad(
                 "zone_capacity_bytes",
@@ -82,7 +82,7 @@ impl ZnsConfig {
                 ),
             ));
         }
-        if capacity % self.zone_bytes != 0 {
+        if !capacity.is_multiple_of(self.zone_bytes) {
             return Err(ConfigError::Invalid {
                 field: "device.capacity_bytes".into(),
                 message: format!(
@@ -407,7 +407,7 @@ impl Zones {
     /// reset (returned); a trim that covers part of a zone is refused.
     pub fn trim(&mut self, offset: u64, len: u64) -> Result<std::ops::Range<usize>, ZoneError> {
         let zb = self.cfg.zone_bytes;
-        if offset % zb != 0 || len % zb != 0 || len == 0 {
+        if !offset.is_multiple_of(zb) || !len.is_multiple_of(zb) || len == 0 {
             return self.fail(ZoneError::InvalidField);
         }
         let first = (offset / zb) as usize;
@@ -540,37 +540,6 @@ impl ZonedNs {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
-    }
-}
-
-impl super::ssd::Ssd {
-    /// A request to a zoned drive: its logical units, or `None` when the
-    /// drive refused it (completed at once with its status after the
-    /// controller's command time). A reset closes its zones' streams.
-    pub(super) fn zoned_request(
-        &mut self,
-        now: crate::Nanos,
-        req: &crate::DevRequest,
-        cx: &mut crate::Cx,
-    ) -> Option<(u32, u32)> {
-        let zn = self.zoned.as_mut().expect("a zoned drive");
-        match zn.request(req) {
-            Ok(r) => {
-                for z in r.reset {
-                    self.ftl.close_stream(z as u32);
-                }
-                Some((r.lpn0, r.units))
-            }
-            Err(e) => {
-                let cmd = self.cfg.command_ns.write;
-                let parts = [(crate::breakdown::Component::Controller, cmd)];
-                cx.done_parts(req.id, now, now + cmd, &parts);
-                if let Some(c) = cx.completions.last_mut() {
-                    c.status = e.status();
-                }
-                None
-            }
-        }
     }
 }
 

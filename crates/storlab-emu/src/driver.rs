@@ -336,6 +336,7 @@ mod tests {
                     id,
                     at: now,
                     breakdown: Breakdown::default(),
+                    status: 0,
                 });
             }
             if self.queue.is_empty() {

@@ -51,6 +51,7 @@ impl Channels {
                     id,
                     at: now,
                     breakdown: Breakdown::default(),
+                    status: 0,
                 });
             }
         }
@@ -77,6 +78,7 @@ impl Device for Channels {
                 id,
                 at: now,
                 breakdown: Breakdown::default(),
+                status: 0,
             });
         }
         self.start(ch, now, cx);

@@ -832,6 +832,7 @@ impl storlab_model::Device for Bandwidth {
             id: req.id,
             at: self.busy_until,
             breakdown: Default::default(),
+            status: 0,
         });
     }
     fn on_event(&mut self, _: storlab_model::Nanos, _: u64, _: &mut storlab_model::Cx) {}

@@ -84,6 +84,13 @@ pub struct Completion {
     pub at: Nanos,
     /// Where its time went, by component.
     pub breakdown: Breakdown,
+    /// The command's completion status as the device reports it: 0 for
+    /// success, else the NVMe status field (status code type in bits 8-10,
+    /// status code in bits 0-7; NVMe base specification 2.0, Completion
+    /// Queue Entry, Status Field). Only zoned drives fail requests so far
+    /// (`devices/flash/zones.rs`); the host turns a status into the errno
+    /// Linux returns ([`crate::host::status_errno`]).
+    pub status: u16,
 }
 
 /// What a device asks of its driver during one call: wake-ups to schedule
@@ -112,7 +119,12 @@ impl Cx {
     /// Report request `id` finished at `at`, its time spent as `breakdown`.
     #[inline]
     pub fn done(&mut self, id: u64, at: Nanos, breakdown: Breakdown) {
-        self.complete(Completion { id, at, breakdown });
+        self.complete(Completion {
+            id,
+            at,
+            breakdown,
+            status: 0,
+        });
     }
     /// Report request `id`, which arrived at `arrival`, finished at `at`:
     /// whatever of its latency `breakdown` does not account for was spent
@@ -145,6 +157,7 @@ impl Cx {
             id,
             at,
             breakdown: Breakdown::default(),
+            status: 0,
         });
         let last = self.completions.len() - 1;
         &mut self.completions[last].breakdown

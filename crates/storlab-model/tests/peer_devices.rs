@@ -412,6 +412,7 @@ impl Device for Member {
             id: req.id,
             at: now,
             breakdown: bd,
+            status: 0,
         });
     }
     fn capacity(&self) -> u64 {

@@ -302,7 +302,22 @@ impl Engine {
                 th.last_done = d.at;
                 let lat = d.at - submitted;
                 th.plan.source.completed(n, lat);
-                if d.at >= th.after_start(th.plan.ramp_ns) {
+                if d.error != 0 {
+                    // fio stops a job at its first failed IO (no
+                    // continue_on_error) and reports its errno in "error"
+                    if th.plan.stats.error == 0 {
+                        th.plan.stats.error = d.error;
+                        th.plan.stats.error_detail = Some(format!(
+                            "io_u error on file {}: {}: {} offset={offset}, buflen={}",
+                            th.plan.stats.name,
+                            crate::stats::errno_text(d.error),
+                            ["read", "write", "trim", "sync"][d.op.index()],
+                            d.len
+                        ));
+                    }
+                    th.exhausted = true;
+                    th.pending = None;
+                } else if d.at >= th.after_start(th.plan.ramp_ns) {
                     th.plan
                         .stats
                         .record(d.op, d.slat_ns, d.clat_ns, d.len, &d.breakdown);

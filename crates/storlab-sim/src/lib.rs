@@ -14,3 +14,4 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod summary;
+pub mod zbd;

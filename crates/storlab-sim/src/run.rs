@@ -232,7 +232,18 @@ pub fn simulate_with(
             for t in 0..j.numjobs.max(1) {
                 let files: Option<(FileTarget, u64)> = targets.next().flatten();
                 let space = files.map_or(capacity, |(_, span)| span);
+                let mut zbd_error = None;
                 let source: Box<dyn IoSource> = match &j.read_iolog {
+                    None if j.zbd.is_some() => {
+                        let gen = JobThread::new(j, t, space, seed)?;
+                        match crate::zbd::ZbdSource::new(cfg, j, gen, capacity) {
+                            Ok(s) => Box::new(s),
+                            Err(e) => {
+                                zbd_error = Some(e);
+                                Box::new(crate::zbd::Nothing)
+                            }
+                        }
+                    }
                     None => Box::new(FioSource {
                         gen: JobThread::new(j, t, space, seed)?,
                         sync_writes: j.sync_writes,
@@ -244,6 +255,11 @@ pub fn simulate_with(
                     }
                 };
                 let mut stats = JobStats::new(j.name.clone(), j.group_id);
+                if let Some(e) = zbd_error {
+                    // fio refuses the job before it starts, with EINVAL
+                    stats.error = e.errno();
+                    stats.error_detail = Some(e.to_string());
+                }
                 stats.options = j.options.clone();
                 stats.iodepth = j.iodepth.max(1);
                 stats.unified = j.unified_rw;

@@ -286,7 +286,7 @@ pub struct JobStats {
     /// fio's `unified_rw_reporting`: which directions the report shows.
     pub unified: UnifiedRw,
     /// fio's job error number (0: none; [`ETIMEDOUT`] when `max_latency`
-    /// was exceeded).
+    /// was exceeded; the errno of the first failed IO otherwise).
     pub error: i32,
     /// What went wrong, as fio says it on standard error.
     pub error_detail: Option<String>,
@@ -294,6 +294,19 @@ pub struct JobStats {
 
 /// Linux's ETIMEDOUT, fio's error for a job past its `max_latency`.
 pub const ETIMEDOUT: i32 = 110;
+
+/// The text `strerror` gives for the errnos a device failure can bring
+/// (`storlab_model::host::status_errno`), as fio prints it.
+pub fn errno_text(errno: i32) -> &'static str {
+    match errno {
+        5 => "Input/output error",
+        75 => "Value too large for defined data type",
+        95 => "Operation not supported",
+        109 => "Too many references: cannot splice",
+        110 => "Connection timed out",
+        _ => "Unknown error",
+    }
+}
 
 impl JobStats {
     /// The directions the report shows, as indices into

@@ -793,7 +793,11 @@ fn zone_options_are_checked_as_fio_checks_them() {
     for (body, want) in [
         ("rw=read zonemode=strided", "zonesize"),
         ("rw=read zonesize=16k", "zonemode"),
-        ("rw=read zonemode=zbd zonesize=16k", "zbd"),
+        // zonemode=zbd is accepted (zoned drives); its fractions are 0 to 1
+        (
+            "rw=write zonemode=zbd zone_reset_threshold=2",
+            "zone_reset_threshold",
+        ),
         ("rw=read zonemode=sideways", "zonemode"),
     ] {
         let text = format!("[t]\n{}\n", body.replace(' ', "\n"));

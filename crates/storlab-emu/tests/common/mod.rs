@@ -412,6 +412,7 @@ impl Device for OffsetLatency {
             id: req.id,
             at,
             breakdown: Default::default(),
+            status: 0,
         });
     }
     fn on_event(&mut self, _now: storlab_model::Nanos, _token: u64, _cx: &mut storlab_model::Cx) {}

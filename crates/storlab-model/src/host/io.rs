@@ -45,6 +45,33 @@ pub struct IoDone {
     pub at: Nanos,
     /// Where the time went.
     pub breakdown: Breakdown,
+    /// The errno the system call returns (0: success), from the device's
+    /// completion status ([`status_errno`]).
+    pub error: i32,
+}
+
+/// The errno Linux returns to a system call for an NVMe completion status
+/// (0 for success): the NVMe driver maps the status to a block-layer status
+/// (`nvme_error_status`, drivers/nvme/host/core.c: Too Many Open Zones to
+/// `BLK_STS_ZONE_OPEN_RESOURCE`, Too Many Active Zones to
+/// `BLK_STS_ZONE_ACTIVE_RESOURCE`, Invalid Field to `BLK_STS_NOTSUPP`,
+/// every other failure to `BLK_STS_IOERR`) and the block layer that to an
+/// errno (`blk_errors`, block/blk-core.c: ETOOMANYREFS, EOVERFLOW,
+/// EOPNOTSUPP, EIO).
+pub fn status_errno(status: u16) -> i32 {
+    const EIO: i32 = 5;
+    const EOVERFLOW: i32 = 75;
+    const EOPNOTSUPP: i32 = 95;
+    const ETOOMANYREFS: i32 = 109;
+    match status {
+        0 => 0,
+        // generic command status (type 0), Invalid Field in Command
+        0x002 => EOPNOTSUPP,
+        // command specific (type 1): Too Many Active / Open Zones
+        0x1bd => EOVERFLOW,
+        0x1be => ETOOMANYREFS,
+        _ => EIO,
+    }
 }
 
 /// Output of one host call: wake-ups for the driver's event queue and

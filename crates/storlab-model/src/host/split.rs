@@ -34,6 +34,8 @@ struct Parent {
     pending: u32,
     at: Nanos,
     bd: Breakdown,
+    /// The first failed piece's status (a request fails if a piece does).
+    status: u16,
 }
 
 /// How many pieces of at most `max` bytes a request of `len` bytes takes,
@@ -107,12 +109,16 @@ impl SplitRequests {
                 p.at = c.at;
                 p.bd = c.breakdown;
             }
+            if p.status == 0 {
+                p.status = c.status;
+            }
             p.pending -= 1;
             if p.pending == 0 {
                 cx.completions[w] = Completion {
                     id: p.id,
                     at: p.at,
                     breakdown: p.bd,
+                    status: p.status,
                 };
                 w += 1;
                 self.free.push(pi as u32);
@@ -139,6 +145,7 @@ impl Device for SplitRequests {
                 pending: k as u32,
                 at: now,
                 bd: Breakdown::default(),
+                status: 0,
             };
             let pi = crate::units::slab_insert(&mut self.parents, &mut self.free, p);
             self.live += 1;

@@ -44,7 +44,7 @@ use crate::device::{Completion, DevRequest, Device, Nanos, Op};
 
 use super::config::{CompletionMode, HostConfig, Scheduler};
 use super::cost::{Stage, StageCost, Vary, CORE, LOCK, OPS, SCHED, STAGES, THREAD, WORKER};
-use super::io::{HostCx, HostIo, IoDone};
+use super::io::{status_errno, HostCx, HostIo, IoDone};
 use super::jitter::Jitter;
 
 const HOST_BIT: u64 = 1 << 63;
@@ -73,6 +73,8 @@ struct HIo {
     cpu_ns: u64,
     /// The part of `cpu_ns` spent in the busy-wait loop, ns.
     spin_ns: u64,
+    /// The device's completion status (0: success).
+    status: u16,
 }
 
 /// An issuing thread, as the host sees it (one record, so the hot path
@@ -247,6 +249,7 @@ impl Host {
             sleeping: false,
             cpu_ns: 0,
             spin_ns: 0,
+            status: 0,
         };
         let i = if let Some(i) = self.free.pop() {
             self.ios[i as usize] = h;
@@ -319,6 +322,7 @@ impl Host {
             let i = c.id as u32;
             self.bds[i as usize].merge(&c.breakdown);
             let h = &mut self.ios[i as usize];
+            h.status = c.status;
             if h.spin && h.holds & (THREAD | CORE) == THREAD | CORE {
                 // a spinning thread holds everything its finish needs: the
                 // finish segment starts when the device completes, with no
@@ -642,6 +646,7 @@ impl Host {
                     clat_ns: total - slat,
                     at: now,
                     breakdown: Breakdown::default(),
+                    error: status_errno(h.status),
                 });
                 // the breakdown copied once, straight into place (built
                 // inside the record above it went through a copy on the

@@ -38,6 +38,8 @@ struct SizeSettings {
     zone_size: Option<u64>,
     zone_range: Option<u64>,
     zone_skip: u64,
+    zbd: bool,
+    zbd_opts: super::zbd::ZbdOptions,
 }
 
 /// Build a job from its options in application order (globals first).
@@ -274,14 +276,31 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
                 _ => return Err(e.invalid("expected none (0), mixed (1) or both (2)")),
             }
         }
-        "zonemode" => sizes.zone_strided = match v {
-            "none" => false,
-            "strided" => true,
-            "zbd" => return Err(e.invalid(
-                "zoned block devices (ZNS, SMR) are not modelled; zonemode=strided and none are",
-            )),
-            _ => return Err(e.invalid("expected none, strided or zbd")),
-        },
+        "zonemode" => {
+            (sizes.zone_strided, sizes.zbd) = match v {
+                "none" => (false, false),
+                "strided" => (true, false),
+                "zbd" => (false, true),
+                _ => return Err(e.invalid("expected none, strided or zbd")),
+            }
+        }
+        "max_open_zones" => {
+            sizes.zbd_opts.max_open_zones =
+                parse_int_in(v, kb, 0, u64::from(u32::MAX)).map_err(err)? as u32
+        }
+        "zonecapacity" => sizes.zbd_opts.zone_capacity = Some(positive_size(e, v, kb)?),
+        "zone_reset_threshold" | "zone_reset_frequency" => {
+            let f = super::value::parse_float(v).map_err(err)?;
+            if !(0.0..=1.0).contains(&f) {
+                return Err(e.invalid("expected a number from 0 to 1"));
+            }
+            if e.def.name == "zone_reset_threshold" {
+                sizes.zbd_opts.reset_threshold = f;
+            } else {
+                sizes.zbd_opts.reset_frequency = f;
+            }
+        }
+        "zone_append" => sizes.zbd_opts.zone_append = parse_bool(v).map_err(err)?,
         "zonesize" => sizes.zone_size = Some(positive_size(e, v, kb)?),
         "zonerange" => sizes.zone_range = Some(positive_size(e, v, kb)?),
         "zoneskip" => sizes.zone_skip = parse_size(v, kb).map_err(err)?,
@@ -331,7 +350,7 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
 }
 
 /// Cross-option rules, once every option is applied.
-fn finish(job: &mut JobSpec, sizes: SizeSettings) -> Result<(), FioError> {
+fn finish(job: &mut JobSpec, mut sizes: SizeSettings) -> Result<(), FioError> {
     for d in 0..3 {
         job.bs[d] = if let Some(split) = sizes.bssplit[d].clone() {
             BlockSizeSpec::Split(split)
@@ -367,6 +386,13 @@ fn finish(job: &mut JobSpec, sizes: SizeSettings) -> Result<(), FioError> {
         job: job.name.clone(),
         reason: reason.into(),
     };
+    if sizes.zbd {
+        // zonemode=zbd: zonesize names emulated zones (a device without
+        // zones); a zoned device's own zones win
+        let mut z = std::mem::take(&mut sizes.zbd_opts);
+        z.zone_size = sizes.zone_size.take();
+        job.zbd = Some(z);
+    }
     job.zones = match (sizes.zone_strided, sizes.zone_size) {
         (true, Some(size)) => Some(Zones {
             size,

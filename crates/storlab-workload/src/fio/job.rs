@@ -181,6 +181,9 @@ pub struct JobSpec {
     pub sync_writes: bool,
     /// `zonemode=strided` with `zonesize`, `zonerange`, `zoneskip`.
     pub zones: Option<Zones>,
+    /// `zonemode=zbd` and its options: fio keeps writes at the zones'
+    /// write pointers ([`super::zbd`]).
+    pub zbd: Option<super::zbd::ZbdOptions>,
     /// `unified_rw_reporting=`.
     pub unified_rw: UnifiedRw,
     /// `hipri` (io_uring, pvsync2): completions are polled for, not
@@ -265,6 +268,7 @@ impl JobSpec {
             replay_no_stall: false,
             sync_writes: false,
             zones: None,
+            zbd: None,
             unified_rw: UnifiedRw::None,
             hipri: false,
             max_latency_ns: None,

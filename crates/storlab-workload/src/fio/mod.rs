@@ -38,6 +38,7 @@ mod options;
 mod optparse;
 mod types;
 mod value;
+pub mod zbd;
 
 use std::path::Path;
 

@@ -186,11 +186,18 @@ pub struct SsdConfig {
     pub nand: NandConfig,
     /// The flash translation layer.
     pub ftl: FtlConfig,
+    /// A zoned namespace (NVMe ZNS; `None`, the default: a conventional
+    /// namespace). See [`super::zones`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zns: Option<super::zones::ZnsConfig>,
 }
 
 /// Validate an SSD configuration for a device of `capacity` bytes.
 pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
     let n = &cfg.nand;
+    if let Some(z) = &cfg.zns {
+        z.validate(capacity, cfg.ftl.map_unit_bytes.max(1))?;
+    }
     check_range("ssd.tags", cfg.tags, 1, 65536)?;
     check_range(
         "ssd.link_bytes_per_s.read",
@@ -300,11 +307,14 @@ pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
         slc.validate(n.cell.page_types())?;
     }
     let (geo, _) = geometry(cfg);
-    Ftl::check_fit(&cfg.ftl, geo, capacity / cfg.ftl.map_unit_bytes).map_err(|e| {
-        ConfigError::Invalid {
-            field: "device.capacity_bytes".into(),
-            message: e.to_string(),
-        }
+    let logical = match &cfg.zns {
+        // a zoned namespace stores its zones' capacity only
+        Some(z) => super::zones::ZonedNs::logical_units(z, capacity, cfg.ftl.map_unit_bytes),
+        None => capacity / cfg.ftl.map_unit_bytes,
+    };
+    Ftl::check_fit(&cfg.ftl, geo, logical).map_err(|e| ConfigError::Invalid {
+        field: "device.capacity_bytes".into(),
+        message: e.to_string(),
     })
 }
 

@@ -49,6 +49,7 @@ mod requests;
 pub mod slc;
 mod spread;
 pub mod ssd;
+pub mod zones;
 
 // the folder's main items, so users name them by the layer
 // (`storlab_model::devices::flash::SsdConfig`) rather than by file

@@ -171,6 +171,10 @@ impl Ssd {
 
     pub(super) fn write_ready(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
+        if let Some(z) = &self.zoned {
+            // a zone's data goes to its own blocks (a write keeps to one zone)
+            self.ftl.set_stream(z.stream_of(r.lpn0));
+        }
         for lpn in r.lpn0..r.lpn0 + r.units {
             let ppa = self.ftl.write(lpn);
             if !r.durable {
@@ -511,6 +515,37 @@ impl Ssd {
         rm.pending -= 1;
         if rm.pending == 0 {
             self.finish_read(ri, cx);
+        }
+    }
+}
+
+impl Ssd {
+    /// A request to a zoned drive: its logical units, or `None` when the
+    /// drive refused it (completed at once with its status after the
+    /// controller's command time). A reset closes its zones' streams.
+    pub(super) fn zoned_request(
+        &mut self,
+        now: crate::Nanos,
+        req: &crate::DevRequest,
+        cx: &mut crate::Cx,
+    ) -> Option<(u32, u32)> {
+        let zn = self.zoned.as_mut().expect("a zoned drive");
+        match zn.request(req) {
+            Ok(r) => {
+                for z in r.reset {
+                    self.ftl.close_stream(z as u32);
+                }
+                Some((r.lpn0, r.units))
+            }
+            Err(e) => {
+                let cmd = self.cfg.command_ns.write;
+                let parts = [(crate::breakdown::Component::Controller, cmd)];
+                cx.done_parts(req.id, now, now + cmd, &parts);
+                if let Some(c) = cx.completions.last_mut() {
+                    c.status = e.status();
+                }
+                None
+            }
         }
     }
 }

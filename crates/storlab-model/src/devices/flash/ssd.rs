@@ -165,6 +165,8 @@ pub struct Ssd {
     pub(super) map_units: u32,
     /// The SLC write cache (`ssd.nand.slc_cache`; `None` when off).
     pub(super) slc: Option<SlcCache>,
+    /// The zoned namespace (`ssd.zns`; `None`: conventional).
+    pub(super) zoned: Option<Box<super::zones::ZonedNs>>,
 }
 
 impl Ssd {
@@ -174,14 +176,22 @@ impl Ssd {
         validate(&cfg, capacity)?;
         let (geo, upp) = geometry(&cfg);
         let unit = cfg.ftl.map_unit_bytes;
-        let mut ftl =
-            Ftl::new(&cfg.ftl, geo, capacity / unit, plane_order(&cfg.nand)).map_err(|e| {
-                ConfigError::Invalid {
-                    field: "device.capacity_bytes".into(),
-                    message: e.to_string(),
-                }
-            })?;
+        let logical = match &cfg.zns {
+            Some(z) => super::zones::ZonedNs::logical_units(z, capacity, unit),
+            None => capacity / unit,
+        };
+        let mut ftl = Ftl::new(&cfg.ftl, geo, logical, plane_order(&cfg.nand)).map_err(|e| {
+            ConfigError::Invalid {
+                field: "device.capacity_bytes".into(),
+                message: e.to_string(),
+            }
+        })?;
         ftl.precondition(cfg.ftl.precondition, cfg.ftl.fullness);
+        // a zoned drive keeps every zone's data in its own blocks
+        let zoned = cfg.zns.clone().map(|z| {
+            ftl.set_streams(z.zones(capacity) as u32);
+            Box::new(super::zones::ZonedNs::new(z, capacity, unit))
+        });
         let mc = &cfg.ftl.map_cache;
         let map = mc
             .on()
@@ -242,6 +252,7 @@ impl Ssd {
                 let planes = (n.channels * n.dies_per_channel * n.planes_per_die) as u64;
                 SlcCache::new(c, unit, n.cell.page_types(), planes, upp as u64, mean)
             }),
+            zoned,
             cfg,
         })
     }
@@ -311,7 +322,12 @@ impl Ssd {
 impl Device for Ssd {
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
         let lpns = self.ftl.logical_units() as u64;
-        let (lpn0, units) = if matches!(req.op, Op::Flush) || req.len == 0 {
+        let (lpn0, units) = if self.zoned.is_some() {
+            match self.zoned_request(now, &req, cx) {
+                Some(r) => r,
+                None => return,
+            }
+        } else if matches!(req.op, Op::Flush) || req.len == 0 {
             (0, 0)
         } else {
             let first = (req.offset / self.unit).min(lpns);
@@ -461,6 +477,9 @@ impl Device for Ssd {
             if c.host_units > 0 {
                 counters[1].1 += slc.folded_units as f64 / c.host_units as f64;
             }
+        }
+        if let Some(z) = &self.zoned {
+            counters.extend(z.counters());
         }
         if let Some(m) = &self.map {
             let c = m.counters;

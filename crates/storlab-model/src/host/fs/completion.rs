@@ -196,6 +196,9 @@ impl FileLayer {
             clat_ns: total - slat,
             at: now,
             breakdown: bd,
+            // a file system on a zoned drive is not modelled: the file
+            // layer's device requests do not fail
+            error: 0,
         });
         if p.release_pending {
             // the release wake-up still names this slot

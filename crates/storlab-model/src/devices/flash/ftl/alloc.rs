@@ -11,11 +11,11 @@ impl Ftl {
     /// Allocate a unit for host data in `plane`; `None` when the plane
     /// cannot get a free block.
     pub(super) fn alloc_user(&mut self, plane: u32) -> Option<u32> {
-        let p = plane as usize;
+        let p = (self.stream * self.geo.planes + plane) as usize;
         if self.open_user[p] == NONE {
             // keep one block in reserve for garbage collection
             self.ensure_free(plane);
-            if self.free[p].len() < 2 {
+            if self.free[plane as usize].len() < 2 {
                 return None;
             }
             let b = self.take_free(plane);
@@ -134,10 +134,70 @@ impl Ftl {
             }
             padded += 1;
             // the stripe moves on, as after a full page
-            if self.order[self.cursor] == p as u32 {
+            if self.order[self.cursor] == p as u32 % self.geo.planes {
                 self.cursor = (self.cursor + 1) % self.order.len();
             }
         }
         padded
+    }
+
+    /// Keep host data in `n` separate streams of open blocks (zones of a
+    /// zoned drive, reclaim-unit handles of an FDP drive): a block holds
+    /// one stream's data only. Called before any host write.
+    pub fn set_streams(&mut self, n: u32) {
+        let planes = self.geo.planes as usize;
+        self.open_user.resize(planes * n.max(1) as usize, NONE);
+    }
+
+    /// Send the host writes that follow to stream `s` (below the count
+    /// given to [`Ftl::set_streams`]).
+    pub fn set_stream(&mut self, s: u32) {
+        debug_assert!(((s + 1) * self.geo.planes) as usize <= self.open_user.len());
+        self.stream = s;
+    }
+
+    /// Close stream `s`'s open blocks where they are: their partly filled
+    /// page is programmed (as [`Ftl::pad_open_pages`] does) and their
+    /// unwritten pages are left unused until the block is erased (a zone
+    /// reset or finish: the zone's data never shares a block with another
+    /// zone's). Returns the units left unused (never programmed, so not
+    /// write amplification).
+    pub fn close_stream(&mut self, s: u32) -> u64 {
+        let planes = self.geo.planes;
+        let upp = self.geo.units_per_page;
+        let mut skipped = 0u64;
+        for plane in 0..planes {
+            let p = (s * planes + plane) as usize;
+            let b = self.open_user[p];
+            if b == NONE {
+                continue;
+            }
+            self.open_user[p] = NONE;
+            let blk = &mut self.blocks[b as usize];
+            let filled = blk.next_unit % upp;
+            let page = blk.next_unit / upp;
+            skipped += (self.upb - blk.next_unit) as u64;
+            blk.next_unit = self.upb;
+            blk.state = BState::Closed;
+            blk.closed_at = self.clock;
+            let valid = blk.valid;
+            if let Some(bk) = &mut self.buckets {
+                bk.insert(&mut self.blocks, self.bpp_div.div(b), b, valid);
+            }
+            if filled > 0 {
+                // the partly filled page is programmed padded
+                self.counters.padded_units += (upp - filled) as u64;
+            }
+            if filled > 0 && self.emit {
+                self.ops.push(NandOp {
+                    kind: NandKind::Program,
+                    block: b,
+                    page,
+                    background: false,
+                    units: filled,
+                });
+            }
+        }
+        skipped
     }
 }

@@ -61,7 +61,11 @@ pub struct Ftl {
     pub(super) blocks: Vec<Block>,
     pub(super) buckets: Option<Buckets>,
     pub(super) free: Vec<BinaryHeap<Reverse<(u32, u32)>>>,
+    /// Open host blocks by stream and plane (`stream * planes + plane`;
+    /// one stream unless [`Ftl::set_streams`] asked for more).
     pub(super) open_user: Vec<u32>,
+    /// The stream host writes go to now ([`Ftl::set_stream`]).
+    pub(super) stream: u32,
     pub(super) open_gc: Vec<u32>,
     /// Allocation order of planes for host writes (channel-first striping).
     pub(super) order: Vec<u32>,
@@ -206,6 +210,7 @@ impl Ftl {
             buckets,
             free: (0..geo.planes).map(|_| BinaryHeap::new()).collect(),
             open_user: vec![NONE; geo.planes as usize],
+            stream: 0,
             open_gc: vec![NONE; geo.planes as usize],
             order,
             cursor: 0,

@@ -1,0 +1,93 @@
+//! A `zonemode=zbd` job thread: the job's generator with fio's host-side
+//! zone handling in front ([`storlab_workload::fio::zbd`]), over the
+//! device's zones (a zoned drive's `[ssd.zns]`) or the zones fio emulates
+//! from `zonesize` and `zonecapacity` on a device without them.
+
+use storlab_model::{Op, SystemConfig};
+use storlab_workload::fio::zbd::{ZbdError, ZbdHost, ZoneGeometry};
+use storlab_workload::fio::JobSpec;
+use storlab_workload::gen::{IoOp, JobThread};
+
+use crate::plan::{IoReq, IoSource};
+
+/// A zoned job thread.
+pub struct ZbdSource {
+    gen: JobThread,
+    host: ZbdHost,
+    sync_writes: bool,
+}
+
+/// A source with nothing to issue (a job fio refused).
+pub struct Nothing;
+
+impl IoSource for Nothing {
+    fn next_io(&mut self) -> Option<IoReq> {
+        None
+    }
+}
+
+impl ZbdSource {
+    /// Job `j`'s thread `gen` on the device of `cfg` (`capacity` bytes).
+    pub fn new(
+        cfg: &SystemConfig,
+        j: &JobSpec,
+        gen: JobThread,
+        capacity: u64,
+    ) -> Result<Self, ZbdError> {
+        let opts = j.zbd.clone().unwrap_or_default();
+        let geo = match cfg.ssd.as_ref().and_then(|s| s.zns.as_ref()) {
+            Some(z) => ZoneGeometry {
+                zone_bytes: z.zone_bytes,
+                capacity_bytes: z.zone_capacity_bytes,
+                max_open: z.max_open_zones,
+            },
+            None => {
+                let Some(size) = opts.zone_size else {
+                    return Err(ZbdError::Geometry(
+                        "zonemode=zbd on a device without zones needs zonesize= (fio emulates zones of that size)"
+                            .into(),
+                    ));
+                };
+                ZoneGeometry {
+                    zone_bytes: size,
+                    capacity_bytes: opts.zone_capacity.unwrap_or(size).min(size),
+                    max_open: 0,
+                }
+            }
+        };
+        let (start, len) = gen.region();
+        let len = len.min(capacity.saturating_sub(start));
+        let host = ZbdHost::new(&opts, geo, start, len, j.rw.is_random(), j.min_block_size())?;
+        Ok(ZbdSource {
+            gen,
+            host,
+            sync_writes: j.sync_writes,
+        })
+    }
+}
+
+impl IoSource for ZbdSource {
+    fn next_io(&mut self) -> Option<IoReq> {
+        loop {
+            if let Some(io) = self.host.next_io() {
+                let op = match io.op {
+                    IoOp::Read => Op::Read,
+                    IoOp::Write => Op::Write,
+                    IoOp::Trim => Op::Trim,
+                    IoOp::Fsync | IoOp::Fdatasync => Op::Flush,
+                };
+                return Some(IoReq {
+                    op,
+                    offset: io.offset,
+                    len: io.len,
+                    at: None,
+                    fua: self.sync_writes && op == Op::Write,
+                });
+            }
+            let io = self.gen.next_io()?;
+            if !self.host.adjust(io) {
+                return None;
+            }
+        }
+    }
+}

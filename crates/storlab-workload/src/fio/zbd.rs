@@ -1,0 +1,430 @@
+//! fio's `zonemode=zbd`: what fio itself does to a job's IO on a zoned
+//! block device, so that the device sees what it would see under fio
+//! (fio's zbd.c, `zbd_adjust_block` and `zbd_convert_to_write_zone`;
+//! HOWTO, "zonemode", "max_open_zones", "zone_reset_threshold",
+//! "zone_reset_frequency"). Described here, not copied:
+//!
+//! * fio learns the zones from the device (or, on a device without zones,
+//!   emulates them from `zonesize` and `zonecapacity`), and the number of
+//!   zones it may write at once: `max_open_zones` if given, else the
+//!   device's limit; a `max_open_zones` above the device's limit is an
+//!   error (EINVAL) before the job starts.
+//! * A write goes to the write pointer of its zone. The zone must be one
+//!   of the write zones: if it is not and the set is full, fio picks a
+//!   write zone from the set by the IO's place in the job's range
+//!   (`(offset - start) * write_zones / range`). A sequential job keeps
+//!   writing the zone it writes until the zone is full, then moves on to
+//!   the next zone (wrapping to the range's first). A zone that is full
+//!   when written is reset first, so its write starts again at its start.
+//!   The write is shortened to what the zone's capacity leaves, in
+//!   multiples of the minimum block size; a zone that fills leaves the set
+//!   of write zones.
+//! * With `zone_reset_frequency` f > 0: once the data in the range reaches
+//!   `zone_reset_threshold` of it, every 1/f-th write resets its zone
+//!   first.
+//! * A read is moved into written data: the part of a zone below its write
+//!   pointer (a zone with nothing written sends it to the next zone that
+//!   has some); a job with nothing to read ends.
+//!
+//! Resets are trims of the whole zone, the form a zone reset takes at the
+//! simulated device (see storlab-model's `devices/flash/zones.rs`). fio
+//! waits for a job's IO in flight before it resets; the simulator's
+//! thread does not (a reset follows the job's writes at once), so the
+//! tests run zoned jobs with writes at the reset's zone long done
+//! (iodepth 1, or many zones between).
+
+use std::collections::VecDeque;
+
+use crate::gen::{IoDesc, IoOp};
+
+/// A job's zoned options (`zonemode=zbd`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ZbdOptions {
+    /// `max_open_zones=` (0: the device's limit).
+    pub max_open_zones: u32,
+    /// `zonesize=`: the zone size of emulated zones (a device without
+    /// zones); a zoned device's own size otherwise.
+    pub zone_size: Option<u64>,
+    /// `zonecapacity=`: the writable part of an emulated zone.
+    pub zone_capacity: Option<u64>,
+    /// `zone_reset_threshold=` (0 to 1).
+    pub reset_threshold: f64,
+    /// `zone_reset_frequency=` (0 to 1; 0: no threshold resets).
+    pub reset_frequency: f64,
+    /// `zone_append=`: writes as Zone Append commands. The data lands at
+    /// the write pointer either way; the simulated device serves both the
+    /// same.
+    pub zone_append: bool,
+}
+
+/// The zones a zoned job sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZoneGeometry {
+    /// Zone size, bytes.
+    pub zone_bytes: u64,
+    /// Writable bytes of a zone.
+    pub capacity_bytes: u64,
+    /// The device's open-zone limit (0: none).
+    pub max_open: u32,
+}
+
+/// Why a zoned job cannot run (fio's messages).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ZbdError {
+    /// `max_open_zones` above the device's limit.
+    #[error("Specified --max_open_zones ({asked}) is larger than max ({max})")]
+    TooManyOpen {
+        /// Asked for.
+        asked: u32,
+        /// The device's limit.
+        max: u32,
+    },
+    /// A zone geometry that cannot hold a block.
+    #[error("{0}")]
+    Geometry(String),
+}
+
+impl ZbdError {
+    /// The errno fio reports for the job (EINVAL).
+    pub fn errno(&self) -> i32 {
+        22
+    }
+}
+
+/// fio's host-side zone handling for one job thread.
+pub struct ZbdHost {
+    geo: ZoneGeometry,
+    /// Write pointers (bytes from the zone start) of the range's zones.
+    wp: Vec<u64>,
+    first_zone: u64,
+    start: u64,
+    range: u64,
+    write_zones: Vec<u32>,
+    limit: u32,
+    random: bool,
+    min_bs: u64,
+    /// Sequential jobs: the zone being written.
+    seq_zone: u32,
+    valid_bytes: u64,
+    reset_threshold: f64,
+    reset_frequency: f64,
+    write_cnt: u64,
+    queue: VecDeque<IoDesc>,
+    /// Zone resets issued.
+    pub resets: u64,
+}
+
+impl ZbdHost {
+    /// The host side of a job over `[start, start + range)` (whole zones
+    /// are used: the range is rounded to them), `random` for random
+    /// offsets, writes of at least `min_bs` bytes.
+    pub fn new(
+        opts: &ZbdOptions,
+        geo: ZoneGeometry,
+        start: u64,
+        range: u64,
+        random: bool,
+        min_bs: u64,
+    ) -> Result<Self, ZbdError> {
+        let limit = match (geo.max_open, opts.max_open_zones) {
+            (0, asked) => asked,
+            (max, 0) => max,
+            (max, asked) if asked <= max => asked,
+            (max, asked) => return Err(ZbdError::TooManyOpen { asked, max }),
+        };
+        if geo.zone_bytes == 0 || geo.capacity_bytes < min_bs.max(1) {
+            return Err(ZbdError::Geometry(format!(
+                "zone capacity {} smaller than minimum block size {min_bs}",
+                geo.capacity_bytes
+            )));
+        }
+        let first_zone = start / geo.zone_bytes;
+        let zones = (range / geo.zone_bytes).max(1);
+        let queue = VecDeque::new();
+        Ok(ZbdHost {
+            geo,
+            wp: vec![0; zones as usize],
+            first_zone,
+            start: first_zone * geo.zone_bytes,
+            range: zones * geo.zone_bytes,
+            write_zones: Vec::new(),
+            limit,
+            random,
+            min_bs: min_bs.max(1),
+            seq_zone: 0,
+            valid_bytes: 0,
+            reset_threshold: opts.reset_threshold,
+            reset_frequency: opts.reset_frequency,
+            write_cnt: Self::reload(opts.reset_frequency),
+            queue,
+            resets: 0,
+        })
+    }
+
+    fn reload(f: f64) -> u64 {
+        if f > 0.0 {
+            (1.0 / f).min(u32::MAX as f64) as u64
+        } else {
+            u64::from(u32::MAX)
+        }
+    }
+
+    /// Zones the job may write at once.
+    pub fn write_zone_limit(&self) -> u32 {
+        self.limit
+    }
+
+    fn zone_start(&self, z: u32) -> u64 {
+        (self.first_zone + z as u64) * self.geo.zone_bytes
+    }
+
+    fn full(&self, z: u32) -> bool {
+        self.wp[z as usize] + self.min_bs > self.geo.capacity_bytes
+    }
+
+    fn reset(&mut self, z: u32) {
+        self.valid_bytes -= self.wp[z as usize];
+        self.wp[z as usize] = 0;
+        self.resets += 1;
+        self.queue.push_back(IoDesc {
+            op: IoOp::Trim,
+            offset: self.zone_start(z),
+            len: self.geo.zone_bytes,
+        });
+    }
+
+    /// The zone index (within the range) of `offset`.
+    fn zone_of(&self, offset: u64) -> u32 {
+        let rel = offset.saturating_sub(self.start) % self.range;
+        (rel / self.geo.zone_bytes) as u32
+    }
+
+    /// Make `z` a write zone if the set has room; else the write zone fio
+    /// picks for an IO at `offset`.
+    fn write_zone(&mut self, z: u32, offset: u64) -> u32 {
+        if self.write_zones.contains(&z) {
+            return z;
+        }
+        if self.limit == 0 || (self.write_zones.len() as u32) < self.limit {
+            self.write_zones.push(z);
+            return z;
+        }
+        let n = self.write_zones.len() as u64;
+        let i = (offset.saturating_sub(self.start) % self.range) * n / self.range;
+        self.write_zones[i as usize]
+    }
+
+    /// Feed the generator's IO in; take what fio issues out with
+    /// [`ZbdHost::next_io`]. Returns false when the IO cannot be issued (a
+    /// read with nothing written: fio's job ends).
+    pub fn adjust(&mut self, io: IoDesc) -> bool {
+        match io.op {
+            IoOp::Write => self.write(io),
+            IoOp::Read => self.read(io),
+            _ => {
+                self.queue.push_back(io);
+                true
+            }
+        }
+    }
+
+    /// The next IO fio issues, in order (resets before the write that
+    /// caused them).
+    pub fn next_io(&mut self) -> Option<IoDesc> {
+        self.queue.pop_front()
+    }
+
+    fn write(&mut self, io: IoDesc) -> bool {
+        let zones = self.wp.len() as u32;
+        let z = if self.random {
+            let z = self.zone_of(io.offset);
+            self.write_zone(z, io.offset)
+        } else {
+            // a sequential job writes its zone to the end, then the next
+            let mut z = self.seq_zone;
+            if self.full(z) {
+                z = (z + 1) % zones;
+                self.seq_zone = z;
+            }
+            self.write_zone(z, io.offset)
+        };
+        if self.reset_frequency > 0.0
+            && self.valid_bytes as f64 >= self.range as f64 * self.reset_threshold
+        {
+            self.write_cnt = self.write_cnt.saturating_sub(1);
+            if self.write_cnt == 0 {
+                self.write_cnt = Self::reload(self.reset_frequency);
+                self.reset(z);
+            }
+        }
+        if self.full(z) {
+            self.reset(z);
+        }
+        let wp = self.wp[z as usize];
+        let room = self.geo.capacity_bytes - wp;
+        let len = io.len.min(room) / self.min_bs * self.min_bs;
+        if len == 0 {
+            // a write shorter than the minimum block size
+            return false;
+        }
+        self.queue.push_back(IoDesc {
+            op: IoOp::Write,
+            offset: self.zone_start(z) + wp,
+            len,
+        });
+        self.wp[z as usize] += len;
+        self.valid_bytes += len;
+        if self.full(z) {
+            self.write_zones.retain(|&w| w != z);
+        }
+        true
+    }
+
+    fn read(&mut self, io: IoDesc) -> bool {
+        let zones = self.wp.len() as u32;
+        let orig = self.zone_of(io.offset);
+        let mut z = orig;
+        let mut tries = 0;
+        while self.wp[z as usize] < self.min_bs {
+            z = (z + 1) % zones;
+            tries += 1;
+            if tries >= zones {
+                return false;
+            }
+        }
+        let range = self.wp[z as usize];
+        let zs = self.zone_start(z);
+        let within = io.offset.saturating_sub(self.zone_start(orig));
+        let offset = if range <= io.len || (!self.random && z != orig) {
+            zs
+        } else if self.random {
+            zs + (within % (range - io.len)) / self.min_bs * self.min_bs
+        } else if within + self.min_bs > range {
+            zs
+        } else {
+            zs + within
+        };
+        let len = io.len.min(zs + range - offset) / self.min_bs * self.min_bs;
+        self.queue.push_back(IoDesc {
+            op: IoOp::Read,
+            offset,
+            len: len.max(self.min_bs.min(range)),
+        });
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    fn geo(max_open: u32) -> ZoneGeometry {
+        ZoneGeometry {
+            zone_bytes: 4 * MIB,
+            capacity_bytes: 3 * MIB,
+            max_open,
+        }
+    }
+
+    fn w(offset: u64, len: u64) -> IoDesc {
+        IoDesc {
+            op: IoOp::Write,
+            offset,
+            len,
+        }
+    }
+
+    fn drain(h: &mut ZbdHost) -> Vec<IoDesc> {
+        std::iter::from_fn(|| h.next_io()).collect()
+    }
+
+    #[test]
+    fn a_limit_above_the_device_is_fios_error() {
+        let opts = ZbdOptions {
+            max_open_zones: 20,
+            ..Default::default()
+        };
+        let e = ZbdHost::new(&opts, geo(14), 0, 64 * MIB, true, 4096)
+            .err()
+            .unwrap();
+        assert_eq!(e.errno(), 22);
+        assert!(
+            e.to_string().contains("(20) is larger than max (14)"),
+            "{e}"
+        );
+        let ok = ZbdHost::new(&ZbdOptions::default(), geo(14), 0, 64 * MIB, true, 4096).unwrap();
+        assert_eq!(ok.write_zone_limit(), 14);
+    }
+
+    #[test]
+    fn sequential_writes_fill_a_zone_then_move_on_and_reset_on_wrap() {
+        let mut h = ZbdHost::new(&ZbdOptions::default(), geo(2), 0, 8 * MIB, false, MIB).unwrap();
+        for i in 0..6 {
+            assert!(h.adjust(w(i * MIB, MIB)));
+        }
+        let got: Vec<u64> = drain(&mut h).iter().map(|d| d.offset / MIB).collect();
+        // zone 0 holds 0..3 MiB, zone 1 starts at 4 MiB
+        assert_eq!(got, vec![0, 1, 2, 4, 5, 6]);
+        // both full: the next write wraps to zone 0, reset first
+        assert!(h.adjust(w(0, MIB)));
+        let got = drain(&mut h);
+        assert_eq!(got[0].op, IoOp::Trim);
+        assert_eq!((got[0].offset, got[0].len), (0, 4 * MIB));
+        assert_eq!((got[1].op, got[1].offset), (IoOp::Write, 0));
+        assert_eq!(h.resets, 1);
+    }
+
+    #[test]
+    fn random_writes_keep_to_the_open_zone_limit() {
+        let mut h = ZbdHost::new(&ZbdOptions::default(), geo(2), 0, 32 * MIB, true, 4096).unwrap();
+        let mut zones = std::collections::BTreeSet::new();
+        for i in 0..64u64 {
+            // offsets spread over all eight zones
+            assert!(h.adjust(w((i * 7 % 32) * MIB, 4096)));
+        }
+        for d in drain(&mut h) {
+            assert_eq!(d.op, IoOp::Write);
+            zones.insert(d.offset / (4 * MIB));
+        }
+        assert_eq!(zones.len(), 2, "{zones:?}");
+    }
+
+    #[test]
+    fn threshold_resets_come_every_nth_write() {
+        let opts = ZbdOptions {
+            reset_threshold: 0.0,
+            reset_frequency: 0.25,
+            ..Default::default()
+        };
+        let mut h = ZbdHost::new(&opts, geo(0), 0, 8 * MIB, false, 4096).unwrap();
+        for i in 0..8 {
+            h.adjust(w(i * 4096, 4096));
+        }
+        let trims = drain(&mut h).iter().filter(|d| d.op == IoOp::Trim).count();
+        assert_eq!(trims, 2);
+    }
+
+    #[test]
+    fn reads_stay_below_the_write_pointer() {
+        let mut h = ZbdHost::new(&ZbdOptions::default(), geo(0), 0, 8 * MIB, true, 4096).unwrap();
+        let r = |o| IoDesc {
+            op: IoOp::Read,
+            offset: o,
+            len: 4096,
+        };
+        // nothing written: nothing to read
+        assert!(!h.adjust(r(0)));
+        h.adjust(w(5 * MIB, 64 * 1024));
+        drain(&mut h);
+        for o in [0, MIB, 5 * MIB + 8192, 6 * MIB] {
+            assert!(h.adjust(r(o)));
+            let d = h.next_io().unwrap();
+            assert!(
+                d.offset >= 4 * MIB && d.offset + d.len <= 4 * MIB + 64 * 1024,
+                "{d:?}"
+            );
+        }
+    }
+}

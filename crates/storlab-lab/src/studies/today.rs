@@ -199,12 +199,27 @@ fn persist_point(region: u64, extra: &[&str]) -> Spec {
 /// of PMem behind the scaled DRAM as its cache, 16 threads of random
 /// 64 B stores after a sequential touch of the whole array.
 fn memory_mode_point(ratio: f64) -> Spec {
+    let near = format!("dcpmm.near_bytes={}", paging::DRAM_BYTES);
+    updates_point(PMEM_MM, &near, ratio)
+}
+
+/// thrash's updates with its cold pages on CXL memory: the first DRAM's
+/// worth of the array on the host's own DRAM (where first-touch puts the
+/// pages the sequential touch reaches first), the rest on the expander.
+fn cxl_tier_point(ratio: f64) -> Spec {
+    let local = format!("cxl.local_bytes={}", paging::DRAM_BYTES);
+    updates_point(CXL, &local, ratio)
+}
+
+/// The updates job of thrash on memory `dev` with `tier` (how DRAM stands
+/// in front of it), its array `ratio` x DRAM: 16 threads of random 64 B
+/// stores after a sequential touch of the whole array.
+fn updates_point(dev: &str, tier: &str, ratio: f64) -> Spec {
     let array = (ratio * paging::DRAM_BYTES as f64) as u64;
     let cap = format!("device.capacity_bytes={array}");
-    let near = format!("dcpmm.near_bytes={}", paging::DRAM_BYTES);
     Spec::new(
-        PMEM_MM,
-        &[&cap, &near],
+        dev,
+        &[&cap, tier],
         &[
             "--name=touch",
             "--rw=write",
@@ -236,6 +251,7 @@ struct Ids {
     stack: Vec<RunId>,
     persist: Vec<Vec<RunId>>,
     mm: Vec<RunId>,
+    tier: Vec<RunId>,
 }
 
 fn plan(p: &mut Plan) -> Ids {
@@ -316,6 +332,10 @@ fn plan(p: &mut Plan) -> Ids {
         .iter()
         .map(|&r| p.add(memory_mode_point(r)))
         .collect();
+    let tier = paging::RATIOS
+        .iter()
+        .map(|&r| p.add(cxl_tier_point(r)))
+        .collect();
     Ids {
         lat,
         iops,
@@ -329,6 +349,7 @@ fn plan(p: &mut Plan) -> Ids {
         stack,
         persist,
         mm,
+        tier,
     }
 }
 
@@ -640,25 +661,23 @@ fn placement_figure(r: &Results, ids: &Ids) -> (Figure, Vec<String>) {
     };
     let ssd = paged(SSD, &mut get);
     let flash = paged("sata-ssd", &mut get);
-    // far memory: an update is thrash's computation and one access, to
-    // DRAM for the share of the array DRAM holds and to the far memory
-    // for the rest (its cold pages); the accesses' latencies are the
-    // presets' 64 B reads
+    // an update is thrash's computation and one access, the access the
+    // run's mean 64 B store; relative to every access on local DRAM
     let local = r[ids.cxl_read[0]].lat_us(0) * 1e3;
-    let far = r[ids.cxl_read[1]].lat_us(0) * 1e3;
     let cpu = paging::UPDATE_CPU_NS as f64;
+    let rel = |id: RunId| (cpu + local) / (cpu + r[id].lat_us(1) * 1e3);
+    // CXL: a run of the expander with DRAM's share of the array on the
+    // host's own DRAM (first-touch placement), the rest behind the link
     let cxl: Vec<(f64, f64)> = ratios
         .iter()
-        .map(|&x| {
-            let hot = (1.0 / x).min(1.0);
-            (x, (cpu + local) / (cpu + hot * local + (1.0 - hot) * far))
-        })
+        .zip(&ids.tier)
+        .map(|(&x, &id)| (x, rel(id)))
         .collect();
     // Memory Mode: the DRAM cache decides by itself; its mean update
     let mm: Vec<(f64, f64)> = ratios
         .iter()
         .zip(&ids.mm)
-        .map(|(&x, &id)| (x, (cpu + local) / (cpu + r[id].lat_us(1) * 1e3)))
+        .map(|(&x, &id)| (x, rel(id)))
         .collect();
     let s = |label: &str, points: Vec<(f64, f64)>| Series {
         label: label.into(),
@@ -713,8 +732,11 @@ pub fn prepare() -> Prepared {
             "placement".into(),
             format!(
                 "Paging runs the HASTE study's Linux 2.6 swap path (study `paging`'s scaling); \
-                 far memory charges each update's access to DRAM for the share of the array \
-                 DRAM holds and to the far memory for the rest. {}",
+                 far memory is a run of thrash's updates (16 threads of random 64 B stores after a \
+                 sequential touch) on the device: CXL memory with DRAM's share of the array on the \
+                 host's own DRAM node, where Linux's first-touch policy puts the pages touched first, \
+                 and the rest on the expander; PMem in Memory Mode with DRAM as its direct-mapped \
+                 cache; each update is thrash's computation plus the run's mean store. {}",
                 place_notes.join(". ")
             ),
         ));

@@ -22,6 +22,16 @@
 //! so a CXL access costs `dram_ns` plus the link's part. Lines stream: the
 //! DRAM starts on the first line as soon as it has arrived, and the
 //! response flits follow the DRAM.
+//!
+//! `local_bytes` makes the device a two-tier memory as a NUMA host sees it
+//! (local DRAM node plus the expander's CPU-less node): the first
+//! `local_bytes` of the address space are the host's own DRAM (timed as
+//! `attach = "ddr"`, on channels of their own at `dram_bytes_per_s`), the
+//! rest is behind the link. This is where Linux's default first-touch
+//! policy puts a program's pages: on the local node until it is full, then
+//! on the next node by distance (mm/mempolicy.c, the zonelist fallback),
+//! so a program that touches its array in order finds its first
+//! `local_bytes` local and the rest on CXL memory.
 
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +89,11 @@ pub struct CxlConfig {
     pub dram_ns: u64,
     /// The DRAM channels' sustained rate, all channels together, bytes/s.
     pub dram_bytes_per_s: u64,
+    /// Bytes at the start of the address space that are the host's own
+    /// DRAM (a local NUMA node in front of the expander); 0: all of it is
+    /// behind the link (or all local with `attach = "ddr"`).
+    #[serde(default)]
+    pub local_bytes: u64,
 }
 
 /// Validate `[cxl]`.
@@ -129,8 +144,13 @@ pub struct CxlMemory {
     capacity: u64,
     link: Link,
     dram: MemoryBus,
+    /// The host's own DRAM channels holding the first `local_bytes`.
+    local: MemoryBus,
     lines: [u64; 2],
 }
+
+/// When a part of a request ends and where its time went.
+type Timed = (Nanos, Vec<(Component, Nanos)>);
 
 impl CxlMemory {
     /// Build from a validated configuration.
@@ -145,11 +165,13 @@ impl CxlMemory {
             true,
         );
         let dram = MemoryBus::new(c.dram_bytes_per_s);
+        let local = MemoryBus::new(c.dram_bytes_per_s);
         Self {
             c,
             capacity,
             link,
             dram,
+            local,
             lines: [0; 2],
         }
     }
@@ -180,26 +202,26 @@ impl CxlMemory {
     }
 }
 
-impl Device for CxlMemory {
-    fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
-        if matches!(req.op, Op::Trim | Op::Flush) {
-            // memory: nothing to discard, and a completed store is in the
-            // device (its DRAM is as durable as the host's)
-            cx.done_mut(req.id, now);
-            return;
-        }
+impl CxlMemory {
+    /// `lines` lines on DRAM on the host's bus (`bus`: the expander's
+    /// DRAM with `attach = "ddr"`, else the local node's).
+    fn on_ddr(c: &CxlConfig, bus: &mut MemoryBus, now: Nanos, lines: u64) -> Timed {
+        let xfer = bus.xfer_ns(lines * c.line_bytes);
+        let (start, end) = bus.occupy(now, xfer);
+        (
+            end.saturating_add(c.dram_ns),
+            vec![
+                (Component::DeviceQueue, start - now),
+                (Component::Media, xfer + c.dram_ns),
+            ],
+        )
+    }
+
+    /// `lines` lines behind the link.
+    fn on_cxl(&mut self, now: Nanos, op: Op, lines: u64) -> Timed {
         let c = &self.c;
-        let lines = req.len.max(1).div_ceil(c.line_bytes);
-        self.lines[(req.op == Op::Write) as usize] += lines;
         let dram_xfer = self.dram.xfer_ns(lines * c.line_bytes);
-        if c.attach == Attach::Ddr {
-            let (start, end) = self.dram.occupy(now, dram_xfer);
-            let bd = cx.done_mut(req.id, end.saturating_add(c.dram_ns));
-            bd.add(Component::DeviceQueue, start - now);
-            bd.add(Component::Media, dram_xfer + c.dram_ns);
-            return;
-        }
-        let (to_dev, to_host) = self.wire_bytes(req.op, lines);
+        let (to_dev, to_host) = self.wire_bytes(op, lines);
         let one_way = 2 * c.port_ns + c.flight_ns;
         // requests leave the host's port, cross, enter the device's port
         let (s1, e1) = self.link.reserve(Dir::ToDevice, now + c.port_ns, to_dev);
@@ -211,20 +233,63 @@ impl Device for CxlMemory {
         let (_, e3) = self.link.reserve(Dir::ToHost, s2 + c.port_ns, to_host);
         let last_out = e3.max(e2 + c.port_ns);
         let done = last_out + c.flight_ns + c.port_ns + c.dram_ns;
-        let bd = cx.done_mut(req.id, done);
         let total = done - now;
-        let media = dram_xfer + c.dram_ns;
+        let media = (dram_xfer + c.dram_ns).min(total);
+        let controller = c.controller_ns.min(total - media);
         let link_ns = 2 * one_way
             + self.link.xfer_ns(Dir::ToDevice, to_dev.div_ceil(lines))
             + self.link.xfer_ns(Dir::ToHost, to_host);
-        bd.add(Component::Media, media.min(total));
-        bd.add(
-            Component::Controller,
-            c.controller_ns.min(total - media.min(total)),
-        );
-        let rest = total - media.min(total) - c.controller_ns.min(total - media.min(total));
-        bd.add(Component::Link, link_ns.min(rest));
-        bd.add(Component::DeviceQueue, rest - link_ns.min(rest));
+        let rest = total - media - controller;
+        let link_ns = link_ns.min(rest);
+        (
+            done,
+            vec![
+                (Component::Media, media),
+                (Component::Controller, controller),
+                (Component::Link, link_ns),
+                (Component::DeviceQueue, rest - link_ns),
+            ],
+        )
+    }
+}
+
+impl Device for CxlMemory {
+    fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
+        if matches!(req.op, Op::Trim | Op::Flush) {
+            // memory: nothing to discard, and a completed store is in the
+            // device (its DRAM is as durable as the host's)
+            cx.done_mut(req.id, now);
+            return;
+        }
+        let lb = self.c.line_bytes;
+        let lines = req.len.max(1).div_ceil(lb);
+        self.lines[(req.op == Op::Write) as usize] += lines;
+        let (done, parts) = if self.c.attach == Attach::Ddr {
+            Self::on_ddr(&self.c, &mut self.dram, now, lines)
+        } else {
+            // lines on the local node, the rest behind the link
+            let first = req.offset / lb;
+            let near = (self.c.local_bytes / lb).saturating_sub(first).min(lines);
+            if near == 0 {
+                self.on_cxl(now, req.op, lines)
+            } else if near == lines {
+                Self::on_ddr(&self.c, &mut self.local, now, lines)
+            } else {
+                // the request ends with its later part; that part's time
+                // is the request's
+                let h = Self::on_ddr(&self.c, &mut self.local, now, near);
+                let f = self.on_cxl(now, req.op, lines - near);
+                if h.0 > f.0 {
+                    h
+                } else {
+                    f
+                }
+            }
+        };
+        let bd = cx.done_mut(req.id, done);
+        for (k, ns) in parts {
+            bd.add(k, ns);
+        }
     }
     fn on_event(&mut self, _now: Nanos, _token: u64, _cx: &mut Cx) {}
     fn capacity(&self) -> u64 {
@@ -235,6 +300,12 @@ impl Device for CxlMemory {
             resource: "dram".into(),
             busy: self.dram.utilisation(now),
         }];
+        if self.c.attach == Attach::Cxl && self.c.local_bytes > 0 {
+            utilisation.push(Utilisation {
+                resource: "local_dram".into(),
+                busy: self.local.utilisation(now),
+            });
+        }
         if self.c.attach == Attach::Cxl {
             utilisation.push(Utilisation {
                 resource: "link.device_to_host".into(),

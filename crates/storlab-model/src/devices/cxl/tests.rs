@@ -16,6 +16,7 @@ fn cfg(attach: Attach) -> CxlConfig {
         controller_ns: 10,
         dram_ns: 80,
         dram_bytes_per_s: 60_000_000_000,
+        local_bytes: 0,
     }
 }
 
@@ -81,4 +82,30 @@ fn bad_values_are_refused_by_name() {
         .unwrap_err()
         .to_string()
         .contains("cxl.link_lanes"));
+}
+
+#[test]
+fn local_bytes_put_the_first_lines_on_the_hosts_dram_and_the_rest_behind_the_link() {
+    // each request on a fresh device: no queueing behind an earlier one
+    let at = |attach: Attach, local_bytes: u64, off: u64, len: u64| {
+        let mut c = cfg(attach);
+        c.local_bytes = local_bytes;
+        let mut d = CxlMemory::new(c, 1 << 30);
+        let mut cx = Cx::default();
+        d.submit(0, DevRequest::new(0, Op::Read, off, len), &mut cx);
+        let c = &cx.completions[0];
+        assert_eq!(c.breakdown.total(), c.at, "every ns attributed");
+        c.at
+    };
+    let mib = 1 << 20;
+    let l = at(Attach::Ddr, 0, 0, 64);
+    let f = at(Attach::Cxl, 0, 0, 64);
+    assert!(f > l);
+    // below the boundary: local timing; at and above it: CXL timing
+    assert_eq!(at(Attach::Cxl, mib, 0, 64), l);
+    assert_eq!(at(Attach::Cxl, mib, mib - 64, 64), l);
+    assert_eq!(at(Attach::Cxl, mib, mib, 64), f);
+    // a request across the boundary ends with its far part (two lines)
+    let f2 = at(Attach::Cxl, 0, 0, 128);
+    assert_eq!(at(Attach::Cxl, mib, mib - 128, 256), f2);
 }

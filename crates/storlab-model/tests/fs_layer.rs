@@ -1022,3 +1022,33 @@ fn a_page_cache_started_at_the_background_threshold_writes_back_what_is_dirtied(
         assert_eq!(r.fs.dirty_pages(), 0);
     }
 }
+
+#[test]
+fn pmfs_allocates_with_its_own_light_transaction_not_xfs_s() {
+    // an appending write on PMFS allocates through pmfs_new_blocks and a
+    // cache-line-logged transaction: it costs PMFS_ALLOC_NS over an
+    // overwrite, not the XFS transaction of fs.alloc_ns
+    use storlab_model::host::fs::behaviour::PMFS_ALLOC_NS;
+    let c = FsConfig::default();
+    assert!(
+        c.alloc_ns > 4 * PMFS_ALLOC_NS,
+        "the two costs differ in kind"
+    );
+    let time = |fs: FileSystem, layout: Layout| {
+        let mut r = Rig::new(fs, c.clone());
+        r.fs.create_file(1 << 20, layout).expect("fits");
+        r.submit(0, req(1, 0, FileOp::Write, 0, false));
+        let done = r.run();
+        (r.at(&done, 1), r.fs.counters().allocations)
+    };
+    let (over, a0) = time(FileSystem::Pmfs, Layout::Allocated);
+    let (append, a1) = time(FileSystem::Pmfs, Layout::Empty);
+    assert_eq!((a0, a1), (0, 1));
+    assert_eq!(append - over, PMFS_ALLOC_NS, "{append} {over}");
+    // XFS's direct appending write still pays fs.alloc_ns
+    let mut r = Rig::new(FileSystem::Xfs, c.clone());
+    r.fs.create_file(1 << 20, Layout::Empty).expect("fits");
+    r.submit(0, req(1, 0, FileOp::Write, 0, true));
+    let done = r.run();
+    assert_eq!(r.at(&done, 1), c.alloc_ns + DEV_NS + FS_NS);
+}

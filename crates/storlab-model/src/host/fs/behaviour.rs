@@ -64,7 +64,25 @@ pub struct Behaviour {
     /// transactions that reach the NVMM channels, docs/spec/nvmm.md
     /// "PMEP's knobs"). `None`: not a direct-access file system.
     pub cpu_cache_bytes: Option<u64>,
+    /// CPU of one block allocation under the inode lock when the file
+    /// system's differs in kind from `fs.alloc_ns` (XFS's calibrated
+    /// transaction), ns; `None`: `fs.alloc_ns`.
+    pub alloc_ns: Option<u64>,
 }
+
+/// ESTIMATE: PMFS's allocation for a write (fs/pmfs/xip.c
+/// `pmfs_xip_file_write` -> `pmfs_alloc_blocks`, fs/pmfs/balloc.c
+/// `pmfs_new_blocks`): a block range taken from the in-DRAM free list
+/// under the super block's lock, the inode's B-tree updated in place, and
+/// the inode's lines undo-logged in a PMFS transaction (fs/pmfs/journal.c
+/// `pmfs_new_transaction`, `pmfs_add_logentry`, `pmfs_commit_transaction`:
+/// a few 64-byte log entries, each flushed, and two fences). The PMFS
+/// paper (Dulloor et al., EuroSys 2014, section 3.3) describes this
+/// fine-grained cache-line logging as replacing block-based journaling;
+/// a few hundred instructions and a few line flushes and fences (each
+/// well under 100 ns on PMEP's Xeons, docs/spec/nvmm.md presets):
+/// about 2 µs, against the 19.5 µs of XFS's logged transactions.
+pub const PMFS_ALLOC_NS: u64 = 2_000;
 
 /// PMEP's last-level caches (docs/spec/nvmm.md, PMEP's machine: "two
 /// 8-core 2.6 GHz Xeons with 40 MB of cache"): a line one socket read is
@@ -97,6 +115,7 @@ impl Behaviour {
             dio_reads_mutex: false,
             fallocate: Some(Prealloc::Unwritten),
             cpu_cache_bytes: None,
+            alloc_ns: None,
         };
         match fs {
             FileSystem::None | FileSystem::Xfs => base,
@@ -132,6 +151,7 @@ impl Behaviour {
                 persist_writes: true,
                 fallocate: Some(Prealloc::Allocated),
                 cpu_cache_bytes: Some(PMEP_CACHE_BYTES),
+                alloc_ns: Some(PMFS_ALLOC_NS),
                 ..base
             },
         }

@@ -291,7 +291,8 @@ impl FileLayer {
     fn allocate(&mut self, now: Nanos, i: u32, file: u32, cx: &mut HostCx) {
         self.counters.allocations += 1;
         self.log_pending += self.cfg.log_bytes_per_alloc;
-        self.section(now, i, file, self.cfg.alloc_ns, Stage::Alloc, cx);
+        let ns = self.be.alloc_ns.unwrap_or(self.cfg.alloc_ns);
+        self.section(now, i, file, ns, Stage::Alloc, cx);
     }
 
     /// A direct write's unwritten-extent conversion once its data is

@@ -138,11 +138,10 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
              measured 2.5x fewer transactions a second; the model's X25-E array also serves a \
              random read/write mix 2.2x faster than the study's XDD measured (the XDD-Random rows)."
         }
-        "IS" | "UA" => {
+        "UA" => {
             "the paging programs' streams use one IPC for every program and coarsen their locality \
              (the apps-paging study's NPB note): UA pages far more than the study's UA, which ran \
-             nearly as fast on the SSD RAID as on Moneta, and IS's CPU per page (calibrated with \
-             that IPC) leaves it paging-bound."
+             nearly as fast on the SSD RAID as on Moneta."
         }
         _ => return None,
     })

@@ -2,31 +2,14 @@
 //! cache's cliff and its idle folding, and sustained random overwrite of
 //! every new flash preset at 100 % occupancy (small capacities).
 
+mod common;
+
 use storlab_model::config::PresetStore;
 use storlab_model::SystemConfig;
-use storlab_sim::run::simulate;
+
 use storlab_sim::stats::JobStats;
 
-/// Every job of a run, in order.
-fn jobs(device: &str, overrides: &[String], fio: &[String]) -> Vec<JobStats> {
-    let (resolved, cfg) =
-        SystemConfig::load(&PresetStore::default(), device, overrides).expect("preset loads");
-    let jobs = storlab_workload::fio::parse_cli_args(fio).expect("fio args parse");
-    simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})
-        .expect("simulation runs")
-        .jobs
-}
-
-fn counter(j: &JobStats, name: &str) -> f64 {
-    j.storlab["counters"]
-        .as_array()
-        .expect("counters")
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("counter {name}"))["value"]
-        .as_f64()
-        .expect("a number")
-}
+use common::{counter, jobs};
 
 fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()

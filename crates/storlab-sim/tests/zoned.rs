@@ -3,32 +3,16 @@
 //! with its open-zone limit, and write amplification 1.0 when the host
 //! resets whole zones.
 
-use storlab_model::config::PresetStore;
-use storlab_model::SystemConfig;
-use storlab_sim::run::simulate;
+mod common;
+
+use common::counter;
+
 use storlab_sim::stats::JobStats;
 
 const MIB: u64 = 1 << 20;
 
 fn jobs(overrides: &[String], fio: &[&str]) -> Vec<JobStats> {
-    let (resolved, cfg) =
-        SystemConfig::load(&PresetStore::default(), "zn540", overrides).expect("preset loads");
-    let fio: Vec<String> = fio.iter().map(|s| s.to_string()).collect();
-    let jobs = storlab_workload::fio::parse_cli_args(&fio).expect("fio args parse");
-    simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {})
-        .expect("simulation runs")
-        .jobs
-}
-
-fn counter(j: &JobStats, name: &str) -> f64 {
-    j.storlab["counters"]
-        .as_array()
-        .expect("counters")
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("counter {name}"))["value"]
-        .as_f64()
-        .expect("a number")
+    common::jobs("zn540", overrides, fio)
 }
 
 /// zn540 shrunk: `zones` zones of 64 MiB with 32 MiB writable, blocks of

@@ -115,23 +115,10 @@ impl Ftl {
             blk.next_unit += skip;
             self.counters.padded_units += skip as u64;
             if blk.next_unit == self.upb {
-                blk.state = BState::Closed;
-                blk.closed_at = self.clock;
-                let valid = blk.valid;
-                if let Some(bk) = &mut self.buckets {
-                    bk.insert(&mut self.blocks, self.bpp_div.div(b), b, valid);
-                }
+                self.close_block(b);
                 self.open_user[p] = NONE;
             }
-            if self.emit {
-                self.ops.push(NandOp {
-                    kind: NandKind::Program,
-                    block: b,
-                    page,
-                    background: false,
-                    units: filled,
-                });
-            }
+            self.program_padded(b, page, filled);
             padded += 1;
             // the stripe moves on, as after a full page
             if self.order[self.cursor] == p as u32 % self.geo.planes {
@@ -178,26 +165,39 @@ impl Ftl {
             let page = blk.next_unit / upp;
             skipped += (self.upb - blk.next_unit) as u64;
             blk.next_unit = self.upb;
-            blk.state = BState::Closed;
-            blk.closed_at = self.clock;
-            let valid = blk.valid;
-            if let Some(bk) = &mut self.buckets {
-                bk.insert(&mut self.blocks, self.bpp_div.div(b), b, valid);
-            }
+            self.close_block(b);
             if filled > 0 {
                 // the partly filled page is programmed padded
                 self.counters.padded_units += (upp - filled) as u64;
-            }
-            if filled > 0 && self.emit {
-                self.ops.push(NandOp {
-                    kind: NandKind::Program,
-                    block: b,
-                    page,
-                    background: false,
-                    units: filled,
-                });
+                self.program_padded(b, page, filled);
             }
         }
         skipped
+    }
+
+    /// Close block `b`, which takes no more writes: it becomes a candidate
+    /// for garbage collection (in its bucket of valid counts, if kept).
+    fn close_block(&mut self, b: u32) {
+        let blk = &mut self.blocks[b as usize];
+        blk.state = BState::Closed;
+        blk.closed_at = self.clock;
+        let valid = blk.valid;
+        if let Some(bk) = &mut self.buckets {
+            bk.insert(&mut self.blocks, self.bpp_div.div(b), b, valid);
+        }
+    }
+
+    /// Emit the program of host page `page` of block `b`, partly filled
+    /// with `filled` units and padded.
+    fn program_padded(&mut self, b: u32, page: u32, filled: u32) {
+        if self.emit {
+            self.ops.push(NandOp {
+                kind: NandKind::Program,
+                block: b,
+                page,
+                background: false,
+                units: filled,
+            });
+        }
     }
 }

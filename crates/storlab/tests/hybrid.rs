@@ -45,10 +45,17 @@ fn paging_to_a_device_is_slower_than_dram_and_loses_no_update() {
     assert_eq!(s["zero_fills"], 4096, "each page touched first once: {r}");
     assert!(s["device_reads"].as_u64().unwrap() > 4000, "{r}");
     assert!(s["device_writes"].as_u64().unwrap() > 3500, "{r}");
-    // the model's flash read (25 µs array read + transfer) bounds a fault
+    // the model's flash read (25 µs array read + transfer) bounds a fault:
+    // the median fault waits at least the median read (medians, as a die
+    // busy with a program gives some reads a long tail that moves the mean)
     let model = s["model_read_us"]["mean"].as_f64().unwrap();
     assert!(model > 25.0, "{r}");
-    assert!(s["fault_us"]["p50"].as_f64().unwrap() >= model * 0.9, "{r}");
+    let model_p50 = s["model_read_us"]["p50"].as_f64().unwrap();
+    assert!(model_p50 > 25.0, "{r}");
+    assert!(
+        s["fault_us"]["p50"].as_f64().unwrap() >= model_p50 * 0.9,
+        "{r}"
+    );
     let rel = r["relative"].as_f64().unwrap();
     assert!(rel > 0.0 && rel < 0.2, "paging costs: {rel}");
 }

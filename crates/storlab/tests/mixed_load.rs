@@ -165,11 +165,15 @@ fn sub_unit_flash_writes_read_modify_write() {
     let whole = small_x25e("randwrite", "4k");
     assert_eq!(counter(&small, "rmw_reads"), 300.0);
     assert_eq!(counter(&whole, "rmw_reads"), 0.0);
+    // the 512 B write moves an eighth of a 4 KB unit through the
+    // controller (presets/x25e.toml: unit_ns.write 23.7 us per 4 KB, charged
+    // per byte), so it saves 7/8 of that against the 4 KB write, and then
+    // waits for the old unit's page read (read_ns, 25 us): most of it shows
+    let saved = 23.7 * 7.0 / 8.0;
+    let (s, w) = (mean_us(&small, "write"), mean_us(&whole, "write"));
     assert!(
-        mean_us(&small, "write") > mean_us(&whole, "write") + 20.0,
-        "512 B {} us, 4 KB {} us",
-        mean_us(&small, "write"),
-        mean_us(&whole, "write")
+        s - (w - saved) > 0.8 * 25.0,
+        "512 B {s} us, 4 KB {w} us: the read-modify-write's page read does not show"
     );
 }
 

@@ -156,6 +156,10 @@ pub(crate) struct OutQueue {
     front_off: usize,
     /// Bytes queued and not yet sent.
     queued: usize,
+    /// The memory the queue holds for its replies ([`OutQueue::held`]):
+    /// the capacity of every byte buffer (what a slow socket took of the
+    /// front one is still held), and the unsent bytes of lazy reads.
+    held: usize,
     /// An emptied small buffer kept for the next small replies.
     spare: Vec<u8>,
 }
@@ -170,16 +174,35 @@ impl OutQueue {
         self.queued == 0
     }
 
-    /// The buffer small replies are appended to: the last one if it is
-    /// small, else a new one.
-    fn tail(&mut self) -> &mut Vec<u8> {
+    /// Bytes of memory the queued replies hold: what the memory budget
+    /// counts (issue 59: counting the bytes to send instead missed the
+    /// room a reply buffer grew into: small replies of crafted sizes
+    /// leave a buffer's capacity up to twice its length, and 64 clients
+    /// not reading such replies held 1130 MiB at a 1 GiB budget). A lazy
+    /// read counts its unsent bytes: the client owes them, and what it
+    /// does not take must hold its connection back as a queued reply
+    /// would. Not counted: the emptied buffer kept for the next small
+    /// replies (at most `4 × COALESCE`) and a lazy read's data piece (at
+    /// most `SEND_MAX`, the front one or two reads): a fixed amount per
+    /// connection, and 0 when nothing is queued.
+    pub(crate) fn held(&self) -> usize {
+        self.held
+    }
+
+    /// The buffer small replies are appended to, with its capacity now:
+    /// the last one if it is small, else a new one.
+    fn tail(&mut self) -> (&mut Vec<u8>, usize) {
         let small = matches!(self.bufs.back(), Some(Part::Bytes(b)) if b.len() < COALESCE);
         if !small {
             let b = std::mem::take(&mut self.spare);
+            self.held += b.capacity();
             self.bufs.push_back(Part::Bytes(b));
         }
         match self.bufs.back_mut() {
-            Some(Part::Bytes(b)) => b,
+            Some(Part::Bytes(b)) => {
+                let cap = b.capacity();
+                (b, cap)
+            }
             _ => unreachable!("a bytes part was just ensured"),
         }
     }
@@ -190,7 +213,10 @@ impl OutQueue {
             return;
         }
         self.queued += bytes.len();
-        self.tail().extend_from_slice(bytes);
+        let (t, cap) = self.tail();
+        t.extend_from_slice(bytes);
+        let grown = t.capacity() - cap;
+        self.held += grown;
     }
 
     /// Queue a reply buffer, without copying it unless it is small.
@@ -199,6 +225,7 @@ impl OutQueue {
             self.push_slice(&b);
         } else if !b.is_empty() {
             self.queued += b.len();
+            self.held += b.capacity();
             self.bufs.push_back(Part::Bytes(b));
         }
     }
@@ -211,21 +238,38 @@ impl OutQueue {
         len: usize,
         fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        let t = self.tail();
+        let (t, cap) = self.tail();
         let start = t.len();
         t.extend_from_slice(head);
         t.resize(start + head.len() + len, 0);
-        if let Err(e) = fill(&mut t[start + head.len()..]) {
+        let filled = fill(&mut t[start + head.len()..]);
+        if filled.is_err() {
             t.truncate(start);
-            return Err(e);
         }
-        self.queued += head.len() + len;
-        Ok(())
+        // (Grown even when it failed: the capacity stays with the buffer.)
+        let (grown, emptied) = (t.capacity() - cap, t.is_empty());
+        self.held += grown;
+        match filled {
+            Ok(()) => self.queued += head.len() + len,
+            Err(_) if emptied => {
+                // A buffer holding nothing to send is not left queued
+                // (it would count as held with nothing to take it out).
+                if let Some(Part::Bytes(b)) = self.bufs.pop_back() {
+                    self.held -= b.capacity();
+                    if b.capacity() <= 4 * COALESCE && self.spare.capacity() < b.capacity() {
+                        self.spare = b;
+                    }
+                }
+            }
+            Err(_) => {}
+        }
+        filled
     }
 
     /// Queue a read reply whose data is read as it is sent.
     pub(crate) fn push_read(&mut self, r: LazyRead) {
         self.queued += r.total();
+        self.held += r.total();
         self.bufs.push_back(Part::Read(r));
     }
 
@@ -234,6 +278,7 @@ impl OutQueue {
         self.bufs.clear();
         self.front_off = 0;
         self.queued = 0;
+        self.held = 0;
     }
 
     /// Send what the socket takes now, up to `SEND_MAX` bytes, reading
@@ -293,6 +338,7 @@ impl OutQueue {
                 if let Some(Part::Read(r)) = self.bufs.get(i) {
                     let err = r.error_reply(e);
                     self.queued = self.queued - r.total() + err.len();
+                    self.held = self.held - r.total() + err.capacity();
                     self.bufs[i] = Part::Bytes(err);
                 }
                 continue;
@@ -327,6 +373,10 @@ impl OutQueue {
                 break;
             };
             let left = front.len() - self.front_off;
+            if let Part::Read(_) = front {
+                // A lazy read's sent bytes are no longer held.
+                self.held -= n.min(left);
+            }
             if n < left {
                 self.front_off += n;
                 return;
@@ -334,6 +384,7 @@ impl OutQueue {
             n -= left;
             self.front_off = 0;
             if let Some(Part::Bytes(mut b)) = self.bufs.pop_front() {
+                self.held -= b.capacity();
                 if b.capacity() <= 4 * COALESCE && self.spare.capacity() < b.capacity() {
                     b.clear();
                     self.spare = b;
@@ -364,6 +415,98 @@ mod tests {
             *b = byte(at + i as u64);
         }
         Ok(())
+    }
+
+    /// What the queue holds, counted from its parts.
+    fn held_now(q: &OutQueue) -> usize {
+        q.bufs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match p {
+                Part::Bytes(b) => b.capacity(),
+                Part::Read(r) => r.total() - if i == 0 { q.front_off } else { 0 },
+            })
+            .sum()
+    }
+
+    /// Issue 59: small replies of crafted sizes leave a buffer's capacity
+    /// nearly twice its length; the budget counts the capacity.
+    #[test]
+    fn the_memory_held_counts_what_reply_buffers_grew_into() {
+        let mut q = OutQueue::default();
+        let ok = |b: &mut [u8]| -> Result<(), ()> {
+            b.fill(7);
+            Ok(())
+        };
+        // A buffer's worth: an 8 KiB read, a 16-byte reply, 16 reads of
+        // 512 bytes: 16672 bytes in a buffer grown to 32832.
+        for _ in 0..100 {
+            q.push_filled(&[1; SIMPLE_REPLY_LEN], 8192, ok).unwrap();
+            q.push_slice(&[2; SIMPLE_REPLY_LEN]);
+            for _ in 0..16 {
+                q.push_filled(&[3; SIMPLE_REPLY_LEN], 512, ok).unwrap();
+            }
+            assert_eq!(q.held(), held_now(&q));
+        }
+        assert!(
+            q.held() as f64 > 1.9 * q.queued() as f64,
+            "held {} for {} queued",
+            q.held(),
+            q.queued()
+        );
+        // A failed fill leaves nothing held for it.
+        let before = q.held();
+        let mut fresh = OutQueue::default();
+        assert!(fresh
+            .push_filled(&[1; SIMPLE_REPLY_LEN], 4096, |_| Err(()))
+            .is_err());
+        assert_eq!((fresh.held(), fresh.queued()), (0, 0));
+        assert!(q.push_filled(&[1; 16], 4096, |_| Err(())).is_err());
+        assert_eq!(q.held(), held_now(&q));
+        assert!(q.held() >= before);
+    }
+
+    /// Whatever the socket takes at a time, the memory held is what the
+    /// parts hold, and nothing once everything went.
+    #[test]
+    fn the_memory_held_follows_sends_and_ends_at_zero() {
+        let (a, mut b) = UnixStream::pair().expect("pair");
+        let mut q = OutQueue::default();
+        for i in 0..300u32 {
+            match i % 4 {
+                0 => q.push_read(LazyRead::new(i % 8 == 0, u64::from(i), 4096, 70_000 + i, 0)),
+                1 => q.push_vec(vec![1; 20_000 + i as usize]),
+                2 => q.push_slice(&[2; 40]),
+                _ => q
+                    .push_filled(&[3; SIMPLE_REPLY_LEN], 512 * (i as usize % 9), |d| {
+                        d.fill(3);
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap(),
+            }
+            assert_eq!(q.held(), held_now(&q));
+        }
+        let mut fail_some = |e: u64, at: u64, buf: &mut [u8]| {
+            if at % 3 == 1 {
+                Err((EIO, "store IO error"))
+            } else {
+                pattern(e, at, buf)
+            }
+        };
+        let reader = std::thread::spawn(move || {
+            let mut sink = [0u8; 7919];
+            while b.read(&mut sink).map(|n| n > 0).unwrap_or(false) {}
+        });
+        while !q.is_empty() {
+            if q.send(a.as_raw_fd(), &mut fail_some).is_err() {
+                q.clear();
+            }
+            assert_eq!(q.held(), held_now(&q));
+            std::thread::yield_now();
+        }
+        assert_eq!(q.held(), 0);
+        drop(a);
+        reader.join().expect("reader");
     }
 
     #[test]

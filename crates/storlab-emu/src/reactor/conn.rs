@@ -112,12 +112,12 @@ impl Conn {
         self.sock.fd()
     }
 
-    /// Bytes this connection holds in the server's memory: replies queued,
-    /// the replies reserved for its reads in flight, and the payload of
-    /// a write being received (reserved whole) or the buffer kept for the
-    /// next one.
+    /// Bytes this connection holds in the server's memory: replies queued
+    /// (the buffers they are in, `OutQueue::held`), the replies reserved
+    /// for its reads in flight, and the payload of a write being received
+    /// (reserved whole) or the buffer kept for the next one.
     pub(super) fn buffered(&self) -> u64 {
-        self.out.queued() as u64 + self.reads_inflight + self.stream.held_bytes()
+        self.out.held() as u64 + self.reads_inflight + self.stream.held_bytes()
     }
 
     /// Whether the budget admits `cost` more bytes for this connection:

@@ -158,6 +158,10 @@ pub struct LimitsReport {
     pub reply_buffer_bytes: u64,
     /// The most reply bytes buffered at once.
     pub reply_buffer_peak_bytes: u64,
+    /// The most work of clients gone that was still in the model at once
+    /// (read reply bytes and trim or write-zeroes pieces, counted against
+    /// the shared half of the memory budget until the model ends them).
+    pub gone_work_peak_bytes: u64,
 }
 
 /// The server's report, returned by `serve` and printed on exit.

@@ -76,6 +76,7 @@ pub(crate) struct LimitCounters {
     pub(crate) throttled: AtomicU64,
     pub(crate) buffered: AtomicU64,
     pub(crate) buffered_peak: AtomicU64,
+    pub(crate) gone_work_peak: AtomicU64,
 }
 
 /// What every thread of the server shares.
@@ -172,6 +173,7 @@ impl Shared {
             throttled: get(&c.throttled),
             reply_buffer_bytes: get(&c.buffered),
             reply_buffer_peak_bytes: get(&c.buffered_peak),
+            gone_work_peak_bytes: get(&c.gone_work_peak),
         };
         r
     }
@@ -244,4 +246,7 @@ pub(crate) struct Job {
     /// The host-sync ticket the reply also waits for (FLUSH and FUA on a
     /// file store; 0: none).
     pub(crate) sync: u64,
+    /// What it holds of the memory budget while in the model: a read's
+    /// reply bytes, a trim or write-zeroes piece's length; 0 otherwise.
+    pub(crate) reserved: u64,
 }

@@ -982,6 +982,70 @@ fn huge_write_zeroes_buy_no_more_than_their_share_of_the_device() {
     srv.stop();
 }
 
+/// 4 threads, each in a loop: connect, queue 64 of the largest reads,
+/// leave once they are in the model (30 ms), again.
+fn attack_reads_then_leave(p: PathBuf, stop: Arc<AtomicBool>) {
+    let rq = Arc::new(reads(64, big()));
+    let hs: Vec<JoinHandle<()>> = (0..4)
+        .map(|_| {
+            let (p, stop, rq) = (p.clone(), stop.clone(), rq.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let Some(mut c) = idle_client(&p) else {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    };
+                    send_some(&mut c, &rq, Duration::from_millis(200));
+                    std::thread::sleep(Duration::from_millis(30));
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        let _ = h.join();
+    }
+}
+
+/// Issue 59, device time left by clients gone: reads already in the
+/// model keep their device time when their client leaves (nothing can
+/// withdraw them without changing the model's answer for everyone else),
+/// so they hold the memory budget until they end. Clients queueing the
+/// largest reads and leaving, in a loop, on a device doing one thing at a
+/// time, then leave at most the budget's worth of reads in it (0.25 s of
+/// this device at the default size): a newcomer's read waits behind that,
+/// not behind everything every attacker ever queued (seconds more for
+/// each second of attack when the budget forgot a connection's reads at
+/// its close).
+#[test]
+fn reads_of_clients_gone_hold_the_budget_until_the_device_ends_them() {
+    let _alone = common::alone();
+    let budget = 64 * big() as u64;
+    let srv = TestServer::start(
+        ServeOptions {
+            max_buffer: budget,
+            max_buffer_per_connection: budget / 2,
+            ..opts()
+        },
+        Box::new(Bandwidth {
+            busy_until: 0,
+            capacity: SIZE,
+        }),
+    );
+    let run = Running::start(&srv.socket, attack_reads_then_leave);
+    std::thread::sleep(Duration::from_secs(2));
+    let worst = newcomers_during(&srv, 5, "the largest reads, then gone");
+    let l = srv.handle().control().report().limits;
+    drop(run);
+    eprintln!(
+        "largest reads then gone, on a 1 GiB/s device: slowest newcomer {worst:?}, work of clients gone peaked at {} MiB (budget {} MiB)",
+        l.gone_work_peak_bytes >> 20,
+        budget >> 20
+    );
+    assert!(l.gone_work_peak_bytes > 0, "no client left work: {l:?}");
+    assert!(l.gone_work_peak_bytes <= budget, "{l:?}");
+    srv.stop();
+}
+
 /// Issue 59, failure 6: a trim larger than the volatile-cache journal
 /// leaves other clients' unflushed writes to the model as a small trim
 /// does (here a cache that never destages: they are all lost at a cut).

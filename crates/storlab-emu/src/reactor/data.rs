@@ -202,6 +202,10 @@ pub(super) fn prepare(
     match kind {
         Ok(kind) => Some(Job {
             sync,
+            reserved: match kind {
+                JobKind::Read => read_reply_len(c.structured, len),
+                _ => 0,
+            },
             slot,
             generation: c.generation,
             handle,

@@ -103,7 +103,8 @@ impl Reactor {
     pub(super) fn budget(&self) -> Budget {
         let l = &self.shared.limits;
         Budget {
-            over_total: self.over_total,
+            // Work of clients gone still in the model holds the pool.
+            over_total: self.over_total + self.gone_work,
             conn: l.conn_buffer,
             reserve: l.reserve,
             pool: l.pool,

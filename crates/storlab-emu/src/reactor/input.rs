@@ -14,7 +14,7 @@ use crate::request::{Command, Event, Limits, RequestStream};
 use crate::shared::{lock, Job, JobKind, NewConn};
 
 use super::conn::{epoll_ctl, Conn};
-use super::data::{prepare, read_reply_len, timing_of};
+use super::data::{prepare, timing_of};
 use super::state::Reactor;
 
 /// Read buffer per connection.
@@ -311,7 +311,7 @@ impl Reactor {
                     c.inflight += 1;
                     if let JobKind::Read = job.kind {
                         // Its reply's memory, reserved (`Conn::admits`).
-                        c.reads_inflight += read_reply_len(c.structured, job.len);
+                        c.reads_inflight += job.reserved;
                     }
                     let req = DevRequest {
                         id,

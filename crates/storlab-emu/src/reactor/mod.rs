@@ -101,6 +101,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
         give_up_at: None,
         buffered: 0,
         over_total: 0,
+        gone_work: 0,
         zero_ready: Vec::new(),
         idle_scanned: 0,
     };

@@ -16,7 +16,6 @@ use crate::report::Sample;
 use crate::shared::{JobKind, RecorderMsg};
 
 use super::conn::{epoll_ctl, Conn, Sent};
-use super::data::read_reply_len;
 use super::state::Reactor;
 
 impl Reactor {
@@ -69,12 +68,17 @@ impl Reactor {
                     _ => {}
                 }
             }
-            let Some(c) = self.conns.get_mut(job.slot).and_then(Option::as_mut) else {
+            let Some(c) = self
+                .conns
+                .get_mut(job.slot)
+                .and_then(Option::as_mut)
+                .filter(|c| c.generation == job.generation)
+            else {
+                // Its client is gone and its connection closed: what the
+                // request held of the budget is free now.
+                self.gone_work = self.gone_work.saturating_sub(job.reserved);
                 continue;
             };
-            if c.generation != job.generation {
-                continue;
-            }
             if let JobKind::ZeroPiece { len, last, .. } = job.kind {
                 c.zero_inflight -= len;
                 if !c.zero_queue.is_empty() {
@@ -87,7 +91,7 @@ impl Reactor {
             }
             c.inflight -= 1;
             if let JobKind::Read = job.kind {
-                c.reads_inflight -= read_reply_len(c.structured, job.len);
+                c.reads_inflight -= job.reserved;
             }
             if c.inflight == 0 {
                 c.idle_until = at.max(arrival) + shared.timing.idle_poll_ns;
@@ -265,6 +269,14 @@ impl Reactor {
                 continue;
             }
             if let Some(c) = self.conns[slot].take() {
+                // Its reads and trim pieces still in the model keep their
+                // device time (see `Reactor::gone_work`): they go on
+                // holding the budget's shared pool until they end.
+                self.gone_work += c.reads_inflight + c.zero_inflight;
+                self.shared
+                    .limit_counters
+                    .gone_work_peak
+                    .fetch_max(self.gone_work, Ordering::Relaxed);
                 self.buffered -= c.accounted;
                 self.over_total -= c.accounted.saturating_sub(self.shared.limits.reserve);
                 self.shared

@@ -69,6 +69,17 @@ pub(super) struct Reactor {
     pub(super) buffered: u64,
     /// Bytes connections hold past their reserves (the shared pool's use).
     pub(super) over_total: u64,
+    /// Work of clients gone (their connections closed) still in the
+    /// model: the reply bytes of their reads and the length of their trim
+    /// and write-zeroes pieces. A request in the model cannot be withdrawn
+    /// without changing what the model says of every other request (the
+    /// `Device` trait has no cancel, and a real device goes on with
+    /// commands already dispatched when their process exits), so it is
+    /// counted against the shared pool until it ends: a client that
+    /// queues the largest reads and leaves, again and again, leaves at
+    /// most the pool's worth of device work behind, where it would
+    /// otherwise pile up without bound.
+    pub(super) gone_work: u64,
     /// Connections whose trim or write-zeroes piece completed (their next
     /// pieces go to the model).
     pub(super) zero_ready: Vec<usize>,

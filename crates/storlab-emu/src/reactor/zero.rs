@@ -137,6 +137,7 @@ impl Reactor {
                 epoch: p.epoch,
                 offset: p.offset,
                 len: p.len,
+                reserved: p.len,
             };
             let req = DevRequest {
                 id: shared.next_id.fetch_add(1, Ordering::Relaxed),

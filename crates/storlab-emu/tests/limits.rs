@@ -33,7 +33,10 @@ const SIZE: u64 = 1 << 30;
 /// fio kept 70-144 % of its rate alone in every attack (92-95 % with 4096
 /// largest reads queued then gone, which gave 0 % when reads were copied
 /// at arrival), RSS +1 MiB (reads then gone) and +461-477 MiB (slow
-/// readers and half-sent writes) over a 1 GiB budget.
+/// readers and half-sent writes) within a 1 GiB budget. Again with the
+/// reply buffers counted by capacity (load average 20-23): fio 86-139 %,
+/// newcomers within 98 ms, RSS +1, +512 and +673-728 MiB (small replies)
+/// for 255, 576 and 768 MiB counted.
 fn big() -> u32 {
     static BIG: std::sync::LazyLock<u32> = std::sync::LazyLock::new(|| {
         std::env::var("STORLAB_LIMITS_MIB")
@@ -800,7 +803,8 @@ fn budget() -> u64 {
 /// sizes, scaled like the requests (32 MiB at the default 4 MiB). The
 /// server's fixed costs (a 256 KiB read buffer and up to two 64 KiB read
 /// pieces per connection, the threads) do not scale; measured at 4 MiB,
-/// 2026-11-29: +2, +57-62 and +NN MiB for budgets of 128 MiB.
+/// 2026-11-29: +2-13, +51-67 and +63-74 MiB for 31, 72 and 71-82 MiB
+/// counted (a 128 MiB budget).
 fn rss_overhead() -> u64 {
     (256 << 20) / 32 * (big() as u64 >> 20)
 }

@@ -162,6 +162,9 @@ pub struct LimitsReport {
     /// (read reply bytes and trim or write-zeroes pieces, counted against
     /// the shared half of the memory budget until the model ends them).
     pub gone_work_peak_bytes: u64,
+    /// Times the allocator was asked to give freed memory back (what
+    /// clients hold fell by a sixteenth of the budget).
+    pub memory_trims: u64,
 }
 
 /// The server's report, returned by `serve` and printed on exit.

@@ -58,6 +58,8 @@ pub(crate) struct Limits {
     /// What connections may hold past their reserves, together: the
     /// other half of the budget.
     pub(crate) pool: u64,
+    /// The whole budget (`max_buffer`).
+    pub(crate) buffer_total: u64,
     /// Largest piece of a trim or write-zeroes the model is given at
     /// once (the maximum payload: what one write could cost).
     pub(crate) zero_piece: u64,
@@ -77,6 +79,7 @@ pub(crate) struct LimitCounters {
     pub(crate) buffered: AtomicU64,
     pub(crate) buffered_peak: AtomicU64,
     pub(crate) gone_work_peak: AtomicU64,
+    pub(crate) memory_trims: AtomicU64,
 }
 
 /// What every thread of the server shares.
@@ -174,6 +177,7 @@ impl Shared {
             reply_buffer_bytes: get(&c.buffered),
             reply_buffer_peak_bytes: get(&c.buffered_peak),
             gone_work_peak_bytes: get(&c.gone_work_peak),
+            memory_trims: get(&c.memory_trims),
         };
         r
     }

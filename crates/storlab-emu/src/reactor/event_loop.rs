@@ -16,6 +16,8 @@ use super::state::Reactor;
 const IDLE_SCAN_NS: Nanos = 20_000_000;
 /// The epoll token of the wake-up eventfd (connections use their slot).
 const WAKE_TOKEN: u64 = u64::MAX;
+/// Most one `malloc_trim` a second (`Reactor::give_back_memory`).
+const TRIM_EVERY_NS: Nanos = 1_000_000_000;
 /// How long a stopping server keeps trying to deliver queued replies.
 const GIVE_UP_NS: u64 = 1_000_000_000;
 
@@ -92,6 +94,7 @@ impl Reactor {
         self.flush_dirty();
         self.evict_for_newcomers();
         self.resume_throttled();
+        self.give_back_memory(now);
         if now >= self.idle_scanned + IDLE_SCAN_NS {
             self.idle_scanned = now;
             self.expire_idle(now);
@@ -111,6 +114,36 @@ impl Reactor {
         }
     }
 
+    /// Once what clients hold has fallen by a sixteenth of the budget
+    /// (64 MiB of the default 1 GiB) since its high mark, at most once a
+    /// second: ask the allocator to give the freed memory back. glibc's
+    /// malloc keeps what a thread freed in that thread's arena, returning
+    /// only the top of its heap (`malloc_trim(3)`): reply buffers of 16-32
+    /// KiB freed after an attack stayed resident (+211 MiB idle after the
+    /// small-reply and slow-reader attacks at a 1 GiB budget). `malloc_trim`
+    /// returns the free pages of every arena (`madvise(MADV_DONTNEED)`);
+    /// it costs the reactor a pass over the free chunks, hence the rate.
+    pub(super) fn give_back_memory(&mut self, now: Nanos) {
+        let drop = self.shared.limits.buffer_total / 16;
+        if self.trim_mark.saturating_sub(self.buffered) < drop.max(1)
+            || now < self.trimmed_at + TRIM_EVERY_NS
+        {
+            return;
+        }
+        self.trim_mark = self.buffered;
+        self.trimmed_at = now;
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only releases free memory of the allocator's
+        // arenas; it takes no pointer of ours.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        self.shared
+            .limit_counters
+            .memory_trims
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Bring the global count of buffered reply bytes up to date with
     /// connection `slot`'s.
     pub(super) fn account(&mut self, slot: usize) {
@@ -123,6 +156,7 @@ impl Reactor {
         self.buffered = self.buffered - c.accounted + now;
         self.over_total = self.over_total.saturating_sub(over(c.accounted)) + over(now);
         c.accounted = now;
+        self.trim_mark = self.trim_mark.max(self.buffered);
         let lc = &self.shared.limit_counters;
         lc.buffered.store(self.buffered, Ordering::Relaxed);
         lc.buffered_peak.fetch_max(self.buffered, Ordering::Relaxed);

@@ -102,6 +102,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
         buffered: 0,
         over_total: 0,
         gone_work: 0,
+        trim_mark: 0,
+        trimmed_at: 0,
         zero_ready: Vec::new(),
         idle_scanned: 0,
     };

@@ -80,6 +80,10 @@ pub(super) struct Reactor {
     /// most the pool's worth of device work behind, where it would
     /// otherwise pile up without bound.
     pub(super) gone_work: u64,
+    /// The most bytes buffered since the allocator was last told to give
+    /// freed memory back, and when it was (`Reactor::give_back_memory`).
+    pub(super) trim_mark: u64,
+    pub(super) trimmed_at: Nanos,
     /// Connections whose trim or write-zeroes piece completed (their next
     /// pieces go to the model).
     pub(super) zero_ready: Vec<usize>,

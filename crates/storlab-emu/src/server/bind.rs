@@ -190,6 +190,7 @@ impl Server {
                 conn_buffer: opts.max_buffer_per_connection,
                 reserve: opts.max_buffer / 2 / opts.max_connections as u64,
                 pool: opts.max_buffer - opts.max_buffer / 2,
+                buffer_total: opts.max_buffer,
                 zero_piece: u64::from(opts.block.maximum).max(1 << 20),
             },
             limit_counters: LimitCounters::default(),

@@ -36,7 +36,10 @@ const SIZE: u64 = 1 << 30;
 /// readers and half-sent writes) within a 1 GiB budget. Again with the
 /// reply buffers counted by capacity (load average 20-23): fio 86-139 %,
 /// newcomers within 98 ms, RSS +1, +512 and +673-728 MiB (small replies)
-/// for 255, 576 and 768 MiB counted.
+/// for 255, 576 and 768 MiB counted. With `malloc_trim` too (load average
+/// 12-17), twice: fio 69-116 %, newcomers within 18 ms, RSS +1, +474-498
+/// and +610-710 MiB for 255, 576 and 700-764 MiB counted, +0-32 MiB 5 s
+/// after each attack.
 fn big() -> u32 {
     static BIG: std::sync::LazyLock<u32> = std::sync::LazyLock::new(|| {
         std::env::var("STORLAB_LIMITS_MIB")

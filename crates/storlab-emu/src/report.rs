@@ -158,6 +158,8 @@ pub struct LimitsReport {
     pub reply_buffer_bytes: u64,
     /// The most reply bytes buffered at once.
     pub reply_buffer_peak_bytes: u64,
+    /// Work of clients gone still in the model now (bytes, as below).
+    pub gone_work_bytes: u64,
     /// The most work of clients gone that was still in the model at once
     /// (read reply bytes and trim or write-zeroes pieces, counted against
     /// the shared half of the memory budget until the model ends them).

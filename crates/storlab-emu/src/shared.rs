@@ -78,6 +78,7 @@ pub(crate) struct LimitCounters {
     pub(crate) throttled: AtomicU64,
     pub(crate) buffered: AtomicU64,
     pub(crate) buffered_peak: AtomicU64,
+    pub(crate) gone_work: AtomicU64,
     pub(crate) gone_work_peak: AtomicU64,
     pub(crate) memory_trims: AtomicU64,
 }
@@ -176,6 +177,7 @@ impl Shared {
             throttled: get(&c.throttled),
             reply_buffer_bytes: get(&c.buffered),
             reply_buffer_peak_bytes: get(&c.buffered_peak),
+            gone_work_bytes: get(&c.gone_work),
             gone_work_peak_bytes: get(&c.gone_work_peak),
             memory_trims: get(&c.memory_trims),
         };

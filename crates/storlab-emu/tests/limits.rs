@@ -1002,6 +1002,10 @@ fn huge_write_zeroes_buy_no_more_than_their_share_of_the_device() {
         during >= alone / 4.0,
         "{during:.0} IOPS during, {alone:.0} alone"
     );
+    // The piece the leaver had in the model held the pool until it ended.
+    let l = srv.handle().control().report().limits;
+    assert!(l.gone_work_peak_bytes <= u64::from(big()), "{l:?}");
+    assert_eq!(l.gone_work_bytes, 0, "{l:?}");
     srv.stop();
 }
 
@@ -1066,6 +1070,14 @@ fn reads_of_clients_gone_hold_the_budget_until_the_device_ends_them() {
     );
     assert!(l.gone_work_peak_bytes > 0, "no client left work: {l:?}");
     assert!(l.gone_work_peak_bytes <= budget, "{l:?}");
+    // Once the device has ended it (at most the budget's worth: 0.25 s),
+    // none is left counted: the pool is whole again.
+    let until = Instant::now() + Duration::from_secs(10);
+    let left = || srv.handle().control().report().limits.gone_work_bytes;
+    while left() > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(left(), 0, "work of clients gone still counted 10 s after");
     srv.stop();
 }
 

@@ -77,6 +77,10 @@ impl Reactor {
                 // Its client is gone and its connection closed: what the
                 // request held of the budget is free now.
                 self.gone_work = self.gone_work.saturating_sub(job.reserved);
+                self.shared
+                    .limit_counters
+                    .gone_work
+                    .store(self.gone_work, Ordering::Relaxed);
                 continue;
             };
             if let JobKind::ZeroPiece { len, last, .. } = job.kind {
@@ -273,9 +277,9 @@ impl Reactor {
                 // device time (see `Reactor::gone_work`): they go on
                 // holding the budget's shared pool until they end.
                 self.gone_work += c.reads_inflight + c.zero_inflight;
-                self.shared
-                    .limit_counters
-                    .gone_work_peak
+                let lc = &self.shared.limit_counters;
+                lc.gone_work.store(self.gone_work, Ordering::Relaxed);
+                lc.gone_work_peak
                     .fetch_max(self.gone_work, Ordering::Relaxed);
                 self.buffered -= c.accounted;
                 self.over_total -= c.accounted.saturating_sub(self.shared.limits.reserve);

@@ -122,7 +122,9 @@ impl Conn {
 
     /// Whether the budget admits `cost` more bytes for this connection:
     /// within its own budget, and within its reserve or the shared pool.
-    /// A connection holding nothing always gets one request.
+    /// A connection holding nothing always gets one request once the pool
+    /// is unused (`b.over_total` includes the work of clients gone still
+    /// in the model, which ends when the device does).
     pub(super) fn admits(&self, b: Budget, cost: u64) -> bool {
         if self.inflight >= MAX_INFLIGHT {
             return false;

@@ -46,6 +46,7 @@ impl IoSource for Random {
             len: self.bs,
             at: None,
             fua: false,
+            placement: None,
         })
     }
 }

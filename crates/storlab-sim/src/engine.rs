@@ -473,6 +473,7 @@ impl Engine {
                         len: io.len,
                         fua: io.fua,
                         poll: th.plan.poll,
+                        placement: io.placement,
                     };
                     self.host.submit(now, hio, &mut self.hcx);
                 }

@@ -15,3 +15,4 @@ pub mod run;
 pub mod stats;
 pub mod summary;
 pub mod zbd;
+pub mod fdp;

@@ -20,6 +20,9 @@ pub struct IoReq {
     pub at: Option<Nanos>,
     /// Force unit access.
     pub fua: bool,
+    /// A write's FDP placement identifier (fio's `fdp=1`); `None`: no
+    /// directive.
+    pub placement: Option<u16>,
 }
 
 /// A stream of requests for one thread: fio job threads, trace replays and

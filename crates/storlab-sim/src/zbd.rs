@@ -82,6 +82,7 @@ impl IoSource for ZbdSource {
                     len: io.len,
                     at: None,
                     fua: self.sync_writes && op == Op::Write,
+                    placement: None,
                 });
             }
             let io = self.gen.next_io()?;

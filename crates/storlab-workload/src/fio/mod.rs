@@ -39,6 +39,7 @@ mod optparse;
 mod types;
 mod value;
 pub mod zbd;
+pub mod dp;
 
 use std::path::Path;
 

@@ -5,6 +5,7 @@
 
 pub mod appjob;
 pub mod engine;
+pub mod fdp;
 mod latency;
 pub mod logs;
 pub mod plan;
@@ -15,4 +16,3 @@ pub mod run;
 pub mod stats;
 pub mod summary;
 pub mod zbd;
-pub mod fdp;

@@ -149,7 +149,10 @@ fn placement_options_are_refused_where_fio_refuses_them() {
     // options fio's parser refuses, each named
     for (args, name) in [
         (vec!["--fdp=1", "--dataplacement=none"], "fdp=1"),
-        (vec!["--fdp=1", "--fdp_pli_select=sideways"], "fdp_pli_select"),
+        (
+            vec!["--fdp=1", "--fdp_pli_select=sideways"],
+            "fdp_pli_select",
+        ),
         (vec!["--fdp=1", "--plids=4-2"], "plids"),
         (vec!["--fdp=1", "--plids=70000"], "plids"),
     ] {
@@ -168,8 +171,7 @@ fn placement_options_are_refused_where_fio_refuses_them() {
 fn a_bad_handle_count_is_named() {
     let store = PresetStore::default();
     let e = SystemConfig::load(&store, "pm9a3", &["ssd.fdp.handles=0".to_string()])
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string();
     assert!(e.contains("ssd.fdp.handles"), "{e}");
 }

@@ -418,15 +418,14 @@ fn finish(job: &mut JobSpec, mut sizes: SizeSettings) -> Result<(), FioError> {
         // fio's init.c: fdp=1 is dataplacement=fdp, and refuses an
         // explicit dataplacement=none or streams beside it
         use super::dp::DpType;
-        let kind = match (sizes.fdp, sizes.dp_type) {
-            (true, Some(DpType::None | DpType::Streams)) => {
-                return Err(invalid(
+        let kind =
+            match (sizes.fdp, sizes.dp_type) {
+                (true, Some(DpType::None | DpType::Streams)) => return Err(invalid(
                     "fdp=1 is not compatible with dataplacement={streams, none} (fio's message)",
-                ))
-            }
-            (true, _) => DpType::Fdp,
-            (false, t) => t.unwrap_or_default(),
-        };
+                )),
+                (true, _) => DpType::Fdp,
+                (false, t) => t.unwrap_or_default(),
+            };
         if kind != DpType::None {
             let mut dp = std::mem::take(&mut sizes.dp);
             dp.kind = kind;

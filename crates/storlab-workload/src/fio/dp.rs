@@ -82,7 +82,10 @@ pub fn parse_ids(text: &str) -> Result<Vec<u16>, String> {
             }
         };
         if start > end {
-            return Err(format!("`{}`: the range's start is past its end", item.trim()));
+            return Err(format!(
+                "`{}`: the range's start is past its end",
+                item.trim()
+            ));
         }
         for v in start..=end {
             if ids.len() >= MAX_IDS {

@@ -29,6 +29,7 @@
 mod assemble;
 mod build;
 mod cli;
+pub mod dp;
 mod engine;
 mod entry;
 mod error;
@@ -39,7 +40,6 @@ mod optparse;
 mod types;
 mod value;
 pub mod zbd;
-pub mod dp;
 
 use std::path::Path;
 

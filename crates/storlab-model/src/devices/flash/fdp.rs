@@ -137,18 +137,17 @@ impl Fdp {
     /// The FDP statistics and reclaim-unit collection for the device
     /// report, from the FTL's counters since preconditioning (`unit`:
     /// bytes a mapping unit).
-    pub fn counters(
-        &self,
-        unit: u64,
-        ftl: &super::ftl::layer::FtlCounters,
-    ) -> Vec<(String, f64)> {
+    pub fn counters(&self, unit: u64, ftl: &super::ftl::layer::FtlCounters) -> Vec<(String, f64)> {
         let media = ftl.host_units + ftl.moved_units + ftl.padded_units;
         let mut out: Vec<(String, f64)> = [
             ("fdp_handles", self.handles() as f64),
             ("fdp_ru_bytes", self.ru_bytes as f64),
             ("fdp_host_bytes_written", (ftl.host_units * unit) as f64),
             ("fdp_media_bytes_written", (media * unit) as f64),
-            ("fdp_media_bytes_erased", (ftl.erases * self.ru_bytes) as f64),
+            (
+                "fdp_media_bytes_erased",
+                (ftl.erases * self.ru_bytes) as f64,
+            ),
             ("fdp_ru_gc_collected", ftl.gc_runs as f64),
             ("fdp_ru_gc_relocated_units", ftl.moved_units as f64),
             ("fdp_ru_erased", ftl.erases as f64),

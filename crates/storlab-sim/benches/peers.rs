@@ -47,6 +47,7 @@ impl IoSource for Random {
             at: None,
             fua: false,
             placement: None,
+            quiesce: false,
         })
     }
 }

@@ -470,6 +470,7 @@ impl IoSource for TraceSource {
                 at: self.mode.at(r.time_ns),
                 fua: false,
                 placement: None,
+                quiesce: false,
             });
         }
     }

@@ -87,6 +87,7 @@ impl IoSource for FioSource {
             at: None,
             fua: self.sync_writes && op == Op::Write,
             placement: None,
+            quiesce: false,
         })
     }
 }

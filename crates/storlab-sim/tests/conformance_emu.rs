@@ -31,6 +31,7 @@ impl IoSource for Arrivals {
             at: Some(t),
             fua: r.fua,
             placement: r.placement,
+            quiesce: false,
         })
     }
     fn completed(&mut self, id: u64, latency_ns: u64) {

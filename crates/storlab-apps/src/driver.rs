@@ -368,6 +368,7 @@ impl AppRun {
                         len,
                         fua: false,
                         poll: false,
+                        placement: None,
                     });
                     return;
                 }

@@ -60,6 +60,10 @@ pub struct DevRequest {
     pub len: u64,
     /// Force unit access: complete only once durable.
     pub fua: bool,
+    /// A write's data placement directive (NVMe Flexible Data Placement:
+    /// DTYPE 2h, the Placement Identifier in DSPEC), or `None` when the
+    /// write carries no directive. Devices without FDP ignore it.
+    pub placement: Option<u16>,
 }
 
 impl DevRequest {
@@ -71,6 +75,7 @@ impl DevRequest {
             offset,
             len,
             fua: false,
+            placement: None,
         }
     }
 }

@@ -28,6 +28,7 @@ impl Drv {
                 offset,
                 len,
                 fua,
+                placement: None,
             },
             &mut self.cx,
         );

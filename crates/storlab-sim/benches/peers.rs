@@ -46,6 +46,8 @@ impl IoSource for Random {
             len: self.bs,
             at: None,
             fua: false,
+            placement: None,
+            quiesce: false,
         })
     }
 }

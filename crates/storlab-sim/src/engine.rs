@@ -388,6 +388,11 @@ impl Engine {
                 }
             }
             let Some(io) = th.pending else { break };
+            if io.quiesce && th.outstanding > 0 {
+                // it waits for the thread's requests in flight; the last
+                // completion pumps the thread again
+                break;
+            }
             if th.exhausted
                 && th
                     .plan
@@ -473,6 +478,7 @@ impl Engine {
                         len: io.len,
                         fua: io.fua,
                         poll: th.plan.poll,
+                        placement: io.placement,
                     };
                     self.host.submit(now, hio, &mut self.hcx);
                 }

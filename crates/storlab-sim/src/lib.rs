@@ -5,6 +5,7 @@
 
 pub mod appjob;
 pub mod engine;
+pub mod fdp;
 mod latency;
 pub mod logs;
 pub mod plan;

@@ -20,6 +20,14 @@ pub struct IoReq {
     pub at: Option<Nanos>,
     /// Force unit access.
     pub fua: bool,
+    /// A write's FDP placement identifier (fio's `fdp=1`); `None`: no
+    /// directive.
+    pub placement: Option<u16>,
+    /// Issue only once none of the thread's requests is in flight (fio's
+    /// `io_u_quiesce`, which zonemode=zbd calls before a zone reset and
+    /// which the synchronous reset itself amounts to for the request
+    /// after it).
+    pub quiesce: bool,
 }
 
 /// A stream of requests for one thread: fio job threads, trace replays and

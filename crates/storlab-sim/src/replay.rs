@@ -469,6 +469,8 @@ impl IoSource for TraceSource {
                 len,
                 at: self.mode.at(r.time_ns),
                 fua: false,
+                placement: None,
+                quiesce: false,
             });
         }
     }

@@ -86,6 +86,8 @@ impl IoSource for FioSource {
             len: io.len,
             at: None,
             fua: self.sync_writes && op == Op::Write,
+            placement: None,
+            quiesce: false,
         })
     }
 }
@@ -254,9 +256,20 @@ pub fn simulate_with(
                         Box::new(source)
                     }
                 };
+                let (source, dp_error) = match zbd_error {
+                    Some(_) => (source, None),
+                    None => match crate::fdp::placed(cfg, j, t, source) {
+                        Ok(s) => (s, None),
+                        Err(e) => (Box::new(crate::zbd::Nothing) as Box<dyn IoSource>, Some(e)),
+                    },
+                };
                 let mut stats = JobStats::new(j.name.clone(), j.group_id);
                 if let Some(e) = zbd_error {
                     // fio refuses the job before it starts, with EINVAL
+                    stats.error = e.errno();
+                    stats.error_detail = Some(e.to_string());
+                }
+                if let Some(e) = dp_error {
                     stats.error = e.errno();
                     stats.error_detail = Some(e.to_string());
                 }

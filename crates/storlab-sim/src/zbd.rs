@@ -2,6 +2,12 @@
 //! zone handling in front ([`storlab_workload::fio::zbd`]), over the
 //! device's zones (a zoned drive's `[ssd.zns]`) or the zones fio emulates
 //! from `zonesize` and `zonecapacity` on a device without them.
+//!
+//! A zone reset waits for the thread's requests in flight, as fio's
+//! zbd.c calls `io_u_quiesce` before it resets a zone (writes submitted
+//! asynchronously may still be on their way to the zone), and the reset
+//! is synchronous: the thread's next request waits for it
+//! ([`IoReq::quiesce`] on both).
 
 use storlab_model::{Op, SystemConfig};
 use storlab_workload::fio::zbd::{ZbdError, ZbdHost, ZoneGeometry};
@@ -15,6 +21,8 @@ pub struct ZbdSource {
     gen: JobThread,
     host: ZbdHost,
     sync_writes: bool,
+    /// The last request issued was a zone reset.
+    after_reset: bool,
 }
 
 /// A source with nothing to issue (a job fio refused).
@@ -62,6 +70,7 @@ impl ZbdSource {
             gen,
             host,
             sync_writes: j.sync_writes,
+            after_reset: false,
         })
     }
 }
@@ -76,12 +85,21 @@ impl IoSource for ZbdSource {
                     IoOp::Trim => Op::Trim,
                     IoOp::Fsync | IoOp::Fdatasync => Op::Flush,
                 };
+                // fio's zbd.c waits for the thread's IO in flight before
+                // a zone reset (its writes may still be on their way to
+                // the zone) and resets synchronously, so the request
+                // after a reset waits for the reset
+                let reset = op == Op::Trim;
+                let quiesce = reset || self.after_reset;
+                self.after_reset = reset;
                 return Some(IoReq {
                     op,
                     offset: io.offset,
                     len: io.len,
                     at: None,
                     fua: self.sync_writes && op == Op::Write,
+                    placement: None,
+                    quiesce,
                 });
             }
             let io = self.gen.next_io()?;

@@ -30,6 +30,8 @@ impl IoSource for Arrivals {
             len: r.len,
             at: Some(t),
             fua: r.fua,
+            placement: r.placement,
+            quiesce: false,
         })
     }
     fn completed(&mut self, id: u64, latency_ns: u64) {

@@ -142,3 +142,91 @@ fn whole_zone_resets_keep_write_amplification_at_one() {
     assert_eq!(counter(j, "gc_units_moved"), 0.0);
     assert_eq!(counter(j, "write_amplification"), 1.0);
 }
+
+/// What a thread issued and completed, in the engine's order.
+#[derive(Default)]
+struct Quiesce {
+    outstanding: u32,
+    after_reset: bool,
+    resets: u32,
+    /// Requests issued with others in flight.
+    overlapped: u32,
+    /// Resets, or requests after a reset, issued with others in flight.
+    violations: Vec<String>,
+}
+
+struct Watch(std::rc::Rc<std::cell::RefCell<Quiesce>>);
+
+impl storlab_sim::engine::IoObserver for Watch {
+    fn issued(&mut self, at: u64, io: &storlab_sim::engine::IoReq) {
+        let mut q = self.0.borrow_mut();
+        let reset = io.op == storlab_model::Op::Trim;
+        if (reset || q.after_reset) && q.outstanding > 0 {
+            let what = if reset {
+                "reset"
+            } else {
+                "request after a reset"
+            };
+            let n = q.outstanding;
+            q.violations
+                .push(format!("{what} at {at} ns with {n} in flight"));
+        }
+        if q.outstanding > 0 {
+            q.overlapped += 1;
+        }
+        q.resets += reset as u32;
+        q.after_reset = reset;
+        q.outstanding += 1;
+    }
+    fn completed(&mut self, _: u64, _: storlab_model::Op, _: u64, _: u64, _: u64, _: u64) {
+        self.0.borrow_mut().outstanding -= 1;
+    }
+    fn finished(&mut self, _: u64) {}
+}
+
+#[test]
+fn a_zone_reset_waits_for_the_threads_io_in_flight_as_fio_does() {
+    // a sequential job at depth 16 over 4 zones: fio resets each full
+    // zone before writing it again, and waits for its writes in flight
+    // first (zbd.c, io_u_quiesce)
+    use storlab_model::config::PresetStore;
+    use storlab_model::host::Host;
+    use storlab_model::SystemConfig;
+    use storlab_sim::engine::{Engine, ThreadPlan};
+    use storlab_workload::gen::JobThread;
+    let (_, cfg) =
+        SystemConfig::load(&PresetStore::default(), "zn540", &small(64, 128)).expect("preset");
+    let args: Vec<String> = [
+        "--name=q",
+        "--rw=write",
+        "--bs=64k",
+        "--iodepth=16",
+        "--ioengine=libaio",
+        "--zonemode=zbd",
+        "--size=256m",
+        "--io_size=384m",
+    ]
+    .map(String::from)
+    .to_vec();
+    let jobs = storlab_workload::fio::parse_cli_args(&args).expect("parses");
+    let j = &jobs.jobs[0];
+    let dev = cfg.build_device().expect("device");
+    let cap = dev.capacity();
+    let gen = JobThread::new(j, 0, cap, 1).expect("thread");
+    let source = storlab_sim::zbd::ZbdSource::new(&cfg, j, gen, cap).expect("zoned source");
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Quiesce::default()));
+    let mut plan = ThreadPlan::new(Box::new(source), 16, JobStats::new("q", 0));
+    plan.observer = Some(Box::new(Watch(seen.clone())));
+    let mut engine = Engine::new(Host::new(cfg.host.clone(), dev, 1));
+    let stats = engine
+        .run_group(vec![plan], 0, &mut |_, _| {})
+        .expect("runs");
+    assert_eq!(stats[0].error, 0, "{:?}", stats[0].error_detail);
+    let q = seen.borrow();
+    // the 256 MiB range is 4 zones of 32 MiB capacity: 384 MiB writes
+    // them three times over, each full zone reset before its next pass
+    assert_eq!(q.resets, 8);
+    assert!(q.violations.is_empty(), "{:?}", q.violations);
+    // the job otherwise keeps its depth
+    assert!(q.overlapped > 1000, "{}", q.overlapped);
+}

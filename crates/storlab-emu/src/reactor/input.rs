@@ -319,6 +319,8 @@ impl Reactor {
                         offset,
                         len,
                         fua,
+                        // NBD has no placement directive
+                        placement: None,
                     };
                     // The request reaches the model when its data access is
                     // done: the server's own work is transport (it is in the

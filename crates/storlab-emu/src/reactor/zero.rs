@@ -145,6 +145,7 @@ impl Reactor {
                 offset: p.offset,
                 len: p.len,
                 fua: p.fua,
+                placement: None,
             };
             core.arrive(shared.clock.now(), req, job, &mut self.released);
             self.next_due = core.next_due();

@@ -11,6 +11,19 @@
 //! drive written once (so they reach the flash); writes on a fresh drive,
 //! except the datacenter drives' random writes, which their data sheets
 //! rate in steady state (a drive aged by random overwrites).
+//!
+//! The zoned drive (`zn540`) has no row: no published rating was found.
+//! Searched (the search tool's docs, pages and code corpora): "Ultrastar
+//! DC ZN540 datasheet sequential read MB/s", "ZN540 random read IOPS",
+//! "ZN540 zoned namespace SSD random read IOPS sequential write MB/s
+//! Western Digital", "Western Digital Ultrastar DC ZN540 ZNS NVMe SSD
+//! 3200 MB/s", "ZN540 product brief performance sequential read write
+//! random read 4KB IOPS zoned", "Ultrastar DC ZN540 specifications MB/s
+//! IOPS". They found the 2020 announcement's coverage (96-layer TLC,
+//! dual-port NVMe 1.3c, ZNS command set 1.0, U.2, up to 8 TB, "up to 4x"
+//! the throughput of a conventional drive, no MB/s or IOPS) and no data
+//! sheet or product brief with figures; a row needs a published figure
+//! and its source.
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, RunId, Spec};

@@ -270,6 +270,7 @@ impl Device for Raid0 {
                 offset: moff,
                 len,
                 fua: req.fua,
+                placement: req.placement,
             };
             let mut ccx = std::mem::take(&mut self.ccx);
             self.members[m].submit(now, sub, &mut ccx);

@@ -23,6 +23,10 @@ pub struct HostIo {
     /// completion mode (fio's `hipri`: io_uring `IORING_SETUP_IOPOLL`,
     /// `RWF_HIPRI`), as `CompletionMode::Spin` does, whatever the size.
     pub poll: bool,
+    /// A write's FDP placement identifier (fio's `fdp=1` with
+    /// `io_uring_cmd`: the directive travels in the NVMe command the
+    /// passthrough builds), handed to the device as is.
+    pub placement: Option<u16>,
 }
 
 /// A finished host request.

@@ -717,6 +717,7 @@ impl Host {
             offset: h.io.offset,
             len: h.io.len,
             fua: h.io.fua,
+            placement: h.io.placement,
         };
         let t = h.io.thread as usize;
         // more of the thread's own work waits for it (an asynchronous

@@ -131,6 +131,7 @@ fn run(c: HostConfig, threads: u32, ios: &[(u32, Nanos)], latency: Nanos) -> (Ve
                     len: 4096,
                     fua: false,
                     poll: false,
+                    placement: None,
                 };
                 host.submit(ts, io, &mut cx);
             }

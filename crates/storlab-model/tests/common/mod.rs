@@ -95,6 +95,7 @@ pub fn workload(capacity: u64) -> Vec<(u64, DevRequest)> {
                 offset: offset.min(last),
                 len,
                 fua: id % 5 == 4,
+                placement: None,
             },
         ));
         id += 1;

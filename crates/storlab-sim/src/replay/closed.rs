@@ -537,6 +537,7 @@ impl<'a> Replay<'a> {
                     offset,
                     len,
                     fua: r.fua,
+                    placement: None,
                 },
                 &mut self.cx,
             );

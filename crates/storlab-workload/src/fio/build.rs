@@ -40,6 +40,11 @@ struct SizeSettings {
     zone_skip: u64,
     zbd: bool,
     zbd_opts: super::zbd::ZbdOptions,
+    /// `fdp=1`.
+    fdp: bool,
+    /// `dataplacement=` when written.
+    dp_type: Option<super::dp::DpType>,
+    dp: super::dp::DpOptions,
 }
 
 /// Build a job from its options in application order (globals first).
@@ -301,6 +306,29 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
             }
         }
         "zone_append" => sizes.zbd_opts.zone_append = parse_bool(v).map_err(err)?,
+        "fdp" => sizes.fdp = parse_bool(v).map_err(err)?,
+        "dataplacement" => {
+            use super::dp::DpType;
+            sizes.dp_type = Some(match v {
+                "none" => DpType::None,
+                "fdp" => DpType::Fdp,
+                "streams" => DpType::Streams,
+                _ => return Err(e.invalid("expected none, fdp or streams")),
+            })
+        }
+        "plids" => sizes.dp.ids = super::dp::parse_ids(v).map_err(err)?,
+        "plid_select" => {
+            sizes.dp.select = match v {
+                "roundrobin" => super::dp::DpSelect::RoundRobin,
+                "random" => super::dp::DpSelect::Random,
+                "scheme" => {
+                    return Err(e.invalid(
+                        "plid_select=scheme (placement by dp_scheme's offset ranges) is not simulated; give each range its own job with plids=",
+                    ))
+                }
+                _ => return Err(e.invalid("expected random, roundrobin or scheme")),
+            }
+        }
         "zonesize" => sizes.zone_size = Some(positive_size(e, v, kb)?),
         "zonerange" => sizes.zone_range = Some(positive_size(e, v, kb)?),
         "zoneskip" => sizes.zone_skip = parse_size(v, kb).map_err(err)?,
@@ -386,6 +414,24 @@ fn finish(job: &mut JobSpec, mut sizes: SizeSettings) -> Result<(), FioError> {
         job: job.name.clone(),
         reason: reason.into(),
     };
+    {
+        // fio's init.c: fdp=1 is dataplacement=fdp, and refuses an
+        // explicit dataplacement=none or streams beside it
+        use super::dp::DpType;
+        let kind =
+            match (sizes.fdp, sizes.dp_type) {
+                (true, Some(DpType::None | DpType::Streams)) => return Err(invalid(
+                    "fdp=1 is not compatible with dataplacement={streams, none} (fio's message)",
+                )),
+                (true, _) => DpType::Fdp,
+                (false, t) => t.unwrap_or_default(),
+            };
+        if kind != DpType::None {
+            let mut dp = std::mem::take(&mut sizes.dp);
+            dp.kind = kind;
+            job.dp = Some(dp);
+        }
+    }
     if sizes.zbd {
         // zonemode=zbd: zonesize names emulated zones (a device without
         // zones); a zoned device's own zones win

@@ -184,6 +184,9 @@ pub struct JobSpec {
     /// `zonemode=zbd` and its options: fio keeps writes at the zones'
     /// write pointers ([`super::zbd`]).
     pub zbd: Option<super::zbd::ZbdOptions>,
+    /// Data placement (`fdp=1`, `dataplacement=`, `plids=`,
+    /// `plid_select=`): `None` when the job uses none ([`super::dp`]).
+    pub dp: Option<super::dp::DpOptions>,
     /// `unified_rw_reporting=`.
     pub unified_rw: UnifiedRw,
     /// `hipri` (io_uring, pvsync2): completions are polled for, not
@@ -269,6 +272,7 @@ impl JobSpec {
             sync_writes: false,
             zones: None,
             zbd: None,
+            dp: None,
             unified_rw: UnifiedRw::None,
             hipri: false,
             max_latency_ns: None,

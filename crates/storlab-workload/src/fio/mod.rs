@@ -29,6 +29,7 @@
 mod assemble;
 mod build;
 mod cli;
+pub mod dp;
 mod engine;
 mod entry;
 mod error;

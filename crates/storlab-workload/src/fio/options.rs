@@ -195,6 +195,11 @@ static OPTIONS: &[OptDef] = &[
     sim("zone_reset_frequency", &[], Kind::Str),
     sim("zone_append", &[], Kind::Bool),
     rec("read_beyond_wp", &[], Kind::Bool),
+    // data placement (fio's HOWTO: fdp, dataplacement, plids, plid_select)
+    sim("fdp", &[], Kind::Bool),
+    sim("dataplacement", &["data_placement"], Kind::Str),
+    sim("plids", &["fdp_pli"], Kind::Str),
+    sim("plid_select", &["fdp_pli_select"], Kind::Str),
     rec("job_max_open_zones", &[], Kind::Int),
     rec("ignore_zone_limits", &[], Kind::Bool),
     sim("replay_no_stall", &[], Kind::Bool),

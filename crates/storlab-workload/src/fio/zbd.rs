@@ -28,10 +28,11 @@
 //!
 //! Resets are trims of the whole zone, the form a zone reset takes at the
 //! simulated device (see storlab-model's `devices/flash/zones.rs`). fio
-//! waits for a job's IO in flight before it resets; the simulator's
-//! thread does not (a reset follows the job's writes at once), so the
-//! tests run zoned jobs with writes at the reset's zone long done
-//! (iodepth 1, or many zones between).
+//! waits for the thread's IO in flight before it resets a zone
+//! (`io_u_quiesce` in zbd.c: writes submitted asynchronously may still be
+//! on their way to the zone) and resets synchronously; the simulator's
+//! zoned source marks a reset and the request after it to wait the same
+//! way (storlab-sim's `zbd.rs`).
 
 use std::collections::VecDeque;
 

@@ -190,6 +190,10 @@ pub struct SsdConfig {
     /// namespace). See [`super::zones`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zns: Option<super::zones::ZnsConfig>,
+    /// Flexible data placement (`None`, the default: no FDP). See
+    /// [`super::fdp`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<super::fdp::FdpConfig>,
 }
 
 /// Validate an SSD configuration for a device of `capacity` bytes.
@@ -197,6 +201,15 @@ pub fn validate(cfg: &SsdConfig, capacity: u64) -> Result<(), ConfigError> {
     let n = &cfg.nand;
     if let Some(z) = &cfg.zns {
         z.validate(capacity, cfg.ftl.map_unit_bytes.max(1))?;
+    }
+    if let Some(f) = &cfg.fdp {
+        f.validate()?;
+        if f.enabled && cfg.zns.is_some() {
+            return Err(ConfigError::Invalid {
+                field: "ssd.fdp.enabled".into(),
+                message: "a zoned namespace places data by zone: FDP is for conventional namespaces (NVMe 2.0: FDP and the Zoned Namespace command set are not used together)".into(),
+            });
+        }
     }
     check_range("ssd.tags", cfg.tags, 1, 65536)?;
     check_range(

@@ -42,6 +42,7 @@
 
 pub mod config;
 mod dies;
+pub mod fdp;
 pub mod ftl;
 mod map;
 mod nand;

@@ -175,6 +175,11 @@ impl Ssd {
             // a zone's data goes to its own blocks (a write keeps to one zone)
             self.ftl.set_stream(z.stream_of(r.lpn0));
         }
+        if let Some(f) = &mut self.fdp {
+            // a handle's data goes to its own reclaim units
+            self.ftl.set_stream(u32::from(r.handle));
+            f.written(r.handle, r.units);
+        }
         for lpn in r.lpn0..r.lpn0 + r.units {
             let ppa = self.ftl.write(lpn);
             if !r.durable {

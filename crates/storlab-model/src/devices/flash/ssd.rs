@@ -49,6 +49,8 @@ pub(super) struct Req {
     pub(super) background_wait: bool,
     /// Translation pages this read still waits for (cached mapping table).
     pub(super) map_wait: u32,
+    /// A write's reclaim-unit handle (FDP; 0 otherwise).
+    pub(super) handle: u16,
 }
 
 /// A read's critical path after its command (the components it can
@@ -167,6 +169,8 @@ pub struct Ssd {
     pub(super) slc: Option<SlcCache>,
     /// The zoned namespace (`ssd.zns`; `None`: conventional).
     pub(super) zoned: Option<Box<super::zones::ZonedNs>>,
+    /// Flexible data placement (`ssd.fdp` enabled; `None`: off).
+    pub(super) fdp: Option<Box<super::fdp::Fdp>>,
 }
 
 impl Ssd {
@@ -191,6 +195,12 @@ impl Ssd {
         let zoned = cfg.zns.clone().map(|z| {
             ftl.set_streams(z.zones(capacity) as u32);
             Box::new(super::zones::ZonedNs::new(z, capacity, unit))
+        });
+        // an FDP drive keeps every reclaim-unit handle's data in its own blocks
+        let fdp = cfg.fdp.as_ref().and_then(|f| f.active_handles()).map(|h| {
+            ftl.set_streams(h);
+            let ru = cfg.nand.pages_per_block as u64 * cfg.nand.page_bytes;
+            Box::new(super::fdp::Fdp::new(h, ru))
         });
         let mc = &cfg.ftl.map_cache;
         let map = mc
@@ -253,6 +263,7 @@ impl Ssd {
                 SlcCache::new(c, unit, n.cell.page_types(), planes, upp as u64, mean)
             }),
             zoned,
+            fdp,
             cfg,
         })
     }
@@ -342,6 +353,10 @@ impl Device for Ssd {
         if let Some(s) = &mut self.slc {
             s.arrive(now);
         }
+        let handle = match &mut self.fdp {
+            Some(f) if req.op == Op::Write => f.handle_of(req.placement),
+            _ => 0,
+        };
         let ri = self.alloc_req(Req {
             id: req.id,
             op: Some(req.op),
@@ -355,6 +370,7 @@ impl Device for Ssd {
                 0
             },
             durable,
+            handle,
             ..Default::default()
         });
         if self.tags.arrive(ri) {
@@ -480,6 +496,9 @@ impl Device for Ssd {
         }
         if let Some(z) = &self.zoned {
             counters.extend(z.counters());
+        }
+        if let Some(f) = &self.fdp {
+            counters.extend(f.counters(self.unit, &c));
         }
         if let Some(m) = &self.map {
             let c = m.counters;

@@ -475,6 +475,8 @@ impl FileLayer {
                 len,
                 fua,
                 poll,
+                // a file system's writes carry no placement directive
+                placement: None,
             },
             cx,
         );

@@ -387,6 +387,7 @@ impl Machine<'_> {
             len: n as u64 * PAGE,
             fua: false,
             poll: false,
+            placement: None,
         };
         self.host.submit(now, io, &mut self.cx);
         self.drain(now);

@@ -102,6 +102,8 @@ pub(super) struct File {
     pub(super) wb_cursor: u64,
     /// Writeback IOs of this file in flight.
     pub(super) wb_inflight: u32,
+    /// Its changes in the log not yet forced (`fsync.rs`).
+    pub(super) pins: super::fsync::Pins,
 }
 
 impl File {
@@ -148,8 +150,10 @@ pub(super) enum Stage {
     Convert,
     /// A create or unlink in the directory's section.
     Namespace,
-    /// fsync: writeback of the file's pages, then the log, then a flush.
+    /// fsync: writeback of the file's pages, then the log (its pre-flush,
+    /// its write), then a flush.
     SyncWb,
+    SyncPreflush,
     SyncLog,
     SyncFlush,
 }

@@ -62,27 +62,6 @@ pub const TICK_NS: u64 = 4_000_000;
 /// each) and the transaction's: ~256 B.
 pub const TIMESTAMP_LOG_BYTES: u64 = 256;
 
-/// A file's changes in the log, by the sequence number of the last of
-/// each kind (0: none).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Pins {
-    /// Timestamps only (a write's `XFS_ILOG_TIMESTAMP`).
-    ts: u64,
-    /// The inode core: size, extents (allocation, conversion), the
-    /// inode's creation or unlink.
-    core: u64,
-    /// The tick (+ 1) of the last timestamp update.
-    ts_tick: u64,
-}
-
-/// Logged changes numbered in order, and how far a log force has covered
-/// them.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct LogSeq {
-    last: u64,
-    forced: u64,
-}
-
 impl FileLayer {
     /// A write to `file` at `now` updates its timestamps: logged once per
     /// tick of the coarse clock.

@@ -31,7 +31,7 @@ pub struct FileLayer {
     pub(super) log_head: u64,
     pub(super) log_pending: u64,
     /// Which logged changes a log force has covered (`fsync.rs`).
-    pub(super) log_seq: super::fsync::LogSeq,
+    pub(super) log_seq: super::state::LogSeq,
     pub(super) parents: Vec<Parent>,
     pub(super) free_parents: Vec<u32>,
     pub(super) children: Vec<Child>,

@@ -103,7 +103,7 @@ pub(super) struct File {
     /// Writeback IOs of this file in flight.
     pub(super) wb_inflight: u32,
     /// Its changes in the log not yet forced (`fsync.rs`).
-    pub(super) pins: super::fsync::Pins,
+    pub(super) pins: Pins,
 }
 
 impl File {
@@ -208,3 +208,24 @@ pub const FS_TOKEN: u64 = 3 << 62;
 /// its submission (below the two [`FS_TOKEN`] bits; parent indexes are
 /// 32-bit).
 pub(super) const RELEASE_BIT: u64 = 1 << 61;
+
+/// A file's changes in the log (fsync.rs), by the sequence number of the last of
+/// each kind (0: none).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pins {
+    /// Timestamps only (a write's `XFS_ILOG_TIMESTAMP`).
+    pub(super) ts: u64,
+    /// The inode core: size, extents (allocation, conversion), the
+    /// inode's creation or unlink.
+    pub(super) core: u64,
+    /// The tick (+ 1) of the last timestamp update.
+    pub(super) ts_tick: u64,
+}
+
+/// Logged changes numbered in order, and how far a log force has covered
+/// them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LogSeq {
+    pub(super) last: u64,
+    pub(super) forced: u64,
+}

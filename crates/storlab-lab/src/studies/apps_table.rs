@@ -134,9 +134,8 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
              study measured 338."
         }
         "Berkeley-DB BTree" | "Berkeley-DB HashTable" => {
-            "mostly the CPU per transaction calibrated on Moneta: the SSD RAID's log syncs (each \
-             fdatasync forcing XFS's log for the appended log file: two flushes and a log write), \
-             page reads and steady writeback of the pool's victims cost 26-44 % where the study \
+            "mostly the CPU per transaction calibrated on Moneta: the SSD RAID's log syncs, page \
+             reads and steady writeback of the pool's victims cost 26-44 % where the study \
              measured 2.5x fewer transactions a second; the model's X25-E array also serves a \
              random read/write mix 2.2x faster than the study's XDD measured (the XDD-Random rows)."
         }

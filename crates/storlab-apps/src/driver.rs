@@ -518,8 +518,10 @@ impl AppRun {
         let th = &mut self.threads[t];
         let at = th.pos;
         let mut ins: [Option<Step>; 3] = [Some(Step::Io(w)), None, None];
-        if s.sync == LogSync::Fsync {
-            ins[1] = Some(Step::Io(FileIo::fsync(s.file)));
+        match s.sync {
+            LogSync::Fsync => ins[1] = Some(Step::Io(FileIo::fsync(s.file))),
+            LogSync::Fdatasync => ins[1] = Some(Step::Io(FileIo::fdatasync(s.file))),
+            LogSync::Dsync | LogSync::None => {}
         }
         ins[2] = Some(Step::FlushDone { log, upto });
         th.steps.splice(at..at, ins.into_iter().flatten());

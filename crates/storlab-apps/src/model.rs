@@ -64,6 +64,14 @@ impl FileIo {
             ..Self::read(file, 0, 0)
         }
     }
+    /// fdatasync(2) on `file`: as [`FileIo::fsync`], but a change of the
+    /// timestamps alone does not force the file system's log.
+    pub fn fdatasync(file: u32) -> Self {
+        FileIo {
+            op: FileOp::Fdatasync,
+            ..Self::read(file, 0, 0)
+        }
+    }
     /// The namespace work of creating `file` (made with
     /// [`PlanCx::create_file`]) in directory number `dir` (each directory
     /// has its own lock): directory entry, inode, log.
@@ -178,8 +186,13 @@ pub enum Step {
 /// How a group-commit log makes its writes durable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogSync {
-    /// Write, then fsync the log file (fdatasync).
+    /// Write, then fsync(2) the log file (the inode's timestamps
+    /// included: on XFS a write's timestamp update makes the fsync force
+    /// the file system's log).
     Fsync,
+    /// Write, then fdatasync(2) the log file (timestamps alone force no
+    /// log).
+    Fdatasync,
     /// The write itself is O_DSYNC (force unit access).
     Dsync,
     /// No sync: the write only reaches the page cache.

@@ -449,8 +449,87 @@ fn fsync_forces_the_log_with_its_own_write() {
     let d = r.run();
     let c = r.fs.counters();
     assert_eq!(c.journal_writes, 1);
-    // the log write, then the flush
-    assert_eq!(d[0].at - t, 2 * DEV_NS + FS_NS);
+    // the log write's pre-flush, the write, its post-flush (FUA emulated:
+    // host/fs/fsync.rs)
+    assert_eq!(c.flushes, 2);
+    assert_eq!(d[0].at - t, 3 * DEV_NS + FS_NS);
+}
+
+/// A sync request of `op` on file 0 at `at`; its completion time.
+fn sync_at(r: &mut Rig, id: u64, op: FileOp, at: Nanos) -> Nanos {
+    r.submit(
+        at,
+        FileReq {
+            len: 0,
+            ..req(id, 0, op, 0, true)
+        },
+    );
+    r.run()[0].at
+}
+
+// Issue 57: XFS's fsync forces the log for a write's timestamp update,
+// fdatasync does not (xfs_file_fsync: `datasync` skips a pin of
+// XFS_ILOG_TIMESTAMP alone): an overwrite then fdatasync is one device
+// flush; then fsync is the log's pre-flush, write and post-flush.
+#[test]
+fn fdatasync_of_an_overwrite_is_one_flush_and_fsync_forces_the_log() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    r.submit(0, req(1, 0, FileOp::Write, 0, true));
+    let t = r.run()[0].at;
+    let end = sync_at(&mut r, 2, FileOp::Fdatasync, t);
+    let c = r.fs.counters();
+    assert_eq!((c.journal_writes, c.flushes), (0, 1), "{c:?}");
+    assert_eq!(end - t, DEV_NS, "one flush");
+    // the same write and fsync: the timestamps pinned the inode
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    r.submit(0, req(1, 0, FileOp::Write, 0, true));
+    let t = r.run()[0].at;
+    let end = sync_at(&mut r, 2, FileOp::Fsync, t);
+    let c = r.fs.counters();
+    assert_eq!((c.journal_writes, c.flushes), (1, 2), "{c:?}");
+    assert_eq!(end - t, 3 * DEV_NS + FS_NS);
+}
+
+// Issue 57: a write's timestamps are logged once per tick of the coarse
+// clock (current_time), so a second write in the same tick leaves nothing
+// for the next fsync to force, and a write in a later tick does.
+#[test]
+fn timestamps_are_logged_once_a_tick() {
+    use storlab_model::host::fs::fsync::TICK_NS;
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Allocated).unwrap();
+    r.submit(0, req(1, 0, FileOp::Write, 0, true));
+    let t = r.run()[0].at;
+    sync_at(&mut r, 2, FileOp::Fsync, t);
+    assert_eq!(r.fs.counters().journal_writes, 1);
+    // same tick: no new timestamp, so no log to force
+    r.submit(t + 1, req(3, 0, FileOp::Write, 0, true));
+    let t2 = r.run()[0].at;
+    assert!(t2 < TICK_NS, "the test's second write is in the first tick");
+    sync_at(&mut r, 4, FileOp::Fsync, t2);
+    let c = r.fs.counters();
+    assert_eq!((c.journal_writes, c.flushes), (1, 3), "{c:?}");
+    // a later tick: logged, forced
+    r.submit(TICK_NS, req(5, 0, FileOp::Write, 0, true));
+    let t3 = r.run()[0].at;
+    sync_at(&mut r, 6, FileOp::Fsync, t3);
+    let c = r.fs.counters();
+    assert_eq!((c.journal_writes, c.flushes), (2, 5), "{c:?}");
+}
+
+// Issue 57: fdatasync still forces the log for a change other than
+// timestamps (an allocating write's extents and size).
+#[test]
+fn fdatasync_forces_the_log_after_an_allocating_write() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    r.fs.create_file(1 << 30, Layout::Sparse).unwrap();
+    r.submit(0, req(1, 0, FileOp::Write, 0, true));
+    let t = r.run()[0].at;
+    sync_at(&mut r, 2, FileOp::Fdatasync, t);
+    let c = r.fs.counters();
+    assert_eq!((c.journal_writes, c.flushes), (1, 2), "{c:?}");
 }
 
 #[test]

@@ -311,6 +311,11 @@ impl Inno {
             size: self.log_bytes,
             block: 512,
             direct: false,
+            // innodb_flush_method's default on Linux syncs with fsync(2)
+            // (MySQL 5.x os/os0file.c: os_file_flush -> os_file_fsync ->
+            // fsync), not fdatasync: each group commit's write changes the
+            // log file's mtime, so on XFS the fsync forces the file
+            // system's log too (host/fs/fsync.rs)
             sync: LogSync::Fsync,
             rotate: false,
         });

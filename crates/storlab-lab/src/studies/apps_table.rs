@@ -129,12 +129,13 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
         }
         "OLTP" => {
             "the model's OLTP is bound by the CPU per transaction calibrated on Moneta: its log \
-             flushes and page reads on the SSD RAID finish inside that time, so it runs at Moneta's \
-             799 tx/s where the study measured 338."
+             syncs (each fsync forcing XFS's log: two flushes and a log write) and page reads on \
+             the SSD RAID finish inside that time, so it runs at Moneta's 797 tx/s where the \
+             study measured 338."
         }
         "Berkeley-DB BTree" | "Berkeley-DB HashTable" => {
             "mostly the CPU per transaction calibrated on Moneta: the SSD RAID's log syncs, page \
-             reads and steady writeback of the pool's victims cost 15-30 % where the study \
+             reads and steady writeback of the pool's victims cost 26-44 % where the study \
              measured 2.5x fewer transactions a second; the model's X25-E array also serves a \
              random read/write mix 2.2x faster than the study's XDD measured (the XDD-Random rows)."
         }

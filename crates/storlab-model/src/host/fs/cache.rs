@@ -334,11 +334,13 @@ impl FileLayer {
                 self.mark_alloc(fi as u32, first * PAGE, n * PAGE);
                 self.counters.allocations += 1;
                 self.log_pending += self.cfg.log_bytes_per_alloc;
+                self.pin_core(fi as u32);
             } else if self.take_unwritten(fi as u32, first * PAGE, n * PAGE) {
                 // the ioend converts the unwritten blocks it wrote
                 // (xfs_end_io, ext4's end_io work)
                 self.counters.conversions += 1;
                 self.log_pending += self.cfg.log_bytes_per_convert();
+                self.pin_core(fi as u32);
             }
             self.wb_inflight += 1;
             self.files[fi].wb_inflight += 1;

@@ -126,6 +126,11 @@ impl FileLayer {
                             self.finish(now, i, host, cx);
                         }
                     }
+                    Stage::SyncPreflush => {
+                        if p.pending == 0 {
+                            self.forced_log_write(now, i, host, cx);
+                        }
+                    }
                     Stage::SyncLog => {
                         if p.pending == 0 {
                             self.sync_flush(now, i, host, cx);
@@ -187,7 +192,7 @@ impl FileLayer {
             op: match p.req.op {
                 FileOp::Read => Op::Read,
                 FileOp::Write => Op::Write,
-                FileOp::Fsync => Op::Flush,
+                FileOp::Fsync | FileOp::Fdatasync => Op::Flush,
                 FileOp::Create => Op::Write,
                 FileOp::Unlink => Op::Trim,
             },

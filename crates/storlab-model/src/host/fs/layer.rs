@@ -30,6 +30,8 @@ pub struct FileLayer {
     pub(super) log_base: u64,
     pub(super) log_head: u64,
     pub(super) log_pending: u64,
+    /// Which logged changes a log force has covered (`fsync.rs`).
+    pub(super) log_seq: super::state::LogSeq,
     pub(super) parents: Vec<Parent>,
     pub(super) free_parents: Vec<u32>,
     pub(super) children: Vec<Child>,
@@ -72,6 +74,7 @@ impl FileLayer {
             log_base,
             log_head: 0,
             log_pending: 0,
+            log_seq: Default::default(),
             parents: Vec::new(),
             free_parents: Vec::new(),
             children: Vec::new(),
@@ -152,6 +155,7 @@ impl FileLayer {
             },
             lock: RwLock::default(),
             alloc_free_at: 0,
+            pins: Default::default(),
             pages: Vec::new(),
             dirty: 0,
             meta: vec![

@@ -98,7 +98,7 @@ pub mod behaviour;
 mod cache;
 mod completion;
 pub mod config;
-mod fsync;
+pub mod fsync;
 pub mod layer;
 mod path;
 pub mod request;

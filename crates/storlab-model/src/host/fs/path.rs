@@ -66,9 +66,15 @@ impl FileLayer {
         };
         let i = crate::units::slab_insert(&mut self.parents, &mut self.free_parents, p);
         match req.op {
-            FileOp::Fsync => self.start_fsync(now, i, host, cx),
-            FileOp::Create | FileOp::Unlink => self.namespace(now, i, host, cx),
+            FileOp::Fsync | FileOp::Fdatasync => self.start_fsync(now, i, host, cx),
+            FileOp::Create | FileOp::Unlink => {
+                self.pin_core(req.file);
+                self.namespace(now, i, host, cx)
+            }
             FileOp::Read | FileOp::Write => {
+                if req.op == FileOp::Write {
+                    self.pin_timestamps(now, req.file);
+                }
                 let excl = self.wants_exclusive(&req);
                 let shared = req.op == FileOp::Read && self.be.reads_shared
                     || req.op == FileOp::Write && !excl;
@@ -291,6 +297,7 @@ impl FileLayer {
     fn allocate(&mut self, now: Nanos, i: u32, file: u32, cx: &mut HostCx) {
         self.counters.allocations += 1;
         self.log_pending += self.cfg.log_bytes_per_alloc;
+        self.pin_core(file);
         let ns = self.be.alloc_ns.unwrap_or(self.cfg.alloc_ns);
         self.section(now, i, file, ns, Stage::Alloc, cx);
     }
@@ -304,6 +311,7 @@ impl FileLayer {
         self.counters.conversions += 1;
         self.log_pending += self.cfg.log_bytes_per_convert();
         let file = self.parents[i as usize].req.file;
+        self.pin_core(file);
         self.section(now, i, file, self.cfg.convert_ns(), Stage::Convert, cx);
     }
 

@@ -10,9 +10,14 @@ pub enum FileOp {
     Read,
     /// Write `len` bytes at `offset`.
     Write,
-    /// fsync: write back the file's dirty pages, force the log, flush the
-    /// device's volatile cache.
+    /// fsync(2): write back the file's dirty pages, force the log when the
+    /// inode has logged changes not yet on the device (timestamps
+    /// included), flush the device's volatile cache.
     Fsync,
+    /// fdatasync(2): as [`FileOp::Fsync`], but the log is forced only for
+    /// changes other than timestamps (size, extents): an overwrite of
+    /// allocated, written blocks needs only the cache flush.
+    Fdatasync,
     /// The namespace work of creating the file (made with
     /// [`FileLayer::create_file`]): the directory entry and the inode,
     /// `namespace_ns` under the directory's lock and
@@ -74,6 +79,10 @@ pub enum FsError {
 pub struct FsCounters {
     /// Log (journal) writes issued.
     pub journal_writes: u64,
+    /// Device cache flushes issued: one for an fsync that forces no log,
+    /// two for one that does (the log write's pre-flush and, for its
+    /// force-unit-access, a post-flush: `fsync.rs`).
+    pub flushes: u64,
     /// Bytes of them.
     pub journal_bytes: u64,
     /// Indirect-block (mapping metadata) reads.

@@ -102,6 +102,8 @@ pub(super) struct File {
     pub(super) wb_cursor: u64,
     /// Writeback IOs of this file in flight.
     pub(super) wb_inflight: u32,
+    /// Its changes in the log not yet forced (`fsync.rs`).
+    pub(super) pins: Pins,
 }
 
 impl File {
@@ -148,8 +150,10 @@ pub(super) enum Stage {
     Convert,
     /// A create or unlink in the directory's section.
     Namespace,
-    /// fsync: writeback of the file's pages, then the log, then a flush.
+    /// fsync: writeback of the file's pages, then the log (its pre-flush,
+    /// its write), then a flush.
     SyncWb,
+    SyncPreflush,
     SyncLog,
     SyncFlush,
 }
@@ -204,3 +208,24 @@ pub const FS_TOKEN: u64 = 3 << 62;
 /// its submission (below the two [`FS_TOKEN`] bits; parent indexes are
 /// 32-bit).
 pub(super) const RELEASE_BIT: u64 = 1 << 61;
+
+/// A file's changes in the log (fsync.rs), by the sequence number of the last of
+/// each kind (0: none).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pins {
+    /// Timestamps only (a write's `XFS_ILOG_TIMESTAMP`).
+    pub(super) ts: u64,
+    /// The inode core: size, extents (allocation, conversion), the
+    /// inode's creation or unlink.
+    pub(super) core: u64,
+    /// The tick (+ 1) of the last timestamp update.
+    pub(super) ts_tick: u64,
+}
+
+/// Logged changes numbered in order, and how far a log force has covered
+/// them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LogSeq {
+    pub(super) last: u64,
+    pub(super) forced: u64,
+}

@@ -1,0 +1,50 @@
+//! Issue 57: the databases' syncs reach the device as the real programs'
+//! do on XFS. InnoDB commits with fsync(2) (innodb_flush_method's default),
+//! whose log write changed the file's timestamps, so XFS forces its own log
+//! with each: a pre-flush, the log write and a post-flush, two device
+//! flushes a commit, as `storlab app run sysbench-oltp` counts on the real
+//! server (docs/apps.md). A sync with nothing to force would be one.
+
+use serde_json::Value;
+use storlab_apps::{job_args, simulate};
+use storlab_model::config::PresetStore;
+use storlab_model::SystemConfig;
+
+/// The job's `app` and `fs` objects for `name` with `pairs` on `device`.
+fn run(device: &str, name: &str, pairs: &str) -> (Value, Value) {
+    let (resolved, cfg) =
+        SystemConfig::load(&PresetStore::default(), device, &[]).expect("preset loads");
+    let jobs = storlab_workload::fio::parse_cli_args(&job_args(name, &[pairs.to_string()]))
+        .expect("job args parse");
+    let r = simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {}).expect("runs");
+    let j = r
+        .jobs
+        .iter()
+        .find(|j| j.app.is_some())
+        .expect("the app's job");
+    (j.app.clone().unwrap(), j.storlab["fs"].clone())
+}
+
+#[test]
+fn innodb_commits_force_xfs_log_two_flushes_a_sync() {
+    let (app, fs) = run(
+        "raid-disk",
+        "oltp",
+        "db=64m,buffer_pool=256m,transactions=400",
+    );
+    let flushes = fs["flushes"].as_f64().expect("the fs layer counts flushes");
+    let journal = fs["journal_writes"].as_f64().unwrap();
+    let commits = app["operations_counted"].as_f64().unwrap();
+    assert!(commits > 0.0, "{app}");
+    // every log sync forces XFS's log: one journal write and two flushes
+    // each (the page flusher's syncs add a few of their own)
+    assert!(journal > 0.0, "{fs}");
+    assert!(
+        flushes >= 1.8 * journal,
+        "two flushes a forced log: {flushes} flushes, {journal} journal writes"
+    );
+    assert!(
+        flushes > 1.2 * commits.min(journal),
+        "{flushes} flushes for {commits} transactions"
+    );
+}

@@ -27,9 +27,17 @@ pub struct FileLayer {
     pub(super) free: Vec<(u64, u64)>,
     /// Each directory's lock is busy until then (by directory number).
     pub(super) dir_free_at: Vec<Nanos>,
+    /// Entries in each directory (by directory number): creates less
+    /// unlinks through the layer.
+    pub(super) dir_entries: Vec<u64>,
     pub(super) log_base: u64,
     pub(super) log_head: u64,
     pub(super) log_pending: u64,
+    /// Background log buffers under IO (with their barrier's flush).
+    pub(super) log_inflight: u32,
+    /// Committed transactions waiting for a log buffer, with their log
+    /// bytes ([`Behaviour::iclogs`]).
+    pub(super) log_waiters: VecDeque<(u32, u64)>,
     pub(super) parents: Vec<Parent>,
     pub(super) free_parents: Vec<u32>,
     pub(super) children: Vec<Child>,
@@ -69,9 +77,12 @@ impl FileLayer {
             files: Vec::new(),
             free,
             dir_free_at: Vec::new(),
+            dir_entries: Vec::new(),
             log_base,
             log_head: 0,
             log_pending: 0,
+            log_inflight: 0,
+            log_waiters: VecDeque::new(),
             parents: Vec::new(),
             free_parents: Vec::new(),
             children: Vec::new(),

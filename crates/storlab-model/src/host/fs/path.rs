@@ -124,15 +124,10 @@ impl FileLayer {
         }
         p.bd.add(Component::FileSystem, self.cfg.namespace_ns);
         p.stage = Stage::Namespace;
-        if self.dir_entries.len() <= dir {
-            self.dir_entries.resize(dir + 1, 0);
-        }
         if p.req.op == FileOp::Create {
             self.counters.creates += 1;
-            self.dir_entries[dir] += 1;
         } else {
             self.counters.unlinks += 1;
-            self.dir_entries[dir] = self.dir_entries[dir].saturating_sub(1);
         }
         // its log bytes go into the in-core log when it commits, at the
         // section's end (`commit_namespace`)
@@ -150,7 +145,17 @@ impl FileLayer {
         host: &mut Host,
         cx: &mut HostCx,
     ) {
-        let dir = (self.parents[i as usize].req.offset % 4096) as usize;
+        // the entry goes in (or out) in the transaction
+        let req = self.parents[i as usize].req;
+        let dir = (req.offset % 4096) as usize;
+        if self.dir_entries.len() <= dir {
+            self.dir_entries.resize(dir + 1, 0);
+        }
+        if req.op == FileOp::Create {
+            self.dir_entries[dir] += 1;
+        } else {
+            self.dir_entries[dir] = self.dir_entries[dir].saturating_sub(1);
+        }
         let bytes = self.cfg.log_bytes_per_namespace_op + self.relogged_dir_bytes(dir);
         if self.log_buffers_busy() {
             self.counters.log_buffer_waits += 1;

@@ -750,6 +750,12 @@ impl Model for Patch {
             self.tree
                 .push(cx.create_file(self.file_bytes, Layout::Allocated)?);
         }
+        // the tree's directories hold their files (FILES_PER_DIR each):
+        // what a create or unlink in one logs follows its size
+        for dir in 0..self.files.div_ceil(FILES_PER_DIR) {
+            let n = FILES_PER_DIR.min(self.files - dir * FILES_PER_DIR);
+            cx.dir_entries(dir, n);
+        }
         Ok(())
     }
 

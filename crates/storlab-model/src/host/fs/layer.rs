@@ -101,6 +101,18 @@ impl FileLayer {
         }
     }
 
+    /// Directory `dir` (by number, as creates and unlinks name it in
+    /// their offset) holds `n` entries: files laid out in it before the
+    /// run, without create requests. What a create or unlink in it logs
+    /// follows its size (XFS relogs its directory blocks, by form).
+    pub fn set_dir_entries(&mut self, dir: u64, n: u64) {
+        let d = (dir % 4096) as usize;
+        if self.dir_entries.len() <= d {
+            self.dir_entries.resize(d + 1, 0);
+        }
+        self.dir_entries[d] = n;
+    }
+
     /// The file system.
     pub fn kind(&self) -> FileSystem {
         self.kind

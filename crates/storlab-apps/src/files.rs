@@ -80,11 +80,7 @@ impl Chunker {
         let mut pieces = 0;
         while at < end {
             let n = PIECE.min(end - at);
-            let io = if write {
-                FileIo::write(file, at, n)
-            } else {
-                FileIo::read(file, at, n)
-            };
+            let io = [FileIo::read, FileIo::write][usize::from(write)](file, at, n);
             cx.push(Step::Io(io.direct(direct)));
             calls += n.div_ceil(self.syscall);
             pieces += 1;
@@ -750,11 +746,9 @@ impl Model for Patch {
             self.tree
                 .push(cx.create_file(self.file_bytes, Layout::Allocated)?);
         }
-        // the tree's directories hold their files (FILES_PER_DIR each):
-        // what a create or unlink in one logs follows its size
+        // each directory holds its files: what a create or unlink logs
         for dir in 0..self.files.div_ceil(FILES_PER_DIR) {
-            let n = FILES_PER_DIR.min(self.files - dir * FILES_PER_DIR);
-            cx.dir_entries(dir, n);
+            cx.dir_entries(dir, FILES_PER_DIR.min(self.files - dir * FILES_PER_DIR));
         }
         Ok(())
     }

@@ -189,7 +189,7 @@ pub fn prepare() -> Prepared {
             text.push(format!("{d} {b:.2}/{dr:.2} s"));
         }
         rows.push(Row::holds(
-            "Postmark: direct IO better than buffered on every device (buffered/direct seconds, scaled run)",
+            "Postmark: direct IO better than buffered on every device (buffered/direct seconds)",
             "direct faster on every device",
             text.join(", "),
             direct_wins,
@@ -202,10 +202,7 @@ pub fn prepare() -> Prepared {
                 4.0,
                 0.25,
                 "x",
-            ).at(HASTE_FILES).miss_because(format!(
-                "the model's patch is {:.0}% CPU on the memory device (bunzip2 and patch per file, an ESTIMATE); the disk RAID waits on XFS's log buffers (each file's create and unlink relog their directory's block) and its cold reads, and a 4x ratio needs less CPU or more IO per file than the model's ESTIMATEs.",
-                r[pt[k]].app_layer_share("application_cpu") * 100.0
-            )));
+            ).at(HASTE_FILES));
         }
         let braid = m(bd[0]);
         let nvm = (m(bd[1]) + m(bd[2])) / 2.0;

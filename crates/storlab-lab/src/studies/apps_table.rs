@@ -119,7 +119,7 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
              on the device only through XFS's log buffers, and on the SSD RAID they are written \
              fast (its drives' flushes cost little), so the SSD RAID runs 1.08x Moneta's direct-IO \
              time (29.7 s against 27.4 s), where the study measured 1.7x (the apps-files study's \
-             Postmark note says what the log does and what is not modelled)."
+             Postmark note says what the log does)."
         }
         "PTFDB" => {
             "the model's queries spend most of their time in the CPU per row fetched calibrated on \

@@ -80,11 +80,7 @@ impl Chunker {
         let mut pieces = 0;
         while at < end {
             let n = PIECE.min(end - at);
-            let io = if write {
-                FileIo::write(file, at, n)
-            } else {
-                FileIo::read(file, at, n)
-            };
+            let io = [FileIo::read, FileIo::write][usize::from(write)](file, at, n);
             cx.push(Step::Io(io.direct(direct)));
             calls += n.div_ceil(self.syscall);
             pieces += 1;
@@ -202,7 +198,7 @@ static POSTMARK: AppInfo = AppInfo {
         "Postmark 1.5's three phases on one thread: create the pool (`files` files, sizes uniform between size_lo and size_hi, as Postmark draws them), run `transactions` transactions, delete what is left; the metric is the whole run's time",
         "a transaction: a read of a whole file or an append to one (even odds, Postmark's `bias read 5`), then a create or a delete (even odds, `bias create 5`); as in Postmark 1.5, a create draws size_lo + RND(size_hi - size_lo) bytes and an append RND(size_hi - size) + 1 (uniform over the room left; a full file is not appended to)",
         "the workload as read: the spec's \"10,000 files of 1 KB to 64 MB\" is run as 1 KB to 64 KB (size_hi=64k), a documented reading, not a fit: 10,000 files of mean 32 MB are 320 GB (more as appends grow them), larger than every device that ran Postmark (the HASTE study's 16 GB RAM disk, the 64 GB Moneta, the 80 GB Fusion-io), and Postmark's `set size` takes bytes (atoi, no unit suffix); 64 KB keeps Postmark's email-sized files (its defaults are 500 B to 9.77 KB)",
-        "a create: the namespace work (directory entry, inode, log bytes; fs.namespace_ns under the directory's lock) and the file's contents written; a delete: unlink (namespace work, the file's pages dropped, its space freed for later files)",
+        "a create: the namespace work (directory entry, inode, log bytes; fs.namespace_ns under the directory's lock) and the file's contents written; a delete: unlink (namespace work, the file's pages dropped, its space freed for later files); on XFS each is a transaction that relogs the directory's data and leaf blocks into 8 log buffers of 32 KiB written as barriers, and waits when all 8 are under IO (XFS before delayed logging): the device's part of buffered Postmark",
         "buffered (direct=0): stdio turns Postmark's 512-byte blocks into 4 KiB system calls through the page cache (read-ahead, dirty pages written back by the flusher under the dirty limit, delayed allocation); direct=1: O_DIRECT requests bypass it (each extending write allocates under the inode lock)",
     ],
     simplifies: &[
@@ -666,7 +662,7 @@ static PATCH: AppInfo = AppInfo {
     models: &[
         "one thread applies `patches` patches in turn; each: read its bzip2 file (`touched` x diff_bytes / compression bytes, sequentially), then for each of `touched` files chosen uniformly from the tree: read it, compute (bunzip2 of its diff, patch's matching: cpu_us), create the new version (namespace work, log), write it, and unlink the old one (GNU patch writes a new file and renames it over the old)",
         "the new version's size is the old one's (patches add and remove lines alike)",
-        "the tree starts on the device with a cold page cache; new files are written back by the flusher; the page cache and dirty limit decide how much waits for the device",
+        "the tree starts on the device with a cold page cache; new files are written back by the flusher; the page cache and dirty limit decide how much waits for the device; each create and unlink is an XFS transaction that relogs its directory's block (17 files a directory) into the log buffers, which a slow device's barriers make the patch wait for (storlab_model's fs layer, `Behaviour::iclogs`)",
     ],
     simplifies: &[
         "files are chosen uniformly (real patches touch some files in every release); 17 files per directory (ESTIMATE: 25,000 files in ~1,500 directories), each directory's creates and unlinks serialised on its lock",
@@ -749,6 +745,10 @@ impl Model for Patch {
         for _ in 0..self.files {
             self.tree
                 .push(cx.create_file(self.file_bytes, Layout::Allocated)?);
+        }
+        // each directory holds its files: what a create or unlink logs
+        for dir in 0..self.files.div_ceil(FILES_PER_DIR) {
+            cx.dir_entries(dir, FILES_PER_DIR.min(self.files - dir * FILES_PER_DIR));
         }
         Ok(())
     }

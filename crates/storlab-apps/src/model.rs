@@ -245,6 +245,14 @@ impl SetupCx<'_> {
                 message: format!("{e} (lower the data set with --app-set scale=...)"),
             })
     }
+    /// Directory `dir` (the number creates and unlinks name in their
+    /// offset) holds `n` entries before the run: files laid out in it
+    /// without a create request. Its form (XFS: in the inode, one block,
+    /// or leaf blocks) decides what each later create or unlink in it
+    /// logs.
+    pub fn dir_entries(&mut self, dir: u64, n: u64) {
+        self.fs.set_dir_entries(dir, n);
+    }
     /// Create a file with room for `size` bytes, its first `written`
     /// bytes already written (allocated; later writes beyond them
     /// allocate and extend it).

@@ -101,7 +101,7 @@ pub const SETS: &[StudySet] = &[
         lab: "apps-table",
     },
     // the HASTE study: Berkeley DB at 16 GB scaled 1/8 (apps-db), Postmark
-    // at a tenth (apps-files, run buffered and with direct=1), Patch at a
+    // whole (apps-files, run buffered and with direct=1), Patch at a
     // hundredth, the kernel build whole
     StudySet {
         study: "haste",
@@ -118,7 +118,7 @@ pub const SETS: &[StudySet] = &[
     StudySet {
         study: "haste",
         app: "postmark",
-        pairs: &["scale=0.1", "direct=0"],
+        pairs: &["scale=1", "direct=0"],
         lab: "apps-files",
     },
     StudySet {

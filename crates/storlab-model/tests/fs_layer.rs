@@ -16,7 +16,7 @@ use storlab_model::host::config::{CompletionMode, FileSystem, HostConfig};
 use storlab_model::host::fs::behaviour::Layout;
 use storlab_model::host::fs::config::FsConfig;
 use storlab_model::host::fs::layer::FileLayer;
-use storlab_model::host::fs::request::{FileOp, FileReq};
+use storlab_model::host::fs::request::{FileOp, FileReq, FsCounters};
 use storlab_model::host::fs::state::FS_TOKEN;
 use storlab_model::host::io::{HostCx, IoDone};
 use storlab_model::host::stack::Host;
@@ -709,8 +709,12 @@ fn creates_and_unlinks_serialise_on_the_directory_and_log() {
     let k = r.fs.counters();
     assert_eq!(k.creates, 32);
     assert!(k.namespace_wait_ns > 0);
-    // 32 KiB of log: one log buffer written
-    assert_eq!(k.journal_writes, 1, "{k:?}");
+    // the first 8 entries live in the directory's inode (1 KiB each);
+    // from the 9th the directory is a block, relogged whole with each
+    // create (XFS before delayed logging): 8 x 1 KiB + 24 x 5 KiB =
+    // 128 KiB of log, four 32 KiB log buffers written
+    assert_eq!(k.journal_writes, 4, "{k:?}");
+    assert_eq!(k.journal_bytes, 4 * 32 * 1024, "{k:?}");
     // an unlink drops the dirty pages and frees the space
     r.submit(
         ends[31],
@@ -1130,4 +1134,132 @@ fn pmfs_allocates_with_its_own_light_transaction_not_xfs_s() {
     r.submit(0, req(1, 0, FileOp::Write, 0, true));
     let done = r.run();
     assert_eq!(r.at(&done, 1), c.alloc_ns + DEV_NS + FS_NS);
+}
+
+/// `n` creates at time 0, each in its own directory (no directory lock
+/// between them, no directory blocks relogged) on its own thread, each
+/// logging a whole log buffer; returns the last completion and the
+/// counters.
+fn creates_each_filling_a_log_buffer(c: FsConfig, n: u64) -> (Nanos, FsCounters) {
+    let mut r = Rig::new(FileSystem::Xfs, c);
+    let files: Vec<u32> = (0..n)
+        .map(|_| r.fs.create_file(1 << 20, Layout::Empty).expect("fits"))
+        .collect();
+    for (k, &f) in files.iter().enumerate() {
+        r.submit(
+            0,
+            FileReq {
+                file: f,
+                ..req(k as u64, (k % 8) as u32, FileOp::Create, k as u64, false)
+            },
+        );
+    }
+    let done = r.run();
+    assert_eq!(done.len() as u64, n);
+    let last = done.iter().map(|d| d.at).max().expect("some");
+    (last, r.fs.counters())
+}
+
+/// Issue 57: XFS before delayed logging copies transactions into
+/// `fs.log_buffers` in-core log buffers; when every one is full and under
+/// IO, a committing transaction waits for one to be written
+/// (Documentation/filesystems/xfs-delayed-logging-design.txt).
+#[test]
+fn xfs_transactions_wait_for_a_log_buffer_when_all_are_under_io() {
+    let c = FsConfig {
+        namespace_ns: 1_000,
+        log_bytes_per_namespace_op: 32 << 10,
+        log_buffers: 2,
+        log_barrier: false,
+        ..cfg()
+    };
+    let (last, k) = creates_each_filling_a_log_buffer(c.clone(), 8);
+    assert!(k.log_buffer_waits >= 5, "{k:?}");
+    assert!(k.log_buffer_wait_ns > 0, "{k:?}");
+    // two buffers at a time through a 10 us device: 8 buffers' writes
+    // before the last commit is copied in
+    assert!(last >= 3 * DEV_NS, "{last}");
+    // with buffers enough for all, nobody waits for the device
+    let many = FsConfig {
+        log_buffers: 64,
+        ..c.clone()
+    };
+    let (last_many, k_many) = creates_each_filling_a_log_buffer(many, 8);
+    assert_eq!(k_many.log_buffer_waits, 0, "{k_many:?}");
+    assert!(last_many < DEV_NS, "{last_many}");
+    // ext4's journal is not bound this way
+    let mut r = Rig::new(FileSystem::Ext4, c);
+    let f = r.fs.create_file(1 << 20, Layout::Empty).expect("fits");
+    for k in 0..8u64 {
+        r.submit(
+            0,
+            FileReq {
+                file: f,
+                ..req(k, (k % 8) as u32, FileOp::Create, k, false)
+            },
+        );
+    }
+    r.run();
+    assert_eq!(r.fs.counters().log_buffer_waits, 0);
+}
+
+/// Issue 57: with barriers (XFS's default mount option on the studies'
+/// kernels) each background log buffer is a device flush and then the
+/// write, so a transaction waiting for a buffer waits for both.
+#[test]
+fn xfs_log_buffers_are_written_as_barriers() {
+    let c = FsConfig {
+        namespace_ns: 1_000,
+        log_bytes_per_namespace_op: 32 << 10,
+        log_buffers: 2,
+        log_barrier: false,
+        ..cfg()
+    };
+    let (plain, _) = creates_each_filling_a_log_buffer(c.clone(), 8);
+    let barrier = FsConfig {
+        log_barrier: true,
+        ..c
+    };
+    let (with_barrier, k) = creates_each_filling_a_log_buffer(barrier, 8);
+    assert_eq!(k.journal_writes, 8, "{k:?}");
+    // each buffer's flush takes the device's latency before its write
+    assert!(with_barrier >= plain + 2 * DEV_NS, "{plain} {with_barrier}");
+}
+
+/// Issue 57: a create or unlink relogs its directory's blocks whole
+/// (XFS before delayed logging): none while the directory fits in its
+/// inode, one 4 KiB block in block form, a data and a leaf block past
+/// one block.
+#[test]
+fn xfs_relogs_the_directory_blocks_by_directory_form() {
+    let c = FsConfig {
+        namespace_ns: 1_000,
+        log_bytes_per_namespace_op: 0,
+        log_buffer_bytes: 4096,
+        log_barrier: false,
+        log_buffers: 1024,
+        ..cfg()
+    };
+    let mut r = Rig::new(FileSystem::Xfs, c);
+    let f = r.fs.create_file(1 << 20, Layout::Empty).expect("fits");
+    let mut now = 0;
+    let mut journal = Vec::new();
+    for k in 0..200u64 {
+        r.submit(
+            now,
+            FileReq {
+                file: f,
+                ..req(k, 0, FileOp::Create, 0, false)
+            },
+        );
+        r.run();
+        now += 100_000;
+        journal.push(r.fs.counters().journal_bytes);
+    }
+    // short form (the first 8): nothing relogged
+    assert_eq!(journal[7], 0);
+    // block form: 4 KiB per create
+    assert_eq!(journal[20] - journal[19], 4096);
+    // leaf form (past 126 entries): 8 KiB per create
+    assert_eq!(journal[199] - journal[198], 8192);
 }

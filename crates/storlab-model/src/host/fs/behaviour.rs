@@ -68,6 +68,19 @@ pub struct Behaviour {
     /// system's differs in kind from `fs.alloc_ns` (XFS's calibrated
     /// transaction), ns; `None`: `fs.alloc_ns`.
     pub alloc_ns: Option<u64>,
+    /// Transactions are copied into a fixed set of in-core log buffers
+    /// (`fs.log_buffers` of `fs.log_buffer_bytes`), written when full as
+    /// barriers (`fs.log_barrier`), and a transaction that finds every
+    /// buffer under IO waits for one: XFS before delayed logging (the
+    /// default from 2.6.39), the kernels of the studies.
+    /// Documentation/filesystems/xfs-delayed-logging-design.txt: "if all
+    /// the log buffers are full and under IO, then no more transactions
+    /// can be committed until the current batch completes ... the XFS
+    /// journalling subsystem can be considered to be IO bound"
+    /// (`xlog_state_get_iclog_space` sleeps on the log's flush wait
+    /// queue, fs/xfs/xfs_log.c). ext3/ext4's JBD commits a running
+    /// transaction as a whole and is not modelled this way.
+    pub iclogs: bool,
 }
 
 /// ESTIMATE: PMFS's allocation for a write (fs/pmfs/xip.c
@@ -116,10 +129,12 @@ impl Behaviour {
             fallocate: Some(Prealloc::Unwritten),
             cpu_cache_bytes: None,
             alloc_ns: None,
+            iclogs: true,
         };
         match fs {
             FileSystem::None | FileSystem::Xfs => base,
             FileSystem::Ext3 => Behaviour {
+                iclogs: false,
                 writes_exclusive: true,
                 dio_hole_fallback: true,
                 dio_reads_mutex: true,
@@ -130,6 +145,7 @@ impl Behaviour {
                 ..base
             },
             FileSystem::Ext4 => Behaviour {
+                iclogs: false,
                 writes_exclusive: true,
                 reads_shared: false,
                 // ext4_ind_direct_IO: blockdev_direct_IO, DIO_LOCKING
@@ -137,6 +153,7 @@ impl Behaviour {
                 ..base
             },
             FileSystem::Tmpfs => Behaviour {
+                iclogs: false,
                 block_device: false,
                 writes_exclusive: true,
                 reads_shared: false,
@@ -145,6 +162,7 @@ impl Behaviour {
                 ..base
             },
             FileSystem::Pmfs => Behaviour {
+                iclogs: false,
                 writes_exclusive: true,
                 reads_shared: false,
                 page_cache: false,

@@ -61,9 +61,7 @@ impl FileLayer {
                 if req.op == FileOp::Unlink {
                     self.delete_file(req.file);
                 }
-                self.finish(now, i, host, cx);
-                // a full log buffer goes out
-                self.flush_log_buffers(now, host, cx);
+                self.commit_namespace(now, i, host, cx);
             }
             _ => debug_assert!(false, "no wake-up expected"),
         }
@@ -74,7 +72,12 @@ impl FileLayer {
         let c = self.children[d.id as usize];
         self.free_children.push(d.id as u32);
         match c.kind {
-            ChildKind::Log => {}
+            ChildKind::Log => {
+                if self.be.iclogs {
+                    self.log_buffer_done(now, host, cx);
+                }
+            }
+            ChildKind::LogPreflush { bytes } => self.log_after_preflush(now, bytes, host, cx),
             ChildKind::Writeback { file, first, n } => {
                 self.wb_inflight -= 1;
                 let f = &mut self.files[file as usize];

@@ -32,6 +32,18 @@ pub struct FsConfig {
     pub log_bytes_per_convert: Option<u64>,
     /// In-core log buffer: written to the device when full, bytes.
     pub log_buffer_bytes: u64,
+    /// In-core log buffers (XFS `logbufs`): when every one is full and
+    /// under IO, a committing transaction waits for one to complete
+    /// (XFS before delayed logging; [`Behaviour::iclogs`]).
+    ///
+    /// [`Behaviour::iclogs`]: super::Behaviour::iclogs
+    pub log_buffers: u32,
+    /// Each background log-buffer write is a barrier (XFS's `barrier`
+    /// mount option): a device flush before it and the write itself with
+    /// force unit access ([`Behaviour::iclogs`] file systems).
+    ///
+    /// [`Behaviour::iclogs`]: super::Behaviour::iclogs
+    pub log_barrier: bool,
     /// Size of the on-disk log (journal) region, bytes.
     pub log_region_bytes: u64,
     /// Page-cache size, bytes.
@@ -79,6 +91,17 @@ impl Default for FsConfig {
             log_bytes_per_convert: None,
             // Documentation/filesystems/xfs.txt: logbsize defaults to 32k.
             log_buffer_bytes: 32 << 10,
+            // Documentation/filesystems/xfs.txt (2.6.2x-3.x): logbufs
+            // defaults to 8 (xfs-delayed-logging-design: "By default there
+            // are 8 log buffers available and the size of each is 32kB").
+            log_buffers: 8,
+            // Documentation/filesystems/xfs.txt (2.6.2x): "barrier" is the
+            // default; xlog_sync (fs/xfs/xfs_log.c, 2.6.2x) marks every
+            // log buffer write XFS_BUF_ORDERED when the mount has
+            // barriers, which the block layer of those kernels
+            // (block/blk-barrier.c) runs as a cache flush before the write
+            // and the write with FUA (or a flush after it).
+            log_barrier: true,
             // ESTIMATE: mkfs.xfs's internal log for a 64 GB file system is
             // a few tens of MB; 64 MiB.
             log_region_bytes: 64 << 20,
@@ -140,6 +163,7 @@ impl FsConfig {
 /// Validate an `[fs]` table.
 pub fn validate(c: &FsConfig) -> Result<(), ConfigError> {
     check_range("fs.log_buffer_bytes", c.log_buffer_bytes, 512, 1 << 30)?;
+    check_range("fs.log_buffers", c.log_buffers as u64, 2, 1024)?;
     check_range(
         "fs.log_region_bytes",
         c.log_region_bytes,

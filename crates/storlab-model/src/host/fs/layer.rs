@@ -27,11 +27,19 @@ pub struct FileLayer {
     pub(super) free: Vec<(u64, u64)>,
     /// Each directory's lock is busy until then (by directory number).
     pub(super) dir_free_at: Vec<Nanos>,
+    /// Entries in each directory (by directory number): creates less
+    /// unlinks through the layer.
+    pub(super) dir_entries: Vec<u64>,
     pub(super) log_base: u64,
     pub(super) log_head: u64,
     pub(super) log_pending: u64,
     /// Which logged changes a log force has covered (`fsync.rs`).
     pub(super) log_seq: super::state::LogSeq,
+    /// Background log buffers under IO (with their barrier's flush).
+    pub(super) log_inflight: u32,
+    /// Committed transactions waiting for a log buffer, with their log
+    /// bytes ([`Behaviour::iclogs`]).
+    pub(super) log_waiters: VecDeque<(u32, u64)>,
     pub(super) parents: Vec<Parent>,
     pub(super) free_parents: Vec<u32>,
     pub(super) children: Vec<Child>,
@@ -71,10 +79,13 @@ impl FileLayer {
             files: Vec::new(),
             free,
             dir_free_at: Vec::new(),
+            dir_entries: Vec::new(),
             log_base,
             log_head: 0,
             log_pending: 0,
             log_seq: Default::default(),
+            log_inflight: 0,
+            log_waiters: VecDeque::new(),
             parents: Vec::new(),
             free_parents: Vec::new(),
             children: Vec::new(),
@@ -91,6 +102,18 @@ impl FileLayer {
             out: Vec::new(),
             granted: Vec::new(),
         }
+    }
+
+    /// Directory `dir` (by number, as creates and unlinks name it in
+    /// their offset) holds `n` entries: files laid out in it before the
+    /// run, without create requests. What a create or unlink in it logs
+    /// follows its size (XFS relogs its directory blocks, by form).
+    pub fn set_dir_entries(&mut self, dir: u64, n: u64) {
+        let d = (dir % 4096) as usize;
+        if self.dir_entries.len() <= d {
+            self.dir_entries.resize(d + 1, 0);
+        }
+        self.dir_entries[d] = n;
     }
 
     /// The file system.

@@ -42,6 +42,21 @@ fn submission_ns(c: &HostConfig, op: Op, len: u64) -> u64 {
         + copy_in
 }
 
+/// Entries an XFS directory holds in its inode (short form) before it
+/// takes a block. ESTIMATE: a 256-byte inode (mkfs.xfs's default in the
+/// 2.6.2x era) leaves 156 bytes after its 100-byte core; the short-form
+/// header takes 6 and an entry 3 + 4 (inode number) + its name, so
+/// names of about 12 characters (Postmark's, a source tree's) give 8.
+const DIR_SHORTFORM_ENTRIES: u64 = 8;
+
+/// Entries an XFS block-form directory holds in its one 4 KiB block
+/// before it becomes a leaf directory. ESTIMATE: the block's 16-byte
+/// header and 8-byte tail, two 16-byte entries for "." and "..", and per
+/// entry a data entry (8-byte inode number, 1-byte length, the name,
+/// 2-byte tag, padded to 8: 24 bytes for a 12-character name) and an
+/// 8-byte hash leaf entry: (4096 - 56) / 32, about 126.
+const DIR_BLOCK_ENTRIES: u64 = 126;
+
 impl FileLayer {
     /// A thread submits a file request at `now`.
     pub fn submit(&mut self, now: Nanos, req: FileReq, host: &mut Host, cx: &mut HostCx) {
@@ -120,8 +135,107 @@ impl FileLayer {
         } else {
             self.counters.unlinks += 1;
         }
-        self.log_pending += self.cfg.log_bytes_per_namespace_op;
+        // its log bytes go into the in-core log when it commits, at the
+        // section's end (`commit_namespace`)
         cx.dev.wakeups.push((end, FS_TOKEN | i as u64));
+    }
+
+    /// A create's or unlink's transaction commits at the end of its
+    /// section: its log bytes are copied into the in-core log and it
+    /// finishes, or, when every log buffer is full and under IO
+    /// ([`Behaviour::iclogs`](super::Behaviour::iclogs)), it waits for one.
+    pub(super) fn commit_namespace(
+        &mut self,
+        now: Nanos,
+        i: u32,
+        host: &mut Host,
+        cx: &mut HostCx,
+    ) {
+        // the entry goes in (or out) in the transaction
+        let req = self.parents[i as usize].req;
+        let dir = (req.offset % 4096) as usize;
+        if self.dir_entries.len() <= dir {
+            self.dir_entries.resize(dir + 1, 0);
+        }
+        if req.op == FileOp::Create {
+            self.dir_entries[dir] += 1;
+        } else {
+            self.dir_entries[dir] = self.dir_entries[dir].saturating_sub(1);
+        }
+        let bytes = self.cfg.log_bytes_per_namespace_op + self.relogged_dir_bytes(dir);
+        if self.log_buffers_busy() {
+            self.counters.log_buffer_waits += 1;
+            let p = &mut self.parents[i as usize];
+            p.stage = Stage::LogWait;
+            p.lock_since = now;
+            self.log_waiters.push_back((i, bytes));
+            return;
+        }
+        self.log_pending += bytes;
+        self.finish(now, i, host, cx);
+        // a full log buffer goes out
+        self.flush_log_buffers(now, host, cx);
+    }
+
+    /// The directory blocks a create or unlink in directory `dir` logs
+    /// again whole, bytes: with [`Behaviour::iclogs`] (no delayed
+    /// logging) every transaction copies each buffer it touches with all
+    /// the changes made to it since it was last written to disk
+    /// ("re-logging": "repeated operations to the same objects write the
+    /// same changes to the log over and over again ... objects tend to get
+    /// dirtier as they get relogged",
+    /// Documentation/filesystems/xfs-delayed-logging-design.txt, which
+    /// puts these stale copies at "over 90% of the space used in the log
+    /// buffers"), and a directory's blocks, changed by every create and
+    /// unlink in it, are rewritten long after (XFS writes delayed-write
+    /// metadata once it is 15 s old, `xfs_buf_age_centisecs`, or when the
+    /// log's tail needs it). So each operation logs the directory blocks
+    /// it changes whole. Which blocks depends on the directory's format
+    /// (fs/xfs/xfs_dir2_sf.c, xfs_dir2_block.c, xfs_dir2_leaf.c,
+    /// xfs_dir2_node.c): entries inside the inode (short form: logged
+    /// with the inode core, already in `log_bytes_per_namespace_op`),
+    /// one block holding the entries and their hash index (block form),
+    /// or, past one block, a data block and a hash leaf block (leaf and
+    /// node forms; the free-index block's change is a few bytes).
+    ///
+    /// [`Behaviour::iclogs`]: super::Behaviour::iclogs
+    fn relogged_dir_bytes(&self, dir: usize) -> u64 {
+        if !self.be.iclogs {
+            return 0;
+        }
+        let n = self.dir_entries.get(dir).copied().unwrap_or(0);
+        if n <= DIR_SHORTFORM_ENTRIES {
+            0
+        } else if n <= DIR_BLOCK_ENTRIES {
+            PAGE
+        } else {
+            2 * PAGE
+        }
+    }
+
+    /// Whether every in-core log buffer is full and under IO, so a
+    /// committing transaction has none to copy into (XFS
+    /// `xlog_state_get_iclog_space` sleeps).
+    fn log_buffers_busy(&self) -> bool {
+        self.be.iclogs && self.be.block_device && self.log_inflight >= self.cfg.log_buffers
+    }
+
+    /// A background log buffer's write completed: the buffer is free, the
+    /// next full one goes out, and transactions waiting for a buffer
+    /// commit in order while one is free.
+    pub(super) fn log_buffer_done(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        self.log_inflight -= 1;
+        self.flush_log_buffers(now, host, cx);
+        while !self.log_buffers_busy() {
+            let Some((i, bytes)) = self.log_waiters.pop_front() else {
+                break;
+            };
+            let p = &self.parents[i as usize];
+            self.counters.log_buffer_wait_ns += now - p.lock_since;
+            self.log_pending += bytes;
+            self.finish(now, i, host, cx);
+            self.flush_log_buffers(now, host, cx);
+        }
     }
 
     /// Whether a read or write takes the inode lock exclusive.
@@ -417,12 +531,40 @@ impl FileLayer {
         }
     }
 
+    /// Write the full in-core log buffers. With
+    /// [`Behaviour::iclogs`](super::Behaviour::iclogs) at most
+    /// `fs.log_buffers` are under IO (the rest wait in memory), and with
+    /// `fs.log_barrier` each is a barrier: a device flush, then the
+    /// buffer written with force unit access.
     pub(super) fn flush_log_buffers(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
         while self.be.block_device && self.log_pending >= self.cfg.log_buffer_bytes {
+            if self.be.iclogs && self.log_inflight >= self.cfg.log_buffers {
+                return;
+            }
             self.log_pending -= self.cfg.log_buffer_bytes;
             let n = self.cfg.log_buffer_bytes;
+            if self.be.iclogs {
+                self.log_inflight += 1;
+                if self.cfg.log_barrier {
+                    let kind = ChildKind::LogPreflush { bytes: n };
+                    self.child(now, NONE, kind, Op::Flush, 0, 0, false, host, cx);
+                    continue;
+                }
+            }
             self.log_write(now, NONE, ChildKind::Log, n, host, cx);
         }
+    }
+
+    /// A barrier's flush before a log buffer is done: the buffer is
+    /// written with force unit access.
+    pub(super) fn log_after_preflush(
+        &mut self,
+        now: Nanos,
+        bytes: u64,
+        host: &mut Host,
+        cx: &mut HostCx,
+    ) {
+        self.log_write_fua(now, NONE, ChildKind::Log, bytes, true, host, cx);
     }
 
     pub(super) fn log_write(
@@ -431,6 +573,21 @@ impl FileLayer {
         parent: u32,
         kind: ChildKind,
         bytes: u64,
+        host: &mut Host,
+        cx: &mut HostCx,
+    ) {
+        self.log_write_fua(now, parent, kind, bytes, false, host, cx);
+    }
+
+    /// [`FileLayer::log_write`] with force unit access when `fua`.
+    #[allow(clippy::too_many_arguments)]
+    fn log_write_fua(
+        &mut self,
+        now: Nanos,
+        parent: u32,
+        kind: ChildKind,
+        bytes: u64,
+        fua: bool,
         host: &mut Host,
         cx: &mut HostCx,
     ) {
@@ -443,7 +600,7 @@ impl FileLayer {
         self.log_head += bytes;
         self.counters.journal_writes += 1;
         self.counters.journal_bytes += bytes;
-        let fua = self.be.persist_writes;
+        let fua = fua || self.be.persist_writes;
         self.child(now, parent, kind, Op::Write, off, bytes, fua, host, cx);
     }
 

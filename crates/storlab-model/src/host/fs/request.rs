@@ -132,6 +132,14 @@ pub struct FsCounters {
     /// Left out of the report when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub cpu_cache_hits: u64,
+    /// Transactions that found every in-core log buffer under IO and
+    /// waited for one ([`Behaviour::iclogs`](super::Behaviour::iclogs)).
+    /// Left out of the report when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub log_buffer_waits: u64,
+    /// Time they waited, ns. Left out of the report when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub log_buffer_wait_ns: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -156,6 +156,11 @@ pub(super) enum Stage {
     SyncPreflush,
     SyncLog,
     SyncFlush,
+    /// A committed transaction waiting for an in-core log buffer (every
+    /// one full and under IO: [`Behaviour::iclogs`]).
+    ///
+    /// [`Behaviour::iclogs`]: super::Behaviour::iclogs
+    LogWait,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -190,6 +195,9 @@ pub(super) enum ChildKind {
     Fore,
     /// A log buffer written in the background.
     Log,
+    /// The cache flush before a background log buffer of `bytes` (a
+    /// barrier, `fs.log_barrier`); the buffer is written when it is done.
+    LogPreflush { bytes: u64 },
     /// Writeback of pages `first..first+n` of `file`.
     Writeback { file: u32, first: u64, n: u64 },
 }

@@ -369,9 +369,8 @@ impl Host {
         self.comp_pool.push(comps);
     }
 
-    /// Request `i`'s completion entry is posted at `now`: its interrupt
-    /// (or its poll) runs, unless the device holds the interrupt back
-    /// (interrupt coalescing).
+    /// Request `i`'s completion entry is posted at `now`: its interrupt (or
+    /// poll) runs, unless the device holds the interrupt back (coalescing).
     fn completion_posted(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
         let h = &self.ios[i as usize];
         let Some(c) = self.coalescing.as_mut().filter(|_| h.stage == Stage::Irq) else {
@@ -387,9 +386,7 @@ impl Host {
         }
     }
 
-    /// One interrupt at `now` handles the completion entries of `list`
-    /// (coalesced): the first pays the interrupt's entry, the rest only
-    /// their own entries' work; the time each was held is the interrupt's.
+    /// One (coalesced) interrupt at `now` for `list`; the holds are its time.
     fn interrupt(&mut self, now: Nanos, list: Vec<u32>, cx: &mut HostCx) {
         for (k, &i) in list.iter().enumerate() {
             let h = &mut self.ios[i as usize];
@@ -595,9 +592,11 @@ impl Host {
                     0
                 },
             )),
-            // a completion entry handled by an interrupt an earlier entry
-            // paid for (interrupt coalescing): its own work only
-            Vary::Interrupt if h.batched => Some((Component::Interrupt, self.cfg.interrupt_cqe_ns)),
+            // coalesced: another entry paid the interrupt's entry and exit
+            Vary::Interrupt if h.batched => Some((
+                Component::Interrupt,
+                self.cfg.interrupt_cqe_ns.min(sc.vary_ns),
+            )),
             Vary::Interrupt => Some((
                 Component::Interrupt,
                 match &mut self.jitter {

@@ -62,6 +62,12 @@ pub const X25E_MANUAL: &str = "Intel X25-E product manual";
 /// Intel's Optane SSD DC P4800X product brief and datasheet (the
 /// `optane-p4800x` preset's ratings; docs/spec/today.md).
 pub const P4800X_BRIEF: &str = "Intel Optane SSD DC P4800X product brief";
+/// Intel's Optane SSD DC P5800X product brief (the `optane-p5800x`
+/// preset's ratings; docs/spec/today.md).
+pub const P5800X_BRIEF: &str = "Intel Optane SSD DC P5800X product brief";
+/// J. Axboe's io_uring measurements on a second-generation Optane SSD,
+/// linux-block mailing list, August 2020 (docs/spec/today.md).
+pub const AXBOE_GEN2_OPTANE: &str = "Axboe, io_uring on Gen2 Optane (linux-block, 2020)";
 /// Yang et al., FAST 2020, and Izraelevitz et al., 2019: Optane PMem's
 /// measured latencies (docs/spec/today.md).
 pub const PMEM_GUIDE: &str = "Optane PMem guide (Yang et al., FAST 2020)";
@@ -101,6 +107,8 @@ pub const PLACES: &[&str] = &[
     PLACEMENT_FINDINGS,
     X25E_MANUAL,
     P4800X_BRIEF,
+    P5800X_BRIEF,
+    AXBOE_GEN2_OPTANE,
     PMEM_GUIDE,
     CXL_POND,
     PM9A3_DATASHEET,

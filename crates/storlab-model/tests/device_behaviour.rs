@@ -163,3 +163,69 @@ fn a_memory_latency_beyond_a_second_is_refused_by_name() {
     .expect_err("refused");
     assert!(e.to_string().contains("pcie.memory_latency_ns.read"), "{e}");
 }
+
+/// 64 sequential 128 KB reads, all queued at time 0 on `preset`; returns
+/// the rate in MB/s (bytes per µs).
+fn read_stream_mbps(preset: &str, set: &[&str]) -> f64 {
+    let mut d = common::build(preset, set);
+    let len = 128 * 1024;
+    let reqs: Vec<_> = (0..64u64)
+        .map(|i| (0, DevRequest::new(i, Op::Read, i * len, len)))
+        .collect();
+    let done = drive(preset, d.as_mut(), &reqs);
+    let end = done.values().map(|c| c.at).max().expect("completions");
+    (64 * len) as f64 / end as f64 * 1e3
+}
+
+// issue 62: the firmware's per-command time was charged per 512 B transfer
+// and held each channel's out-queue, so reads stopped near 2.7 GB/s
+// whatever the channel or link rate. Paid once per command, in a pipeline,
+// it bounds no rate: the channels and then the link do.
+#[test]
+fn optane_reads_are_bound_by_the_channels_and_the_link_not_the_firmware() {
+    let base = read_stream_mbps("optane-p5800x", &[]);
+    // channel-bound below the link: halving the channel rate halves reads
+    let half = read_stream_mbps("optane-p5800x", &["pcie.controller_bytes_per_s=572000000"]);
+    assert!(
+        (base / half - 2.0).abs() < 0.2,
+        "{base:.0} vs {half:.0} MB/s"
+    );
+    // more firmware time per command moves latency, not the rate
+    let slow_fw = read_stream_mbps(
+        "optane-p5800x",
+        &["pcie.command_latency_ns={ read = 5000, write = 5000 }"],
+    );
+    assert!(
+        (slow_fw / base - 1.0).abs() < 0.05,
+        "{slow_fw:.0} vs {base:.0} MB/s"
+    );
+    // and beyond the PCIe 4.0 x4 link (7.26 GB/s) the channels do not help
+    let fast = read_stream_mbps("optane-p5800x", &["pcie.controller_bytes_per_s=4000000000"]);
+    assert!(fast < 7400.0 && fast > 6500.0, "{fast:.0} MB/s");
+}
+
+#[test]
+fn the_firmware_time_is_paid_once_per_command_and_charged_to_the_controller() {
+    use storlab_model::breakdown::Component::Controller;
+    let read = |fw: u64| {
+        let mut d = common::build(
+            "optane-p4800x",
+            &[&format!(
+                "pcie.command_latency_ns={{ read = {fw}, write = {fw} }}"
+            )],
+        );
+        let done = drive(
+            "optane-p4800x",
+            d.as_mut(),
+            &[(0, DevRequest::new(0, Op::Read, 1 << 20, 4096))],
+        );
+        done[&0].clone()
+    };
+    let (a, b) = (read(0), read(3000));
+    // a 4 KB read is eight 512 B transfers; the firmware runs once
+    assert_eq!(b.at - a.at, 3000);
+    assert_eq!(
+        b.breakdown.get(Controller) - a.breakdown.get(Controller),
+        3000
+    );
+}

@@ -20,6 +20,7 @@ pub mod psd;
 pub mod read_tail;
 pub mod today;
 pub mod today_flash;
+pub mod today_p5800x;
 
 use crate::error::{LabError, Result};
 use crate::report::Prepared;

@@ -15,8 +15,9 @@
 //!    thrash with its cold pages on CXL memory, in PMem's Memory Mode, or
 //!    paged to an Optane SSD or a flash SSD.
 //!
-//! Every row is the presets' prediction except the P4800X's sequential
-//! read rate, which its channel rate is fitted to (an input).
+//! Every row is the presets' prediction except the P4800X's and the
+//! P5800X's sequential read rates, which their channel rates are fitted
+//! to (inputs); the P5800X's rows are in `today_p5800x`.
 
 use rayon::prelude::*;
 
@@ -24,7 +25,7 @@ use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Results, RunId, Spec};
 use crate::places::{CXL_POND, P4800X_BRIEF, PMEM_GUIDE};
 use crate::report::{Class, Prepared, Reproduction, Row};
-use crate::studies::paging;
+use crate::studies::{paging, today_p5800x};
 
 const SSD: &str = "optane-p4800x";
 const PMEM: &str = "optane-pmem-100";
@@ -252,6 +253,7 @@ struct Ids {
     persist: Vec<Vec<RunId>>,
     mm: Vec<RunId>,
     tier: Vec<RunId>,
+    p5800x: today_p5800x::Ids,
 }
 
 fn plan(p: &mut Plan) -> Ids {
@@ -336,7 +338,9 @@ fn plan(p: &mut Plan) -> Ids {
         .iter()
         .map(|&r| p.add(cxl_tier_point(r)))
         .collect();
+    let p5800x = today_p5800x::plan(p);
     Ids {
+        p5800x,
         lat,
         iops,
         seq,
@@ -472,6 +476,7 @@ fn rows(r: &Results, ids: &Ids) -> Vec<Row> {
         )
         .at(CXL_POND),
     );
+    rows.extend(today_p5800x::rows(r, &ids.p5800x));
     rows
 }
 

@@ -6,6 +6,7 @@
 //! Linux's swap path over it ([`swap`]), and the request-size limit
 //! between it and a device ([`split`]).
 
+mod coalesce;
 pub mod config;
 mod cost;
 pub mod fs;

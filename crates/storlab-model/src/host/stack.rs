@@ -42,6 +42,7 @@ use std::collections::VecDeque;
 use crate::breakdown::{Breakdown, Component};
 use crate::device::{Completion, DevRequest, Device, Nanos, Op};
 
+use super::coalesce::{Coalescing, Posted};
 use super::config::{CompletionMode, HostConfig, Scheduler};
 use super::cost::{Stage, StageCost, Vary, CORE, LOCK, OPS, SCHED, STAGES, THREAD, WORKER};
 use super::io::{status_errno, HostCx, HostIo, IoDone};
@@ -54,6 +55,8 @@ const SLEEP_BIT: u64 = 1 << 61;
 /// the driver's worker; the token's low 32 bits are the thread, not a
 /// request.
 const DETACHED_BIT: u64 = 1 << 60;
+/// A coalesced interrupt's aggregation time ran out (low bits: payload).
+const COALESCE_BIT: u64 = 1 << 59;
 
 #[derive(Clone, Copy, Debug)]
 struct HIo {
@@ -75,6 +78,8 @@ struct HIo {
     spin_ns: u64,
     /// The device's completion status (0: success).
     status: u16,
+    /// Handled by a coalesced interrupt another entry paid for.
+    batched: bool,
 }
 
 /// An issuing thread, as the host sees it (one record, so the hot path
@@ -130,6 +135,8 @@ pub struct Host {
     pub(super) jitter: Option<Jitter>,
     /// `cold_lines x cold_miss_ns`: a cold wake-up's refetch, ns (0: off).
     cold_ns: u64,
+    /// The device's interrupt coalescing (`None`: off).
+    coalescing: Option<Coalescing>,
 }
 
 impl Host {
@@ -140,6 +147,7 @@ impl Host {
         let costs = STAGES.map(|s| OPS.map(|op| StageCost::new(&cfg, s, op)));
         let jitter = Jitter::new(&cfg, cfg.seed.unwrap_or(0));
         Self {
+            coalescing: Coalescing::new(&cfg, t),
             jitter,
             cold_ns: cfg.cold_lines * cfg.cold_miss_ns,
             cores_free: cfg.cores,
@@ -250,6 +258,7 @@ impl Host {
             cpu_ns: 0,
             spin_ns: 0,
             status: 0,
+            batched: false,
         };
         let i = if let Some(i) = self.free.pop() {
             self.ios[i as usize] = h;
@@ -276,6 +285,14 @@ impl Host {
             self.drain_device(now, cx);
             return;
         }
+        if token & COALESCE_BIT != 0 {
+            let fire = match &mut self.coalescing {
+                Some(c) => c.expire(token & !(HOST_BIT | COALESCE_BIT)),
+                None => Vec::new(),
+            };
+            self.interrupt(now, fire, cx);
+            return;
+        }
         if token & SLEEP_BIT != 0 {
             if token & DETACHED_BIT != 0 {
                 self.detached_sleep_done(now, (token & 0xffff_ffff) as usize, cx);
@@ -300,7 +317,7 @@ impl Host {
             }
             h.stage = if h.spin { Stage::Finish } else { Stage::Irq };
             h.t_mark = now;
-            self.advance(now, i, cx);
+            self.completion_posted(now, i, cx);
         } else {
             self.segment_done(now, i, cx);
         }
@@ -343,13 +360,43 @@ impl Host {
                 }
                 h.stage = if h.spin { Stage::Finish } else { Stage::Irq };
                 h.t_mark = now;
-                self.advance(now, i, cx);
+                self.completion_posted(now, i, cx);
             } else {
                 cx.dev.wakeups.push((c.at, HOST_BIT | i as u64));
             }
         }
         comps.clear();
         self.comp_pool.push(comps);
+    }
+
+    /// Request `i`'s completion entry is posted at `now`: its interrupt (or
+    /// poll) runs, unless the device holds the interrupt back (coalescing).
+    fn completion_posted(&mut self, now: Nanos, i: u32, cx: &mut HostCx) {
+        let h = &self.ios[i as usize];
+        let Some(c) = self.coalescing.as_mut().filter(|_| h.stage == Stage::Irq) else {
+            self.advance(now, i, cx);
+            return;
+        };
+        match c.post(now, h.io.thread as usize, i) {
+            Posted::Held => {}
+            Posted::Timer(at, payload) => {
+                cx.dev.wakeups.push((at, HOST_BIT | COALESCE_BIT | payload));
+            }
+            Posted::Fire(list) => self.interrupt(now, list, cx),
+        }
+    }
+
+    /// One (coalesced) interrupt at `now` for `list`; the holds are its time.
+    fn interrupt(&mut self, now: Nanos, list: Vec<u32>, cx: &mut HostCx) {
+        for (k, &i) in list.iter().enumerate() {
+            let h = &mut self.ios[i as usize];
+            h.batched = k > 0;
+            self.bds[i as usize].add(Component::Interrupt, now - h.t_mark);
+            h.t_mark = now;
+        }
+        for i in list {
+            self.advance(now, i, cx);
+        }
     }
 
     /// The component a wait for resource `bit` is charged to.
@@ -544,6 +591,11 @@ impl Host {
                 } else {
                     0
                 },
+            )),
+            // coalesced: another entry paid the interrupt's entry and exit
+            Vary::Interrupt if h.batched => Some((
+                Component::Interrupt,
+                self.cfg.interrupt_cqe_ns.min(sc.vary_ns),
             )),
             Vary::Interrupt => Some((
                 Component::Interrupt,

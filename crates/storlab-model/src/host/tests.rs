@@ -45,6 +45,9 @@ fn cfg() -> HostConfig {
         completion: CompletionMode::Interrupt,
         spin_max_bytes: 0,
         interrupt_ns: 310,
+        interrupt_cqe_ns: 0,
+        coalesce_entries: 1,
+        coalesce_time_100us: 0,
         sleep_ns: 2000,
         wakeup_ns: 4000,
         ghz: None,
@@ -471,4 +474,47 @@ fn exponential_draws_have_the_exponential_mean_and_tail() {
     let tail = xs.iter().filter(|&&x| x > 7.0).count() as f64 / n as f64;
     assert!(tail > 0.0005 && tail < 0.0013, "P(E > 7) = {tail}");
     assert!(xs.iter().all(|&x| x >= 0.0 && x.is_finite()));
+}
+
+// issue 62: NVMe interrupt coalescing (feature 08h) holds a lone
+// completion's interrupt for the aggregation time, and at depth handles
+// several entries per interrupt, paying the interrupt's entry once.
+#[test]
+fn interrupt_coalescing_delays_a_lone_io_and_saves_cpu_at_depth() {
+    let mut c = cfg();
+    c.interrupt_ns = 1000;
+    c.interrupt_cqe_ns = 300;
+    let mut co = c.clone();
+    co.coalesce_entries = 8;
+    co.coalesce_time_100us = 1;
+    // one request: the threshold is never reached, the time runs out
+    let (off, _) = run(c.clone(), 1, &[(0, 0)], 10_000);
+    let (on, _) = run(co.clone(), 1, &[(0, 0)], 10_000);
+    assert_eq!(on[0].at - off[0].at, 100_000);
+    assert_eq!(
+        on[0].breakdown.get(Component::Interrupt),
+        off[0].breakdown.get(Component::Interrupt) + 100_000
+    );
+    // 64 requests of one thread in flight: 8 interrupts instead of 64
+    let ios: Vec<_> = (0..64).map(|_| (0u32, 0)).collect();
+    let (_, h_off) = run(c.clone(), 1, &ios, 10_000);
+    let (done, h_on) = run(co.clone(), 1, &ios, 10_000);
+    let (cpu_off, cpu_on) = (
+        h_off.cpu_ns_per_io(Op::Read).expect("done"),
+        h_on.cpu_ns_per_io(Op::Read).expect("done"),
+    );
+    // 7 of every 8 entries skip the interrupt's 700 ns entry
+    assert!(
+        (cpu_off - cpu_on - 700.0 * 7.0 / 8.0).abs() < 1.0,
+        "{cpu_off} -> {cpu_on}"
+    );
+    assert_eq!(done.len(), 64);
+    // off unless both fields are set, and a threshold beyond NVMe's
+    // 8-bit field is refused by name
+    co.coalesce_time_100us = 0;
+    let (same, _) = run(co.clone(), 1, &[(0, 0)], 10_000);
+    assert_eq!(same[0].at, off[0].at);
+    co.coalesce_entries = 300;
+    let e = validate(&co).expect_err("refused").to_string();
+    assert!(e.contains("host.coalesce_entries"), "{e}");
 }

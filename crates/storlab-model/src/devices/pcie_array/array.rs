@@ -18,6 +18,7 @@ pub(super) const EV_RING_W: u64 = 1; // write: first bytes in the controller's i
 pub(super) const EV_CTRL_FREE: u64 = 2; // controller can start its next op
 pub(super) const EV_CTRL_DONE: u64 = 3; // media op finished (write: transfer done; read: data in out-queue)
 pub(super) const EV_XFER_DONE: u64 = 4; // read: DMA to host finished
+pub(super) const EV_CMD_READY: u64 = 5; // the firmware has decoded a command: it joins the queue
 pub(super) const EV_BUF_FREE: u64 = 6; // write: last byte left the buffer over the ring
 
 #[derive(Clone, Debug, Default)]
@@ -35,6 +36,8 @@ pub(super) struct Req {
     /// its breakdown: the rest is its last transfer's, in `xpath`, joined
     /// only in the completion).
     pub(super) queued_ns: u64,
+    /// The firmware's time on the command (`command_latency_ns`).
+    pub(super) command_ns: u64,
     pub(super) last_done: Nanos,
 }
 
@@ -275,13 +278,25 @@ impl PcieArray {
         }
     }
 
-    fn enqueue(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
+    pub(super) fn enqueue(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         match self.reqs[ri as usize].op {
             Some(Op::Trim) | Some(Op::Flush) | None => {
                 // the arrays have no trim: it completes once admitted
                 self.finish_req(now, ri, None, cx);
             }
             Some(op) => {
+                let fw = if op == Op::Write {
+                    self.cfg.command_latency_ns.write
+                } else {
+                    self.cfg.command_latency_ns.read
+                };
+                if fw > 0 && self.reqs[ri as usize].command_ns == 0 {
+                    // the firmware decodes the command first
+                    // (`command_latency_ns`); it joins the queue after
+                    self.reqs[ri as usize].command_ns = fw;
+                    cx.wake(now + fw, Self::tok(EV_CMD_READY, ri));
+                    return;
+                }
                 let q = if self.cfg.queues == QueuePolicy::ReadWrite && op == Op::Write {
                     1
                 } else {
@@ -329,7 +344,7 @@ impl PcieArray {
                 (Component::DeviceQueue, p.queue + r.queued_ns),
                 (Component::Interconnect, p.interconnect),
                 (Component::Link, p.link),
-                (Component::Controller, p.controller),
+                (Component::Controller, p.controller + r.command_ns),
                 (Component::Media, p.media),
             ],
         );

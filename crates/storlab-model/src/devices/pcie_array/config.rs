@@ -46,8 +46,17 @@ pub struct PcieArrayConfig {
     pub stripe_bytes: u64,
     /// Streaming rate of one controller once a row is open.
     pub controller_bytes_per_s: u64,
-    /// Controller pipeline latency per access, fixed part (does not occupy
-    /// the controller).
+    /// The device's firmware time per command, paid once when a command
+    /// arrives, before it is cut into transfers (an NVMe controller's
+    /// command decode and logical-to-media address lookup). The firmware
+    /// works on several commands at once (a pipeline: it occupies neither
+    /// the memory controllers nor their queues). Charged to the
+    /// controller. Default 0 (HASTE and Moneta have no firmware).
+    #[serde(default)]
+    pub command_latency_ns: Rw,
+    /// Controller pipeline latency per access, fixed part. It does not
+    /// occupy the controller's stream, but a read holds the controller's
+    /// out-queue from its start, so it does bound that controller's reads.
     pub controller_latency_ns: Rw,
     /// Controller pipeline latency per KiB moved (does not occupy the
     /// controller: the pipeline holds data in flight).
@@ -115,6 +124,18 @@ pub fn validate(cfg: &PcieArrayConfig) -> Result<(), crate::config::ConfigError>
     check_range("pcie.tags", cfg.tags, 1, 65536)?;
     check_range("pcie.row_bytes", cfg.row_bytes, 64, 1 << 20)?;
     check_range("pcie.stripe_bytes", cfg.stripe_bytes, 512, 1 << 30)?;
+    check_range(
+        "pcie.command_latency_ns.read",
+        cfg.command_latency_ns.read,
+        0,
+        1_000_000_000,
+    )?;
+    check_range(
+        "pcie.command_latency_ns.write",
+        cfg.command_latency_ns.write,
+        0,
+        1_000_000_000,
+    )?;
     for (f, v) in [
         ("pcie.lane_bytes_per_s", cfg.lane_bytes_per_s),
         ("pcie.ring_bytes_per_s", cfg.ring_bytes_per_s),

@@ -6,7 +6,8 @@ use crate::link::duplex::Dir;
 use crate::report::{DeviceReport, Power, Utilisation};
 
 use super::array::{
-    PcieArray, Req, EV_BUF_FREE, EV_CTRL_DONE, EV_CTRL_FREE, EV_DMA_DONE, EV_RING_W, EV_XFER_DONE,
+    PcieArray, Req, EV_BUF_FREE, EV_CMD_READY, EV_CTRL_DONE, EV_CTRL_FREE, EV_DMA_DONE, EV_RING_W,
+    EV_XFER_DONE,
 };
 use super::wear::StartGap;
 
@@ -57,6 +58,11 @@ impl Device for PcieArray {
                 c.queue.push_back(idx);
                 c.writes_queued += 1;
                 self.kick_ctrl(now, x.ctrl, cx);
+            }
+            EV_CMD_READY => {
+                // the firmware is done with the command: it is queued
+                self.enqueue(now, idx, cx);
+                self.pump(now, cx);
             }
             EV_BUF_FREE => {
                 let x = self.xfers[idx as usize];

@@ -499,6 +499,7 @@ fn controller_cache_buffers_writes_and_flushes() {
         destage_depth: 4,
         destage_max_bytes: 65536,
         destage_order: DestageOrder::Elevator,
+        read_ahead_bytes: 0,
     };
     let (_, hc) = SystemConfig::load(
         &PresetStore::default(),
@@ -572,6 +573,7 @@ fn oldest_first_destaging_does_not_gain_from_a_larger_cache() {
             destage_depth: 8,
             destage_max_bytes: 4096,
             destage_order: order,
+            read_ahead_bytes: 0,
         };
         let (_, hc) = SystemConfig::load(
             &PresetStore::default(),

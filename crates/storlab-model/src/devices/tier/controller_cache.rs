@@ -73,7 +73,18 @@ pub struct CacheConfig {
     /// `"elevator"`).
     #[serde(default)]
     pub destage_order: DestageOrder,
+    /// Read-ahead: a read that starts where a recent read ended (a
+    /// sequential stream) has the controller also read the next this many
+    /// bytes into its cache, as its own read of the device; a host read
+    /// wholly inside a read-ahead in flight waits for it instead of going
+    /// to the device. 0 (the default): none.
+    #[serde(default)]
+    pub read_ahead_bytes: u64,
 }
+
+/// Read streams a controller's read-ahead follows at once (the most
+/// recent; an older one is forgotten).
+const READ_STREAMS: usize = 32;
 
 /// The order in which a controller cache destages its dirty lines
 /// (`raid.controller.destage_order`).
@@ -111,6 +122,12 @@ pub fn validate(cfg: &CacheConfig) -> Result<(), ConfigError> {
     )?;
     check_range("raid.controller.destage_depth", cfg.destage_depth, 1, 4096)?;
     check_range(
+        "raid.controller.read_ahead_bytes",
+        cfg.read_ahead_bytes,
+        0,
+        cfg.cache_bytes / 2,
+    )?;
+    check_range(
         "raid.controller.destage_max_bytes",
         cfg.destage_max_bytes,
         cfg.line_bytes,
@@ -130,6 +147,9 @@ enum Kind {
     /// A destage write of lines `first..first + n`, with their generations
     /// recorded in `gens`.
     Destage,
+    /// A read-ahead of lines `first..first + n`; host reads `waiters`
+    /// wait for it.
+    ReadAhead,
 }
 
 #[derive(Clone, Debug)]
@@ -141,6 +161,8 @@ struct Sub {
     gens: Vec<u32>,
     /// Write-through: when the host's data is in DRAM.
     t_data: Nanos,
+    /// Read-ahead: the host reads waiting for it.
+    waiters: Vec<u32>,
 }
 
 impl Sub {
@@ -154,6 +176,7 @@ impl Sub {
             n: 0,
             gens: Vec::new(),
             t_data,
+            waiters: Vec::new(),
         }
     }
 }
@@ -176,6 +199,9 @@ struct Stats {
     write_waits: u64,
     destages: u64,
     destaged_bytes: u64,
+    read_aheads: u64,
+    read_ahead_bytes: u64,
+    read_ahead_waits: u64,
 }
 
 /// A caching controller over a device.
@@ -203,6 +229,13 @@ pub struct ControllerCache {
     flush_wait: VecDeque<u32>,
     ccx: Cx,
     stats: Stats,
+    /// Read streams: where each recent read ended and how far read-ahead
+    /// has been asked for it, bytes (the most recent last).
+    streams: VecDeque<(u64, u64)>,
+    /// Read-aheads: (first line, end line, sub-request slot, when the data
+    /// is in DRAM once the device has answered): kept until that time, so
+    /// a read of their lines waits for the data, not only for the answer.
+    reading_ahead: Vec<(u64, u64, u32, Option<Nanos>)>,
 }
 
 impl ControllerCache {
@@ -237,6 +270,8 @@ impl ControllerCache {
             flush_wait: VecDeque::new(),
             ccx: Cx::default(),
             stats: Stats::default(),
+            streams: VecDeque::new(),
+            reading_ahead: Vec::new(),
         }
     }
 
@@ -343,6 +378,11 @@ impl ControllerCache {
     /// Pass `req` down (its id replaced by the tracking slot of `s`).
     fn send(&mut self, now: Nanos, s: Sub, req: DevRequest, cx: &mut Cx) {
         let si = self.alloc_sub(s);
+        self.send_slot(now, si, req, cx);
+    }
+
+    /// Pass `req` down for the sub-request in slot `si`.
+    fn send_slot(&mut self, now: Nanos, si: u32, req: DevRequest, cx: &mut Cx) {
         let req = DevRequest {
             id: si as u64,
             ..req
@@ -431,6 +471,23 @@ impl ControllerCache {
                 self.complete(at, s.host, cx);
                 self.destage(now, cx);
             }
+            Kind::ReadAhead => {
+                if let Some(p) = self
+                    .reading_ahead
+                    .iter_mut()
+                    .find(|p| p.2 == si && p.3.is_none())
+                {
+                    p.3 = Some(c.at);
+                }
+                for l in s.first..s.first + s.n {
+                    self.insert_clean(l);
+                }
+                // the reads that waited for it are answered from DRAM
+                for &hi in &s.waiters {
+                    self.answer_ahead(c.at, hi, cx);
+                }
+                self.destage(now, cx);
+            }
             Kind::Through | Kind::Pass => {
                 let hm = &mut self.hreqs[s.host as usize];
                 let mut bd = c.breakdown;
@@ -481,12 +538,10 @@ impl ControllerCache {
             self.cursor = first + n;
             self.destaging += 1;
             let s = Sub {
-                kind: Kind::Destage,
-                host: 0,
                 first,
                 n,
                 gens,
-                t_data: 0,
+                ..Sub::for_host(Kind::Destage, 0, 0)
             };
             self.send(
                 now,
@@ -495,6 +550,60 @@ impl ControllerCache {
                 cx,
             );
         }
+    }
+
+    /// A host read of `len` bytes at `off`: if it continues a stream, read
+    /// ahead of it (what is not cached or asked for already); remember
+    /// where it ends.
+    fn read_ahead(&mut self, now: Nanos, off: u64, len: u64, cx: &mut Cx) {
+        let ra = self.cfg.read_ahead_bytes;
+        if ra == 0 {
+            return;
+        }
+        let end = off + len;
+        let lb = self.cfg.line_bytes;
+        let Some(i) = self.streams.iter().position(|&(e, _)| e == off) else {
+            self.streams.push_back((end, end));
+            if self.streams.len() > READ_STREAMS {
+                self.streams.pop_front();
+            }
+            return;
+        };
+        let (_, asked) = self.streams.remove(i).expect("found");
+        let mut first = asked.max(end).div_ceil(lb);
+        let last = (end + ra).min(self.next.capacity()) / lb;
+        while first < last && self.lines.contains(first) {
+            first += 1;
+        }
+        self.streams.push_back((end, asked.max(end).max(last * lb)));
+        if first >= last {
+            return;
+        }
+        let n = last - first;
+        self.stats.read_aheads += 1;
+        self.stats.read_ahead_bytes += n * lb;
+        let si = self.alloc_sub(Sub {
+            first,
+            n,
+            ..Sub::for_host(Kind::ReadAhead, 0, 0)
+        });
+        self.reading_ahead.push((first, last, si, None));
+        let req = DevRequest::new(0, Op::Read, first * lb, n * lb);
+        self.send_slot(now, si, req, cx);
+    }
+
+    /// Answer host read `hi` from a read-ahead's data, in DRAM at `ready`.
+    fn answer_ahead(&mut self, ready: Nanos, hi: u32, cx: &mut Cx) {
+        let h = self.hreqs[hi as usize];
+        let ready = ready.max(h.arrival);
+        let t = ready + self.cfg.command_ns.read;
+        let (_, end) = self.link.move_to_host(t, h.len);
+        let at = end + self.link.latency_ns(Dir::ToHost);
+        let hm = &mut self.hreqs[hi as usize];
+        hm.bd.add(Component::Media, ready - h.arrival);
+        hm.bd.add(Component::Controller, self.cfg.command_ns.read);
+        hm.bd.add(Component::Link, at - t);
+        self.complete(at, hi, cx);
     }
 
     fn admit_writes(&mut self, now: Nanos, cx: &mut Cx) {
@@ -545,8 +654,21 @@ impl Device for ControllerCache {
         match req.op {
             Op::Read => {
                 let (l0, l1) = self.line_range(req.offset, req.len);
+                self.reading_ahead.retain(|p| p.3.is_none_or(|t| t > now));
+                let ahead = self
+                    .reading_ahead
+                    .iter()
+                    .find(|&&(a, b, _, _)| a <= l0 && l1 <= b)
+                    .copied();
                 let hit = (l0..l1).all(|l| self.lines.contains(l));
-                if hit {
+                if let Some((_, _, si, ready)) = ahead {
+                    // its lines are on their way: wait for them
+                    self.stats.read_ahead_waits += 1;
+                    match ready {
+                        Some(t) => self.answer_ahead(t, hi, cx),
+                        None => self.subs[si as usize].waiters.push(hi),
+                    }
+                } else if hit {
                     self.stats.read_hits += 1;
                     for l in l0..l1 {
                         self.lines.touch(l);
@@ -563,6 +685,7 @@ impl Device for ControllerCache {
                     let s = Sub::for_host(Kind::Miss, hi, 0);
                     self.send(now, s, DevRequest { fua: false, ..req }, cx);
                 }
+                self.read_ahead(now, req.offset, req.len, cx);
             }
             Op::Write if self.cfg.write_back && !req.fua => {
                 if !(self.write_wait.is_empty() && self.try_buffer_write(now, hi, cx)) {
@@ -659,6 +782,13 @@ impl Device for ControllerCache {
                 ("dirty_lines_at_end".into(), self.dirty_count as f64),
             ],
         };
+        if self.cfg.read_ahead_bytes > 0 {
+            r.counters.extend([
+                ("read_aheads".into(), s.read_aheads as f64),
+                ("read_ahead_bytes".into(), s.read_ahead_bytes as f64),
+                ("read_ahead_waits".into(), s.read_ahead_waits as f64),
+            ]);
+        }
         r.absorb("", self.next.report(now));
         r
     }

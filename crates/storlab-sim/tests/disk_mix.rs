@@ -1,0 +1,163 @@
+//! Disks under mixed load (issue 58).
+//!
+//! A drive's write cache destages in positioning order: the firmware's
+//! starvation bound ages the host's queued commands, not the destages of
+//! writes it has already reported done. When the bound also applied to
+//! destages, a full cache (every entry older than the bound) went oldest
+//! first, in the host's random order, while the reads of a 50/50 mix
+//! switched that off; pure random writes then destaged at a third of the
+//! rate they had inside the mix and the mix ran at 1.9x the harmonic blend
+//! of the pure rates.
+//!
+//! Two sequential streams on one disk, a read stream and a write stream
+//! far apart, alternate: each switch pays a seek and a rotational wait,
+//! so together they deliver less than either stream alone.
+
+mod common;
+
+/// Bytes per ns of direction `d` (0 read, 1 write) of a job.
+fn bw(j: &storlab_sim::stats::JobStats, d: usize) -> f64 {
+    j.dirs[d].io_bytes() as f64 / j.runtime_ns[d].max(1) as f64
+}
+
+/// Both directions' bytes per ns over the run.
+fn total_bw(j: &storlab_sim::stats::JobStats) -> f64 {
+    (j.dirs[0].io_bytes() + j.dirs[1].io_bytes()) as f64
+        / j.runtime_ns[0].max(j.runtime_ns[1]).max(1) as f64
+}
+
+/// XDD's shape on a disk: 16 threads, one 4 KB random request each.
+fn xdd(rw: &str, ios: u32) -> Vec<String> {
+    [
+        "--name=xdd".to_string(),
+        format!("--rw={rw}"),
+        "--rwmixread=50".to_string(),
+        "--bs=4k".to_string(),
+        "--direct=1".to_string(),
+        "--numjobs=16".to_string(),
+        "--iodepth=1".to_string(),
+        "--size=8g".to_string(),
+        format!("--number_ios={ios}"),
+    ]
+    .to_vec()
+}
+
+fn merged(device: &str, ov: &[String], fio: &[String]) -> storlab_sim::stats::JobStats {
+    let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
+    let fio: Vec<&str> = fio.iter().map(|s| s.as_str()).collect();
+    common::run(device, &ov, &fio)
+}
+
+#[test]
+fn disk_random_mix_is_at_the_blend_of_its_pure_rates() {
+    // a 4 MB buffer (1,024 4 KB writes) keeps the debug build's checked
+    // scheduler quick; the pure write run writes its cache over 6 times
+    let ov = vec!["disk.cache_bytes=4194304".to_string()];
+    let r = merged("hdd-7200", &ov, &xdd("randread", 100));
+    let w = merged("hdd-7200", &ov, &xdd("randwrite", 400));
+    let m = merged("hdd-7200", &ov, &xdd("randrw", 800));
+    let harmonic = 1.0 / (0.5 / bw(&r, 0) + 0.5 / bw(&w, 1));
+    let ratio = total_bw(&m) / harmonic;
+    // the cache sorts its destages: pure random writes beat pure reads
+    // (the same positioning-order scheduling over a deeper queue)
+    assert!(
+        bw(&w, 1) > bw(&r, 0),
+        "pure writes {:.0} IOPS, pure reads {:.0} IOPS",
+        bw(&w, 1) * 1e9 / 4096.0,
+        bw(&r, 0) * 1e9 / 4096.0
+    );
+    assert!(
+        (0.8..1.12).contains(&ratio),
+        "the 50/50 mix runs at {ratio:.3} of the harmonic blend of its pure rates"
+    );
+}
+
+#[test]
+fn two_sequential_streams_on_one_disk_pay_a_seek_per_switch() {
+    // write cache off: each write goes to the media when it is served
+    let ov = vec!["disk.write_cache=false".to_string()];
+    let job = |name: &str, rw: &str, offset: &str| -> Vec<String> {
+        [
+            format!("--name={name}"),
+            format!("--rw={rw}"),
+            "--bs=128k".to_string(),
+            "--direct=1".to_string(),
+            "--iodepth=1".to_string(),
+            "--size=1g".to_string(),
+            format!("--offset={offset}"),
+            "--number_ios=200".to_string(),
+        ]
+        .to_vec()
+    };
+    let read = merged("hdd-7200", &ov, &job("r", "read", "0"));
+    let write = merged("hdd-7200", &ov, &job("w", "write", "400g"));
+    let mut both = job("r", "read", "0");
+    both.extend(job("w", "write", "400g"));
+    let m = merged("hdd-7200", &ov, &both);
+    let seeks_alone = common::counter(&read, "seeks") + common::counter(&write, "seeks");
+    let seeks_mixed = common::counter(&m, "seeks");
+    // every switch between the streams is a seek of 400 GB's cylinders
+    assert!(
+        seeks_mixed > 100.0 && seeks_mixed > 10.0 * seeks_alone.max(1.0),
+        "seeks: {seeks_mixed} with both streams, {seeks_alone} alone"
+    );
+    // so the two streams together deliver less than either alone
+    let mix = total_bw(&m);
+    assert!(
+        mix < 0.8 * bw(&read, 0).min(bw(&write, 1)),
+        "both streams {:.1} MB/s, read alone {:.1}, write alone {:.1}",
+        mix * 1e3,
+        bw(&read, 0) * 1e3,
+        bw(&write, 1) * 1e3
+    );
+}
+
+/// One thread's reads on the disk RAID, 64 KB at queue depth 1, with the
+/// controller's read-ahead at `ra` bytes.
+fn raid_reads(rw: &str, ra: u64) -> storlab_sim::stats::JobStats {
+    let ov = vec![format!("raid.controller.read_ahead_bytes={ra}")];
+    let fio: Vec<String> = [
+        "--name=ra".to_string(),
+        format!("--rw={rw}"),
+        "--bs=64k".to_string(),
+        "--direct=1".to_string(),
+        "--iodepth=1".to_string(),
+        "--size=4g".to_string(),
+        "--number_ios=300".to_string(),
+    ]
+    .to_vec();
+    merged("raid-disk", &ov, &fio)
+}
+
+#[test]
+fn controller_read_ahead_streams_sequential_reads_and_leaves_random_ones() {
+    // the preset reads ahead (3ware's "Intelligent" read cache)
+    let (_, cfg) = storlab_model::SystemConfig::load(
+        &storlab_model::config::PresetStore::default(),
+        "raid-disk",
+        &[],
+    )
+    .expect("preset");
+    let ra = cfg.raid.expect("raid").controller.expect("controller");
+    assert!(ra.read_ahead_bytes > 0, "raid-disk reads ahead");
+    let on = raid_reads("read", ra.read_ahead_bytes);
+    let off = raid_reads("read", 0);
+    // a QD1 reader finds its next request fetched (or on its way) while
+    // it turned around: the disks stream instead of waiting for it
+    assert!(
+        bw(&on, 0) > 1.5 * bw(&off, 0),
+        "sequential 64 KB at QD1: {:.0} MB/s reading ahead, {:.0} MB/s not",
+        bw(&on, 0) * 1e3,
+        bw(&off, 0) * 1e3
+    );
+    assert!(common::counter(&on, "read_aheads") > 250.0);
+    // random reads are no stream: nothing is read ahead, the rate stays
+    let ron = raid_reads("randread", ra.read_ahead_bytes);
+    let roff = raid_reads("randread", 0);
+    assert!(common::counter(&ron, "read_aheads") < 5.0);
+    let r = bw(&ron, 0) / bw(&roff, 0);
+    assert!(
+        (0.97..1.03).contains(&r),
+        "random reads with read-ahead at {r:.3} of those without"
+    );
+}

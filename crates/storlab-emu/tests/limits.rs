@@ -208,6 +208,42 @@ fn send_some(s: &mut UnixStream, bytes: &[u8], within: Duration) {
 
 // ------------------------------------------------------------- attacks
 
+/// A connection's turn is bounded (at most 32 requests per readiness
+/// event); the rest of its input waits in its buffer, not read again from
+/// the socket, and must still be served without any more input arriving
+/// (epoll reports nothing for bytes already read: the reactor must come
+/// back to them by itself).
+#[test]
+fn a_batch_longer_than_a_turn_is_served_whole() {
+    let srv = null_server(opts());
+    let mut c = idle_client(&srv.socket).expect("connects");
+    let n = 4000u64;
+    // 112 KB of requests in one write, then nothing more.
+    c.write_all(&reads(n, 512)).expect("sent");
+    // Within 5 s (0.2 s in a debug build on a loaded machine; a reactor
+    // that never came back to the backlog, or never re-armed the socket,
+    // answers 32 and then nothing).
+    let t = Instant::now();
+    c.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let mut seen = vec![false; n as usize];
+    let mut r = vec![0u8; SIMPLE_REPLY_LEN + 512];
+    for i in 0..n {
+        c.read_exact(&mut r)
+            .unwrap_or_else(|e| panic!("reply {i} of {n}: {e}"));
+        assert_eq!(r[4..8], [0; 4], "reply {i} failed");
+        let handle = u64::from_be_bytes(r[8..16].try_into().expect("8"));
+        assert!(!seen[handle as usize], "handle {handle} twice");
+        seen[handle as usize] = true;
+    }
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let l = srv.handle().control().report().limits;
+    // The batch took several turns (a recv brings at most 32 KiB, 1170
+    // requests; a turn takes 32).
+    assert!(l.turns_cut >= n / 32 - 2, "{l:?}");
+    srv.stop();
+}
+
 #[test]
 fn a_newcomer_evicts_the_idlest_when_every_slot_is_taken() {
     let srv = null_server(ServeOptions {

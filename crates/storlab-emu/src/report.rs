@@ -167,6 +167,10 @@ pub struct LimitsReport {
     /// Times the allocator was asked to give freed memory back (what
     /// clients hold fell by a sixteenth of the budget).
     pub memory_trims: u64,
+    /// Times a connection's turn ended with requests left in its buffer
+    /// for its next turn (at most 32 requests or 32 KiB of input per
+    /// turn, so one client's flood waits between others' requests).
+    pub turns_cut: u64,
 }
 
 /// The server's report, returned by `serve` and printed on exit.

@@ -81,6 +81,7 @@ pub(crate) struct LimitCounters {
     pub(crate) gone_work: AtomicU64,
     pub(crate) gone_work_peak: AtomicU64,
     pub(crate) memory_trims: AtomicU64,
+    pub(crate) turns_cut: AtomicU64,
 }
 
 /// What every thread of the server shares.
@@ -180,6 +181,7 @@ impl Shared {
             gone_work_bytes: get(&c.gone_work),
             gone_work_peak_bytes: get(&c.gone_work_peak),
             memory_trims: get(&c.memory_trims),
+            turns_cut: get(&c.turns_cut),
         };
         r
     }

@@ -208,6 +208,42 @@ fn send_some(s: &mut UnixStream, bytes: &[u8], within: Duration) {
 
 // ------------------------------------------------------------- attacks
 
+/// A connection's turn is bounded (at most 32 requests per readiness
+/// event); the rest of its input waits in its buffer, not read again from
+/// the socket, and must still be served without any more input arriving
+/// (epoll reports nothing for bytes already read: the reactor must come
+/// back to them by itself).
+#[test]
+fn a_batch_longer_than_a_turn_is_served_whole() {
+    let srv = null_server(opts());
+    let mut c = idle_client(&srv.socket).expect("connects");
+    let n = 4000u64;
+    // 112 KB of requests in one write, then nothing more.
+    c.write_all(&reads(n, 512)).expect("sent");
+    // Within 5 s (0.2 s in a debug build on a loaded machine; a reactor
+    // that never came back to the backlog, or never re-armed the socket,
+    // answers 32 and then nothing).
+    let t = Instant::now();
+    c.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let mut seen = vec![false; n as usize];
+    let mut r = vec![0u8; SIMPLE_REPLY_LEN + 512];
+    for i in 0..n {
+        c.read_exact(&mut r)
+            .unwrap_or_else(|e| panic!("reply {i} of {n}: {e}"));
+        assert_eq!(r[4..8], [0; 4], "reply {i} failed");
+        let handle = u64::from_be_bytes(r[8..16].try_into().expect("8"));
+        assert!(!seen[handle as usize], "handle {handle} twice");
+        seen[handle as usize] = true;
+    }
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let l = srv.handle().control().report().limits;
+    // The batch took several turns (a recv brings at most 32 KiB, 1170
+    // requests; a turn takes 32).
+    assert!(l.turns_cut >= n / 32 - 2, "{l:?}");
+    srv.stop();
+}
+
 #[test]
 fn a_newcomer_evicts_the_idlest_when_every_slot_is_taken() {
     let srv = null_server(ServeOptions {
@@ -273,6 +309,11 @@ fn a_handshake_ending_when_the_serving_slots_are_taken_evicts() {
 
 #[test]
 fn silent_connections_do_not_lock_newcomers_out() {
+    // A newcomer behind 500 connections' handshakes (each started on a
+    // thread and cut) within 1 s: no other test's server shares the CPUs
+    // meanwhile (beside the other tests and a lab reproduce loop, once
+    // its greeting took 1.03 s).
+    let _alone = common::alone();
     let srv = null_server(opts());
     let silent: Vec<UnixStream> = (0..500)
         .map(|_| UnixStream::connect(&srv.socket).expect("connect"))
@@ -842,11 +883,20 @@ fn memory_attacks_stay_within_the_budget_and_leave_room() {
         let base = rss();
         let watch = RssWatch::start();
         let run = Running::start(&srv.socket, attack);
-        std::thread::sleep(Duration::from_millis(1500));
-        // Until the attack has taken what it can: the buffered bytes stop
-        // growing (a debug build on a loaded machine takes seconds to
-        // parse the small-reply attack's requests).
-        let buffered = || srv.handle().control().report().limits.reply_buffer_bytes;
+        // Newcomers while the attack is still being sent and parsed (the
+        // small-reply flood takes seconds to parse in a debug build on a
+        // loaded machine): the reactor serves a connection a bounded turn
+        // of its input at a time, so theirs is read between the
+        // flooders' turns (before, a newcomer waited more than 1 s while
+        // the flood was parsed, each flooder's whole buffer per turn).
+        std::thread::sleep(Duration::from_millis(100));
+        let report = || srv.handle().control().report().limits;
+        let at_first = report();
+        let during = newcomers_during(&srv, 5, name);
+        let cut_during = report().turns_cut - at_first.turns_cut;
+        // Then until the attack has taken what it can: the buffered bytes
+        // stop growing; newcomers again at its peak.
+        let buffered = || report().reply_buffer_bytes;
         let until = Instant::now() + Duration::from_secs(30);
         let mut last = buffered();
         while Instant::now() < until {
@@ -857,7 +907,7 @@ fn memory_attacks_stay_within_the_budget_and_leave_room() {
             }
             last = now;
         }
-        let worst = newcomers_during(&srv, 10, name);
+        let worst = newcomers_during(&srv, 5, name).max(during);
         let peak = watch.peak();
         let l = srv.handle().control().report().limits;
         drop(run);
@@ -871,7 +921,9 @@ fn memory_attacks_stay_within_the_budget_and_leave_room() {
         }
         let grew = peak.saturating_sub(base);
         eprintln!(
-            "{name}: slowest newcomer {worst:?}, RSS +{} MiB over {} MiB before (budget {} MiB), buffered peak {} MiB, +{} MiB after ({} trims)",
+            "{name}: slowest newcomer {worst:?} ({during:?} while {} MiB of {} were buffered, {cut_during} turns cut meanwhile), RSS +{} MiB over {} MiB before (budget {} MiB), buffered peak {} MiB, +{} MiB after ({} trims)",
+            at_first.reply_buffer_bytes >> 20,
+            l.reply_buffer_peak_bytes >> 20,
             grew >> 20,
             base >> 20,
             budget() >> 20,
@@ -938,21 +990,32 @@ impl storlab_model::Device for Bandwidth {
     }
 }
 
-/// Queue-depth-1 4 KiB reads for `secs` on a fresh connection: per second.
-fn qd1_iops(path: &Path, secs: f64) -> f64 {
+/// Queue-depth-1 4 KiB reads on a fresh connection for `windows` windows
+/// of `secs` each: the best window's rate, per second. The best window,
+/// not the mean: on a shared CI machine other jobs take the CPUs for
+/// tenths of a second at a time, and a one-window rate alone ranged
+/// 4,151-18,214 IOPS over six runs of the same build (load average 14),
+/// so a quarter of it was no bar at all; a client starved by the server
+/// is slow in every window, the machine's noise only in some.
+fn qd1_iops(path: &Path, windows: u32, secs: f64) -> f64 {
     let mut c = idle_client(path).expect("connects");
-    let t = Instant::now();
-    let mut n = 0u64;
     let mut r = vec![0u8; SIMPLE_REPLY_LEN + 4096];
-    while t.elapsed().as_secs_f64() < secs {
-        let left = Duration::from_secs_f64(secs).saturating_sub(t.elapsed());
-        let _ = c.set_read_timeout(Some(left.max(Duration::from_millis(1))));
-        if c.write_all(&reads(1, 4096)).is_err() || c.read_exact(&mut r).is_err() {
-            break;
+    // A reply later than this is a failure (a stalled window is only
+    // slow: it ends with its last reply).
+    let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut best = 0.0f64;
+    for _ in 0..windows {
+        let t = Instant::now();
+        let mut n = 0u64;
+        while t.elapsed().as_secs_f64() < secs {
+            if c.write_all(&reads(1, 4096)).is_err() || c.read_exact(&mut r).is_err() {
+                return best;
+            }
+            n += 1;
         }
-        n += 1;
+        best = best.max(n as f64 / t.elapsed().as_secs_f64());
     }
-    n as f64 / secs
+    best
 }
 
 /// Issue 59, failure 5: 16 write-zeroes of 2 GiB with `NO_HOLE` (448
@@ -976,7 +1039,7 @@ fn huge_write_zeroes_buy_no_more_than_their_share_of_the_device() {
             capacity: size,
         }),
     );
-    let alone = qd1_iops(&srv.socket, 1.0);
+    let alone = qd1_iops(&srv.socket, 4, 0.25);
     let mut a = idle_client(&srv.socket).expect("attacker connects");
     let mut zeroes = Vec::new();
     for i in 0..16u64 {
@@ -993,7 +1056,7 @@ fn huge_write_zeroes_buy_no_more_than_their_share_of_the_device() {
     std::thread::sleep(Duration::from_millis(100));
     drop(a);
     let connect = probe(&srv.socket, Duration::from_secs(1)).expect("a newcomer is served in 1 s");
-    let during = qd1_iops(&srv.socket, 2.0);
+    let during = qd1_iops(&srv.socket, 8, 0.25);
     eprintln!(
         "16 x 2 GiB NO_HOLE write-zeroes: newcomer served in {connect:?}, {during:.0} IOPS against {alone:.0} alone ({:.0} %)",
         100.0 * during / alone
@@ -1265,7 +1328,7 @@ fn fio_throughput_is_held_under_each_attack() {
     let uri = srv.uri();
     let secs = 3;
     let alone = fio_iops(&uri, secs).expect("fio alone");
-    let attacks: [(&str, Attack); 9] = [
+    let attacks: [(&str, Attack); 10] = [
         ("64 silent slot holders", attack_hold_silent),
         ("64 slot holders dribbling a byte", attack_hold_dribble),
         ("64 slot holders reconnecting", attack_hold_reconnect),
@@ -1278,6 +1341,7 @@ fn fio_throughput_is_held_under_each_attack() {
         ),
         ("60 slow readers, 60 half-sent writes", attack_slow_memory),
         ("8 clients not reading the largest reads", attack_no_read),
+        ("64 clients flooding small requests", attack_small_replies),
     ];
     let mut lines = vec![format!("alone: {alone:.0} IOPS")];
     let mut worst = f64::MAX;

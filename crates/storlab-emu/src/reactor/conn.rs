@@ -161,9 +161,18 @@ impl Conn {
         !self.admits(b, self.blocked_cost)
     }
 
+    /// Input read and not yet taken, left for the connection's next turn
+    /// (`reactor::input::TURN_REQUESTS`) or held by the budget.
+    pub(super) fn backlog(&self) -> bool {
+        self.lo < self.hi && !self.closed_input && !self.dead && !self.stream.is_closed()
+    }
+
     pub(super) fn wanted_interest(&self, b: Budget) -> u32 {
         let mut ev = 0;
-        if !self.closed_input && !self.throttled(b) {
+        // Not read while its backlog waits: it is taken first, a turn at
+        // a time (level-triggered epoll reports the socket again once the
+        // interest is back on).
+        if !self.closed_input && !self.throttled(b) && !self.backlog() {
             ev |= libc::EPOLLIN as u32;
         }
         if !self.dead && !self.out.is_empty() {

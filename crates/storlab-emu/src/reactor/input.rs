@@ -24,6 +24,26 @@ const RECV_MAX: usize = 32 << 10;
 /// How long the reactor spins for the rest of a request partly read
 /// before it sleeps (a client stalled mid-request costs no more CPU).
 const PARTIAL_SPIN_NS: Nanos = 20_000;
+/// One turn of a connection's input (issue 59): at most this many
+/// requests, and requests using at most this many bytes of input (the
+/// request that crosses it is the last), are taken from its buffer per
+/// readiness event; the rest waits in the buffer for the connection's next
+/// turn, after every other connection ready has had one
+/// (`Conn::backlog`; the reactor does not sleep while one waits). Before,
+/// one event took everything a connection had buffered: a 32 KiB `recv`
+/// of small reads is 1170 requests, so 64 clients flooding small reads
+/// held a newcomer's first request for more than a second (a debug build
+/// on a loaded machine). libuv bounds its per-event work the same way
+/// (`uv__read` in `src/unix/stream.c`: at most `count = 32` reads per
+/// readable event, "Prevent loop starvation when the data comes in as fast
+/// as (or faster than) we can read it"); the bytes match one `recv`
+/// (`RECV_MAX`), so a turn copies no more than one read brings in. Replies
+/// are bounded per turn already (`outq::SEND_MAX`). The reactor's epoll is
+/// level-triggered, and a connection with a backlog has its `EPOLLIN`
+/// interest off (`Conn::wanted_interest`): it is not read further until
+/// its buffer is worked off, and is polled again when it is.
+pub(super) const TURN_REQUESTS: u32 = 32;
+const TURN_BYTES: usize = RECV_MAX;
 /// Replies due during a batch of input are sent once they have waited
 /// this long (a batch of replies costs one `send`, a reply alone one too).
 const BATCH_NS: u64 = 5_000;
@@ -110,6 +130,12 @@ impl Reactor {
             self.update_interest(slot);
             return;
         }
+        if c.backlog() {
+            // Requests from its last read wait in the buffer: those first,
+            // one turn's worth (no more read from the socket meanwhile).
+            self.process_input(slot);
+            return;
+        }
         if c.lo > 0 {
             c.buf.copy_within(c.lo..c.hi, 0);
             c.hi -= c.lo;
@@ -158,8 +184,9 @@ impl Reactor {
         }
     }
 
-    /// Turn buffered bytes into requests until the buffer runs out or the
-    /// connection is throttled.
+    /// Turn buffered bytes into requests until the buffer runs out, the
+    /// connection is throttled, or its turn is over (`TURN_REQUESTS`,
+    /// `TURN_BYTES`: the rest is its backlog, taken at its next turn).
     pub(super) fn process_input(&mut self, slot: usize) {
         let shared = self.shared.clone();
         let gate = shared.gate.read().unwrap_or_else(|e| e.into_inner());
@@ -176,6 +203,7 @@ impl Reactor {
         else {
             return;
         };
+        let (mut taken, mut taken_bytes) = (0u32, 0usize);
         loop {
             // A long batch (many writes in one read) must not hold back
             // replies: release what fell due, and send replies held longer
@@ -186,6 +214,14 @@ impl Reactor {
                 break;
             };
             if c.lo >= c.hi || c.dead || c.stream.is_closed() {
+                break;
+            }
+            if taken >= TURN_REQUESTS || taken_bytes >= TURN_BYTES {
+                // Its turn is over: the rest waits for its next one.
+                self.shared
+                    .limit_counters
+                    .turns_cut
+                    .fetch_add(1, Ordering::Relaxed);
                 break;
             }
             // The memory the next request needs (a read's reply, a
@@ -214,6 +250,8 @@ impl Reactor {
             c.blocked_cost = 0;
             let (used, ev) = c.stream.feed(&input[c.lo..c.hi]);
             c.lo += used;
+            taken_bytes += used;
+            taken += u32::from(ev.is_some());
             match ev {
                 None => {}
                 Some(Event::Request {

@@ -250,15 +250,16 @@ impl Reactor {
         }
     }
 
-    /// Connections that were throttled and no longer are: process what
-    /// they have buffered.
+    /// Connections with a backlog (throttled and no longer, or whose last
+    /// turn ended before their input did): one turn each of what they
+    /// have buffered, in slot order.
     pub(super) fn resume_throttled(&mut self) {
         for slot in 0..self.conns.len() {
             let budget = self.budget();
             let Some(c) = self.conns[slot].as_ref() else {
                 continue;
             };
-            if !c.throttled(budget) && c.lo < c.hi && !c.stream.is_closed() && !c.closed_input {
+            if !c.throttled(budget) && c.backlog() {
                 self.process_input(slot);
             } else if c.wanted_interest(budget) != c.interest {
                 self.update_interest(slot);

@@ -53,8 +53,9 @@ impl Reactor {
 
     /// Wait for input or the next due time; returns the number of events.
     pub(super) fn wait(&mut self, events: &mut [libc::epoll_event]) -> usize {
-        if !self.zero_ready.is_empty() {
-            // A trim's next piece is ready for the model: no sleeping.
+        if !self.zero_ready.is_empty() || self.backlog_waits() {
+            // A trim's next piece is ready for the model, or a
+            // connection's input waits for its next turn: no sleeping.
             return self.epoll(events, 0);
         }
         let now = self.shared.clock.now();
@@ -151,6 +152,15 @@ impl Reactor {
             return 0;
         }
         self.epoll(events, 0)
+    }
+
+    /// A connection not throttled has input waiting for its next turn.
+    fn backlog_waits(&self) -> bool {
+        let budget = self.budget();
+        self.conns
+            .iter()
+            .flatten()
+            .any(|c| c.backlog() && !c.throttled(budget))
     }
 
     pub(super) fn epoll(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> usize {

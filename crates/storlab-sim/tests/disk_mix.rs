@@ -26,50 +26,10 @@ fn total_bw(j: &storlab_sim::stats::JobStats) -> f64 {
         / j.runtime_ns[0].max(j.runtime_ns[1]).max(1) as f64
 }
 
-/// XDD's shape on a disk: 16 threads, one 4 KB random request each.
-fn xdd(rw: &str, ios: u32) -> Vec<String> {
-    [
-        "--name=xdd".to_string(),
-        format!("--rw={rw}"),
-        "--rwmixread=50".to_string(),
-        "--bs=4k".to_string(),
-        "--direct=1".to_string(),
-        "--numjobs=16".to_string(),
-        "--iodepth=1".to_string(),
-        "--size=8g".to_string(),
-        format!("--number_ios={ios}"),
-    ]
-    .to_vec()
-}
-
 fn merged(device: &str, ov: &[String], fio: &[String]) -> storlab_sim::stats::JobStats {
     let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
     let fio: Vec<&str> = fio.iter().map(|s| s.as_str()).collect();
     common::run(device, &ov, &fio)
-}
-
-#[test]
-fn disk_random_mix_is_at_the_blend_of_its_pure_rates() {
-    // a 4 MB buffer (1,024 4 KB writes) keeps the debug build's checked
-    // scheduler quick; the pure write run writes its cache over 6 times
-    let ov = vec!["disk.cache_bytes=4194304".to_string()];
-    let r = merged("hdd-7200", &ov, &xdd("randread", 100));
-    let w = merged("hdd-7200", &ov, &xdd("randwrite", 400));
-    let m = merged("hdd-7200", &ov, &xdd("randrw", 800));
-    let harmonic = 1.0 / (0.5 / bw(&r, 0) + 0.5 / bw(&w, 1));
-    let ratio = total_bw(&m) / harmonic;
-    // the cache sorts its destages: pure random writes beat pure reads
-    // (the same positioning-order scheduling over a deeper queue)
-    assert!(
-        bw(&w, 1) > bw(&r, 0),
-        "pure writes {:.0} IOPS, pure reads {:.0} IOPS",
-        bw(&w, 1) * 1e9 / 4096.0,
-        bw(&r, 0) * 1e9 / 4096.0
-    );
-    assert!(
-        (0.8..1.12).contains(&ratio),
-        "the 50/50 mix runs at {ratio:.3} of the harmonic blend of its pure rates"
-    );
 }
 
 #[test]

@@ -50,8 +50,7 @@ pub struct DiskConfig {
     pub queue_depth: u32,
     /// Queue ordering.
     pub scheduler: DiskScheduler,
-    /// A host command older than this is served next regardless of
-    /// position (a write cache's destages are never forced by age).
+    /// A command older than this is served next regardless of position.
     pub starvation_ns: u64,
     /// Buffer size.
     pub cache_bytes: u64,

@@ -263,23 +263,11 @@ impl Disk {
         let pick = match self.cfg.scheduler {
             DiskScheduler::Fifo => self.queue.iter().next().expect("non-empty").0,
             DiskScheduler::Sptf => {
-                // the starvation bound is the firmware's ageing of the
-                // host's queued commands: the oldest host command past it
-                // goes next. A write cache's destage has no command
-                // waiting on it, so its age never forces it: destages go
-                // in positioning order (SPTF over the dirty cache, as a
-                // drive's write cache reorders writes it has already
-                // reported: Ruemmler and Wilkes, "An introduction to disk
-                // drive modeling", IEEE Computer 1994, on immediate
-                // reporting; Worthington, Ganger and Patt, SIGMETRICS
-                // 1994, on positioning-time scheduling), and a writer
-                // waiting for cache space waits on whichever destage ends
-                // first, not on the oldest. (Issue 58: with the bound on
-                // destages too, a cache full of writes each older than it
-                // went oldest-first, in the host's random order, while a
-                // mix's waiting reads switched that off: pure random
-                // writes destaged at a third of the rate they did inside
-                // a 50/50 mix.) A waiting host command also goes next
+                // the starvation bound is per class: the oldest host
+                // command past it goes next, and a destage's age counts
+                // only when no host command waits (a cache full of old
+                // destages would otherwise go oldest-first, a read behind
+                // all of them); a waiting host command also goes next
                 // once it has let DESTAGES_BEFORE_HOST destages pass (the
                 // nearest host command: SPTF among the host's commands)
                 let oldest_host = self
@@ -288,11 +276,29 @@ impl Disk {
                     .filter(|(_, op)| op.req != NOREQ)
                     .min_by_key(|&(i, op)| (op.arrival, i))
                     .map(|(i, _)| i);
+                let oldest = self
+                    .queue
+                    .iter()
+                    .min_by_key(|&(i, op)| (op.arrival, i))
+                    .expect("non-empty")
+                    .0;
                 let host_only =
                     oldest_host.is_some() && self.destages_over_host >= DESTAGES_BEFORE_HOST;
-                let forced = oldest_host.filter(|&h| {
-                    now.saturating_sub(self.queue.get(h).arrival) > self.cfg.starvation_ns
-                });
+                let forced = match oldest_host {
+                    Some(h)
+                        if now.saturating_sub(self.queue.get(h).arrival)
+                            > self.cfg.starvation_ns =>
+                    {
+                        Some(h)
+                    }
+                    Some(_) => None,
+                    None if now.saturating_sub(self.queue.get(oldest).arrival)
+                        > self.cfg.starvation_ns =>
+                    {
+                        Some(oldest)
+                    }
+                    None => None,
+                };
                 if let Some(f) = forced {
                     f
                 } else {

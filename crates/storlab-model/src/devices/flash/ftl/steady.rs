@@ -17,12 +17,15 @@
 //! fewer planes (about [`AGE_REPLAY_MAX_UNITS`] raw units) is aged by
 //! replay and each of its planes is copied block for block to the big
 //! drive's planes. Only a plane larger than eight budgets is shrunk in
-//! blocks, its blocks then taken by quantile. A block the small drive left
-//! open is closed full in the copy with its written units' valid share
-//! (the units it would have received are recent writes, almost all still
-//! valid); counting it as a closed block with only its written units valid
-//! would hand collection a nearly empty victim per plane, a cheap burst no
-//! drive in steady state has. The valid counts are then nudged by one unit
+//! blocks, its blocks then taken by quantile. The blocks the small drive
+//! left open (the host's and collection's) are free blocks in the copy:
+//! a plane in steady state holds the threshold's free blocks plus the two
+//! it writes into. (Closing them in the copy instead leaves every plane
+//! two blocks short of its pool, and the first writes wait while each
+//! plane collects about 2 / (1 - u) victims of valid share u: seconds at
+//! 4,096 units a block; counting them as closed blocks with only their
+//! written units valid hands collection nearly empty victims instead.)
+//! The valid counts are then nudged by one unit
 //! at a time, spread over the drive, until they sum to the written region
 //! exactly. Which logical units each block holds is a seeded permutation
 //! ([`super::layout::Shuffled`]): uniform random overwrites leave no order.
@@ -95,8 +98,12 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
     for p in 0..planes as usize {
         let ps = p % planes_s as usize;
         let sb = &small.blocks[ps * bs..(ps + 1) * bs];
-        let data: Vec<_> = sb.iter().filter(|b| b.state != BState::Free).collect();
-        let free: Vec<_> = sb.iter().filter(|b| b.state == BState::Free).collect();
+        // the small drive's open blocks (host and collection) are free
+        // blocks of the copy, their valid units spread by the nudge below:
+        // the copy opens its own, and its pool is the threshold plus them,
+        // as a plane in steady state has it
+        let data: Vec<_> = sb.iter().filter(|b| b.state == BState::Closed).collect();
+        let free: Vec<_> = sb.iter().filter(|b| b.state != BState::Closed).collect();
         // a pool that collection keeps at its threshold is that many blocks
         // at any size; a pool the ageing never reached (a drive written
         // only in part) is a share of the blocks beyond the reserve
@@ -112,13 +119,7 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
         }
         for i in 0..c {
             let s = data[i * data.len() / c];
-            // an open block: closed full, its written units' valid share
-            let (closed, valid) = if s.state == BState::Open {
-                let share = s.valid as u64 * upb / (s.next_unit as u64).max(1);
-                (small.clock, share.min(upb) as u32)
-            } else {
-                (s.closed_at, s.valid)
-            };
+            let (closed, valid) = (s.closed_at, s.valid);
             let blk = &mut big.blocks[p * bpp + i];
             blk.valid = valid;
             blk.erases = s.erases;

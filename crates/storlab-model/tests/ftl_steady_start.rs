@@ -56,24 +56,24 @@ fn mean(v: &[f64]) -> f64 {
 
 #[test]
 fn a_derived_aged_drive_starts_at_its_long_run_write_amplification() {
-    // 8 planes of 128 blocks of 1,024 units (256 pages of 16 KiB), the
-    // pm9a3's 87.3 % of raw space exposed: 4 M units, derived from a
-    // replayed drive of one plane (a budget of 64 K raw units)
+    // 4 planes of the pm9a3's 512 blocks, of 1,024 units (256 pages of
+    // 16 KiB), its 87.3 % of raw space exposed: 1.8 M units, derived from
+    // a replayed drive of one plane (a budget of 512 K raw units)
     let g = Geometry {
-        planes: 8,
-        blocks_per_plane: 128,
+        planes: 4,
+        blocks_per_plane: 512,
         pages_per_block: 256,
         units_per_page: 4,
     };
     let logical = (g.raw_units() as f64 * 0.873) as u64;
     let n = logical as u32;
     let per = logical / 20;
-    let mut d = Ftl::new(&cfg(), g, logical, (0..8).collect()).expect("fits");
-    d.precondition_with(Precondition::Aged, 1.0, 1 << 16);
+    let mut d = Ftl::new(&cfg(), g, logical, (0..4).collect()).expect("fits");
+    d.precondition_with(Precondition::Aged, 1.0, 1 << 19);
     assert!(d.preconditioned.derived);
     assert_eq!(d.check(), Ok(()));
     let wd = windows(&mut d, n, 40, per);
-    let mut r = Ftl::new(&cfg(), g, logical, (0..8).collect()).expect("fits");
+    let mut r = Ftl::new(&cfg(), g, logical, (0..4).collect()).expect("fits");
     r.precondition_with(Precondition::Aged, 1.0, u64::MAX);
     assert!(!r.preconditioned.derived);
     let wr = windows(&mut r, n, 40, per);

@@ -313,12 +313,6 @@ pub fn prepare() -> Prepared {
                      the data sheet's write rates grow with capacity (1.5, 3.0 and 4.0 GB/s at \
                      0.96, 1.92 and 3.84 TB), so the 960 GB drive has fewer dies than that geometry.",
                 ),
-                ("pm9a3", "random 4 KB write, steady state") if !row.pass => row.miss_because(
-                    "the model's derived steady state is not greedy collection's: the 2 s run writes \
-                     under 1 % of the drive, and its victims hold about 12 % valid units (write \
-                     amplification about 1.2 from the CLI over 3 s), where greedy collection at \
-                     12.7 % spare moves several units a write; the derived ageing of a 960 GB \
-                     drive (precondition aged, scaled from a small drive) is the suspect."),
                 _ => row,
             };
             out.push(row);

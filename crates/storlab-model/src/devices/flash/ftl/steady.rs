@@ -2,20 +2,33 @@
 //!
 //! Ageing by replay (random overwrites of the written region until write
 //! amplification settles) costs several writes per logical unit: minutes
-//! for a drive of terabytes. The state it reaches depends on the garbage
-//! collection policy, the block size, the free-pool threshold and the
-//! utilisation of the blocks that hold data, not on how many blocks there
-//! are. So a drive with the same planes, block size, policy, threshold and
-//! wear levelling, the same utilisation of its data blocks but fewer blocks
-//! per plane (at most [`AGE_REPLAY_MAX_UNITS`] raw units) is aged by
-//! replay, and its state is scaled up: in every plane the free pool keeps
-//! the small drive's number of free blocks (the threshold is in blocks, not
-//! a fraction), and the other blocks take, by quantile, the valid count,
-//! erase count and closing age of the small plane's blocks; the valid
-//! counts are then nudged by one unit at a time, spread over the drive,
-//! until they sum to the written region exactly. Which logical units each
-//! block holds is a seeded permutation ([`super::layout::Shuffled`]): uniform
-//! random overwrites leave no order.
+//! for a drive of terabytes. Garbage collection runs per plane (each plane
+//! keeps its own free pool and chooses its own victims) and host writes
+//! stripe over the planes, so under uniform random overwrites every plane
+//! is the same random process: its state depends on the policy, the blocks
+//! per plane, the block size, the free-pool threshold and the utilisation,
+//! not on how many planes there are. The blocks per plane matter: greedy
+//! collection's steady state is a finite-size one (Van Houdt, "A mean
+//! field model for a class of garbage collection algorithms in flash-based
+//! solid state drives", SIGMETRICS 2013: write amplification depends on
+//! the blocks a victim is chosen among), so a plane of a few dozen blocks
+//! does not stand for one of hundreds. So a drive with the same plane
+//! (blocks, block size, policy, threshold, wear levelling, utilisation) but
+//! fewer planes (about [`AGE_REPLAY_MAX_UNITS`] raw units) is aged by
+//! replay and each of its planes is copied block for block to the big
+//! drive's planes. Only a plane larger than eight budgets is shrunk in
+//! blocks, its blocks then taken by quantile. The blocks the small drive
+//! left open (the host's and collection's) are free blocks in the copy:
+//! a plane in steady state holds the threshold's free blocks plus the two
+//! it writes into. (Closing them in the copy instead leaves every plane
+//! two blocks short of its pool, and the first writes wait while each
+//! plane collects about 2 / (1 - u) victims of valid share u: seconds at
+//! 4,096 units a block; counting them as closed blocks with only their
+//! written units valid hands collection nearly empty victims instead.)
+//! The valid counts are then nudged by one unit
+//! at a time, spread over the drive, until they sum to the written region
+//! exactly. Which logical units each block holds is a seeded permutation
+//! ([`super::layout::Shuffled`]): uniform random overwrites leave no order.
 
 use super::blocks::{BState, Block};
 use super::config::FtlConfig;
@@ -43,13 +56,20 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
     let g = big.geo;
     let (upb, planes, thr) = (big.upb as u64, g.planes as u64, big.threshold as u64);
     let bpp = g.blocks_per_plane as u64;
-    let bpp_s = (budget / (planes * upb)).max(thr + 2 + MIN_DATA_BLOCKS);
-    if bpp_s >= bpp {
+    // fewer planes of the same size; a plane is shrunk only when one alone
+    // is beyond eight budgets
+    let planes_s = (budget / (bpp * upb)).clamp(1, planes);
+    let bpp_s = if bpp * upb <= 8 * budget {
+        bpp
+    } else {
+        (8 * budget / upb).max(thr + 2 + MIN_DATA_BLOCKS).min(bpp)
+    };
+    if planes_s == planes && bpp_s == bpp {
         return None;
     }
     // the same utilisation of the blocks that can hold data
     let data_big = planes * (bpp - thr - 2) * upb;
-    let data_small = planes * (bpp_s - thr - 2) * upb;
+    let data_small = planes_s * (bpp_s - thr - 2) * upb;
     let n_s = ((n as u128 * data_small as u128 / data_big as u128) as u64).clamp(1, data_small);
     let cfg = FtlConfig {
         mapping: Mapping::Page,
@@ -65,19 +85,25 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
         map_cache: Default::default(),
     };
     let geo_s = Geometry {
+        planes: planes_s as u32,
         blocks_per_plane: bpp_s as u32,
         ..g
     };
-    let mut small = Ftl::new(&cfg, geo_s, n_s, big.order.clone()).ok()?;
+    let mut small = Ftl::new(&cfg, geo_s, n_s, (0..planes_s as u32).collect()).ok()?;
     small.emit = false;
     let rep = small.fill_and_age(n_s as u32, true);
     let scale = n as f64 / n_s as f64;
 
     let (bpp, bs) = (bpp as usize, bpp_s as usize);
     for p in 0..planes as usize {
-        let sb = &small.blocks[p * bs..(p + 1) * bs];
-        let data: Vec<_> = sb.iter().filter(|b| b.state != BState::Free).collect();
-        let free: Vec<_> = sb.iter().filter(|b| b.state == BState::Free).collect();
+        let ps = p % planes_s as usize;
+        let sb = &small.blocks[ps * bs..(ps + 1) * bs];
+        // the small drive's open blocks (host and collection) are free
+        // blocks of the copy, their valid units spread by the nudge below:
+        // the copy opens its own, and its pool is the threshold plus them,
+        // as a plane in steady state has it
+        let data: Vec<_> = sb.iter().filter(|b| b.state == BState::Closed).collect();
+        let free: Vec<_> = sb.iter().filter(|b| b.state != BState::Closed).collect();
         // a pool that collection keeps at its threshold is that many blocks
         // at any size; a pool the ageing never reached (a drive written
         // only in part) is a share of the blocks beyond the reserve
@@ -93,13 +119,9 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
         }
         for i in 0..c {
             let s = data[i * data.len() / c];
-            let closed = if s.state == BState::Open {
-                small.clock
-            } else {
-                s.closed_at
-            };
+            let (closed, valid) = (s.closed_at, s.valid);
             let blk = &mut big.blocks[p * bpp + i];
-            blk.valid = s.valid;
+            blk.valid = valid;
             blk.erases = s.erases;
             blk.state = BState::Closed;
             blk.next_unit = big.upb;

@@ -22,33 +22,60 @@ fn documents(root: &Path) -> Vec<PathBuf> {
 #[test]
 fn readme_examples_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    // the examples' /tmp paths go to a directory of the test's own, so a
-    // test run leaves no /tmp/storlab-* files behind
+    // the examples' /tmp paths go to a directory of the test's own (one
+    // per document), so a test run leaves no /tmp/storlab-* files behind
     let tmp = tempfile::tempdir().expect("tempdir");
+    // Which document runs which example is decided first, in document
+    // order: a command another document showed already (the guide repeats
+    // the README's examples) counts but is not run again. Then the
+    // documents run side by side, each its own examples in order (an
+    // example may use what an earlier one of its document wrote), as many
+    // at once as the machine has cores: the lab's examples are long.
     let mut seen = std::collections::HashSet::new();
-    let mut ran = 0;
-    let mut readme_ran = 0;
-    for doc in documents(&root) {
+    let mut plans = Vec::new();
+    for (i, doc) in documents(&root).into_iter().enumerate() {
         let text = std::fs::read_to_string(&doc).expect("document");
         let name = doc
             .strip_prefix(&root)
             .unwrap_or(&doc)
             .display()
             .to_string();
-        let before = ran;
-        ran += run_sh_blocks(&root, &name, &text, tmp.path(), &mut seen);
-        if name == "README.md" {
-            readme_ran = ran - before;
-        }
+        let (shown, run) = sh_examples(&text, &mut seen);
+        plans.push((name, tmp.path().join(i.to_string()), shown, run));
     }
+    let readme_shown = plans.iter().find(|p| p.0 == "README.md").map_or(0, |p| p.2);
+    let shown: usize = plans.iter().map(|p| p.2).sum();
     assert!(
-        readme_ran >= 2,
-        "expected the README's examples, found {readme_ran}"
+        readme_shown >= 2,
+        "expected the README's examples, found {readme_shown}"
     );
     assert!(
-        ran >= 40,
-        "expected the README's and guide's examples, found {ran}"
+        shown >= 40,
+        "expected the README's and guide's examples, found {shown}"
     );
+    // the documents with the most lab runs first (taken from the end)
+    plans.sort_by_key(|p| p.3.iter().filter(|l| l.starts_with("lab ")).count());
+    let queue = std::sync::Mutex::new(plans);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let Some((name, dir, _, run)) = queue.lock().unwrap().pop() else {
+                    return;
+                };
+                std::fs::create_dir_all(&dir).expect("example directory");
+                for line in run {
+                    if let Err(e) = run_example(&root, &name, &line, &dir) {
+                        failures.lock().unwrap().push(e);
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 /// `line` with each path starting `/tmp/` (after a space, `=` or `:`)
@@ -71,19 +98,13 @@ fn under(line: &str, tmp: &Path) -> String {
     out
 }
 
-/// Runs every `storlab ...` line of the ```sh blocks of one document, its
-/// `/tmp/` paths under `tmp`; returns how many it checked. A command
-/// another document showed already (the guide repeats the README's
-/// examples) counts but is not run again.
-fn run_sh_blocks(
-    root: &Path,
-    name: &str,
-    text: &str,
-    tmp: &Path,
-    seen: &mut std::collections::HashSet<String>,
-) -> usize {
+/// The `storlab ...` lines of the ```sh blocks of one document (what
+/// follows `storlab `): how many it shows, and those not shown by an
+/// earlier document, in order.
+fn sh_examples(text: &str, seen: &mut std::collections::HashSet<String>) -> (usize, Vec<String>) {
     let mut in_sh = false;
-    let mut ran = 0;
+    let mut shown = 0;
+    let mut run = Vec::new();
     for line in text.lines() {
         if line.starts_with("```") {
             in_sh = line == "```sh";
@@ -92,30 +113,36 @@ fn run_sh_blocks(
         let Some(rest) = line.strip_prefix("storlab ").filter(|_| in_sh) else {
             continue;
         };
-        let local = under(rest, tmp);
-        if !seen.insert(local.clone()) {
-            ran += 1;
-            continue;
+        shown += 1;
+        if seen.insert(rest.to_string()) {
+            run.push(rest.to_string());
         }
-        let args: Vec<&str> = local.split_whitespace().collect();
-        let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
-            .args(&args)
-            .current_dir(root)
-            .output()
-            .expect("run storlab");
-        assert!(
-            out.status.success(),
+    }
+    (shown, run)
+}
+
+/// Runs one example (`rest`, what follows `storlab `) of document `name`
+/// with the built binary, its `/tmp/` paths under `tmp`: it must succeed
+/// and print something (or write the file its `--output` names).
+fn run_example(root: &Path, name: &str, rest: &str, tmp: &Path) -> Result<(), String> {
+    let local = under(rest, tmp);
+    let args: Vec<&str> = local.split_whitespace().collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .args(&args)
+        .current_dir(root)
+        .output()
+        .expect("run storlab");
+    if !out.status.success() {
+        return Err(format!(
             "{name} example failed: storlab {rest}\nstderr: {}",
             String::from_utf8_lossy(&out.stderr)
-        );
-        let wrote_file = args.contains(&"--output");
-        assert!(
-            wrote_file || !out.stdout.is_empty(),
-            "{name} example printed nothing: storlab {rest}"
-        );
-        ran += 1;
+        ));
     }
-    ran
+    let wrote_file = args.contains(&"--output");
+    if !wrote_file && out.stdout.is_empty() {
+        return Err(format!("{name} example printed nothing: storlab {rest}"));
+    }
+    Ok(())
 }
 
 #[test]

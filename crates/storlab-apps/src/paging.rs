@@ -577,8 +577,8 @@ pub fn run(
 /// far larger part of the swap area than in the study (the disk RAID's
 /// 256 MB controller cache and its drives' 32 MB buffers were well under
 /// 1 % of HASTE's 64 GB; unscaled they would hold the whole scaled
-/// area). The rule: a RAID's controller cache, and every disk's cache and
-/// read-ahead (a disk device's own, or a RAID's disk members', appended
+/// area). The rule: a RAID's controller cache and read-ahead, and every
+/// disk's cache and read-ahead (a disk device's own, or a RAID's disk members', appended
 /// to the preset's `raid.member_set`), divided by the DRAM's ratio.
 /// Other devices are as given; a run at the studies' DRAM or more is
 /// unchanged. Whoever runs a paging program (the lab, `storlab sim
@@ -601,6 +601,9 @@ pub fn scaled_device(
     if let Some(r) = d.raid.as_mut() {
         if let Some(c) = r.controller.as_mut() {
             c.cache_bytes = scale(c.cache_bytes).max(c.line_bytes);
+            if c.read_ahead_bytes > 0 {
+                c.read_ahead_bytes = scale(c.read_ahead_bytes).min(c.cache_bytes / 2);
+            }
         }
         if let Some(first) = r.members.first() {
             let (_, m) = SystemConfig::load_set_by(store, first, &r.member_set, "raid.member_set")?;

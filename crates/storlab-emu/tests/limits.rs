@@ -740,7 +740,13 @@ fn a_connection_flood_leaves_room_for_newcomers_and_the_control_socket() {
 /// 4 threads (the issue's attack is one such loop), each: connect, queue
 /// 4096 of the largest reads, leave, again.
 fn attack_leave_many(p: PathBuf, stop: Arc<AtomicBool>) {
-    let rq = Arc::new(reads(4096, big()));
+    leave_loop(p, stop, 4096, Duration::from_millis(100));
+}
+
+/// 4 threads, each in a loop: connect, queue `n` of the largest reads,
+/// wait `linger`, leave, again.
+fn leave_loop(p: PathBuf, stop: Arc<AtomicBool>, n: u64, linger: Duration) {
+    let rq = Arc::new(reads(n, big()));
     let hs: Vec<JoinHandle<()>> = (0..4)
         .map(|_| {
             let (p, stop, rq) = (p.clone(), stop.clone(), rq.clone());
@@ -751,7 +757,7 @@ fn attack_leave_many(p: PathBuf, stop: Arc<AtomicBool>) {
                         continue;
                     };
                     send_some(&mut c, &rq, Duration::from_millis(200));
-                    std::thread::sleep(Duration::from_millis(100));
+                    std::thread::sleep(linger);
                 }
             })
         })
@@ -1075,25 +1081,7 @@ fn huge_write_zeroes_buy_no_more_than_their_share_of_the_device() {
 /// 4 threads, each in a loop: connect, queue 64 of the largest reads,
 /// leave once they are in the model (30 ms), again.
 fn attack_reads_then_leave(p: PathBuf, stop: Arc<AtomicBool>) {
-    let rq = Arc::new(reads(64, big()));
-    let hs: Vec<JoinHandle<()>> = (0..4)
-        .map(|_| {
-            let (p, stop, rq) = (p.clone(), stop.clone(), rq.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::SeqCst) {
-                    let Some(mut c) = idle_client(&p) else {
-                        std::thread::sleep(Duration::from_millis(5));
-                        continue;
-                    };
-                    send_some(&mut c, &rq, Duration::from_millis(200));
-                    std::thread::sleep(Duration::from_millis(30));
-                }
-            })
-        })
-        .collect();
-    for h in hs {
-        let _ = h.join();
-    }
+    leave_loop(p, stop, 64, Duration::from_millis(30));
 }
 
 /// Issue 59, device time left by clients gone: reads already in the

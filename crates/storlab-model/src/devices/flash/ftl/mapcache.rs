@@ -173,7 +173,10 @@ impl MapCache {
     pub fn new(cfg: &MapCacheConfig, logical_units: u32, pre: Precondition) -> Self {
         let pages = (logical_units as u64).div_ceil(cfg.page_entries as u64) as usize;
         let slots = cfg.slots().clamp(1, pages.max(1) as u64) as u32;
-        let aged = matches!(pre, Precondition::Aged | Precondition::AgedReplay);
+        let aged = matches!(
+            pre,
+            Precondition::Aged | Precondition::AgedReplay | Precondition::AgedInFull
+        );
         let mut c = MapCache {
             page_entries: cfg.page_entries,
             compact_units: (cfg.entry_bytes as u64).div_ceil(FLASH_ENTRY_BYTES) as u32,

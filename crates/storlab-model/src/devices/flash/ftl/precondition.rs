@@ -27,7 +27,7 @@ impl Ftl {
     /// two on one drive by lowering it).
     pub fn precondition_with(&mut self, kind: Precondition, fullness: f64, replay_max_units: u64) {
         let n = ((fullness.clamp(0.0, 1.0) * self.lpns as f64) as u64).min(self.lpns as u64) as u32;
-        if kind == Precondition::Fresh || n == 0 {
+        if kind == Precondition::Fresh || (n == 0 && kind != Precondition::AgedInFull) {
             return;
         }
         self.emit = false;
@@ -38,6 +38,9 @@ impl Ftl {
                 .flatten();
         let report = match derived {
             Some(r) => r,
+            None if kind == Precondition::AgedInFull => {
+                self.fill_then_age(self.lpns, if page { n } else { 0 })
+            }
             None => self.fill_and_age(n, page && kind != Precondition::Full),
         };
         self.emit = true;
@@ -49,14 +52,20 @@ impl Ftl {
     /// Write `0..n` sequentially, then (if `age`) overwrite that region at
     /// random until write amplification settles.
     pub(super) fn fill_and_age(&mut self, n: u32, age: bool) -> PreconditionReport {
-        let computed = self.fill_striped(n);
+        self.fill_then_age(n, if age { n } else { 0 })
+    }
+
+    /// Write `0..fill` sequentially, then (if `n` > 0) overwrite `0..n`
+    /// at random until write amplification settles.
+    fn fill_then_age(&mut self, fill: u32, n: u32) -> PreconditionReport {
+        let computed = self.fill_striped(fill);
         if !computed {
-            for lpn in 0..n {
+            for lpn in 0..fill {
                 self.write(lpn);
             }
         }
         let filled = self.counters;
-        if age {
+        if n > 0 {
             let chunk = (n / 8).max(1) as u64;
             let mut prev = f64::NAN;
             let mut total = 0u64;
@@ -78,10 +87,10 @@ impl Ftl {
         }
         let c = self.counters;
         PreconditionReport {
-            units_written: n as u64 + c.host_units - filled.host_units,
+            units_written: fill as u64 + c.host_units - filled.host_units,
             erases: c.erases,
             units_moved: c.moved_units,
-            units_replayed: c.host_units - if computed { n as u64 } else { 0 },
+            units_replayed: c.host_units - if computed { fill as u64 } else { 0 },
             derived: false,
         }
     }

@@ -76,6 +76,15 @@ pub enum Precondition {
     /// Takes time in proportion to the capacity (about a minute for
     /// 512 GB); the exact replay the derived `aged` is checked against.
     AgedReplay,
+    /// The whole logical space written sequentially once, then the first
+    /// `fullness` of it overwritten at random (replayed, as `aged-replay`)
+    /// until write amplification settles: a drive in use on a host that
+    /// never trims (every unit it was ever given stays valid), whose hot
+    /// region is in steady state and the rest cold, in full blocks the
+    /// collector never picks. `aged` over a share leaves the rest
+    /// never written instead: spare for the collector, as after a secure
+    /// erase.
+    AgedInFull,
 }
 
 /// What preconditioning did (reported apart from the measured jobs).

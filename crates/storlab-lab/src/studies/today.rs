@@ -451,7 +451,8 @@ fn rows(r: &Results, ids: &Ids) -> Vec<Row> {
         )
         .at(PMEM_GUIDE)
         .miss_because(
-            "media_units (4 XPLine accesses at once per DIMM) is an ESTIMATE with no published source, \
+            "media_units (4 XPLine accesses at once per DIMM) is an ESTIMATE: no published source \
+             gives the media's concurrency or the DIMM controller's (searched: docs/spec/today.md), \
              so the media streams 4 x 256 B per 100 ns; the measured rate implies fewer, and the key is \
              left unfitted so that this row stays a prediction",
         ),

@@ -74,6 +74,9 @@ pub const PMEM_GUIDE: &str = "Optane PMem guide (Yang et al., FAST 2020)";
 /// Pond, ASPLOS 2023: CXL memory's latency over local DRAM
 /// (docs/spec/today.md).
 pub const CXL_POND: &str = "Pond (Li et al., ASPLOS 2023)";
+/// Micron's CZ120 announcement, August 2023: one CXL 2.0 x8 module's
+/// bandwidth under Intel MLC's 2:1 read/write traffic (docs/spec/today.md).
+pub const CXL_CZ120: &str = "Micron CZ120 announcement (2023)";
 /// Samsung PM9A3 data sheet (the `pm9a3` preset's ratings).
 pub const PM9A3_DATASHEET: &str = "Samsung PM9A3 data sheet";
 /// Samsung 990 PRO data sheet (the `990pro` preset's ratings).
@@ -111,6 +114,7 @@ pub const PLACES: &[&str] = &[
     AXBOE_GEN2_OPTANE,
     PMEM_GUIDE,
     CXL_POND,
+    CXL_CZ120,
     PM9A3_DATASHEET,
     SSD_990PRO_DATASHEET,
     P5336_BRIEF,

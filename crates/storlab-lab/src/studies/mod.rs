@@ -19,6 +19,7 @@ pub mod placement;
 pub mod psd;
 pub mod read_tail;
 pub mod today;
+pub mod today_cxl;
 pub mod today_flash;
 pub mod today_p5800x;
 

@@ -17,7 +17,8 @@
 //!
 //! Every row is the presets' prediction except the P4800X's and the
 //! P5800X's sequential read rates, which their channel rates are fitted
-//! to (inputs); the P5800X's rows are in `today_p5800x`.
+//! to (inputs); the P5800X's rows are in `today_p5800x`, the CXL
+//! expander's bandwidth row in `today_cxl`.
 
 use rayon::prelude::*;
 
@@ -25,7 +26,7 @@ use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Results, RunId, Spec};
 use crate::places::{CXL_POND, P4800X_BRIEF, PMEM_GUIDE};
 use crate::report::{Class, Prepared, Reproduction, Row};
-use crate::studies::{paging, today_p5800x};
+use crate::studies::{paging, today_cxl, today_p5800x};
 
 const SSD: &str = "optane-p4800x";
 const PMEM: &str = "optane-pmem-100";
@@ -254,6 +255,7 @@ struct Ids {
     mm: Vec<RunId>,
     tier: Vec<RunId>,
     p5800x: today_p5800x::Ids,
+    cxl: today_cxl::Ids,
 }
 
 fn plan(p: &mut Plan) -> Ids {
@@ -339,8 +341,10 @@ fn plan(p: &mut Plan) -> Ids {
         .map(|&r| p.add(cxl_tier_point(r)))
         .collect();
     let p5800x = today_p5800x::plan(p);
+    let cxl = today_cxl::plan(p);
     Ids {
         p5800x,
+        cxl,
         lat,
         iops,
         seq,
@@ -447,7 +451,8 @@ fn rows(r: &Results, ids: &Ids) -> Vec<Row> {
         )
         .at(PMEM_GUIDE)
         .miss_because(
-            "media_units (4 XPLine accesses at once per DIMM) is an ESTIMATE with no published source, \
+            "media_units (4 XPLine accesses at once per DIMM) is an ESTIMATE: no published source \
+             gives the media's concurrency or the DIMM controller's (searched: docs/spec/today.md), \
              so the media streams 4 x 256 B per 100 ns; the measured rate implies fewer, and the key is \
              left unfitted so that this row stays a prediction",
         ),
@@ -477,6 +482,7 @@ fn rows(r: &Results, ids: &Ids) -> Vec<Row> {
         .at(CXL_POND),
     );
     rows.extend(today_p5800x::rows(r, &ids.p5800x));
+    rows.extend(today_cxl::rows(r, &ids.cxl));
     rows
 }
 

@@ -1263,3 +1263,183 @@ fn xfs_relogs_the_directory_blocks_by_directory_form() {
     // leaf form (past 126 entries): 8 KiB per create
     assert_eq!(journal[199] - journal[198], 8192);
 }
+
+/// The completion time of one request `q` submitted at 0 on a fresh rig
+/// of `kind` whose file 0 is laid out as `layout` (1 MiB).
+fn one(kind: FileSystem, c: &FsConfig, layout: Layout, q: FileReq) -> Nanos {
+    let mut r = Rig::new(kind, c.clone());
+    r.fs.create_file(1 << 20, layout).expect("fits");
+    r.submit(0, q);
+    let done = r.run();
+    r.at(&done, q.id)
+}
+
+#[test]
+fn copies_of_pages_in_memory_pay_the_memory_copy_per_kib() {
+    // issue 57: a copy out of or into pages held in memory is not free:
+    // fs.memory_copy_ns_per_kib per KiB, on tmpfs and the page cache
+    let free = cfg();
+    let paid = FsConfig {
+        memory_copy_ns_per_kib: storlab_model::units::Rw {
+            read: 240,
+            write: 100,
+        },
+        ..cfg()
+    };
+    let len = 64 << 10;
+    let q = |op: FileOp| FileReq {
+        len,
+        ..req(1, 0, op, 0, false)
+    };
+    for op in [FileOp::Read, FileOp::Write] {
+        let per_kib = if op == FileOp::Read { 240 } else { 100 };
+        let a = one(FileSystem::Tmpfs, &free, Layout::Allocated, q(op));
+        let b = one(FileSystem::Tmpfs, &paid, Layout::Allocated, q(op));
+        assert_eq!(b - a, per_kib * 64, "tmpfs {op:?}: {a} {b}");
+    }
+    // a page-cache hit on XFS pays it too: read the range twice
+    let hit = |c: &FsConfig| {
+        let mut r = Rig::new(FileSystem::Xfs, c.clone());
+        r.fs.create_file(1 << 20, Layout::Allocated).expect("fits");
+        r.submit(0, q(FileOp::Read));
+        let t = r.run()[0].at;
+        r.submit(
+            t,
+            FileReq {
+                id: 2,
+                ..q(FileOp::Read)
+            },
+        );
+        let done = r.run();
+        r.at(&done, 2) - t
+    };
+    assert_eq!(hit(&paid) - hit(&free), 240 * 64);
+    // PMFS: a read from the NVMM pays the read copy after the device, a
+    // reread from the CPU caches does not, and its non-temporal writes
+    // pay no write copy
+    let pmfs = |c: &FsConfig| {
+        let mut r = Rig::new(FileSystem::Pmfs, c.clone());
+        r.fs.create_file(1 << 20, Layout::Allocated).expect("fits");
+        r.submit(0, q(FileOp::Read));
+        let miss = r.run()[0].at;
+        r.submit(
+            miss,
+            FileReq {
+                id: 2,
+                ..q(FileOp::Read)
+            },
+        );
+        let hit = r.run()[0].at - miss;
+        (miss, hit)
+    };
+    let ((m0, h0), (m1, h1)) = (pmfs(&free), pmfs(&paid));
+    assert_eq!(m1 - m0, 240 * 64, "a miss pays the copy");
+    assert_eq!(h1, h0, "a CPU-cache hit does not");
+    assert_eq!(
+        one(FileSystem::Pmfs, &paid, Layout::Allocated, q(FileOp::Write)),
+        one(FileSystem::Pmfs, &free, Layout::Allocated, q(FileOp::Write)),
+        "PMFS's writes are non-temporal stores: no write copy"
+    );
+}
+
+#[test]
+fn tmpfs_allocates_the_pages_a_write_adds_and_frees_them_after_the_unlink() {
+    use storlab_model::host::fs::behaviour::{TMPFS_PAGE_ALLOC_NS, TMPFS_PAGE_FREE_NS};
+    let c = cfg();
+    let w = |id: u64, off: u64| FileReq {
+        len: 16 << 10,
+        ..req(id, 0, FileOp::Write, off, false)
+    };
+    // a write into an empty file allocates its 4 pages; into allocated
+    // pages (an overwrite) none
+    let new = one(FileSystem::Tmpfs, &c, Layout::Empty, w(1, 0));
+    let over = one(FileSystem::Tmpfs, &c, Layout::Allocated, w(1, 0));
+    assert_eq!(new - over, 4 * TMPFS_PAGE_ALLOC_NS);
+    let mut r = Rig::new(FileSystem::Tmpfs, c.clone());
+    let f = r.fs.create_file(1 << 20, Layout::Empty).expect("fits");
+    let g = r.fs.create_file(1 << 20, Layout::Empty).expect("fits");
+    r.submit(0, w(1, 0));
+    let t = r.run()[0].at;
+    r.submit(t, w(2, 0));
+    let t2 = r.run()[0].at;
+    assert_eq!(t2 - t, over, "the second write allocates nothing");
+    // the unlink frees the 4 pages after the directory's lock: a create
+    // in the same directory behind it does not wait for the freeing
+    r.submit(
+        t2,
+        FileReq {
+            file: f,
+            ..req(3, 0, FileOp::Unlink, 0, false)
+        },
+    );
+    r.submit(
+        t2,
+        FileReq {
+            file: g,
+            ..req(4, 1, FileOp::Create, 0, false)
+        },
+    );
+    let done = r.run();
+    let ns = storlab_model::host::fs::behaviour::TMPFS_NAMESPACE_NS;
+    assert_eq!(r.at(&done, 3) - t2, ns + 4 * TMPFS_PAGE_FREE_NS);
+    assert_eq!(
+        r.at(&done, 4) - t2,
+        2 * ns,
+        "the create waited for the lock only"
+    );
+    // XFS frees nothing this way
+    let mut x = Rig::new(FileSystem::Xfs, c.clone());
+    let f = x.fs.create_file(1 << 20, Layout::Allocated).expect("fits");
+    x.submit(
+        0,
+        FileReq {
+            file: f,
+            ..req(3, 0, FileOp::Unlink, 0, false)
+        },
+    );
+    let done = x.run();
+    assert_eq!(x.at(&done, 3), c.namespace_ns);
+}
+
+#[test]
+fn pmfs_and_tmpfs_creates_and_unlinks_cost_their_own_not_xfs_s() {
+    use storlab_model::host::fs::behaviour::{
+        PMFS_DIR_SCAN_NS_PER_ENTRY, PMFS_NAMESPACE_NS, TMPFS_NAMESPACE_NS,
+    };
+    let c = cfg();
+    let time = |kind: FileSystem, op: FileOp, entries: u64| {
+        let mut r = Rig::new(kind, c.clone());
+        let f = r.fs.create_file(1 << 20, Layout::Allocated).expect("fits");
+        r.fs.set_dir_entries(0, entries);
+        r.submit(
+            0,
+            FileReq {
+                file: f,
+                ..req(1, 0, op, 0, false)
+            },
+        );
+        let done = r.run();
+        r.at(&done, 1)
+    };
+    assert_eq!(time(FileSystem::Xfs, FileOp::Create, 0), c.namespace_ns);
+    assert_eq!(time(FileSystem::Pmfs, FileOp::Create, 0), PMFS_NAMESPACE_NS);
+    assert_eq!(
+        time(FileSystem::Tmpfs, FileOp::Create, 1000),
+        TMPFS_NAMESPACE_NS
+    );
+    // PMFS scans its directory linearly: a create walks every entry for
+    // room, an unlink half of them for the name
+    let scan = PMFS_DIR_SCAN_NS_PER_ENTRY;
+    assert_eq!(
+        time(FileSystem::Pmfs, FileOp::Create, 1000),
+        PMFS_NAMESPACE_NS + 1000 * scan
+    );
+    assert_eq!(
+        time(FileSystem::Pmfs, FileOp::Unlink, 1000),
+        PMFS_NAMESPACE_NS + 500 * scan
+    );
+    assert!(
+        PMFS_NAMESPACE_NS.max(TMPFS_NAMESPACE_NS) < c.namespace_ns,
+        "no journal: cheaper than XFS's transaction"
+    );
+}

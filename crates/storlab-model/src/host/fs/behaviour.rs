@@ -81,6 +81,21 @@ pub struct Behaviour {
     /// queue, fs/xfs/xfs_log.c). ext3/ext4's JBD commits a running
     /// transaction as a whole and is not modelled this way.
     pub iclogs: bool,
+    /// CPU of a create or unlink under its directory's lock when the file
+    /// system's differs in kind from `fs.namespace_ns` (XFS's logged
+    /// transaction), ns; `None`: `fs.namespace_ns`.
+    pub namespace_ns: Option<u64>,
+    /// CPU per entry already in the directory that a create or unlink
+    /// scans under the directory's lock, ns (PMFS's linear directory
+    /// search; 0: an indexed or in-memory directory). An unlink scans
+    /// half the entries on average, a create all of them (first fit).
+    pub dir_scan_ns_per_entry: u64,
+    /// CPU per page a write adds to a file in memory (tmpfs: the page's
+    /// allocation and insertion), ns; 0: not modelled this way.
+    pub page_alloc_ns: u64,
+    /// CPU per page an unlink frees (tmpfs: the truncation of the
+    /// deleted file's pages), after the directory's lock, ns.
+    pub page_free_ns: u64,
 }
 
 /// ESTIMATE: PMFS's allocation for a write (fs/pmfs/xip.c
@@ -96,6 +111,57 @@ pub struct Behaviour {
 /// well under 100 ns on PMEP's Xeons, docs/spec/nvmm.md presets):
 /// about 2 µs, against the 19.5 µs of XFS's logged transactions.
 pub const PMFS_ALLOC_NS: u64 = 2_000;
+
+/// ESTIMATE: PMFS's create or unlink under the directory's `i_mutex`
+/// (fs/pmfs/namei.c `pmfs_create` -> `pmfs_new_inode`, `pmfs_add_entry`;
+/// `pmfs_unlink` -> `pmfs_remove_entry`): the same kind of light PMFS
+/// transaction as an allocation ([`PMFS_ALLOC_NS`]: the inode's and the
+/// directory entry's lines undo-logged, flushed and fenced), plus the
+/// linear directory scan ([`PMFS_DIR_SCAN_NS_PER_ENTRY`]). No journal
+/// block, no on-disk B-tree: XFS's 20 µs transaction (`fs.namespace_ns`)
+/// does not apply.
+pub const PMFS_NAMESPACE_NS: u64 = PMFS_ALLOC_NS;
+
+/// ESTIMATE: PMFS searches a directory linearly (fs/pmfs/dir.c and
+/// namei.c: `pmfs_search_dirblock` walks every entry of every block,
+/// `de = de + de_len`, comparing `name_len`, `ino` and the name; its
+/// comment: "this code is executed quadratically often"; `pmfs_add_entry`
+/// walks the blocks for the first entry with room, `pmfs_remove_entry`
+/// for the name). An entry is a dependent load of its length and a
+/// compare, a few nanoseconds on PMEP's 2.6 GHz Xeons with the block in
+/// the CPU caches: 3 ns.
+pub const PMFS_DIR_SCAN_NS_PER_ENTRY: u64 = 3;
+
+/// ESTIMATE: tmpfs's create or unlink under the directory's `i_mutex`
+/// (mm/shmem.c `shmem_mknod` -> `shmem_get_inode`: a new in-memory
+/// inode, `shmem_reserve_inode` under the super block's `stat_lock`,
+/// `d_instantiate`; `shmem_unlink`: `shmem_free_inode`, `drop_nlink`,
+/// `dput`): no log, no block, no on-disk directory; the VFS's dentry
+/// work dominates. About a tenth of XFS's logged 20 µs transaction
+/// (`fs.namespace_ns`): 2 µs.
+pub const TMPFS_NAMESPACE_NS: u64 = 2_000;
+
+/// ESTIMATE: tmpfs allocates a page for each page a write adds
+/// (mm/shmem.c, 3.x: `shmem_write_begin` -> `shmem_getpage_gfp` with
+/// `SGP_WRITE`: `shmem_acct_block`, `shmem_alloc_page` from the buddy
+/// allocator's per-CPU lists, `mem_cgroup_cache_charge`,
+/// `shmem_add_to_page_cache` (a radix-tree insert under the mapping's
+/// `tree_lock`), `lru_cache_add_anon`, the inode's `alloced` count under
+/// `info->lock`; `shmem_write_end` zeroes what the write leaves of a new
+/// page). A few hundred instructions and several locked operations
+/// whose lines move between cores: 500 ns a page. PMFS's allocation is
+/// `PMFS_ALLOC_NS` per write (a block range at once).
+pub const TMPFS_PAGE_ALLOC_NS: u64 = 500;
+
+/// ESTIMATE: tmpfs frees a deleted file's pages when its last reference
+/// goes, in the unlinking thread after the directory's lock
+/// (fs/namei.c `do_unlinkat`: `iput` after `mutex_unlock`; mm/shmem.c
+/// `shmem_evict_inode` -> `shmem_truncate_range` ->
+/// `truncate_inode_pages_range`: each page looked up, locked, removed
+/// from the radix tree, uncharged, and released to the LRU's and the
+/// buddy allocator's lists, `release_pages` under `zone->lru_lock`):
+/// half an allocation's work, 250 ns a page.
+pub const TMPFS_PAGE_FREE_NS: u64 = 250;
 
 /// PMEP's last-level caches (docs/spec/nvmm.md, PMEP's machine: "two
 /// 8-core 2.6 GHz Xeons with 40 MB of cache"): a line one socket read is
@@ -130,6 +196,10 @@ impl Behaviour {
             cpu_cache_bytes: None,
             alloc_ns: None,
             iclogs: true,
+            namespace_ns: None,
+            dir_scan_ns_per_entry: 0,
+            page_alloc_ns: 0,
+            page_free_ns: 0,
         };
         match fs {
             FileSystem::None | FileSystem::Xfs => base,
@@ -159,6 +229,9 @@ impl Behaviour {
                 reads_shared: false,
                 memory_store: true,
                 fallocate: Some(Prealloc::Allocated),
+                namespace_ns: Some(TMPFS_NAMESPACE_NS),
+                page_alloc_ns: TMPFS_PAGE_ALLOC_NS,
+                page_free_ns: TMPFS_PAGE_FREE_NS,
                 ..base
             },
             FileSystem::Pmfs => Behaviour {
@@ -170,6 +243,8 @@ impl Behaviour {
                 fallocate: Some(Prealloc::Allocated),
                 cpu_cache_bytes: Some(PMEP_CACHE_BYTES),
                 alloc_ns: Some(PMFS_ALLOC_NS),
+                namespace_ns: Some(PMFS_NAMESPACE_NS),
+                dir_scan_ns_per_entry: PMFS_DIR_SCAN_NS_PER_ENTRY,
                 ..base
             },
         }

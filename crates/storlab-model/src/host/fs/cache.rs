@@ -23,11 +23,21 @@ impl FileLayer {
 
     /// The CPU of a request served by the page cache: system call, the
     /// file system's per-request cost, the copy.
+    ///
+    /// The copy of pages held in memory (tmpfs's, the page cache's) pays
+    /// `fs.memory_copy_ns_per_kib` too; a direct-access file system's
+    /// copy here is of lines in the CPU caches
+    /// ([`Behaviour::cpu_cache_bytes`](super::Behaviour::cpu_cache_bytes)), which it does not pay.
     fn cache_cpu(&self, host: &Host, op: Op, len: u64, bd: &mut Breakdown) -> u64 {
         let c = host.config();
         let sys = c.syscall_entry_ns.get(op) + c.syscall_exit_ns.get(op);
         let fs = c.xfs_ns.get(op);
-        let copy = (c.copy_ns_per_kib.get(op) * len).div_ceil(1024);
+        let mem = if self.be.cpu_cache_bytes.is_some() {
+            0
+        } else {
+            self.cfg.memory_copy_ns_per_kib.get(op)
+        };
+        let copy = ((c.copy_ns_per_kib.get(op) + mem) * len).div_ceil(1024);
         bd.add(Component::Syscall, sys);
         bd.add(Component::FileSystem, fs);
         bd.add(Component::Copy, copy);
@@ -40,6 +50,15 @@ impl FileLayer {
         let (a, b) = self.page_range(&req);
         if req.op == FileOp::Write {
             if self.be.memory_store {
+                // pages the write adds are allocated first (tmpfs)
+                let new = self.unallocated_pages(req.file, a, b);
+                if new > 0 {
+                    self.mark_alloc(req.file, a * PAGE, (b - a) * PAGE);
+                    let ns = new * self.be.page_alloc_ns;
+                    let p = &mut self.parents[i as usize];
+                    p.bd.add(Component::FileSystem, ns);
+                    p.after_ns = ns;
+                }
                 self.insert_pages(req.file, a, b, P_CLEAN);
             } else {
                 if self.dirty_pages + (b - a) > self.dirty_limit() && self.dirty_pages > 0 {
@@ -118,11 +137,34 @@ impl FileLayer {
             Op::Write
         };
         let mut bd = p.bd;
+        // CPU the path ran before the copy (a tmpfs write's page
+        // allocations), already in the breakdown
+        let before = std::mem::take(&mut self.parents[i as usize].after_ns);
         let dur = self.cache_cpu(host, op, p.req.len, &mut bd);
         let p = &mut self.parents[i as usize];
         p.bd = bd;
         p.stage = Stage::Copy;
-        cx.dev.wakeups.push((now + dur, FS_TOKEN | i as u64));
+        cx.dev
+            .wakeups
+            .push((now + before + dur, FS_TOKEN | i as u64));
+    }
+
+    /// Pages of `a..b` of `file` with no block allocated.
+    fn unallocated_pages(&self, file: u32, a: u64, b: u64) -> u64 {
+        let f = &self.files[file as usize];
+        (a..b).filter(|&pg| !bit(&f.alloc, pg)).count() as u64
+    }
+
+    /// Pages of `file` with a block allocated (what its deletion frees).
+    pub(super) fn allocated_pages(&self, file: u32) -> u64 {
+        let f = &self.files[file as usize];
+        let words = (f.size / PAGE).div_ceil(64) as usize;
+        f.alloc
+            .iter()
+            .take(words)
+            .map(|w| w.count_ones() as u64)
+            .sum::<u64>()
+            .min(f.size / PAGE)
     }
 
     fn page_range(&self, req: &FileReq) -> (u64, u64) {

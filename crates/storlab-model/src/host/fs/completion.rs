@@ -59,6 +59,8 @@ impl FileLayer {
             Stage::Namespace => {
                 let req = self.parents[i as usize].req;
                 if req.op == FileOp::Unlink {
+                    let pages = self.allocated_pages(req.file);
+                    self.parents[i as usize].after_ns = pages * self.be.page_free_ns;
                     self.delete_file(req.file);
                 }
                 self.commit_namespace(now, i, host, cx);
@@ -120,9 +122,20 @@ impl FileLayer {
                         if buffered_fill {
                             self.fill_done(now, i, host, cx);
                         } else if req.op == FileOp::Read && self.be.cpu_cache_bytes.is_some() {
-                            // the lines read stay in the CPU's caches
+                            // the lines read stay in the CPU's caches; the
+                            // copy out of the memory's missed lines holds
+                            // the thread at its fill buffers' rate
                             self.cpu_cache_fill(&req);
-                            self.finish(now, i, host, cx);
+                            let copy =
+                                (self.cfg.memory_copy_ns_per_kib.read * req.len).div_ceil(1024);
+                            if copy > 0 {
+                                let p = &mut self.parents[i as usize];
+                                p.bd.add(Component::Copy, copy);
+                                p.stage = Stage::Copy;
+                                cx.dev.wakeups.push((now + copy, FS_TOKEN | i as u64));
+                            } else {
+                                self.finish(now, i, host, cx);
+                            }
                         } else if convert {
                             self.convert(now, i, cx);
                         } else {

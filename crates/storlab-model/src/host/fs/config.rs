@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{check_range, ConfigError};
+use crate::units::Rw;
 
 /// Page and file-system block size, bytes.
 pub const PAGE: u64 = 4096;
@@ -69,6 +70,20 @@ pub struct FsConfig {
     /// Log (journal) bytes one create or unlink adds: the inode core, the
     /// directory block range and (unlink) the free-space records, bytes.
     pub log_bytes_per_namespace_op: u64,
+    /// CPU of copying one KiB between a file's pages in memory and the
+    /// user's buffer when the pages' lines miss the CPU caches, ns: a
+    /// core keeps only so many line misses in flight (its fill buffers),
+    /// so a copy moves `fill buffers x 64 B` per memory latency (Little's
+    /// law) and holds the thread that long. `read`: a copy out of the
+    /// pages (tmpfs's and the page cache's on a hit, PMFS's reads from
+    /// NVMM that miss the CPU caches); `write`: a copy into tmpfs's and
+    /// the page cache's pages, whose lines are read for ownership first
+    /// (PMFS writes with non-temporal stores, which read nothing: its
+    /// writes pay the device's bandwidth instead). Added to the host's
+    /// `copy_ns_per_kib` (a DMA buffer's copy). 0: copies of memory-held
+    /// pages cost nothing per byte (the default: no preset of a block
+    /// device sets it).
+    pub memory_copy_ns_per_kib: Rw,
 }
 
 impl Default for FsConfig {
@@ -131,6 +146,9 @@ impl Default for FsConfig {
             // (~256 B) and log headers; an unlink the same plus two
             // free-space btree records: ~1 KiB either way.
             log_bytes_per_namespace_op: 1024,
+            // not modelled unless a preset sets it (the memory presets
+            // derive it from their latency)
+            memory_copy_ns_per_kib: Rw { read: 0, write: 0 },
         }
     }
 }
@@ -204,6 +222,18 @@ pub fn validate(c: &FsConfig) -> Result<(), ConfigError> {
         c.log_bytes_per_namespace_op,
         0,
         1 << 20,
+    )?;
+    check_range(
+        "fs.memory_copy_ns_per_kib.read",
+        c.memory_copy_ns_per_kib.read,
+        0,
+        1_000_000,
+    )?;
+    check_range(
+        "fs.memory_copy_ns_per_kib.write",
+        c.memory_copy_ns_per_kib.write,
+        0,
+        1_000_000,
     )?;
     Ok(())
 }

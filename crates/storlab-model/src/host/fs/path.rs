@@ -78,6 +78,7 @@ impl FileLayer {
             release_pending: false,
             finished: false,
             convert: false,
+            after_ns: 0,
         };
         let i = crate::units::slab_insert(&mut self.parents, &mut self.free_parents, p);
         match req.op {
@@ -120,7 +121,8 @@ impl FileLayer {
             self.dir_free_at.resize(dir + 1, 0);
         }
         let start = self.dir_free_at[dir].max(at);
-        let end = start + self.cfg.namespace_ns;
+        let ns = self.namespace_cpu(i, dir);
+        let end = start + ns;
         self.dir_free_at[dir] = end;
         let p = &mut self.parents[i as usize];
         p.bd.add(Component::Syscall, sys);
@@ -128,7 +130,7 @@ impl FileLayer {
             p.bd.add(Component::LockWait, start - at);
             self.counters.namespace_wait_ns += start - at;
         }
-        p.bd.add(Component::FileSystem, self.cfg.namespace_ns);
+        p.bd.add(Component::FileSystem, ns);
         p.stage = Stage::Namespace;
         if p.req.op == FileOp::Create {
             self.counters.creates += 1;
@@ -138,6 +140,25 @@ impl FileLayer {
         // its log bytes go into the in-core log when it commits, at the
         // section's end (`commit_namespace`)
         cx.dev.wakeups.push((end, FS_TOKEN | i as u64));
+    }
+
+    /// The CPU of parent `i`'s create or unlink in directory `dir` under
+    /// its lock: the file system's own cost ([`Behaviour::namespace_ns`],
+    /// else `fs.namespace_ns`) plus its scan of the directory's entries
+    /// ([`Behaviour::dir_scan_ns_per_entry`]: a create walks them all for
+    /// room, an unlink half on average for the name).
+    ///
+    /// [`Behaviour::namespace_ns`]: super::Behaviour::namespace_ns
+    /// [`Behaviour::dir_scan_ns_per_entry`]: super::Behaviour::dir_scan_ns_per_entry
+    fn namespace_cpu(&self, i: u32, dir: usize) -> u64 {
+        let base = self.be.namespace_ns.unwrap_or(self.cfg.namespace_ns);
+        let entries = self.dir_entries.get(dir).copied().unwrap_or(0);
+        let scanned = if self.parents[i as usize].req.op == FileOp::Create {
+            entries
+        } else {
+            entries / 2
+        };
+        base + scanned * self.be.dir_scan_ns_per_entry
     }
 
     /// A create's or unlink's transaction commits at the end of its
@@ -172,7 +193,17 @@ impl FileLayer {
             return;
         }
         self.log_pending += bytes;
-        self.finish(now, i, host, cx);
+        let after = self.parents[i as usize].after_ns;
+        if after > 0 {
+            // the lock is released; the thread goes on with the work
+            // left (an unlink's freeing of the file's pages)
+            let p = &mut self.parents[i as usize];
+            p.bd.add(Component::FileSystem, after);
+            p.stage = Stage::Copy;
+            cx.dev.wakeups.push((now + after, FS_TOKEN | i as u64));
+        } else {
+            self.finish(now, i, host, cx);
+        }
         // a full log buffer goes out
         self.flush_log_buffers(now, host, cx);
     }

@@ -187,6 +187,9 @@ pub(super) struct Parent {
     /// A direct write that converts unwritten blocks when its data is
     /// written.
     pub(super) convert: bool,
+    /// CPU after its directory's lock: an unlink's freeing of the file's
+    /// pages ([`Behaviour::page_free_ns`](super::Behaviour::page_free_ns)), ns.
+    pub(super) after_ns: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

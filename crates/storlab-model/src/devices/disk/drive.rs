@@ -293,7 +293,10 @@ impl Disk {
                     Some((h, at)) if now.saturating_sub(at) > self.cfg.starvation_ns => {
                         Slot::Host(h)
                     }
-                    _ => self.arm().pick(&self.queue, now, host_only).expect("non-empty"),
+                    _ => self
+                        .arm()
+                        .pick(&self.queue, now, host_only)
+                        .expect("non-empty"),
                 }
             }
         };

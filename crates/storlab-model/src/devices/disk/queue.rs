@@ -89,16 +89,24 @@ impl Queue {
 
     /// The earliest arrival of either class.
     pub(super) fn first(&self) -> Option<Slot> {
-        let h = self.host.iter().next().map(|(i, op)| (op.seq, Slot::Host(i)));
+        let h = self
+            .host
+            .iter()
+            .next()
+            .map(|(i, op)| (op.seq, Slot::Host(i)));
         let d = if self.by_arrival {
             self.destages.iter().next()
         } else {
             self.destages.iter().min_by_key(|(_, op)| op.seq)
         }
         .map(|(&k, op)| (op.seq, Slot::Destage(k)));
-        h.into_iter().chain(d).min_by_key(|&(s, _)| s).map(|(_, i)| i)
+        h.into_iter()
+            .chain(d)
+            .min_by_key(|&(s, _)| s)
+            .map(|(_, i)| i)
     }
 
+    #[cfg(test)]
     pub(super) fn get(&self, s: Slot) -> &MOp {
         match s {
             Slot::Host(i) => self.host.get(i),
@@ -150,6 +158,7 @@ impl MQueue {
             .filter_map(|(i, o)| o.as_ref().map(|op| (self.head + i, op)))
     }
 
+    #[cfg(test)]
     pub(super) fn get(&self, i: usize) -> &MOp {
         self.slots[i].as_ref().expect("a live entry")
     }

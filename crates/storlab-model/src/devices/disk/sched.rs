@@ -194,9 +194,11 @@ mod tests {
             let got = arm.pick(&q, t, host_only).expect("non-empty");
             let want = arm.pick_by_full_scan(&q, t, host_only).expect("non-empty");
             assert_eq!(
-                got, want,
+                got,
+                want,
                 "{preset} step {step}: the index picked {:?}, the full scan {:?}",
-                q.get(got), q.get(want)
+                q.get(got),
+                q.get(want)
             );
             checked += 1;
             let op = q.take(got);

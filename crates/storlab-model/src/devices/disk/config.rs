@@ -50,7 +50,8 @@ pub struct DiskConfig {
     pub queue_depth: u32,
     /// Queue ordering.
     pub scheduler: DiskScheduler,
-    /// A command older than this is served next regardless of position.
+    /// A host command older than this is served next regardless of
+    /// position (a write cache's destages are never forced by age).
     pub starvation_ns: u64,
     /// Buffer size.
     pub cache_bytes: u64,

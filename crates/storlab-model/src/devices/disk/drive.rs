@@ -13,7 +13,8 @@ use crate::units::{Rw, Timeline};
 
 use super::config::{DiskConfig, DiskScheduler};
 use super::geometry::Geometry;
-use super::queue::{MOp, MQueue};
+use super::queue::{MOp, Queue, Slot, NOREQ};
+use super::sched::Arm;
 
 /// Validate.
 pub fn validate(cfg: &DiskConfig, capacity: u64) -> Result<(), ConfigError> {
@@ -46,7 +47,6 @@ const EV_MEDIA: u64 = 0;
 const EV_WDATA: u64 = 1;
 /// A tag freed (at a completion time that may lie ahead): admit a waiter.
 const EV_ADMIT: u64 = 2;
-const NOREQ: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Req {
@@ -95,7 +95,7 @@ pub struct Disk {
     cur_start: Nanos,
     /// The running unstaged write's data transfer (link wait included).
     cur_data_ns: u64,
-    queue: MQueue,
+    queue: Queue,
     /// The interface (SATA or SAS: half duplex, no fixed cost).
     link: Link,
     reqs: Vec<Req>,
@@ -136,7 +136,7 @@ impl Disk {
             cur: None,
             cur_start: 0,
             cur_data_ns: 0,
-            queue: MQueue::default(),
+            queue: Queue::new(cfg.scheduler == DiskScheduler::Fifo),
             link: Link::new(
                 Rw {
                     read: cfg.link_bytes_per_s,
@@ -201,26 +201,22 @@ impl Disk {
         self.segs.iter().any(|&(s, e)| lba >= s && lba + n <= e)
     }
 
+    /// The arm where it is.
+    fn arm(&self) -> Arm<'_> {
+        Arm {
+            geo: &self.geo,
+            cyl: self.cyl,
+            head: self.head,
+            write_settle_ns: self.cfg.write_settle_ns,
+            head_switch_ns: self.cfg.head_switch_ns,
+        }
+    }
+
     /// Positioning time from the current head position for `op` starting
     /// at `t`: (seek, rotational wait).
     #[inline]
     fn positioning(&self, t: Nanos, op: &MOp) -> (u64, u64) {
-        let d = op.cyl.abs_diff(self.cyl);
-        let seek = if d > 0 {
-            self.geo.seek_ns(d)
-                + if op.write {
-                    self.cfg.write_settle_ns
-                } else {
-                    0
-                }
-        } else if op.head != self.head {
-            self.cfg.head_switch_ns
-        } else {
-            0
-        };
-        let rev = self.geo.rev_ns;
-        let rot = (op.phase + rev - (t + seek) % rev) % rev;
-        (seek, rot)
+        self.arm().positioning(t, op)
     }
 
     /// A media operation for `n` sectors at `lba`.
@@ -235,6 +231,7 @@ impl Disk {
             cyl: loc.cyl,
             head: loc.head,
             phase: self.geo.phase(&loc),
+            seq: 0,
         }
     }
 
@@ -261,82 +258,49 @@ impl Disk {
         }
         self.stop_read_ahead(now);
         let pick = match self.cfg.scheduler {
-            DiskScheduler::Fifo => self.queue.iter().next().expect("non-empty").0,
+            DiskScheduler::Fifo => self.queue.first().expect("non-empty"),
             DiskScheduler::Sptf => {
-                // the starvation bound is per class: the oldest host
-                // command past it goes next, and a destage's age counts
-                // only when no host command waits (a cache full of old
-                // destages would otherwise go oldest-first, a read behind
-                // all of them); a waiting host command also goes next
+                // the starvation bound is the firmware's ageing of the
+                // host's queued commands: the oldest host command past it
+                // goes next. A write cache's destage has no command
+                // waiting on it, so its age never forces it: destages go
+                // in positioning order (SPTF over the dirty cache, as a
+                // drive's write cache reorders writes it has already
+                // reported: Ruemmler and Wilkes, "An introduction to disk
+                // drive modeling", IEEE Computer 1994, on immediate
+                // reporting; Worthington, Ganger and Patt, SIGMETRICS
+                // 1994, on positioning-time scheduling), and a writer
+                // waiting for cache space waits on whichever destage ends
+                // first, not on the oldest. (Issue 58: with the bound on
+                // destages too, a cache full of writes each older than it
+                // went oldest-first, in the host's random order, while a
+                // mix's waiting reads switched that off: pure random
+                // writes destaged at a third of the rate they did inside
+                // a 50/50 mix.) A waiting host command also goes next
                 // once it has let DESTAGES_BEFORE_HOST destages pass (the
-                // nearest host command: SPTF among the host's commands)
+                // nearest host command: SPTF among the host's commands).
+                // `sched` finds the nearest destage through a cylinder
+                // index, without ranking the whole cache.
                 let oldest_host = self
                     .queue
-                    .iter()
-                    .filter(|(_, op)| op.req != NOREQ)
-                    .min_by_key(|&(i, op)| (op.arrival, i))
-                    .map(|(i, _)| i);
-                let oldest = self
-                    .queue
+                    .host
                     .iter()
                     .min_by_key(|&(i, op)| (op.arrival, i))
-                    .expect("non-empty")
-                    .0;
+                    .map(|(i, op)| (i, op.arrival));
                 let host_only =
                     oldest_host.is_some() && self.destages_over_host >= DESTAGES_BEFORE_HOST;
-                let forced = match oldest_host {
-                    Some(h)
-                        if now.saturating_sub(self.queue.get(h).arrival)
-                            > self.cfg.starvation_ns =>
-                    {
-                        Some(h)
+                match oldest_host {
+                    Some((h, at)) if now.saturating_sub(at) > self.cfg.starvation_ns => {
+                        Slot::Host(h)
                     }
-                    Some(_) => None,
-                    None if now.saturating_sub(self.queue.get(oldest).arrival)
-                        > self.cfg.starvation_ns =>
-                    {
-                        Some(oldest)
-                    }
-                    None => None,
-                };
-                if let Some(f) = forced {
-                    f
-                } else {
-                    let mut best = (u64::MAX, 0);
-                    let class = |op: &MOp| !host_only || op.req != NOREQ;
-                    for (i, op) in self.queue.iter().filter(|(_, op)| class(op)) {
-                        // skip, exactly, what cannot beat the best so far:
-                        // the seek alone, rounded, is at least the rounded
-                        // bound, and the rotation adds to it (a queue of a
-                        // write cache's destages holds thousands)
-                        let d = op.cyl.abs_diff(self.cyl);
-                        if best.0 != u64::MAX && self.geo.seek_floor_ns(d) > best.0 as f64 + 0.5 {
-                            continue;
-                        }
-                        let (s, r) = self.positioning(now, op);
-                        if s + r < best.0 {
-                            best = (s + r, i);
-                        }
-                    }
-                    // the pruning changes nothing: the full scan agrees
-                    debug_assert_eq!(
-                        best.1,
-                        self.queue
-                            .iter()
-                            .filter(|(_, op)| class(op))
-                            .min_by_key(|&(i, op)| {
-                                let (s, r) = self.positioning(now, op);
-                                (s + r, i)
-                            })
-                            .expect("non-empty")
-                            .0,
-                        "pruned SPTF picked differently"
-                    );
-                    best.1
+                    _ => self
+                        .arm()
+                        .pick(&self.queue, now, host_only)
+                        .expect("non-empty"),
                 }
             }
         };
-        let host_waits = self.queue.iter().any(|(_, op)| op.req != NOREQ);
+        let host_waits = self.queue.host_waits();
         let op = self.queue.take(pick);
         if op.req != NOREQ {
             self.destages_over_host = 0;

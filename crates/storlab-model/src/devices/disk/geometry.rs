@@ -125,16 +125,6 @@ impl Geometry {
         (self.seek[0] + self.seek[1] * d.sqrt() + self.seek[2] * d).round() as u64
     }
 
-    /// A lower bound of [`Self::seek_ns`] that needs no square root:
-    /// `a + c d` (b, the square root's coefficient, is never negative).
-    #[inline]
-    pub fn seek_floor_ns(&self, d: u64) -> f64 {
-        if d == 0 {
-            return 0.0;
-        }
-        self.seek[0] + self.seek[2] * d as f64
-    }
-
     /// The seek coefficients (a, b, c) in ns.
     pub fn seek_coefficients(&self) -> [f64; 3] {
         self.seek

@@ -42,6 +42,7 @@ pub mod config;
 pub mod drive;
 pub mod geometry;
 mod queue;
+mod sched;
 
 // the folder's main items, so users name them by the layer
 // (`storlab_model::devices::flash::SsdConfig`) rather than by file

@@ -1,7 +1,15 @@
-//! The disk's command queue: media operations in arrival order, taken from
-//! anywhere in it by the scheduler.
+//! The disk's command queue: the host's commands in arrival order, taken
+//! from anywhere in it by the scheduler, and the write cache's destages
+//! indexed by cylinder, so the scheduler finds the destages near the head
+//! without visiting the others (see `sched`).
+
+use std::collections::BTreeMap;
 
 use crate::device::Nanos;
+
+/// The request index of a media operation that serves no host command: a
+/// write cache's destage.
+pub(super) const NOREQ: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct MOp {
@@ -15,13 +23,111 @@ pub(super) struct MOp {
     pub(super) cyl: u64,
     pub(super) head: u64,
     pub(super) phase: u64,
+    /// Arrival rank over both classes (set by [`Queue::push`]): the
+    /// schedulers break ties by it.
+    pub(super) seq: u64,
 }
 
-/// The drive's queue of media operations in arrival order, with O(1)
+/// Where a queued operation is, for [`Queue::take`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Slot {
+    /// A host command at this position of the host queue.
+    Host(usize),
+    /// A destage under this key of the destage index.
+    Destage((u64, u64)),
+}
+
+/// The drive's media queue. Host commands (at most the NCQ depth) are
+/// kept in arrival order; destages (a write cache holds thousands) in a
+/// B-tree keyed by (cylinder, arrival rank), or by arrival rank alone for
+/// a first-come drive.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Queue {
+    pub(super) host: MQueue,
+    pub(super) destages: BTreeMap<(u64, u64), MOp>,
+    seq: u64,
+    by_arrival: bool,
+}
+
+impl Queue {
+    /// A queue whose destages are ordered by arrival (`by_arrival`, for a
+    /// first-come drive) or by cylinder.
+    pub(super) fn new(by_arrival: bool) -> Self {
+        Self {
+            by_arrival,
+            ..Self::default()
+        }
+    }
+
+    pub(super) fn push(&mut self, mut op: MOp) {
+        op.seq = self.seq;
+        self.seq += 1;
+        if op.req == NOREQ {
+            let k = if self.by_arrival { 0 } else { op.cyl };
+            self.destages.insert((k, op.seq), op);
+        } else {
+            self.host.push(op);
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.host.is_empty() && self.destages.is_empty()
+    }
+
+    /// A host command waits.
+    pub(super) fn host_waits(&self) -> bool {
+        !self.host.is_empty()
+    }
+
+    /// Every queued operation, host commands first.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (Slot, &MOp)> {
+        self.host
+            .iter()
+            .map(|(i, op)| (Slot::Host(i), op))
+            .chain(self.destages.iter().map(|(&k, op)| (Slot::Destage(k), op)))
+    }
+
+    /// The earliest arrival of either class.
+    pub(super) fn first(&self) -> Option<Slot> {
+        let h = self
+            .host
+            .iter()
+            .next()
+            .map(|(i, op)| (op.seq, Slot::Host(i)));
+        let d = if self.by_arrival {
+            self.destages.iter().next()
+        } else {
+            self.destages.iter().min_by_key(|(_, op)| op.seq)
+        }
+        .map(|(&k, op)| (op.seq, Slot::Destage(k)));
+        h.into_iter()
+            .chain(d)
+            .min_by_key(|&(s, _)| s)
+            .map(|(_, i)| i)
+    }
+
+    #[cfg(test)]
+    pub(super) fn get(&self, s: Slot) -> &MOp {
+        match s {
+            Slot::Host(i) => self.host.get(i),
+            Slot::Destage(k) => self.destages.get(&k).expect("a queued destage"),
+        }
+    }
+
+    pub(super) fn take(&mut self, s: Slot) -> MOp {
+        match s {
+            Slot::Host(i) => self.host.take(i),
+            Slot::Destage(k) => self.destages.remove(&k).expect("a queued destage"),
+        }
+    }
+}
+
+/// The host's commands in arrival order, with O(1)
 /// removal from anywhere: a taken slot is left empty, and the holes are
 /// squeezed out (order kept) once they outnumber the live entries. The
 /// order matters (the schedulers break ties by position), and a write
-/// cache's destages queue thousands, so `Vec::remove`'s shift of every
+/// cache's destages queued thousands here before they had their own
+/// index, so `Vec::remove`'s shift of every
 /// later entry was most of a random-write run's time. Hand-written: the
 /// standard collections either shift (`Vec`, `VecDeque`) or do not keep
 /// positions comparable (`swap_remove`, slabs).
@@ -52,6 +158,7 @@ impl MQueue {
             .filter_map(|(i, o)| o.as_ref().map(|op| (self.head + i, op)))
     }
 
+    #[cfg(test)]
     pub(super) fn get(&self, i: usize) -> &MOp {
         self.slots[i].as_ref().expect("a live entry")
     }
@@ -90,6 +197,7 @@ mod tests {
             cyl: 0,
             head: 0,
             phase: 0,
+            seq: lba,
         }
     }
 

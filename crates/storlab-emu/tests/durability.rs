@@ -44,11 +44,13 @@ fn power_cut_follows_the_model(name: &str, writes: u64, len: usize, stride: u64)
     let mut c = RawClient::connect(&srv.socket, false);
     // Sent back to back, replies read after: the writes reach the model
     // within milliseconds, before it can destage many.
-    let write_all = |c: &mut RawClient, seed: u8| {
+    let send_all = |c: &mut RawClient, seed: u8| {
         for i in 0..writes {
             let data = pattern(seed.wrapping_add(i as u8), len);
             c.send(CMD_WRITE, 0, i, i * stride, len as u32, &data);
         }
+    };
+    let recv_all = |c: &mut RawClient| {
         for i in 0..writes {
             assert_eq!(c.recv(|_| 0).error, 0, "{name}: write {i}");
         }
@@ -56,13 +58,17 @@ fn power_cut_follows_the_model(name: &str, writes: u64, len: usize, stride: u64)
 
     // 1. Written, left until the model's destaging is over (what it
     // holds stops changing for half a second), then a cut.
-    // On a loaded host the client can be slow enough that the model has
-    // destaged the burst before the report is read: the same burst again
-    // (same data, so what is kept is unchanged), a few times at most.
+    // What the model holds is asked both while the replies are still
+    // unread and after: on a loaded host the client can be descheduled
+    // long enough for the model to destage a small burst (a few ms on
+    // the SSD) before either look. The same burst again then (same data,
+    // so what is kept is unchanged), until one look sees it held.
     let mut held_at_first = 0;
-    for _ in 0..5 {
-        write_all(&mut c, 1);
-        held_at_first = ctl.report().durability.volatile_writes;
+    for _ in 0..20 {
+        send_all(&mut c, 1);
+        let during = ctl.report().durability.volatile_writes;
+        recv_all(&mut c);
+        held_at_first = during.max(ctl.report().durability.volatile_writes);
         if held_at_first > 0 {
             break;
         }
@@ -108,7 +114,8 @@ fn power_cut_follows_the_model(name: &str, writes: u64, len: usize, stride: u64)
     assert_eq!(kept, writes - held, "{name}: the destaged writes read back");
 
     // 2. Written again and cut at once: lost exactly what the model held.
-    write_all(&mut c, 101);
+    send_all(&mut c, 101);
+    recv_all(&mut c);
     let held = ctl.report().durability.volatile_writes;
     ctl.power_cut().expect("power cut");
     let d2 = ctl.report().durability;

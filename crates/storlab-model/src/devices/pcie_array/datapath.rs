@@ -316,6 +316,25 @@ impl PcieArray {
         self.pump(now, cx);
     }
 
+    /// [`Self::grant_buffers`] for read `xi` arriving with no other read
+    /// waiting: if it would take a free buffer at once, it takes it here
+    /// (no trip through the waiters' queue) and the scheduler runs, as
+    /// there; false, having done nothing, otherwise.
+    pub(super) fn grant_now(&mut self, now: Nanos, xi: u32, cx: &mut Cx) -> bool {
+        if self.buffers_free == 0
+            || !self.buffer_waiters.is_empty()
+            || (self.last_grant_read
+                && self.queues[1].front().is_some_and(|&ri| self.can_start(ri)))
+        {
+            return false;
+        }
+        self.last_grant_read = true;
+        self.ring_read(now, xi, cx);
+        // (no read waits now: the grant loop would end here)
+        self.pump(now, cx);
+        true
+    }
+
     pub(super) fn xfer_done(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {
         let x = self.xfers[xi as usize];
         self.free_xfers.push(xi);

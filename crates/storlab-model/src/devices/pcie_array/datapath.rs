@@ -46,8 +46,15 @@ impl PcieArray {
         } else {
             self.ctrls[ctrl as usize].pending_reads += 1;
             self.reads_before_buffer += 1;
-            self.ctrls[ctrl as usize].queue.push_back(xi);
-            self.kick_ctrl(now, ctrl, cx);
+            let ctl = &self.ctrls[ctrl as usize];
+            if ctl.queue.is_empty() && ctl.tl.free_at <= now && !ctl.out_used {
+                // an idle controller with nothing queued takes it at once:
+                // what `kick_ctrl` does with it as its only queued op
+                self.start_op(now, ctrl, xi, cx);
+            } else {
+                self.ctrls[ctrl as usize].queue.push_back(xi);
+                self.kick_ctrl(now, ctrl, cx);
+            }
         }
     }
 
@@ -93,6 +100,12 @@ impl PcieArray {
             ctl.queue.pop_front()
         }
         .expect("the queue holds it");
+        self.start_op(now, c, xi, cx);
+    }
+
+    /// Controller `c`, idle, starts op `xi` (taken from its queue).
+    fn start_op(&mut self, now: Nanos, c: u32, xi: u32, cx: &mut Cx) {
+        let ci = c as usize;
         let x = self.xfers[xi as usize];
         let rows = self.row_div.spanned(x.offset, x.len);
         let row_ns = rows

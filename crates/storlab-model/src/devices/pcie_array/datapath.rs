@@ -46,8 +46,15 @@ impl PcieArray {
         } else {
             self.ctrls[ctrl as usize].pending_reads += 1;
             self.reads_before_buffer += 1;
-            self.ctrls[ctrl as usize].queue.push_back(xi);
-            self.kick_ctrl(now, ctrl, cx);
+            let ctl = &self.ctrls[ctrl as usize];
+            if ctl.queue.is_empty() && ctl.tl.free_at <= now && !ctl.out_used {
+                // an idle controller with nothing queued takes it at once:
+                // what `kick_ctrl` does with it as its only queued op
+                self.start_op(now, ctrl, xi, cx);
+            } else {
+                self.ctrls[ctrl as usize].queue.push_back(xi);
+                self.kick_ctrl(now, ctrl, cx);
+            }
         }
     }
 
@@ -93,6 +100,12 @@ impl PcieArray {
             ctl.queue.pop_front()
         }
         .expect("the queue holds it");
+        self.start_op(now, c, xi, cx);
+    }
+
+    /// Controller `c`, idle, starts op `xi` (taken from its queue).
+    fn start_op(&mut self, now: Nanos, c: u32, xi: u32, cx: &mut Cx) {
+        let ci = c as usize;
         let x = self.xfers[xi as usize];
         let rows = self.row_div.spanned(x.offset, x.len);
         let row_ns = rows
@@ -314,6 +327,25 @@ impl PcieArray {
             }
         }
         self.pump(now, cx);
+    }
+
+    /// [`Self::grant_buffers`] for read `xi` arriving with no other read
+    /// waiting: if it would take a free buffer at once, it takes it here
+    /// (no trip through the waiters' queue) and the scheduler runs, as
+    /// there; false, having done nothing, otherwise.
+    pub(super) fn grant_now(&mut self, now: Nanos, xi: u32, cx: &mut Cx) -> bool {
+        if self.buffers_free == 0
+            || !self.buffer_waiters.is_empty()
+            || (self.last_grant_read
+                && self.queues[1].front().is_some_and(|&ri| self.can_start(ri)))
+        {
+            return false;
+        }
+        self.last_grant_read = true;
+        self.ring_read(now, xi, cx);
+        // (no read waits now: the grant loop would end here)
+        self.pump(now, cx);
+        true
     }
 
     pub(super) fn xfer_done(&mut self, now: Nanos, xi: u32, cx: &mut Cx) {

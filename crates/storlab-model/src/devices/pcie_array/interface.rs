@@ -31,8 +31,10 @@ impl Device for PcieArray {
             ..Default::default()
         });
         if self.in_device < self.cfg.tags {
-            self.admit(now, ri, cx);
-            self.pump(now, cx);
+            if !self.admit_direct(now, ri, cx) {
+                self.admit(now, ri, cx);
+                self.pump(now, cx);
+            }
         } else {
             self.tag_wait.push_back(ri);
         }
@@ -76,7 +78,7 @@ impl Device for PcieArray {
                 let x = self.xfers[idx as usize];
                 if x.write {
                     self.xfer_done(now, idx, cx);
-                } else {
+                } else if !self.grant_now(now, idx, cx) {
                     self.buffer_waiters.push_back(idx);
                     self.grant_buffers(now, cx);
                 }

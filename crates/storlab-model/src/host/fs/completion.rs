@@ -41,10 +41,7 @@ impl FileLayer {
                     // copy into the page cache, then write the range back
                     let c = host.config();
                     let copy = (c.copy_ns_per_kib.write * p.req.len).div_ceil(1024);
-                    let p = &mut self.parents[i as usize];
-                    p.bd.add(Component::Copy, copy);
-                    p.stage = Stage::FallbackCopy;
-                    cx.dev.wakeups.push((now + copy, FS_TOKEN | i as u64));
+                    self.wait(now, i, Component::Copy, copy, Stage::FallbackCopy, cx);
                 } else {
                     self.data(now, i, host, cx);
                 }
@@ -129,10 +126,7 @@ impl FileLayer {
                             let copy =
                                 (self.cfg.memory_copy_ns_per_kib.read * req.len).div_ceil(1024);
                             if copy > 0 {
-                                let p = &mut self.parents[i as usize];
-                                p.bd.add(Component::Copy, copy);
-                                p.stage = Stage::Copy;
-                                cx.dev.wakeups.push((now + copy, FS_TOKEN | i as u64));
+                                self.wait(now, i, Component::Copy, copy, Stage::Copy, cx);
                             } else {
                                 self.finish(now, i, host, cx);
                             }
@@ -189,6 +183,23 @@ impl FileLayer {
         if finished {
             self.free_parents.push(i);
         }
+    }
+
+    /// Parent `i` spends `ns` of its thread's time on `what` from `now`,
+    /// then goes on from `stage` (a file-system wake-up).
+    pub(super) fn wait(
+        &mut self,
+        now: Nanos,
+        i: u32,
+        what: Component,
+        ns: Nanos,
+        stage: Stage,
+        cx: &mut HostCx,
+    ) {
+        let p = &mut self.parents[i as usize];
+        p.bd.add(what, ns);
+        p.stage = stage;
+        cx.dev.wakeups.push((now + ns, FS_TOKEN | i as u64));
     }
 
     /// Parent `i` is done at `now`: release its lock, report it.

@@ -197,10 +197,7 @@ impl FileLayer {
         if after > 0 {
             // the lock is released; the thread goes on with the work
             // left (an unlink's freeing of the file's pages)
-            let p = &mut self.parents[i as usize];
-            p.bd.add(Component::FileSystem, after);
-            p.stage = Stage::Copy;
-            cx.dev.wakeups.push((now + after, FS_TOKEN | i as u64));
+            self.wait(now, i, Component::FileSystem, after, Stage::Copy, cx);
         } else {
             self.finish(now, i, host, cx);
         }

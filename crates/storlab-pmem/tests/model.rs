@@ -17,6 +17,10 @@ struct PresetFile {
     /// The simulator's host stack for this class (checked by storlab-model).
     #[allow(dead_code)]
     host: toml::Table,
+    /// The simulator's file-system costs on this memory (checked by
+    /// storlab-model).
+    #[allow(dead_code)]
+    fs: Option<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]

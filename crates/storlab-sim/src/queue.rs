@@ -1,94 +1,65 @@
 //! The run loop's pending events, earliest (time, insertion order) first
-//! ([`EventQueue`]): a sorted run while they are few, a binary heap
-//! beyond.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+//! ([`EventQueue`]): a sorted run of the earliest, and a radix heap of
+//! the rest when there are many.
 
 use storlab_model::Nanos;
 
-/// A pending event: its time and its token. Its insertion sequence, which
-/// breaks ties in time, is its place in the sorted form (an event goes in
-/// after every pending event of its time), and is written down only in
-/// the heap form ([`HeapEv`]): 16 bytes compared by one number where a
-/// (time, sequence) key made 32 bytes compared by two.
+/// A pending event: its time and its token. Its insertion order, which
+/// breaks ties in time, is its place in either part of the queue (an
+/// event goes in after every pending event of its time), so no sequence
+/// number is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ev {
     pub(crate) t: Nanos,
     pub(crate) tok: u64,
 }
 
-/// An event in the heap form: (time, insertion sequence) as one number,
-/// time in the high half, and the token. Ordered by the key alone (keys
-/// are unique: the sequence number is), so the heap's sifts compare one
-/// number, not a tuple.
-#[derive(Clone, Copy, Debug)]
-struct Keyed {
-    key: u128,
-    tok: u64,
-}
-
-impl PartialEq for Keyed {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Keyed {}
-impl PartialOrd for Keyed {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Keyed {
-    #[inline]
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
-    }
-}
-
-/// The heap form's element: earliest key on top.
-type HeapEv = Reverse<Keyed>;
-
 /// The pending events, earliest (time, insertion order) first.
 ///
 /// A run has few events pending at once (about 8 on an NVM array under 16
 /// threads, about 30 on a flash drive at depth 32), and a new event most
 /// often lands among the latest: while they are few they are kept sorted,
-/// from `head` on, so a pop is a read and a push an insertion (found from
-/// the back while they are very few; beyond, from the end of the half it
-/// falls in, the events on that side moved by one as it goes), with no
-/// sifting through a heap's levels; an event goes in after every pending event of its time,
-/// so ties leave in insertion order with no sequence number kept. Past
-/// [`EventQueue::TO_HEAP`] pending events an insertion would move too many
-/// of them, and they go into `std`'s binary heap, numbered in their order
-/// (and every later push after them), and back once fewer than
-/// [`EventQueue::TO_SORTED`] are left (each form keeps its allocation for
-/// the next time). The events come out in the same order whichever form
-/// holds them. (The sorted form is written by hand: no collection in `std`
-/// keeps a small sorted run with pops from the front.)
+/// from `head` on (the *front*), so a pop is a read and a push an
+/// insertion (found from the back while they are very few; beyond, from
+/// the end of the half it falls in, the events on that side moved by one
+/// as it goes), with no sifting through a heap's levels; an event goes in
+/// after every pending event of its time, so ties leave in insertion
+/// order.
+///
+/// A host-bound run (a fast drive under 16 threads at depth 32) keeps
+/// about 500 events pending, one per command in the host's stages. Past
+/// [`EventQueue::TO_HEAP`] events in the front an insertion would move too
+/// many of them: the later half goes into a radix heap ([`Radix`]), and
+/// from then on an event later than the front's last goes there, an
+/// earlier one into the front. When the front runs out, the radix heap's
+/// lowest bucket (its earliest events) becomes the front, sorted, once it
+/// holds at most [`EventQueue::TAKE`]; a fuller bucket is first spread
+/// over the buckets below. Every event in the radix heap is at or after
+/// the front's last, so the front always holds the earliest.
+///
+/// (Written by hand: no collection in `std` keeps a small sorted run with
+/// pops from the front, and the radix heap crates order ties by nothing,
+/// where a run must take them in insertion order to stay deterministic.)
 #[derive(Default)]
 pub(crate) struct EventQueue {
-    /// Sorted form: `v[head..]` in increasing (time, insertion) order
+    /// The front: `v[head..]` in increasing (time, insertion) order
     /// (`v[..head]` popped).
     v: Vec<Ev>,
     head: usize,
-    /// The heap form (`v` empty meanwhile).
-    heap: BinaryHeap<HeapEv>,
-    /// The heap form's allocation while the sorted form is in use.
-    heap_spare: Vec<HeapEv>,
-    /// Insertion sequence of the heap form's events.
-    seq: u64,
-    in_heap: bool,
+    /// The rest (empty while the front holds every event).
+    radix: Radix,
 }
 
 impl EventQueue {
-    /// Pending events above which the sorted form becomes a heap.
+    /// Events in the front above which its later half goes into the
+    /// radix heap.
     const TO_HEAP: usize = 128;
     /// Pending events up to which a push looks for its place from the
     /// back, one event at a time (from the nearer end beyond).
     const SCAN: usize = 16;
-    /// Pending events below which the heap becomes sorted again.
-    const TO_SORTED: usize = 64;
+    /// Events of the radix heap's lowest bucket up to which the bucket
+    /// becomes the front as it is (sorted), not spread further.
+    const TAKE: usize = 32;
     /// Popped slots kept at the front of the sorted form before they are
     /// dropped (one move of the pending events every this many pops).
     const COMPACT: usize = 256;
@@ -97,8 +68,10 @@ impl EventQueue {
     pub(crate) fn push(&mut self, t: Nanos, tok: u64) {
         let ev = Ev { t, tok };
         let len = self.v.len();
-        if self.in_heap {
-            self.push_heap(ev);
+        if self.radix.len > 0 && (self.head == len || t >= self.v[len - 1].t) {
+            // not earlier than the front's last (every event in the radix
+            // heap is at or after it)
+            self.radix.push(ev);
         } else if len - self.head > Self::SCAN {
             self.push_among_many(ev);
         } else if self.head > 0 && t < self.v[self.head].t {
@@ -117,29 +90,16 @@ impl EventQueue {
         }
     }
 
-    /// Push into the heap form, numbered after every earlier push. (Out
-    /// of line, as the conversions: rare, and the common pushes keep
-    /// fewer registers live without them.)
-    #[cold]
-    #[inline(never)]
-    fn push_heap(&mut self, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Reverse(Keyed {
-            key: (ev.t as u128) << 64 | self.seq as u128,
-            tok: ev.tok,
-        }));
-    }
-
-    /// [`Self::push`] into the sorted form with more than [`Self::SCAN`]
-    /// events pending.
+    /// [`Self::push`] into the front with more than [`Self::SCAN`]
+    /// events in it.
     fn push_among_many(&mut self, ev: Ev) {
         let len = self.v.len();
         if len - self.head >= Self::TO_HEAP {
-            self.switch_to_heap(ev);
+            self.spill(ev);
             return;
         }
         if ev.t >= self.v[len - 1].t {
-            // not earlier than any pending event
+            // not earlier than any event in the front
             self.v.push(ev);
             return;
         }
@@ -168,34 +128,59 @@ impl EventQueue {
         }
     }
 
-    /// Too many pending for the sorted form: they go into the heap,
-    /// numbered in their order (events in increasing order already form a
-    /// heap), and `ev` after them.
+    /// The front is full. With the radix heap empty, its events from its
+    /// middle time on go there (in their order: a time is not split, so
+    /// the radix heap holds no event of a time the front has); with events
+    /// in the radix heap, all of them go there, the front's first (they
+    /// were pushed first within any one time). Then `ev` is pushed again.
     #[cold]
     #[inline(never)]
-    fn switch_to_heap(&mut self, ev: Ev) {
-        let mut h = std::mem::take(&mut self.heap_spare);
-        for e in &self.v[self.head..] {
-            self.seq += 1;
-            h.push(Reverse(Keyed {
-                key: (e.t as u128) << 64 | self.seq as u128,
-                tok: e.tok,
-            }));
+    fn spill(&mut self, ev: Ev) {
+        let len = self.v.len();
+        if self.radix.len == 0 {
+            let mut p = self.head + (len - self.head) / 2;
+            while p < len && self.v[p].t == self.v[p - 1].t {
+                p += 1;
+            }
+            if p < len {
+                // the floor: the front's last, at or before every event
+                // that will go into the radix heap
+                self.radix.reset(self.v[p - 1].t);
+                for &e in &self.v[p..] {
+                    self.radix.push(e);
+                }
+                self.v.truncate(p);
+            } else {
+                // one time from the middle on: nothing to split off, the
+                // front takes `ev` (from the back, however many it moves)
+                self.v.push(ev);
+                let mut k = len;
+                while k > self.head && self.v[k - 1].t > ev.t {
+                    self.v[k] = self.v[k - 1];
+                    k -= 1;
+                }
+                self.v[k] = ev;
+                return;
+            }
+        } else {
+            self.radix
+                .lower_floor(self.v[self.head].t, &self.v[self.head..]);
+            self.v.clear();
+            self.head = 0;
         }
-        self.v.clear();
-        self.head = 0;
-        self.heap = BinaryHeap::from(h);
-        self.in_heap = true;
-        self.push_heap(ev);
+        self.push(ev.t, ev.tok);
     }
 
     /// The earliest event, taken out.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<Ev> {
-        if self.in_heap {
-            return self.pop_heap();
+        if self.head == self.v.len() {
+            if self.radix.len == 0 {
+                return None;
+            }
+            self.refill();
         }
-        let ev = *self.v.get(self.head)?;
+        let ev = self.v[self.head];
         self.head += 1;
         if self.head == self.v.len() {
             self.v.clear();
@@ -207,30 +192,123 @@ impl EventQueue {
         Some(ev)
     }
 
-    /// [`Self::pop`] from the heap form.
+    /// The front is empty: the radix heap's earliest events become it.
     #[cold]
     #[inline(never)]
-    fn pop_heap(&mut self) -> Option<Ev> {
-        let Reverse(Keyed { key, tok }) = self.heap.pop()?;
-        if self.heap.len() < Self::TO_SORTED {
-            // (ascending in `Reverse`, that is decreasing keys: taken
-            // from the back, increasing)
-            let mut h = std::mem::take(&mut self.heap).into_sorted_vec();
-            self.v.clear();
-            self.head = 0;
-            self.v
-                .extend(h.iter().rev().map(|&Reverse(Keyed { key: k, tok })| Ev {
-                    t: (k >> 64) as Nanos,
-                    tok,
-                }));
-            h.clear();
-            self.heap_spare = h;
-            self.in_heap = false;
+    fn refill(&mut self) {
+        self.v.clear();
+        self.head = 0;
+        self.radix.take_lowest(Self::TAKE, &mut self.v);
+    }
+}
+
+/// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms
+/// for the shortest path problem", JACM 1990) over event times: a
+/// discrete-event run never schedules before the event it is handling,
+/// so every pending time is at least a floor, `last`, and an event waits
+/// in the bucket of the highest bit in which its time differs from `last`
+/// (bucket 0: equal). Every event of a bucket is earlier than every event
+/// of a higher bucket. A push is an append. Taking the earliest events
+/// takes the lowest non-empty bucket; one holding too many has its
+/// earliest time made the floor first, and its events move into the
+/// (empty) buckets below.
+///
+/// Ties: events of one time are always in one bucket, appended in
+/// insertion order, and a bucket's move keeps its order, so they leave in
+/// insertion order. A push earlier than `last` (which the engine never
+/// makes) lowers the floor and files every pending event again, which
+/// keeps the order too.
+#[derive(Default)]
+struct Radix {
+    /// Bucket `b` at index `b`, 0..=64 (bucket `b > 0` holds events whose
+    /// time differs from `last` first in bit `b - 1`).
+    buckets: Vec<Vec<Ev>>,
+    /// Bit `b` set: bucket `b` holds events.
+    full: u128,
+    last: Nanos,
+    len: usize,
+    /// A bucket's events while they move down.
+    moving: Vec<Ev>,
+}
+
+impl Radix {
+    /// An empty heap with floor `floor`.
+    fn reset(&mut self, floor: Nanos) {
+        if self.buckets.is_empty() {
+            self.buckets = (0..=64).map(|_| Vec::new()).collect();
         }
-        Some(Ev {
-            t: (key >> 64) as Nanos,
-            tok,
-        })
+        debug_assert!(self.len == 0 && self.full == 0);
+        self.last = floor;
+    }
+
+    #[inline]
+    fn file(&mut self, ev: Ev) {
+        let b = 64 - (ev.t ^ self.last).leading_zeros() as usize;
+        self.buckets[b].push(ev);
+        self.full |= 1 << b;
+    }
+
+    #[inline]
+    fn push(&mut self, ev: Ev) {
+        if ev.t < self.last {
+            self.lower_floor(ev.t, &[]);
+        }
+        self.len += 1;
+        self.file(ev);
+    }
+
+    /// A new floor `t`, at or before every pending event and `first`:
+    /// `first` (in its order), then every pending event (bucket by bucket,
+    /// each in its order) filed against it.
+    #[cold]
+    fn lower_floor(&mut self, t: Nanos, first: &[Ev]) {
+        if self.buckets.is_empty() {
+            self.reset(t);
+        }
+        let mut all = std::mem::take(&mut self.moving);
+        all.clear();
+        all.extend_from_slice(first);
+        for b in 0..=64 {
+            all.append(&mut self.buckets[b]);
+        }
+        self.full = 0;
+        self.last = t;
+        self.len = all.len();
+        for &e in &all {
+            self.file(e);
+        }
+        all.clear();
+        self.moving = all;
+    }
+
+    /// The earliest events (a whole bucket of at most `most`, or of one
+    /// time) into `out` in (time, insertion) order.
+    fn take_lowest(&mut self, most: usize, out: &mut Vec<Ev>) {
+        loop {
+            let b = self.full.trailing_zeros() as usize;
+            if b == 0 || self.buckets[b].len() <= most {
+                // bucket 0's events are of one time; a small bucket's are
+                // sorted, stably (one time's keep their insertion order)
+                self.full &= !(1 << b);
+                out.append(&mut self.buckets[b]);
+                if b > 0 {
+                    out.sort_by_key(|e| e.t);
+                }
+                self.len -= out.len();
+                return;
+            }
+            // spread: its earliest time the floor, its events into the
+            // buckets below (all empty)
+            let mut moving =
+                std::mem::replace(&mut self.buckets[b], std::mem::take(&mut self.moving));
+            self.full &= !(1 << b);
+            self.last = moving.iter().map(|e| e.t).min().expect("a full bucket");
+            for &e in &moving {
+                self.file(e);
+            }
+            moving.clear();
+            self.moving = moving;
+        }
     }
 }
 
@@ -241,9 +319,10 @@ mod tests {
 
     /// Random pushes and pops (many ties in time, now and then a time
     /// far ahead) against a sorted reference, at push rates that keep the
-    /// queue small (sorted form), grow it past the heap threshold and
-    /// shrink it back; in one phase some pushes are earlier than the last
-    /// pop (which the engine never asks, and both forms take).
+    /// queue small (the front alone), grow it past the radix heap's
+    /// threshold and shrink it back; in one phase some pushes are earlier
+    /// than the last pop (which the engine never asks, and both parts
+    /// take).
     #[test]
     fn the_event_queue_pops_in_time_then_insertion_order() {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
@@ -266,7 +345,7 @@ mod tests {
         ];
         for (phase, &(steps, p_pop, p_early)) in phases.iter().enumerate() {
             for step in 0..steps {
-                let was_heap = q.in_heap;
+                let was_heap = q.radix.len > 0;
                 if rng.gen_bool(p_pop) {
                     reference.sort_unstable();
                     let want = (!reference.is_empty()).then(|| reference.remove(0));
@@ -281,7 +360,7 @@ mod tests {
                     // (but in `p_early` of the pushes)
                     seq += 1;
                     let t = if rng.gen_bool(p_early) {
-                        early_in_heap += q.in_heap as u32;
+                        early_in_heap += (q.radix.len > 0) as u32;
                         now.saturating_sub(rng.gen_range(1..40u64))
                     } else if rng.gen_bool(0.02) {
                         now + rng.gen_range(0..1u64 << 40)
@@ -292,7 +371,7 @@ mod tests {
                     reference.push((t, seq, step));
                 }
                 most = most.max(reference.len());
-                back_to_sorted += (was_heap && !q.in_heap) as u32;
+                back_to_sorted += (was_heap && q.radix.len == 0) as u32;
             }
         }
         reference.sort_unstable();
@@ -305,9 +384,12 @@ mod tests {
         assert!(popped > 10_000, "{popped} pops");
         assert!(
             most > 4 * EventQueue::TO_HEAP,
-            "the heap form was used: {most}"
+            "the radix heap was used: {most}"
         );
         assert!(back_to_sorted > 0, "and left again");
-        assert!(early_in_heap > 0, "early pushes reached the heap form");
+        assert!(
+            early_in_heap > 0,
+            "early pushes were made while the radix heap held events"
+        );
     }
 }

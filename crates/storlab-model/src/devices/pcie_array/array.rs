@@ -149,6 +149,15 @@ pub struct PcieArray {
     pub(super) rows_written: u64,
     pub(super) bytes_read: u64,
     pub(super) bytes_written: u64,
+    /// The three shortcuts of the common case (`admit_direct`,
+    /// `grant_now`, and an idle controller's `start_op` without its
+    /// queue) are taken. They do what the general paths do, in their
+    /// order; off, every request goes the general way (the unit test in
+    /// `tests.rs` runs both and compares every completion).
+    pub(super) shortcuts: bool,
+    /// Times each shortcut was taken (admit, grant, start), for the test.
+    #[cfg(test)]
+    pub(super) taken: [u64; 3],
 }
 impl PcieArray {
     /// Build from a validated configuration.
@@ -212,6 +221,9 @@ impl PcieArray {
             rows_written: 0,
             bytes_read: 0,
             bytes_written: 0,
+            shortcuts: true,
+            #[cfg(test)]
+            taken: [0; 3],
         }
     }
 
@@ -308,6 +320,10 @@ impl PcieArray {
             return false;
         }
         self.take_tag(now, ri);
+        #[cfg(test)]
+        {
+            self.taken[0] += 1;
+        }
         let read_write = self.cfg.queues == QueuePolicy::ReadWrite;
         let q = usize::from(read_write && op == Some(Op::Write));
         if !self.can_start(ri) {

@@ -47,9 +47,13 @@ impl PcieArray {
             self.ctrls[ctrl as usize].pending_reads += 1;
             self.reads_before_buffer += 1;
             let ctl = &self.ctrls[ctrl as usize];
-            if ctl.queue.is_empty() && ctl.tl.free_at <= now && !ctl.out_used {
+            if self.shortcuts && ctl.queue.is_empty() && ctl.tl.free_at <= now && !ctl.out_used {
                 // an idle controller with nothing queued takes it at once:
                 // what `kick_ctrl` does with it as its only queued op
+                #[cfg(test)]
+                {
+                    self.taken[2] += 1;
+                }
                 self.start_op(now, ctrl, xi, cx);
             } else {
                 self.ctrls[ctrl as usize].queue.push_back(xi);
@@ -340,6 +344,10 @@ impl PcieArray {
                 && self.queues[1].front().is_some_and(|&ri| self.can_start(ri)))
         {
             return false;
+        }
+        #[cfg(test)]
+        {
+            self.taken[1] += 1;
         }
         self.last_grant_read = true;
         self.ring_read(now, xi, cx);

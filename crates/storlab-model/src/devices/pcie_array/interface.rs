@@ -31,7 +31,7 @@ impl Device for PcieArray {
             ..Default::default()
         });
         if self.in_device < self.cfg.tags {
-            if !self.admit_direct(now, ri, cx) {
+            if !(self.shortcuts && self.admit_direct(now, ri, cx)) {
                 self.admit(now, ri, cx);
                 self.pump(now, cx);
             }
@@ -78,7 +78,7 @@ impl Device for PcieArray {
                 let x = self.xfers[idx as usize];
                 if x.write {
                     self.xfer_done(now, idx, cx);
-                } else if !self.grant_now(now, idx, cx) {
+                } else if !(self.shortcuts && self.grant_now(now, idx, cx)) {
                     self.buffer_waiters.push_back(idx);
                     self.grant_buffers(now, cx);
                 }

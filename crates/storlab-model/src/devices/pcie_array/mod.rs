@@ -20,6 +20,8 @@ pub mod array;
 pub mod config;
 mod datapath;
 mod interface;
+#[cfg(test)]
+mod tests;
 pub mod wear;
 
 // the folder's main items, so users name them by the layer

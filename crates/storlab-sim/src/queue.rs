@@ -174,13 +174,10 @@ impl EventQueue {
     /// The earliest event, taken out.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<Ev> {
-        if self.head == self.v.len() {
-            if self.radix.len == 0 {
-                return None;
-            }
-            self.refill();
-        }
-        let ev = self.v[self.head];
+        let Some(&ev) = self.v.get(self.head) else {
+            // the front is empty (and cleared)
+            return self.refill();
+        };
         self.head += 1;
         if self.head == self.v.len() {
             self.v.clear();
@@ -192,13 +189,18 @@ impl EventQueue {
         Some(ev)
     }
 
-    /// The front is empty: the radix heap's earliest events become it.
+    /// [`Self::pop`] with the front empty: the radix heap's earliest
+    /// events become it, and the first of them is popped.
     #[cold]
     #[inline(never)]
-    fn refill(&mut self) {
+    fn refill(&mut self) -> Option<Ev> {
+        if self.radix.len == 0 {
+            return None;
+        }
         self.v.clear();
         self.head = 0;
         self.radix.take_lowest(Self::TAKE, &mut self.v);
+        self.pop()
     }
 }
 

@@ -127,6 +127,29 @@ fn every_preset_sets_only_keys_its_device_reads() {
     }
 }
 
+/// Every value a preset sets says where it comes from (a document, a
+/// data sheet, CALIBRATED, ESTIMATE or a design choice) in its comment,
+/// which `storlab devices show` prints beside it; only the one-line
+/// description and the device class (which model, not a figure) need
+/// none.
+#[test]
+fn every_preset_value_has_a_source() {
+    let store = PresetStore::default();
+    for (name, _) in store.list() {
+        let (resolved, _) =
+            SystemConfig::load(&store, &name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (path, leaf) in &resolved.leaves {
+            if path == "description" || path == "device.class" {
+                continue;
+            }
+            assert!(
+                !leaf.source.trim().is_empty(),
+                "{name}: `{path}` has no source comment"
+            );
+        }
+    }
+}
+
 #[test]
 fn hybrid_thrash_help_gives_an_example_the_device_reads() {
     let out = storlab(&["hybrid", "thrash", "--help"]);

@@ -27,11 +27,13 @@ pub(crate) struct Ev {
 /// order.
 ///
 /// A host-bound run (a fast drive under 16 threads at depth 32) keeps
-/// about 500 events pending, one per command in the host's stages. Past
-/// [`EventQueue::TO_HEAP`] events in the front an insertion would move too
-/// many of them: the later half goes into a radix heap ([`Radix`]), and
-/// from then on an event later than the front's last goes there, an
-/// earlier one into the front. When the front runs out, the radix heap's
+/// about 500 events pending, one per command in the host's stages, and
+/// an Optane SSD's about 50. Past [`EventQueue::TO_HEAP`] events in the
+/// front an insertion would move too many of them (48: the run-loop
+/// instructions of every preset were lowest there, against 32, 40, 64
+/// and 128, callgrind): the later half goes into a radix heap
+/// ([`Radix`]), and from then on an event at or after `limit` (the
+/// front's last) goes there, an earlier one into the front. When the front runs out, the radix heap's
 /// lowest bucket (its earliest events) becomes the front, sorted, once it
 /// holds at most [`EventQueue::TAKE`]; a fuller bucket is first spread
 /// over the buckets below. Every event in the radix heap is at or after
@@ -40,7 +42,6 @@ pub(crate) struct Ev {
 /// (Written by hand: no collection in `std` keeps a small sorted run with
 /// pops from the front, and the radix heap crates order ties by nothing,
 /// where a run must take them in insertion order to stay deterministic.)
-#[derive(Default)]
 pub(crate) struct EventQueue {
     /// The front: `v[head..]` in increasing (time, insertion) order
     /// (`v[..head]` popped).
@@ -48,18 +49,34 @@ pub(crate) struct EventQueue {
     head: usize,
     /// The rest (empty while the front holds every event).
     radix: Radix,
+    /// An event at or after this time goes into the radix heap, an
+    /// earlier one into the front: every event in the radix heap is at
+    /// or after it, every event in the front at or before it (`MAX`
+    /// while the radix heap is empty, 0 while everything is in it).
+    limit: Nanos,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self {
+            v: Vec::new(),
+            head: 0,
+            radix: Radix::default(),
+            limit: Nanos::MAX,
+        }
+    }
 }
 
 impl EventQueue {
     /// Events in the front above which its later half goes into the
-    /// radix heap.
-    const TO_HEAP: usize = 128;
+    /// radix heap (see the type's notes).
+    const TO_HEAP: usize = 48;
     /// Pending events up to which a push looks for its place from the
     /// back, one event at a time (from the nearer end beyond).
     const SCAN: usize = 16;
     /// Events of the radix heap's lowest bucket up to which the bucket
     /// becomes the front as it is (sorted), not spread further.
-    const TAKE: usize = 32;
+    const TAKE: usize = 16;
     /// Popped slots kept at the front of the sorted form before they are
     /// dropped (one move of the pending events every this many pops).
     const COMPACT: usize = 256;
@@ -68,9 +85,7 @@ impl EventQueue {
     pub(crate) fn push(&mut self, t: Nanos, tok: u64) {
         let ev = Ev { t, tok };
         let len = self.v.len();
-        if self.radix.len > 0 && (self.head == len || t >= self.v[len - 1].t) {
-            // not earlier than the front's last (every event in the radix
-            // heap is at or after it)
+        if t >= self.limit {
             self.radix.push(ev);
         } else if len - self.head > Self::SCAN {
             self.push_among_many(ev);
@@ -91,7 +106,9 @@ impl EventQueue {
     }
 
     /// [`Self::push`] into the front with more than [`Self::SCAN`]
-    /// events in it.
+    /// events in it. (Inlined: a call here cost a flash drive's deep
+    /// queues a twentieth of the queue's instructions.)
+    #[inline(always)]
     fn push_among_many(&mut self, ev: Ev) {
         let len = self.v.len();
         if len - self.head >= Self::TO_HEAP {
@@ -150,6 +167,7 @@ impl EventQueue {
                     self.radix.push(e);
                 }
                 self.v.truncate(p);
+                self.limit = self.v[p - 1].t;
             } else {
                 // one time from the middle on: nothing to split off, the
                 // front takes `ev` (from the back, however many it moves)
@@ -167,6 +185,8 @@ impl EventQueue {
                 .lower_floor(self.v[self.head].t, &self.v[self.head..]);
             self.v.clear();
             self.head = 0;
+            // everything in the radix heap until its next take
+            self.limit = 0;
         }
         self.push(ev.t, ev.tok);
     }
@@ -200,6 +220,11 @@ impl EventQueue {
         self.v.clear();
         self.head = 0;
         self.radix.take_lowest(Self::TAKE, &mut self.v);
+        self.limit = if self.radix.len == 0 {
+            Nanos::MAX
+        } else {
+            self.v[self.v.len() - 1].t
+        };
         self.pop()
     }
 }

@@ -94,15 +94,22 @@ impl EventQueue {
             self.head -= 1;
             self.v[self.head] = ev;
         } else {
-            // insertion from the back: move the later events up one
-            self.v.push(ev);
-            let mut k = len;
-            while k > self.head && self.v[k - 1].t > t {
-                self.v[k] = self.v[k - 1];
-                k -= 1;
-            }
-            self.v[k] = ev;
+            self.insert_from_back(ev);
         }
+    }
+
+    /// Insert `ev` into the front after every event of its time, the
+    /// later events moved up one as its place is found from the back.
+    #[inline(always)]
+    fn insert_from_back(&mut self, ev: Ev) {
+        let len = self.v.len();
+        self.v.push(ev);
+        let mut k = len;
+        while k > self.head && self.v[k - 1].t > ev.t {
+            self.v[k] = self.v[k - 1];
+            k -= 1;
+        }
+        self.v[k] = ev;
     }
 
     /// [`Self::push`] into the front with more than [`Self::SCAN`]
@@ -135,13 +142,7 @@ impl EventQueue {
             self.head -= 1;
         } else {
             // in the later half: the later events move up one
-            self.v.push(ev);
-            let mut k = len;
-            while k > self.head && self.v[k - 1].t > ev.t {
-                self.v[k] = self.v[k - 1];
-                k -= 1;
-            }
-            self.v[k] = ev;
+            self.insert_from_back(ev);
         }
     }
 
@@ -171,13 +172,7 @@ impl EventQueue {
             } else {
                 // one time from the middle on: nothing to split off, the
                 // front takes `ev` (from the back, however many it moves)
-                self.v.push(ev);
-                let mut k = len;
-                while k > self.head && self.v[k - 1].t > ev.t {
-                    self.v[k] = self.v[k - 1];
-                    k -= 1;
-                }
-                self.v[k] = ev;
+                self.insert_from_back(ev);
                 return;
             }
         } else {

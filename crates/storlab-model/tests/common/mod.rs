@@ -2,80 +2,12 @@
 //! Driving a device by hand in tests: submit requests at their times, run
 //! its wake-ups in time order, and check what a device must never do.
 
-use std::collections::BTreeMap;
-
 use storlab_model::{Completion, Cx, DevRequest, Device, Op};
 
-/// Submit `reqs` at their times and run the device until no event is left
-/// (at most `max_events`). Fails, naming what went wrong, on a wake-up or
-/// completion in the past, a breakdown that does not add up to the
-/// latency, a request completed twice or never, or no end in sight.
-pub fn drive(
-    d: &mut dyn Device,
-    reqs: &[(u64, DevRequest)],
-    max_events: usize,
-) -> Result<BTreeMap<u64, Completion>, String> {
-    const SUBMIT: u64 = 1 << 62;
-    let mut q: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    let mut seq = 0;
-    for (i, (t, _)) in reqs.iter().enumerate() {
-        seq += 1;
-        q.insert((*t, seq), i as u64 | SUBMIT);
-    }
-    let mut done = BTreeMap::new();
-    let mut cx = Cx::default();
-    let mut events = 0;
-    while let Some(((t, _), tok)) = q.pop_first() {
-        events += 1;
-        if events > max_events {
-            return Err(format!(
-                "no end after {max_events} events at t={t}: {}",
-                d.debug_state()
-            ));
-        }
-        if tok & SUBMIT != 0 {
-            d.submit(t, reqs[(tok & !SUBMIT) as usize].1, &mut cx);
-        } else {
-            d.on_event(t, tok, &mut cx);
-        }
-        for (wt, wtok) in cx.wakeups.drain(..) {
-            if wt < t {
-                return Err(format!("wake-up at {wt} before now {t}"));
-            }
-            seq += 1;
-            q.insert((wt, seq), wtok);
-        }
-        for c in cx.completions.drain(..) {
-            if c.at < t {
-                return Err(format!(
-                    "request {} completed at {} before now {t}",
-                    c.id, c.at
-                ));
-            }
-            let latency = c.at - reqs[c.id as usize].0;
-            if c.breakdown.total() != latency {
-                return Err(format!(
-                    "request {}: breakdown {} != latency {latency}",
-                    c.id,
-                    c.breakdown.total()
-                ));
-            }
-            let id = c.id;
-            if done.insert(id, c).is_some() {
-                return Err(format!("request {id} completed twice"));
-            }
-        }
-    }
-    if done.len() != reqs.len() {
-        return Err(format!(
-            "{} of {} requests completed: {}",
-            done.len(),
-            reqs.len(),
-            d.debug_state()
-        ));
-    }
-    Ok(done)
-}
+/// Submit requests at their times and run the device to quiescence,
+/// checking what a device must never do (`storlab_model::device::drive`).
+#[allow(unused_imports)] // (not every test file that includes this module drives)
+pub use storlab_model::device::drive;
 
 /// A small mixed workload: reads and writes of several sizes spread over
 /// the device (its last block included), a trim and flushes.

@@ -8,7 +8,8 @@ use rand::{Rng, SeedableRng};
 
 use super::PcieArray;
 use crate::config::PresetStore;
-use crate::{Completion, Cx, DevRequest, Device, Op, SystemConfig};
+use crate::device::drive;
+use crate::{Completion, DevRequest, Device, Op, SystemConfig};
 
 fn array(preset: &str, shortcuts: bool) -> PcieArray {
     let (_, cfg) = SystemConfig::load(&PresetStore::default(), preset, &[]).expect("preset");
@@ -22,36 +23,13 @@ fn array(preset: &str, shortcuts: bool) -> PcieArray {
     a
 }
 
-/// Submit `reqs` at their times and run the array to quiescence: every
-/// completion, and the report at the end.
-fn drive(a: &mut PcieArray, reqs: &[(u64, DevRequest)]) -> (BTreeMap<u64, Completion>, String) {
-    const SUBMIT: u64 = 1 << 62;
-    let mut q: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    let mut seq = 0;
-    for (i, (t, _)) in reqs.iter().enumerate() {
-        seq += 1;
-        q.insert((*t, seq), i as u64 | SUBMIT);
-    }
-    let mut done = BTreeMap::new();
-    let mut cx = Cx::default();
-    let mut now = 0;
-    while let Some(((t, _), tok)) = q.pop_first() {
-        now = t;
-        if tok & SUBMIT != 0 {
-            a.submit(t, reqs[(tok & !SUBMIT) as usize].1, &mut cx);
-        } else {
-            a.on_event(t, tok, &mut cx);
-        }
-        for (wt, wtok) in cx.wakeups.drain(..) {
-            seq += 1;
-            q.insert((wt, seq), wtok);
-        }
-        for c in cx.completions.drain(..) {
-            assert!(done.insert(c.id, c).is_none(), "completed twice");
-        }
-    }
-    assert_eq!(done.len(), reqs.len(), "every request completes");
-    (done, format!("{:?}", a.report(now)))
+/// Submit `reqs` at their times and run the array to quiescence
+/// ([`drive`], which checks every completion): the completions, and the
+/// report at the last.
+fn run(a: &mut PcieArray, reqs: &[(u64, DevRequest)]) -> (BTreeMap<u64, Completion>, String) {
+    let done = drive(a, reqs, usize::MAX).expect("the array runs to quiescence");
+    let end = done.values().map(|c| c.at).max().unwrap_or(0);
+    (done, format!("{:?}", a.report(end)))
 }
 
 /// Requests in bursts with gaps between them (so the queues fill and
@@ -101,8 +79,8 @@ fn the_shortcuts_do_what_the_general_paths_do() {
             let mut fast = array(preset, true);
             let mut general = array(preset, false);
             let reqs = workload(seed, 3000, fast.capacity);
-            let (a, ra) = drive(&mut fast, &reqs);
-            let (b, rb) = drive(&mut general, &reqs);
+            let (a, ra) = run(&mut fast, &reqs);
+            let (b, rb) = run(&mut general, &reqs);
             for (id, c) in &a {
                 assert_eq!(Some(c), b.get(id), "{preset} seed {seed}: request {id}");
             }

@@ -34,9 +34,13 @@ pub(crate) struct Ev {
 /// and 128, callgrind): the later half goes into a radix heap
 /// ([`Radix`]), and from then on an event at or after `limit` (the
 /// front's last) goes there, an earlier one into the front. When the front runs out, the radix heap's
-/// lowest bucket (its earliest events) becomes the front, sorted, once it
-/// holds at most [`EventQueue::TAKE`]; a fuller bucket is first spread
-/// over the buckets below. Every event in the radix heap is at or after
+/// lowest buckets (its earliest events: every event of a bucket is earlier
+/// than every event of the next) become the front, each sorted, as many
+/// whole buckets as [`EventQueue::TAKE`] events hold; a lowest bucket of
+/// more is first spread over the buckets below. (Taking one bucket a
+/// time, a host-bound flash drive refilled every 4.3 events on average,
+/// 3.2 M times in 3.2 M IOs; whole buckets up to 16 events refill every
+/// 10.5: 1.2 M times, 2-3 % of the run's wall time.) Every event in the radix heap is at or after
 /// the front's last, so the front always holds the earliest.
 ///
 /// (Written by hand: no collection in `std` keeps a small sorted run with
@@ -303,20 +307,30 @@ impl Radix {
         self.moving = all;
     }
 
-    /// The earliest events (a whole bucket of at most `most`, or of one
-    /// time) into `out` in (time, insertion) order.
+    /// The earliest events into `out` in (time, insertion) order: the
+    /// lowest buckets, whole, while they fit in `most` events (the
+    /// first of them spread until it fits, unless its events are of one
+    /// time). The heap holds an event.
     fn take_lowest(&mut self, most: usize, out: &mut Vec<Ev>) {
+        debug_assert!(self.len > 0 && out.is_empty());
         loop {
             let b = self.full.trailing_zeros() as usize;
-            if b == 0 || self.buckets[b].len() <= most {
+            if b == 0 || self.buckets[b].len() <= most - out.len() {
                 // bucket 0's events are of one time; a small bucket's are
                 // sorted, stably (one time's keep their insertion order)
                 self.full &= !(1 << b);
+                let start = out.len();
                 out.append(&mut self.buckets[b]);
                 if b > 0 {
-                    out.sort_by_key(|e| e.t);
+                    out[start..].sort_by_key(|e| e.t);
                 }
-                self.len -= out.len();
+                self.len -= out.len() - start;
+                if out.len() < most && self.full != 0 {
+                    continue;
+                }
+                return;
+            }
+            if !out.is_empty() {
                 return;
             }
             // spread: its earliest time the floor, its events into the

@@ -33,15 +33,17 @@ pub(crate) struct Ev {
 /// instructions of every preset were lowest there, against 32, 40, 64
 /// and 128, callgrind): the later half goes into a radix heap
 /// ([`Radix`]), and from then on an event at or after `limit` (the
-/// front's last) goes there, an earlier one into the front. When the front runs out, the radix heap's
-/// lowest buckets (its earliest events: every event of a bucket is earlier
-/// than every event of the next) become the front, each sorted, as many
-/// whole buckets as [`EventQueue::TAKE`] events hold; a lowest bucket of
-/// more is first spread over the buckets below. (Taking one bucket a
-/// time, a host-bound flash drive refilled every 4.3 events on average,
-/// 3.2 M times in 3.2 M IOs; whole buckets up to 16 events refill every
-/// 10.5: 1.2 M times, 2-3 % of the run's wall time.) Every event in the radix heap is at or after
-/// the front's last, so the front always holds the earliest.
+/// front's last) goes there, an earlier one into the front. When the
+/// front runs out, the radix heap's lowest buckets (its earliest events:
+/// every event of a bucket is earlier than every event of the next)
+/// become the front, each sorted, as many whole buckets as
+/// [`EventQueue::TAKE`] events hold; a lowest bucket of more is first
+/// spread over the buckets below. (Taking one bucket at a time, a
+/// host-bound flash drive refilled every 4.3 events on average, 3.2 M
+/// times in 3.2 M IOs; whole buckets up to 16 events refill every 10.5:
+/// 1.2 M times, 2-3 % of the run's wall time.) Every event in the radix
+/// heap is at or after the front's last, so the front always holds the
+/// earliest.
 ///
 /// (Written by hand: no collection in `std` keeps a small sorted run with
 /// pops from the front, and the radix heap crates order ties by nothing,
@@ -78,8 +80,9 @@ impl EventQueue {
     /// Pending events up to which a push looks for its place from the
     /// back, one event at a time (from the nearer end beyond).
     const SCAN: usize = 16;
-    /// Events of the radix heap's lowest bucket up to which the bucket
-    /// becomes the front as it is (sorted), not spread further.
+    /// The most events a refill takes from the radix heap into the front
+    /// (whole buckets; a lowest bucket of more is spread first, unless
+    /// its events are of one time).
     const TAKE: usize = 16;
     /// Popped slots kept at the front of the sorted form before they are
     /// dropped (one move of the pending events every this many pops).

@@ -24,6 +24,7 @@ fn cfg(policy: GcPolicy, wl: WearLeveling, threshold: u32) -> FtlConfig {
         precondition: Precondition::Fresh,
         fullness: 1.0,
         seed: 11,
+        gc_pacing: false,
         map_cache: Default::default(),
     }
 }

@@ -30,6 +30,7 @@ fn cfg() -> FtlConfig {
         precondition: Precondition::Fresh,
         fullness: 1.0,
         seed: 1,
+        gc_pacing: false,
         map_cache: Default::default(),
     }
 }

@@ -23,6 +23,7 @@ fn cfg(policy: GcPolicy, wl: WearLeveling) -> FtlConfig {
         precondition: Precondition::Fresh,
         fullness: 0.0,
         seed: 7,
+        gc_pacing: false,
         map_cache: Default::default(),
     }
 }

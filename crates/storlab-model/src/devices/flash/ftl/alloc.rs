@@ -11,6 +11,9 @@ impl Ftl {
     /// Allocate a unit for host data in `plane`; `None` when the plane
     /// cannot get a free block.
     pub(super) fn alloc_user(&mut self, plane: u32) -> Option<u32> {
+        if self.pacing && self.emit {
+            self.gc_step(plane);
+        }
         let p = (self.stream * self.geo.planes + plane) as usize;
         if self.open_user[p] == NONE {
             // keep one block in reserve for garbage collection

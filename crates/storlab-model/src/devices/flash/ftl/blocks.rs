@@ -8,6 +8,9 @@ pub(super) enum BState {
     Free,
     Open,
     Closed,
+    /// A victim being collected a few pages at a time (`gc_pacing`):
+    /// in no greedy bucket, not a victim again.
+    Collecting,
 }
 
 /// An erase block's state. The greedy buckets' links live here too, not

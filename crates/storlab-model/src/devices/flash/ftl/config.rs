@@ -30,6 +30,17 @@ pub struct FtlConfig {
     pub fullness: f64,
     /// Seed of every random choice of the FTL (random victims, aging).
     pub seed: u64,
+    /// Collection paced against host writes: a plane short of free
+    /// blocks queues victims (the blocks greedy collection would take,
+    /// until the free blocks and the space the queued victims will free
+    /// reach the threshold), and each host unit on the plane first moves
+    /// its share of their pages, at the rate that has each victim erased
+    /// before the plane is down to its last free block; a victim about to
+    /// start is swapped for a better block if rewrites made one. False
+    /// (the default): a plane collects whole victims when it runs short
+    /// (foreground collection). See `gc.rs`, `Ftl::gc_step`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gc_pacing: bool,
     /// The controller's cached mapping table (`[ssd.ftl.map_cache]`; off
     /// by default: the whole map is resident). See [`mapcache`].
     #[serde(default)]

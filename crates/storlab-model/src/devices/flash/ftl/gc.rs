@@ -1,5 +1,6 @@
 //! Garbage collection: choosing a victim block by policy, moving its
-//! valid units, and erasing it.
+//! valid units, and erasing it, all at once (foreground collection) or
+//! paced against host writes (`gc_pacing`: [`Ftl::gc_step`]).
 
 use rand::Rng;
 
@@ -7,16 +8,168 @@ use super::blocks::{BState, Block};
 use super::layer::Ftl;
 use super::types::{GcPolicy, NandKind, NandOp, WearLeveling, NONE};
 
+/// `gc_pacing`: a plane with fewer free blocks than this when a host block
+/// opens finishes its oldest victim at once: the host's new block and the
+/// collection's next one (`alloc_user` refuses a host block below two).
+pub(super) const PACED_FLOOR: u64 = 2;
+
 impl Ftl {
     /// Collect garbage in `plane` until it has `threshold` free blocks or
     /// nothing more can be reclaimed.
+    ///
+    /// With `gc_pacing` (and the FTL's work being timed) victims are
+    /// chosen by the same policy at the same moments (a host block
+    /// opening on a plane short of free blocks) but queued, not moved: a
+    /// queued victim counts as the space it will free (its units less its
+    /// valid ones, a fraction of a block), so the plane queues as many as
+    /// bring that space and its free blocks to the threshold, and
+    /// [`Self::gc_step`] moves the queue a few pages per host unit. A
+    /// plane left with fewer than [`PACED_FLOOR`] free blocks finishes
+    /// its oldest victim at once.
     pub(super) fn ensure_free(&mut self, plane: u32) {
-        while self.free[plane as usize].len() < self.threshold as usize {
+        let pi = plane as usize;
+        if !(self.pacing && self.emit) {
+            while self.free[pi].len() < self.threshold as usize {
+                let Some(v) = self.select_victim(plane) else {
+                    break;
+                };
+                self.counters.gc_runs += 1;
+                self.move_block(v);
+            }
+            return;
+        }
+        let upb = self.upb as u64;
+        loop {
+            let free = self.free[pi].len() as u64;
+            if free < PACED_FLOOR {
+                if let Some(c) = self.collecting[pi].pop_front() {
+                    self.move_pages(c.block, c.next_page, self.geo.pages_per_block);
+                    self.finish_victim(c.block);
+                    continue;
+                }
+            }
+            if free * upb + self.queued_frees(pi) >= self.threshold as u64 * upb
+                && free >= PACED_FLOOR
+            {
+                break;
+            }
             let Some(v) = self.select_victim(plane) else {
                 break;
             };
             self.counters.gc_runs += 1;
-            self.move_block(v);
+            if self.blocks[v as usize].valid == 0 {
+                self.move_block(v);
+                continue;
+            }
+            self.take_victim(plane, v);
+            self.collecting[pi].push_back(super::layer::Collect {
+                block: v,
+                next_page: 0,
+            });
+        }
+    }
+
+    /// The units `plane`'s queued victims will free: their units less
+    /// the valid ones left in them.
+    fn queued_frees(&self, pi: usize) -> u64 {
+        let mut valid = 0u64;
+        for c in &self.collecting[pi] {
+            valid += self.blocks[c.block as usize].valid as u64;
+        }
+        self.collecting[pi].len() as u64 * self.upb as u64 - valid
+    }
+
+    /// `gc_pacing`: a host unit is about to be allocated on `plane`.
+    /// Its share of the queued victims' moves is made first. Victims go
+    /// front first, and each must be erased (its block free again) before
+    /// the plane would open a host block with fewer than [`PACED_FLOOR`]
+    /// free blocks. For the first k victims that gives a rate: their
+    /// units still to move, over the host units the plane can take until
+    /// then (the units of its free blocks above the floor, those left in
+    /// the host's open block and in the collection's, and the k-1 blocks
+    /// the victims before the k-th give back, less the moves themselves,
+    /// which fill blocks too). The largest rate over the queue is this
+    /// unit's share. Every host unit recomputes it, so a plane that falls
+    /// behind (new victims queued) moves faster and one that gains
+    /// (victims' units rewritten) moves slower: the moves come as a
+    /// stream among the host's programs, not as whole victims at once. A
+    /// victim about to start is swapped for a block with fewer valid
+    /// units if rewrites made one, and one left with nothing valid is
+    /// erased at once.
+    pub(super) fn gc_step(&mut self, plane: u32) {
+        let pi = plane as usize;
+        if self.collecting[pi].is_empty() {
+            return;
+        }
+        let upb = self.upb as i64;
+        // the units left in the host's open block (this stream's) and in
+        // the collection's are room too; a new host block needs two free
+        // blocks (one stays for the collection)
+        let left = |b: u32| match b {
+            NONE => 0,
+            b => upb - self.blocks[b as usize].next_unit as i64,
+        };
+        let host = self.open_user[(self.stream * self.geo.planes + plane) as usize];
+        let mut room = (self.free[pi].len() as i64 - PACED_FLOOR as i64) * upb
+            + left(host)
+            + left(self.open_gc[pi]);
+        let (mut owed, mut rate) = (0i64, 0f64);
+        for c in &self.collecting[pi] {
+            owed += self.blocks[c.block as usize].valid as i64;
+            rate = rate.max(owed as f64 / (room - owed).max(1) as f64);
+            room += upb;
+        }
+        self.gc_credit[pi] += rate;
+        let ppb = self.geo.pages_per_block;
+        while let Some(c) = self.collecting[pi].front_mut() {
+            let (v, page) = (c.block, c.next_page);
+            if page == ppb || self.blocks[v as usize].valid == 0 {
+                self.collecting[pi].pop_front();
+                self.finish_victim(v);
+                continue;
+            }
+            if self.gc_credit[pi] < 1.0 {
+                break;
+            }
+            if page == 0 {
+                // the victim starts now: if the plane has a better one by
+                // now (data rewritten since it was queued), take that
+                if let Some(b) = self.select_victim(plane) {
+                    if self.blocks[b as usize].valid < self.blocks[v as usize].valid {
+                        self.requeue(plane, v);
+                        self.take_victim(plane, b);
+                        self.collecting[pi][0].block = b;
+                        continue;
+                    }
+                }
+            }
+            let c = &mut self.collecting[pi][0];
+            c.next_page += 1;
+            let before = self.blocks[v as usize].valid;
+            self.move_pages(v, page, page + 1);
+            self.gc_credit[pi] -= (before - self.blocks[v as usize].valid) as f64;
+        }
+        if self.collecting[pi].is_empty() {
+            self.gc_credit[pi] = 0.0;
+        }
+    }
+
+    /// Closed block `v` becomes a queued victim (out of the greedy
+    /// buckets: not a victim again).
+    fn take_victim(&mut self, plane: u32, v: u32) {
+        if let Some(bk) = &mut self.buckets {
+            bk.remove(&mut self.blocks, plane, v);
+        }
+        self.blocks[v as usize].state = BState::Collecting;
+    }
+
+    /// Queued victim `v`, none of it moved yet, is a closed block again.
+    fn requeue(&mut self, plane: u32, v: u32) {
+        let blk = &mut self.blocks[v as usize];
+        blk.state = BState::Closed;
+        let valid = blk.valid;
+        if let Some(bk) = &mut self.buckets {
+            bk.insert(&mut self.blocks, plane, v, valid);
         }
     }
 
@@ -107,12 +260,20 @@ impl Ftl {
     /// garbage-collection block, then erase `v`.
     pub(super) fn move_block(&mut self, v: u32) {
         let plane = self.plane_of_block(v);
-        let upp = self.geo.units_per_page;
-        let base = v * self.upb;
         if let Some(bk) = &mut self.buckets {
             bk.remove(&mut self.blocks, plane, v);
         }
-        if self.blocks[v as usize].valid > 0 {
+        self.move_pages(v, 0, self.geo.pages_per_block);
+        self.finish_victim(v);
+    }
+
+    /// The victim `v`'s pages `from..to` moved (their valid units to the
+    /// plane's garbage-collection block; `v` counts them no longer).
+    fn move_pages(&mut self, v: u32, from: u32, to: u32) {
+        let plane = self.plane_of_block(v);
+        let upp = self.geo.units_per_page;
+        let base = v * self.upb;
+        if self.blocks[v as usize].valid > 0 && from < to {
             // The logical units of a run of pages are looked up first
             // (their reverse entries, or the layout's, in order), then
             // each is checked against its own mapping entry (is it still
@@ -125,17 +286,17 @@ impl Ftl {
             // victim is valid (one unit per logical unit is), so checking
             // ahead of the moves is exact.
             const RUN: u32 = 512;
+            let mut moved = 0u32;
             const DIST: u32 = 16;
             let mut lpns = [NONE; RUN as usize];
             // 1: the layout's unit, valid while its logical unit has no
             // entry; 2: the table's, valid while that entry names it
             let mut check = [0u8; RUN as usize];
             let virt = self.blocks[v as usize].virt;
-            let ppb = self.geo.pages_per_block;
             let pages_per_run = (RUN / upp).max(1);
-            let mut page0 = 0;
-            while page0 < ppb {
-                let page1 = (page0 + pages_per_run).min(ppb);
+            let mut page0 = from;
+            while page0 < to {
+                let page1 = (page0 + pages_per_run).min(to);
                 let first = base + page0 * upp;
                 let held = ((page1 - page0) * upp).min(RUN);
                 if virt {
@@ -214,12 +375,22 @@ impl Ftl {
                         let nb = self.block_of(new);
                         self.count_valid(nb);
                         self.counters.moved_units += 1;
+                        moved += 1;
                     }
                 }
                 page0 = page1;
             }
-            self.blocks[v as usize].valid = 0;
+            self.blocks[v as usize].valid -= moved;
         }
+    }
+
+    /// Every valid unit of victim `v` moved: erase it.
+    fn finish_victim(&mut self, v: u32) {
+        debug_assert_eq!(
+            self.blocks[v as usize].valid, 0,
+            "victim {v} still holds data"
+        );
+        self.blocks[v as usize].valid = 0;
         self.erase(v);
     }
 

@@ -49,6 +49,13 @@ pub struct Ftl {
     pub(super) policy: GcPolicy,
     pub(super) wl: WearLeveling,
     pub(super) threshold: u32,
+    /// `gc_pacing`: per plane, the victims being collected a few pages
+    /// at a time, oldest (the one being moved) first.
+    pub(super) pacing: bool,
+    pub(super) collecting: Vec<std::collections::VecDeque<Collect>>,
+    /// `gc_pacing`: per plane, the moves owed (units, fractional) to the
+    /// host units taken so far.
+    pub(super) gc_credit: Vec<f64>,
     pub(super) wl_gap: u32,
     pub(super) wl_interval: u32,
     pub(super) l2p: Table,
@@ -85,6 +92,15 @@ pub struct Ftl {
     pub counters: FtlCounters,
     /// What preconditioning did.
     pub preconditioned: PreconditionReport,
+}
+
+/// A victim collected a few pages at a time (`gc_pacing`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Collect {
+    /// The victim block.
+    pub(super) block: u32,
+    /// Its pages before this one are moved.
+    pub(super) next_page: u32,
 }
 
 /// Why an FTL cannot be built.
@@ -199,6 +215,9 @@ impl Ftl {
             policy: cfg.gc_policy,
             wl: cfg.wear_leveling,
             threshold,
+            pacing: cfg.gc_pacing,
+            collecting: vec![std::collections::VecDeque::new(); geo.planes as usize],
+            gc_credit: vec![0.0; geo.planes as usize],
             wl_gap: cfg.static_wl_gap.max(1),
             wl_interval: cfg.static_wl_interval.max(1),
             l2p,

@@ -82,6 +82,7 @@ pub(super) fn derive(big: &mut Ftl, n: u32, budget: u64) -> Option<PreconditionR
         precondition: Precondition::AgedReplay,
         fullness: 1.0,
         seed: big.seed,
+        gc_pacing: false,
         map_cache: Default::default(),
     };
     let geo_s = Geometry {

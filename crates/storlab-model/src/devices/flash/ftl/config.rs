@@ -35,7 +35,8 @@ pub struct FtlConfig {
     /// until the free blocks and the space the queued victims will free
     /// reach the threshold), and each host unit on the plane first moves
     /// its share of their pages, at the rate that has each victim erased
-    /// before the plane is down to its last free block; a victim about to
+    /// before the plane would open a host block with fewer than two free
+    /// blocks; a victim about to
     /// start is swapped for a better block if rewrites made one. False
     /// (the default): a plane collects whole victims when it runs short
     /// (foreground collection). See `gc.rs`, `Ftl::gc_step`.

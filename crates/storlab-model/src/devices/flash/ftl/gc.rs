@@ -286,8 +286,8 @@ impl Ftl {
             // victim is valid (one unit per logical unit is), so checking
             // ahead of the moves is exact.
             const RUN: u32 = 512;
-            let mut moved = 0u32;
             const DIST: u32 = 16;
+            let mut moved = 0u32;
             let mut lpns = [NONE; RUN as usize];
             // 1: the layout's unit, valid while its logical unit has no
             // entry; 2: the table's, valid while that entry names it

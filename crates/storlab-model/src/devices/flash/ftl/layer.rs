@@ -49,9 +49,10 @@ pub struct Ftl {
     pub(super) policy: GcPolicy,
     pub(super) wl: WearLeveling,
     pub(super) threshold: u32,
+    /// `gc_pacing`: collection paced against host writes.
+    pub(super) pacing: bool,
     /// `gc_pacing`: per plane, the victims being collected a few pages
     /// at a time, oldest (the one being moved) first.
-    pub(super) pacing: bool,
     pub(super) collecting: Vec<std::collections::VecDeque<Collect>>,
     /// `gc_pacing`: per plane, the moves owed (units, fractional) to the
     /// host units taken so far.

@@ -29,11 +29,45 @@ impl Ftl {
         // a full page moves host writes on to the next plane
         if self.upp_div.rem(self.upb_div.rem(ppa) + 1) == 0 {
             self.cursor = (self.cursor + 1) % self.order.len();
+            self.skip_loaded_planes();
         }
         if self.blocks[b as usize].state == BState::Closed {
             self.open_user[p] = NONE;
         }
         Some(ppa)
+    }
+
+    /// Host writes pass over a plane whose valid units exceed the
+    /// planes' mean by more than an eighth of its spare (the units it
+    /// has beyond the mean; at least a block). Collection moves data only
+    /// within its plane, so each plane has only its own spare: striping
+    /// pages over the planes in a fixed turn, whatever they hold, lets a
+    /// plane gather more than its share of long-lived data whenever the
+    /// host's order repeats with the stripe's period (two jobs whose
+    /// writes alternate put one job's data on the even planes and the
+    /// other's on the odd ones), and that plane's spare, and with it its
+    /// write amplification, has no bound. Balancing writes over the flash
+    /// elements by how full they are is the FTL's remedy (Agrawal et al.,
+    /// "Design tradeoffs for SSD performance", USENIX ATC 2008, section
+    /// 3: load balancing, so that no element runs out of free space
+    /// first). The eighth is a design choice: greedy collection's write
+    /// amplification goes about as the inverse of the spare, so a plane
+    /// at the limit pays at most about an eighth more, while the random
+    /// drift of uniform writes (a few blocks on these planes) stays under
+    /// it and keeps the stripe's order (and its parallelism).
+    #[inline]
+    fn skip_loaded_planes(&mut self) {
+        let np = self.order.len();
+        let mean = self.mapped / np as u64;
+        let plane_units = self.geo.blocks_per_plane as u64 * self.upb as u64;
+        let slack = (plane_units.saturating_sub(mean) / 8).max(self.upb as u64);
+        let limit = mean + slack;
+        for _ in 0..np {
+            if (self.plane_valid[self.order[self.cursor] as usize] as u64) <= limit {
+                return;
+            }
+            self.cursor = (self.cursor + 1) % np;
+        }
     }
 
     /// Allocate a unit for moved data in `plane` (always succeeds: the

@@ -78,6 +78,10 @@ pub struct Ftl {
     /// Allocation order of planes for host writes (channel-first striping).
     pub(super) order: Vec<u32>,
     pub(super) cursor: usize,
+    /// Valid units by plane (page mapping). Garbage collection and wear
+    /// levelling move data within its plane, so only host writes, trims
+    /// and preconditioning change these.
+    pub(super) plane_valid: Vec<u32>,
     pub(super) erases_since_wl: Vec<u32>,
     /// In-place mapping: program counts per block (the wear of PCM).
     pub(super) inplace_writes: Vec<u32>,
@@ -234,6 +238,7 @@ impl Ftl {
             open_gc: vec![NONE; geo.planes as usize],
             order,
             cursor: 0,
+            plane_valid: vec![0; geo.planes as usize],
             erases_since_wl: vec![0; geo.planes as usize],
             inplace_writes,
             rng: rand_pcg::Pcg64Mcg::seed_from_u64(cfg.seed),
@@ -367,6 +372,22 @@ impl Ftl {
                 }
                 valid[(ppa / self.upb) as usize] += 1;
             }
+        }
+        let bpp = self.geo.blocks_per_plane as usize;
+        for (p, &counted) in self.plane_valid.iter().enumerate() {
+            let holds: u32 = valid[p * bpp..(p + 1) * bpp].iter().sum();
+            if counted != holds {
+                return Err(format!(
+                    "plane {p} counts {counted} valid units, holds {holds}"
+                ));
+            }
+        }
+        let total: u64 = self.plane_valid.iter().map(|&v| v as u64).sum();
+        if total != self.mapped {
+            return Err(format!(
+                "planes count {total} valid units, {} mapped",
+                self.mapped
+            ));
         }
         let mut in_pool = vec![false; self.blocks.len()];
         for (p, heap) in self.free.iter().enumerate() {

@@ -164,6 +164,7 @@ impl Ftl {
         // count the new unit first: if it closed its block, the block
         // joins the greedy buckets before the old unit (maybe in it) goes
         let b = self.block_of(ppa);
+        self.plane_valid[self.bpp_div.div(b) as usize] += 1;
         self.count_valid(b);
         if !self.invalidate(lpn) {
             self.mapped += 1;
@@ -199,6 +200,8 @@ impl Ftl {
         // the reverse entry stays: the caller's new entry for `lpn` is
         // what makes `old` invalid (see `p2l_get`)
         let b = self.block_of(old);
+        let p = self.bpp_div.div(b) as usize;
+        self.plane_valid[p] -= 1;
         let blk = &mut self.blocks[b as usize];
         blk.valid -= 1;
         if blk.state == BState::Closed {

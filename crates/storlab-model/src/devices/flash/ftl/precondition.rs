@@ -43,6 +43,8 @@ impl Ftl {
             }
             None => self.fill_and_age(n, page && kind != Precondition::Full),
         };
+        // (a derived state sets blocks' valid counts directly)
+        self.recount_plane_valid();
         self.emit = true;
         self.ops.clear();
         self.counters = FtlCounters::default();
@@ -152,6 +154,7 @@ impl Ftl {
             self.rebuild_free(plane);
         }
         self.cursor = (full_pages % np) as usize;
+        self.recount_plane_valid();
         self.clock = n as u64;
         self.mapped = n as u64;
         self.counters.host_units = n as u64;
@@ -163,6 +166,18 @@ impl Ftl {
             self.order.clone(),
         ));
         true
+    }
+
+    /// Count each plane's valid units from its blocks (after a
+    /// precondition that set them directly).
+    pub(super) fn recount_plane_valid(&mut self) {
+        let bpp = self.geo.blocks_per_plane as usize;
+        for (p, v) in self.plane_valid.iter_mut().enumerate() {
+            *v = self.blocks[p * bpp..(p + 1) * bpp]
+                .iter()
+                .map(|b| b.valid)
+                .sum();
+        }
     }
 
     /// Rebuild `plane`'s free pool and greedy buckets from its blocks'

@@ -48,3 +48,36 @@ fn innodb_commits_force_xfs_log_two_flushes_a_sync() {
         "{flushes} flushes for {commits} transactions"
     );
 }
+
+/// Berkeley DB's random inserts and deletes of uniformly random keys keep
+/// half the key space stored, so a quarter of the transactions delete a
+/// key that is not there: they log nothing, and a transaction without log
+/// records commits without writing or syncing the log (txn/txn.c,
+/// `__txn_commit`). With one thread (no group commit) the log syncs are
+/// the logging transactions, about 0.75 a transaction, as the real
+/// program's fdatasyncs are (`storlab app check bdb-btree --threads 1`,
+/// docs/apps.md); a model that logged every delete would sync once each.
+#[test]
+fn berkeley_db_deletes_that_find_nothing_commit_without_a_log_sync() {
+    for name in ["bdb-btree", "bdb-hash"] {
+        let (app, _) = run(
+            "raid-disk",
+            name,
+            "db=8m,cache=64m,threads=1,transactions=2000",
+        );
+        let gc = &app["group_commit"];
+        let (commits, flushes) = (
+            gc["commits"].as_f64().unwrap(),
+            gc["log_flushes"].as_f64().unwrap(),
+        );
+        let noop = app["model"]["deletes_not_found"].as_f64().unwrap();
+        assert_eq!(commits + noop, 2000.0, "{name}: {app}");
+        let share = noop / 2000.0;
+        assert!(
+            (0.21..0.29).contains(&share),
+            "{name}: {share} of the transactions found nothing: {app}"
+        );
+        // one thread: every logging commit leads its own flush
+        assert_eq!(flushes, commits, "{name}: {gc}");
+    }
+}

@@ -217,11 +217,14 @@ fn berkeley_db_victims_reach_the_device_at_the_rate_they_are_dirtied() {
     let wb_pages = fs["writeback_bytes"].as_f64().expect("writeback bytes") / 4096.0;
     let wb_ios = fs["writeback_writes"].as_f64().expect("writeback IOs");
     assert!(victims > 100.0, "{victims} victims");
-    // the log's pages are written back by its fdatasyncs: at most two a
-    // flush (an append that crosses a page); the rest are the database's
+    // the log's pages are written back by its fdatasyncs, one IO a flush
+    // of at most two pages (an append that crosses a page); the rest are
+    // the database's, about one IO a victim (a quarter of the
+    // transactions, deletes of absent keys, dirty nothing: fewer victims
+    // a miss, as many IOs a victim)
     let db_pages = wb_pages - 2.0 * flushes;
     assert!(
-        db_pages >= 0.7 * victims && wb_ios - flushes >= 0.7 * victims,
+        db_pages >= 0.6 * victims && wb_ios - flushes >= 0.9 * victims,
         "{wb_pages} pages in {wb_ios} writeback IOs, {flushes} log flushes, {victims} victims"
     );
     // the dirty pages stay at the threshold: no more written than dirtied

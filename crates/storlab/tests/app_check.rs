@@ -5,9 +5,9 @@ mod app_common;
 
 use app_common::*;
 
-/// Run `app check APP` on raid-disk and hdd-7200 at a small scale; the
-/// JSON comparison.
-fn check(s: &Scratch, app: &str, extra: &[&str]) -> serde_json::Value {
+/// Run `app check APP` on raid-disk and hdd-7200 at a small scale with
+/// `threads` threads; the JSON comparison.
+fn check(s: &Scratch, app: &str, threads: &str, extra: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().expect("tempdir");
     let j = dir.path().join("check.json");
     let js = j.display().to_string();
@@ -22,7 +22,7 @@ fn check(s: &Scratch, app: &str, extra: &[&str]) -> serde_json::Value {
         "--floor-probe",
         "200",
         "--threads",
-        "2",
+        threads,
         "--json",
         &js,
     ];
@@ -68,27 +68,30 @@ fn agrees(v: &serde_json::Value, field: &str) -> Vec<String> {
 #[test]
 fn bdb_btree_io_per_transaction_model_against_real() {
     let s = Scratch::new();
-    let v = check(&s, "bdb-btree", &["--scale", "0.001", "--work", "400"]);
-    // every transaction commits durably: the real program flushes, and
-    // the model must too
+    // one thread: no group commit, whose sharing of syncs between threads
+    // depends on how fast this host wakes a waiting committer
+    let v = check(&s, "bdb-btree", "1", &["--scale", "0.001", "--work", "400"]);
     for r in v["rows"].as_array().unwrap() {
         assert!(r["real"]["flushes"].as_f64().unwrap() > 0.1, "{r}");
         assert!(r["model"]["flushes"].as_f64().unwrap() > 0.1, "{r}");
     }
-    // writes per transaction agree (one log write a commit)
-    let bad = agrees(&v, "writes");
+    // flushes per transaction agree: a quarter of the transactions delete
+    // a key that is not there and commit without a log sync, in the real
+    // program (about 0.79 a transaction measured) and in the model (0.86,
+    // with XFS's log forces for the log file's new blocks); a model that
+    // synced every transaction is 1.11, 40 % off
+    let bad = agrees(&v, "flushes");
     assert!(
         bad.is_empty(),
         "bdb-btree model disagrees with the real program: {bad:?}\n{v}"
     );
     // KNOWN DISAGREEMENTS, for the Berkeley DB model's owner (measured
-    // 2026-11-29, docs/apps.md): flushes per transaction, model 1.00
-    // against real ~0.6 (the real program's concurrent commits share an
-    // fdatasync: group commit the model does not do with 2 threads), and
-    // KiB per transaction, model 1.6 against real ~17 (the real log write
-    // is a whole 4 KiB page plus XFS's journal write for the file's new
-    // size; the model writes the log record's bytes). The command must
-    // name them; a fixed model shows here as a failure to update.
+    // 2026-11-30, docs/apps.md): writes per transaction, model 0.77
+    // against real 1.26, and KiB per transaction, model 1.6 against real
+    // ~17.7 (a real sync writes the log's whole 4 KiB page and XFS's
+    // journal for the file's new size; the model writes the log record's
+    // bytes). The command must name them; a fixed model shows here as a
+    // failure to update.
     let d: Vec<String> = v["disagreements"]
         .as_array()
         .unwrap()
@@ -96,17 +99,18 @@ fn bdb_btree_io_per_transaction_model_against_real() {
         .map(|x| x.as_str().unwrap().to_string())
         .collect();
     assert!(
-        d.iter().any(|x| x.contains("raid-disk: flushes/op")),
+        d.iter().any(|x| x.contains("raid-disk: writes/op")),
         "{d:?}"
     );
     assert!(d.iter().any(|x| x.contains("raid-disk: KiB/op")), "{d:?}");
+    assert!(!d.iter().any(|x| x.contains("flushes/op")), "{d:?}");
     s.assert_clean();
 }
 
 #[test]
 fn postmark_io_per_transaction_model_against_real() {
     let s = Scratch::new();
-    let v = check(&s, "postmark", &["--scale", "0.002"]);
+    let v = check(&s, "postmark", "2", &["--scale", "0.002"]);
     let d: Vec<String> = v["disagreements"]
         .as_array()
         .unwrap()

@@ -110,15 +110,17 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
     );
     // the bars: each class's median error and rows beyond 2x at what main
     // reaches (device rows 10.8 % and 12; XDD rows 42.0 % and 3 and
-    // application rows 30.3 % and 11 with Table V's RAID-SSD column, all
+    // application rows 30.3 % and 12 with Table V's RAID-SSD column, all
     // of it predicted; issue 57's memory copies put Varmail's PM-Lat row
-    // within 2x), so neither can slip; the device rows' 12 beyond
+    // within 2x; Berkeley DB's deletes of absent keys, which sync nothing
+    // as the real program's do, put the RAID-SSD HashTable row at 2.15x,
+    // 12 where it was 11), so neither can slip; the device rows' 12 beyond
     // 2x are the five studies' 11 and today-flash's pm9a3 sequential write
     // (issue 63: 2.1x, a known miss)
     for (label, max_median, max_beyond) in [
         ("device rows", 10.8, 12),
         ("XDD rows (Table V)", 42.0, 3),
-        ("application rows", 30.3, 11),
+        ("application rows", 30.3, 12),
     ] {
         let line = text
             .lines()

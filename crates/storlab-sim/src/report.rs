@@ -45,7 +45,10 @@
 //!   "utilisation" : [ { "resource" : "link.read", "busy" : 0.42 } ],
 //!   "host_software" : { "cpu_ns_per_io" : { "read" : 17470.0, "write" : null },
 //!                       "instructions_per_io" : { "read" : 20780.5, "write" : null },
-//!                       "ghz" : 2.26, "cpi" : 1.9 },
+//!                       "ghz" : 2.26, "cpi" : 1.9,
+//!                       "device_requests" : { "read" : 4096, "write" : 0, "flush" : 0,
+//!                                             "trim" : 0, "read_bytes" : 16777216,
+//!                                             "write_bytes" : 0 } },
 //!   "power" : [ { "component" : "controller", "avg_w" : 1.25, "energy_j" : 0.5 } ],
 //!   "wear" : { "unit" : "line writes", "units" : 1024, "max" : 17, "mean" : 3.5 },
 //!   "counters" : { "gc_runs" : 3 }
@@ -58,7 +61,10 @@
 //! fields serialised as they are. `host_software` is the host stack's
 //! mean core time and instructions per finished request of each direction
 //! over the whole run (`null` for a direction with none, or instructions
-//! when the preset gives no `host.ghz` and `host.cpi`).
+//! when the preset gives no `host.ghz` and `host.cpi`), and
+//! `device_requests` the requests it finished and their bytes: what the
+//! device was asked for below the file-system layer (page writeback,
+//! journal writes, page-cache misses), as a block trace would count it.
 //!
 //! # Terminal
 //!

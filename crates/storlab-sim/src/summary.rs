@@ -75,6 +75,14 @@ impl RunSummary {
             "instructions_per_io": per_dir(&|op| host.instructions_per_io(op)),
             "ghz": cfg.host.ghz,
             "cpi": cfg.host.cpi,
+            "device_requests": {
+                "read": host.finished(Op::Read).0,
+                "write": host.finished(Op::Write).0,
+                "flush": host.finished(Op::Flush).0,
+                "trim": host.finished(Op::Trim).0,
+                "read_bytes": host.finished(Op::Read).1,
+                "write_bytes": host.finished(Op::Write).1,
+            },
         });
         RunSummary {
             fs,

@@ -85,24 +85,24 @@ fn bdb_btree_io_per_transaction_model_against_real() {
         bad.is_empty(),
         "bdb-btree model disagrees with the real program: {bad:?}\n{v}"
     );
-    // KNOWN DISAGREEMENTS, for the Berkeley DB model's owner (measured
-    // 2026-11-30, docs/apps.md): writes per transaction, model 0.77
-    // against real 1.26, and KiB per transaction, model 1.6 against real
-    // ~17.7 (a real sync writes the log's whole 4 KiB page and XFS's
-    // journal for the file's new size; the model writes the log record's
-    // bytes). The command must name them; a fixed model shows here as a
-    // failure to update.
+    // KNOWN DISAGREEMENT, for the Berkeley DB model's owner (measured
+    // 2026-11-30, docs/apps.md): KiB per transaction, model 3.3 against
+    // real ~17.7 (this host's XFS, with delayed logging, writes its
+    // journal at most syncs, for the log file's new size: about 22 KiB
+    // a sync with the log's page; the model's XFS of the studies' kernel
+    // writes it when an append allocates). The command
+    // must name it; a fixed model shows here as a failure to update.
     let d: Vec<String> = v["disagreements"]
         .as_array()
         .unwrap()
         .iter()
         .map(|x| x.as_str().unwrap().to_string())
         .collect();
-    assert!(
-        d.iter().any(|x| x.contains("raid-disk: writes/op")),
-        "{d:?}"
-    );
     assert!(d.iter().any(|x| x.contains("raid-disk: KiB/op")), "{d:?}");
+    // both sides count what reached the device: no reads (the scaled
+    // database is in the page cache on both), where the application's
+    // own reads (its pool's misses) are 0.32 a transaction
+    assert!(!d.iter().any(|x| x.contains("reads/op")), "{d:?}");
     assert!(!d.iter().any(|x| x.contains("flushes/op")), "{d:?}");
     s.assert_clean();
 }
@@ -118,11 +118,12 @@ fn postmark_io_per_transaction_model_against_real() {
         .map(|x| x.as_str().unwrap().to_string())
         .collect();
     // KNOWN DISAGREEMENT, for the Postmark model's owner (measured
-    // 2026-11-29, docs/apps.md): buffered, the real Postmark's measured
+    // 2026-11-30, docs/apps.md): buffered, the real Postmark's measured
     // phase does almost no device IO (its pool and every write stay in
-    // this host's page cache: a host difference, 20 GB of page cache
-    // here), while the model writes 0.75 and reads 0.25 requests a
-    // transaction. The command must name it on every device.
+    // this host's page cache, and this host's XFS logs with delayed
+    // logging), while the model's XFS of the studies' kernel writes its
+    // log buffers, each with a flush, 0.09 a transaction. The command
+    // must name it on every device.
     for dev in ["raid-disk", "hdd-7200"] {
         assert!(
             d.iter()

@@ -131,6 +131,8 @@ pub struct Host {
     cold_ns_by_op: [u64; 4],
     /// Finished requests by operation.
     done_by_op: [u64; 4],
+    /// Bytes of the finished requests by operation.
+    bytes_by_op: [u64; 4],
     /// Seeded spread of wake-ups and interrupts (`None`: fixed costs).
     pub(super) jitter: Option<Jitter>,
     /// `cold_lines x cold_miss_ns`: a cold wake-up's refetch, ns (0: off).
@@ -171,6 +173,7 @@ impl Host {
             spin_ns_by_op: [0; 4],
             cold_ns_by_op: [0; 4],
             done_by_op: [0; 4],
+            bytes_by_op: [0; 4],
         }
     }
 
@@ -179,6 +182,14 @@ impl Host {
     /// layer: nothing on the request path).
     fn limit_requests(cfg: &HostConfig, device: Box<dyn Device>) -> Box<dyn Device> {
         super::split::SplitRequests::wrap(device, cfg.max_request_bytes)
+    }
+
+    /// Requests of `op` the stack has finished and their bytes: what its
+    /// device was asked for (after the file-system layer, if any: page
+    /// writeback, journal writes, reads that missed the page cache), as
+    /// a block trace below the file system counts it.
+    pub fn finished(&self, op: Op) -> (u64, u64) {
+        (self.done_by_op[op as usize], self.bytes_by_op[op as usize])
     }
 
     /// Mean core time of a finished request's software for `op`, ns: every
@@ -675,6 +686,7 @@ impl Host {
                 self.cpu_ns_by_op[op] += h.cpu_ns;
                 self.spin_ns_by_op[op] += h.spin_ns;
                 self.done_by_op[op] += 1;
+                self.bytes_by_op[op] += h.io.len;
                 if self.threads[t].waiters.is_empty() {
                     // back to user space: it submits again at once, or
                     // blocks (a synchronous thread, thinktime)

@@ -206,21 +206,17 @@ fn model_per_op(o: &RunOpts, device: &str, model: &str, pairs: &[String]) -> any
         .context("the model's run has no application")?;
     let n = app["operations_counted"].as_f64().unwrap_or(0.0).max(1.0);
     let secs = app["elapsed_ns"].as_f64().unwrap_or(0.0) / 1e9;
-    let io = |d: &storlab_sim::stats::DirStats| (d.ios() as f64, d.io_bytes() as f64);
-    let (rd, rb) = io(&j.dirs[0]);
-    let (wr, wb) = io(&j.dirs[1]);
+    // what the device was asked for, as the emulator counts the real
+    // program's requests: below the file system (page writeback, its
+    // journal, page-cache misses), not the application's file requests
+    let dr = &j.storlab["host_software"]["device_requests"];
+    let f = |k: &str| dr[k].as_f64().unwrap_or(0.0);
     Ok(PerOp {
         ms: 1000.0 * secs / n,
-        reads: rd / n,
-        writes: wr / n,
-        // the device flushes the file layer issued (a sync that forces the
-        // file system's log costs two: storlab-model host/fs/fsync.rs), as
-        // the emulator counts them; the sync calls where it has none
-        flushes: j.storlab["fs"]["flushes"]
-            .as_f64()
-            .unwrap_or(j.sync.ios() as f64)
-            / n,
-        bytes: (rb + wb) / n,
+        reads: f("read") / n,
+        writes: f("write") / n,
+        flushes: f("flush") / n,
+        bytes: (f("read_bytes") + f("write_bytes")) / n,
     })
 }
 

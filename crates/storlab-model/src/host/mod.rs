@@ -4,8 +4,10 @@
 //! stage in `cost.rs` with the spread of [`jitter`], spoken to through
 //! [`io`]), the file systems and page cache in front of it ([`fs`]),
 //! Linux's swap path over it ([`swap`]), and the request-size limit
-//! between it and a device ([`split`]).
+//! between it and a device ([`split`]); what it reports of the requests it
+//! finished is in `accounting.rs`.
 
+mod accounting;
 mod coalesce;
 pub mod config;
 mod cost;

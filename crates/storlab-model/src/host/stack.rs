@@ -97,7 +97,7 @@ struct ThreadState {
 
 /// The host stack in front of a device.
 pub struct Host {
-    cfg: HostConfig,
+    pub(super) cfg: HostConfig,
     /// Costs and needs by stage and operation.
     costs: [[StageCost; 4]; 8],
     device: Box<dyn Device>,
@@ -123,16 +123,16 @@ pub struct Host {
     comp_pool: Vec<Vec<Completion>>,
     core_busy_ns: u64,
     /// Core time of finished requests' software by operation, ns.
-    cpu_ns_by_op: [u64; 4],
+    pub(super) cpu_ns_by_op: [u64; 4],
     /// The busy-wait part of `cpu_ns_by_op`, ns.
-    spin_ns_by_op: [u64; 4],
+    pub(super) spin_ns_by_op: [u64; 4],
     /// The cold-path refetch part of `cpu_ns_by_op` (`cold_lines`), ns:
     /// stalls, not instructions.
-    cold_ns_by_op: [u64; 4],
+    pub(super) cold_ns_by_op: [u64; 4],
     /// Finished requests by operation.
-    done_by_op: [u64; 4],
+    pub(super) done_by_op: [u64; 4],
     /// Bytes of the finished requests by operation.
-    bytes_by_op: [u64; 4],
+    pub(super) bytes_by_op: [u64; 4],
     /// Seeded spread of wake-ups and interrupts (`None`: fixed costs).
     pub(super) jitter: Option<Jitter>,
     /// `cold_lines x cold_miss_ns`: a cold wake-up's refetch, ns (0: off).
@@ -182,45 +182,6 @@ impl Host {
     /// layer: nothing on the request path).
     fn limit_requests(cfg: &HostConfig, device: Box<dyn Device>) -> Box<dyn Device> {
         super::split::SplitRequests::wrap(device, cfg.max_request_bytes)
-    }
-
-    /// Requests of `op` the stack has finished and their bytes: what its
-    /// device was asked for (after the file-system layer, if any: page
-    /// writeback, journal writes, reads that missed the page cache), as
-    /// a block trace below the file system counts it.
-    pub fn finished(&self, op: Op) -> (u64, u64) {
-        (self.done_by_op[op as usize], self.bytes_by_op[op as usize])
-    }
-
-    /// Mean core time of a finished request's software for `op`, ns: every
-    /// software segment of the stack (issue, interrupt, wake-up, return),
-    /// the switch-out of a sleeping thread and a spinning thread's busy
-    /// wait (its poll loop runs on the core); not the time spent waiting
-    /// for a resource. `None` before any
-    /// request of `op` finished.
-    pub fn cpu_ns_per_io(&self, op: Op) -> Option<f64> {
-        let n = self.done_by_op[op as usize];
-        (n > 0).then(|| self.cpu_ns_by_op[op as usize] as f64 / n as f64)
-    }
-
-    /// Mean instructions per finished request of `op`:
-    /// [`Host::cpu_ns_per_io`] x `ghz` / `cpi`, the busy-wait part of it
-    /// at `ghz` / `spin_cpi` when that is given, the cold path's refetch
-    /// stalls (`host.cold_lines`) not at all. `None` without
-    /// `host.ghz` and `host.cpi`, or before any request of `op` finished.
-    pub fn instructions_per_io(&self, op: Op) -> Option<f64> {
-        let ipns = self.cfg.instructions_per_ns()?;
-        // the cold path's refetches stall the core: time, no instructions
-        let cpu = self.cpu_ns_per_io(op)?
-            - self.cold_ns_by_op[op as usize] as f64 / self.done_by_op[op as usize] as f64;
-        Some(match (self.cfg.spin_cpi, self.cfg.ghz) {
-            (Some(sc), Some(g)) => {
-                let spin =
-                    self.spin_ns_by_op[op as usize] as f64 / self.done_by_op[op as usize] as f64;
-                (cpu - spin) * ipns + spin * g / sc
-            }
-            _ => cpu * ipns,
-        })
     }
 
     /// The device behind the host.

@@ -19,6 +19,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde_json::json;
 use storlab_model::host::fs::{Layout, PAGE};
+use storlab_model::units::Bits;
 
 use crate::error::AppError;
 use crate::info::{AppInfo, AppKind, ParamDef, Params};
@@ -139,10 +140,10 @@ const FILL: f64 = 0.7;
 /// item header (ESTIMATE).
 const INTERNAL_ENTRY: u64 = 24;
 /// The keys a run draws from: twice the records stored, as
-/// apps/bdb-bench.c's (which loads every other key), one bit each for
-/// whether the key is stored now.
+/// apps/bdb-bench.c's (which loads every other key), with whether each
+/// is stored now.
 struct KeySpace {
-    bits: Vec<u64>,
+    stored: Bits,
     keys: u64,
 }
 
@@ -150,10 +151,11 @@ impl KeySpace {
     /// `stored` records: keys `0..2 x stored`, every other one present.
     fn every_other(stored: u64) -> Self {
         let keys = (2 * stored).max(2);
-        Self {
-            bits: vec![0x5555_5555_5555_5555; keys.div_ceil(64) as usize],
-            keys,
+        let mut s = Bits::new(keys);
+        for k in (0..keys).step_by(2) {
+            s.set(k, true);
         }
+        Self { stored: s, keys }
     }
 
     fn keys(&self) -> u64 {
@@ -162,13 +164,8 @@ impl KeySpace {
 
     /// Store (`true`) or remove key `k`; whether it was stored before.
     fn set(&mut self, k: u64, on: bool) -> bool {
-        let (w, b) = ((k / 64) as usize, k % 64);
-        let was = self.bits[w] >> b & 1 == 1;
-        if on {
-            self.bits[w] |= 1 << b;
-        } else {
-            self.bits[w] &= !(1 << b);
-        }
+        let was = self.stored.get(k);
+        self.stored.set(k, on);
         was
     }
 }

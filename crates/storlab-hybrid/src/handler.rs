@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 use storlab_emu::store::Store;
 use storlab_emu::{Clock, ModelDriver, Released, WallClock};
+use storlab_model::units::Bits;
 use storlab_model::{DevRequest, Device, Nanos, Op};
 use storlab_pmem::sys;
 
@@ -47,26 +48,6 @@ impl Shared {
         s.fault_us = Latency::of(&self.fault_ns);
         s.model_read_us = Latency::of(&self.model_ns);
         s
-    }
-}
-
-/// A set of page numbers.
-struct Bits(Vec<u64>);
-
-impl Bits {
-    fn new(n: u64) -> Self {
-        Bits(vec![0; n.div_ceil(64) as usize])
-    }
-    fn get(&self, i: u64) -> bool {
-        self.0[(i / 64) as usize] >> (i % 64) & 1 == 1
-    }
-    fn set(&mut self, i: u64, on: bool) {
-        let w = &mut self.0[(i / 64) as usize];
-        if on {
-            *w |= 1 << (i % 64);
-        } else {
-            *w &= !(1 << (i % 64));
-        }
     }
 }
 

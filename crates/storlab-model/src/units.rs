@@ -259,6 +259,32 @@ pub fn depth_bucket(in_flight: u64) -> usize {
     }
 }
 
+/// A set of numbers below a bound, a bit each (pages resident, keys
+/// stored). (Written here, not a crate: three operations over a
+/// `Vec<u64>` that two crates share.)
+#[derive(Clone, Debug)]
+pub struct Bits(Vec<u64>);
+
+impl Bits {
+    /// The empty set of numbers below `n`.
+    pub fn new(n: u64) -> Self {
+        Bits(vec![0; n.div_ceil(64) as usize])
+    }
+    /// Whether `i` is in the set.
+    pub fn get(&self, i: u64) -> bool {
+        self.0[(i / 64) as usize] >> (i % 64) & 1 == 1
+    }
+    /// Put `i` in the set (`on`) or take it out.
+    pub fn set(&mut self, i: u64, on: bool) {
+        let w = &mut self.0[(i / 64) as usize];
+        if on {
+            *w |= 1 << (i % 64);
+        } else {
+            *w &= !(1 << (i % 64));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -80,12 +80,12 @@ pub(super) const INNODB_PARAMS: [ParamDef; 9] = [
     ParamDef {
         name: "io_capacity",
         default: "200",
-        help: "innodb_io_capacity: pages the background flush writes per second at least (MySQL 5.5/5.6 default 200)",
+        help: "innodb_io_capacity: pages the background flush writes in a second with no transaction activity, or while the dirty share is above max_dirty_pct, and the most adaptive flushing writes in one (MySQL 5.5/5.6 default 200)",
     },
     ParamDef {
         name: "max_dirty_pct",
         default: "75",
-        help: "innodb_max_dirty_pages_pct: above this share of dirty pages the background flush writes the excess too (MySQL 5.5/5.6 default 75)",
+        help: "innodb_max_dirty_pages_pct: above this share of dirty pages the background flush writes io_capacity pages a second even while transactions run (MySQL 5.5/5.6 default 75)",
     },
     ParamDef {
         name: "hybrid",
@@ -117,7 +117,7 @@ pub(super) const INNODB_PARAMS: [ParamDef; 9] = [
 pub(super) const ENGINE_MODELS: &[&str] = &[
     "InnoDB: 16 KB pages of a tablespace file per table (innodb_file_per_table, MySQL 5.6's default) in a buffer pool (clock replacement); a miss reads the page (buffered pread with flush_method=fdatasync, O_DIRECT with o_direct); a frame whose page is dirty is flushed by the user thread first (doublewrite, then in place)",
     "commit: the transaction's redo (400 bytes per row change, 100 per commit) joins the log buffer; group commit writes and fsyncs the redo log (innodb_flush_log_at_trx_commit=1) before the client goes on; a read-only transaction commits without the log",
-    "background flush every second from the replacement end of the pool: io_capacity pages, the excess over max_dirty_pct, and the share of dirty pages the round's redo stands for (adaptive flushing); batches of 64 pages go sequentially into the doublewrite area (fsync), then each page in place (fsync of the tablespace)",
+    "background flush every second from the replacement end of the pool, as MySQL 5.6's page cleaner decides (buf0flu.cc): io_capacity pages after a second with no transaction or while dirty pages are above max_dirty_pct, otherwise the share of dirty pages the round's redo stands for (adaptive flushing, at most io_capacity); batches of 64 pages go sequentially into the doublewrite area (fsync), then each page in place (fsync of the tablespace)",
     "synchronous checkpoint: when the redo not covered by flushed pages passes 15/16 of log_file, the next transaction's thread flushes every dirty page and the other clients wait for it (log_check_margins)",
     "hybrid memory (hybrid > 0): the pool grows by `hybrid` bytes of flash-backed memory; DRAM (buffer_pool bytes) caches it by clock; touching a buffer page not in DRAM faults it in from the flash and evicting a page that changed writes it back (write-back, as the hybrid-mem preset); both hold the flash for hybrid_busy_us in arrival order (one queue for the card, shared by every client) and a fault completes hybrid_fault_us after its turn",
 ];
@@ -240,6 +240,9 @@ pub(super) struct Inno {
     pub(super) redo_age: u64,
     /// Redo written since the last background round.
     pub(super) redo_round: u64,
+    /// A transaction started since the last background round (the
+    /// server's activity count moved).
+    pub(super) active_round: bool,
     pub(super) io_capacity: u64,
     pub(super) max_dirty: f64,
     pub(super) ckpt_owner: Option<u32>,
@@ -277,6 +280,7 @@ impl Inno {
             log_bytes: ep.log_bytes,
             redo_age: 0,
             redo_round: 0,
+            active_round: false,
             io_capacity: ep.io_capacity,
             max_dirty: ep.max_dirty,
             ckpt_owner: None,
@@ -429,21 +433,37 @@ impl Inno {
         k
     }
 
-    /// The background thread's round: sleep a second, then flush.
+    /// The background thread's round: sleep a second, then flush, as
+    /// MySQL 5.6's page cleaner decides (storage/innobase/buf/buf0flu.cc,
+    /// `buf_flush_page_cleaner_thread` and
+    /// `page_cleaner_flush_pages_if_needed`): a server with no activity
+    /// in the last second (`srv_check_activity`: no transaction moved
+    /// the activity count) flushes `PCT_IO(100)`, io_capacity pages; an
+    /// active one flushes io_capacity pages only while the dirty share
+    /// is above innodb_max_dirty_pages_pct, and otherwise the adaptive
+    /// rate (at most io_capacity) that keeps the checkpoint age steady.
+    /// A busy server below the dirty limit so flushes only what its redo
+    /// rate asks for. MariaDB 10.11's page cleaner (buf0flu.cc) flushes
+    /// at innodb_io_capacity only when `last_activity_count ==
+    /// srv_get_activity_count()` in the same way. (MySQL 5.1/5.5's
+    /// master thread adds PCT_IO(10) every ten seconds, 2 pages a
+    /// second at the default: left out.)
     pub(super) fn background(&mut self) {
         self.steps.push(Step::Sleep(1_000_000_000));
         let dirty = self.pool.dirty_pages();
         let frames = self.pool.frames();
-        let mut n = self.io_capacity.min(dirty);
         let limit = (self.max_dirty * frames as f64) as u64;
-        if dirty > limit {
-            n = n.max(dirty - limit + self.io_capacity.min(limit));
-        }
         // adaptive: the round's redo, as a share of the log's usable
         // space, of the dirty pages
         let usable = self.log_bytes as f64 * 7.0 / 8.0;
         let adaptive = (dirty as f64 * (self.redo_round as f64 / usable)).ceil() as u64;
-        n = n.max(adaptive.min(dirty));
+        let n = if !self.active_round || dirty > limit {
+            self.io_capacity
+        } else {
+            adaptive.min(self.io_capacity)
+        }
+        .min(dirty);
+        self.active_round = false;
         self.redo_round = 0;
         if n > 0 {
             let k = self.flush_dirty(n as usize) as u64;
@@ -516,6 +536,7 @@ impl Inno {
         self.pool.reset_counts();
         self.redo_age = 0;
         self.redo_round = 0;
+        self.active_round = false;
     }
 
     /// What thread `t` does before its next transaction, shared by the
@@ -544,6 +565,7 @@ impl Inno {
             return Some(false);
         }
         *started += 1;
+        self.active_round = true;
         None
     }
 

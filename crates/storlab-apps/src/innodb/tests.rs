@@ -143,3 +143,56 @@ fn a_changed_page_leaving_hybrid_dram_is_written_back_on_the_flash_queue() {
     assert_eq!((wb, faults), (1, 1), "{:?}", e.steps);
     assert_eq!(e.writebacks, before + 1);
 }
+
+/// An engine with a 400-page pool (6.25 MiB), io_capacity 200 and
+/// max_dirty_pct 75, `dirty` pages of it dirty.
+fn cleaner_engine(dirty: u64) -> Inno {
+    let ep = engine_params(&params(
+        &OLTP,
+        &["buffer_pool=6400k", "io_capacity=200", "max_dirty_pct=75"],
+    ))
+    .unwrap();
+    let undo = Table {
+        base: 0,
+        pages: 1,
+        per_page: 1,
+    };
+    let mut e = Inno::new(&ep, &Layouter::flat(1000), undo);
+    for p in 0..dirty {
+        e.touch(p, true, false);
+    }
+    e.steps.clear();
+    e
+}
+
+/// Pages the background round writes.
+fn round_writes(e: &mut Inno) -> u64 {
+    let before = e.flushed;
+    e.background();
+    e.steps.clear();
+    e.flushed - before
+}
+
+#[test]
+fn the_page_cleaner_flushes_io_capacity_only_when_idle_or_above_the_dirty_limit() {
+    // MySQL 5.6's page cleaner (buf0flu.cc): a second with transactions
+    // and dirty pages under the limit flushes the adaptive share of its
+    // redo, not io_capacity; before, every round wrote io_capacity pages
+    // and a busy server's background writes outnumbered its commits
+    let mut busy = cleaner_engine(250);
+    busy.active_round = true;
+    busy.redo_round = 4096;
+    let n = round_writes(&mut busy);
+    assert!(n < 10, "busy, 250 of 400 dirty: {n} pages written");
+    assert!(!busy.active_round, "a round starts inactive");
+    // the same state after a second with no transaction: io_capacity
+    let mut idle = cleaner_engine(250);
+    assert_eq!(round_writes(&mut idle), 200);
+    // busy but above max_dirty_pct (320 of 400 > 75 %): io_capacity
+    let mut over = cleaner_engine(320);
+    over.active_round = true;
+    assert_eq!(round_writes(&mut over), 200);
+    // never more than are dirty
+    let mut few = cleaner_engine(30);
+    assert_eq!(round_writes(&mut few), 30);
+}

@@ -315,7 +315,7 @@ pub fn prepare() -> Prepared {
                 });
             t / n.max(1.0) / 1e6
         };
-        let note_hybrid = format!("hybrid-memory faults and write-backs queue on the flash (one FIFO server, 30 µs a 16 KB page, behind a 103 µs fault), but at {:.0} tx/s the card is far from busy: the hybrid run is bound by the 8 cores like all-DRAM ({:.0}% application CPU), at the CPU per statement carried over from the OLTP calibration (Table V), while the disk RAID run waits on its disks; the study's all-DRAM TPC-C was nearer the disks' rate than this CPU allows (SSDAlloc's own fault path, its 64-byte object accesses, are not modelled). All DRAM against hybrid memory: the study's mechanism, the hybrid run's DRAM misses going to the flash, is in the model ({faults_per_tx:.1} faults a transaction, {:.2} ms of flash wait off the cores) but a transaction's {:.0} ms of latency is mostly its wait for one of the 8 cores, so the faults do not lower the rate: over seeds 1-10 (storlab sim --seed N --device raid-hdd2 --app tpcc --app-set warehouses=133,buffer_pool=1342177280,flush_method=o_direct,transactions=1500 plus hybrid=10737418240 or buffer_pool=12079595520) all DRAM gives 686.7 tx/s on average and hybrid memory 679.7, all DRAM minus hybrid +7.0 tx/s with a standard deviation of 13.3 (all DRAM higher on 8 of the 10 seeds): the order holds on most seeds but by less than the runs' noise. Charging each fault's handling to its core as well would not change that: even at the 13-18 µs this machine's userfaultfd faults add (the hybrid-mem preset's upper bound for SSDAlloc's user-level handler) it is {:.2} ms of the {:.1} ms of CPU a transaction takes with the 8 cores busy, about the noise's standard deviation", h, r[pl_hybrid].app_layer_share("application_cpu") * 100.0, faults_per_tx * 0.103, tx_ms(hj), faults_per_tx * 0.018, 8000.0 / h);
+        let note_hybrid = format!("hybrid-memory faults and write-backs queue on the flash (one FIFO server, 30 µs a 16 KB page, behind a 103 µs fault), but at {:.0} tx/s the card is far from busy: the hybrid run is bound by the 8 cores like all-DRAM ({:.0}% application CPU), at the CPU per statement carried over from the OLTP calibration (Table V), while the disk RAID run waits on its disks; the study's all-DRAM TPC-C was nearer the disks' rate than this CPU allows (SSDAlloc's own fault path, its 64-byte object accesses, are not modelled). All DRAM against hybrid memory: the study's mechanism, the hybrid run's DRAM misses going to the flash, is in the model ({faults_per_tx:.1} faults a transaction, {:.2} ms of flash wait off the cores) but a transaction's {:.0} ms of latency is mostly its wait for one of the 8 cores, so the faults do not lower the rate: over seeds 1-10 (storlab sim --seed N --device raid-hdd2 --app tpcc --app-set warehouses=133,buffer_pool=1342177280,flush_method=o_direct,transactions=1500 plus hybrid=10737418240 or buffer_pool=12079595520) all DRAM gives 700.2 tx/s on average and hybrid memory 704.8, all DRAM minus hybrid -4.6 tx/s with a standard deviation of 16.7 (all DRAM higher on 2 of the 10 seeds; 8 of 10 before the background flush followed MySQL 5.6's page cleaner, which took disk time from both runs' page reads): the two tie within the runs' noise, so which comes out higher on one seed is chance. Charging each fault's handling to its core as well would not change that: even at the 13-18 µs this machine's userfaultfd faults add (the hybrid-mem preset's upper bound for SSDAlloc's user-level handler) it is {:.2} ms of the {:.1} ms of CPU a transaction takes with the 8 cores busy, about the noise's standard deviation", h, r[pl_hybrid].app_layer_share("application_cpu") * 100.0, faults_per_tx * 0.103, tx_ms(hj), faults_per_tx * 0.018, 8000.0 / h);
         rows.push(
             Row::within(
                 format!("Flash placement study, TPC-C with flash as a disk cache (write-through) over the disk RAID (200 GB and 24 GB DRAM scaled 1/{PLACEMENT_DIV})"),
@@ -337,17 +337,20 @@ pub fn prepare() -> Prepared {
             .at(PLACEMENT_TPCC)
             .miss_because("the hybrid run is bound by the 8 cores at the CPU per statement carried over from the OLTP calibration, where the study's was nearer the disks' rate; see note [hybrid].")
         );
-        rows.push(
-            Row::holds(
-                "Flash placement study, TPC-C: all DRAM highest",
-                "all-DRAM above flash as hybrid memory and as a disk cache",
-                format!(
-                    "all DRAM {a:.0} tx/s, hybrid memory {h:.0}, disk cache {c:.0}, disks {d:.0}"
-                ),
-                a > h && a > c,
-            )
-            .at(PLACEMENT_TPCC),
-        );
+        // the order between all DRAM and hybrid memory is the runs' noise
+        // (note [hybrid]): when it comes out the other way, the row says so
+        let order = Row::holds(
+            "Flash placement study, TPC-C: all DRAM highest",
+            "all-DRAM above flash as hybrid memory and as a disk cache",
+            format!("all DRAM {a:.0} tx/s, hybrid memory {h:.0}, disk cache {c:.0}, disks {d:.0}"),
+            a > h && a > c,
+        )
+        .at(PLACEMENT_TPCC);
+        rows.push(if order.pass {
+            order
+        } else {
+            order.miss_because("all DRAM and hybrid memory tie within the runs' noise: both are bound by the 8 cores at the CPU per statement carried over from the OLTP calibration, the hybrid run's flash faults waiting off the cores; see note [hybrid].")
+        });
         Reproduction {
             study: "apps-db".into(),
             title: "Database applications as models: Berkeley DB (HASTE, Moneta), MySQL OLTP and TPC-C (Moneta, NVMM, flash placement), PostgreSQL PTF (Moneta)".into(),

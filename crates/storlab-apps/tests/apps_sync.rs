@@ -49,6 +49,53 @@ fn innodb_commits_force_xfs_log_two_flushes_a_sync() {
     );
 }
 
+/// MariaDB 10.11 (`server=mariadb-10.11`, the real server `storlab app
+/// check sysbench-oltp` runs) syncs with fdatasync, writes its redo log
+/// with O_DIRECT and makes it with posix_fallocate: only a commit whose
+/// write reaches a block not yet written converts an unwritten extent and
+/// forces XFS's log; the others flush the device's cache alone. So there
+/// are fewer journal writes than commits, each one a conversion, and one
+/// flush a commit plus two a forced log. MySQL 5.6's fsync forces the log
+/// at every commit its write changed the timestamps for.
+#[test]
+fn mariadb_commits_force_xfs_log_only_for_a_conversion() {
+    let pairs = "db=64m,buffer_pool=256m,transactions=400,threads=1,flush_method=o_direct";
+    let (app, fs) = run(
+        "raid-disk",
+        "oltp",
+        &format!("{pairs},server=mariadb-10.11"),
+    );
+    let flushes = fs["flushes"].as_f64().expect("flushes");
+    let journal = fs["journal_writes"].as_f64().unwrap();
+    let conversions = fs["conversions"]
+        .as_f64()
+        .expect("the log's conversions are counted");
+    let syncs = app["group_commit"]["log_flushes"].as_f64().unwrap();
+    assert!(syncs > 0.0, "{app}");
+    assert!(
+        journal < 0.95 * syncs && journal > 0.0,
+        "{journal} journal writes for {syncs} log syncs"
+    );
+    assert!(
+        (conversions - journal).abs() <= 0.05 * journal + 2.0,
+        "each forced log carries a conversion: {conversions} conversions, {journal} journal writes"
+    );
+    // a sync that forced the log: two flushes; one that did not: one
+    assert!(
+        flushes < 1.98 * syncs && flushes >= syncs,
+        "{flushes} flushes for {syncs} syncs"
+    );
+    let (_, fs56) = run("raid-disk", "oltp", pairs);
+    assert!(
+        fs56.get("conversions").is_none(),
+        "MySQL 5.6 writes its log out: {fs56}"
+    );
+    assert!(
+        fs56["journal_writes"].as_f64().unwrap() > journal,
+        "fsync forces the log more often: {fs56}"
+    );
+}
+
 /// Berkeley DB's random inserts and deletes of uniformly random keys keep
 /// half the key space stored, so a quarter of the transactions delete a
 /// key that is not there: they log nothing, and a transaction without log

@@ -66,7 +66,7 @@ pub(super) fn statement_us(oltp_cpu_us: f64) -> f64 {
     ((oltp_cpu_us - OLTP_ROWS * ROW_US) / OLTP_STATEMENTS).max(0.0)
 }
 
-pub(super) const INNODB_PARAMS: [ParamDef; 9] = [
+pub(super) const INNODB_PARAMS: [ParamDef; 10] = [
     ParamDef {
         name: "flush_method",
         default: "fdatasync",
@@ -111,6 +111,10 @@ pub(super) const INNODB_PARAMS: [ParamDef; 9] = [
         name: "cpu_us",
         default: "",
         help: "CPU per OLTP transaction, µs (default: the calibrated value; TPC-C derives its per-statement CPU from it)",
+    },    ParamDef {
+        name: "server",
+        default: "mysql-5.6",
+        help: "the server's own file handling: mysql-5.6 (the studies' era: InnoDB syncs its files with fsync(2), os_file_fsync, and writes its redo log files full of zeros when it creates them) or mariadb-10.11 (the real server storlab app runs: os_file_sync_posix syncs with fdatasync(2), os_file_set_size makes the redo log with posix_fallocate, unwritten extents on XFS and ext4, and the log is written with O_DIRECT, innodb_log_file_buffering=OFF; so a commit that writes into a block not yet written converts it and its fdatasync forces the file system's log, and the others only flush the device's cache)",
     },
 ];
 
@@ -141,6 +145,9 @@ pub(super) struct EngineParams {
     pub(super) max_dirty: f64,
     pub(super) cpu_us: f64,
     pub(super) transactions: u64,
+    /// MariaDB 10.11's file handling (`server=mariadb-10.11`): fdatasync,
+    /// a fallocated redo log.
+    pub(super) mariadb: bool,
 }
 
 pub(super) fn engine_params(p: &Params) -> Result<EngineParams, AppError> {
@@ -170,6 +177,7 @@ pub(super) fn engine_params(p: &Params) -> Result<EngineParams, AppError> {
         max_dirty: p.u64("max_dirty_pct", 1, 100)? as f64 / 100.0,
         cpu_us,
         transactions: p.u64("transactions", 1, 1 << 50)?,
+        mariadb: p.choice("server", &["mysql-5.6", "mariadb-10.11"])? == "mariadb-10.11",
     })
 }
 
@@ -230,6 +238,8 @@ pub(super) struct Inno {
     pub(super) fault_ns: u64,
     pub(super) busy_ns: u64,
     pub(super) direct: bool,
+    /// MariaDB 10.11's file handling ([`EngineParams::mariadb`]).
+    pub(super) mariadb: bool,
     pub(super) pages: u64,
     /// (first page, file) of each table's file, in page order.
     pub(super) segs: Vec<(u64, u32)>,
@@ -273,6 +283,7 @@ impl Inno {
             fault_ns: ep.fault_ns,
             busy_ns: ep.busy_ns,
             direct: ep.direct,
+            mariadb: ep.mariadb,
             pages,
             segs: lay.firsts.iter().map(|&f| (f, 0)).collect(),
             dblwr: 0,
@@ -309,18 +320,37 @@ impl Inno {
         }
         // the doublewrite area: 2 x 64 pages in the system tablespace
         self.dblwr = cx.create_file(2 * DBLWR_BATCH as u64 * PAGE, Layout::Allocated)?;
-        let log_file = cx.create_file(self.log_bytes, Layout::Allocated)?;
+        // MySQL 5.x writes its new log files full of zeros; MariaDB
+        // 10.11's os_file_set_size preallocates with posix_fallocate
+        // (unwritten extents where the file system has them)
+        let log_layout = if self.mariadb {
+            Layout::preallocated(cx.host().file_system, false).unwrap_or(Layout::Allocated)
+        } else {
+            Layout::Allocated
+        };
+        let log_file = cx.create_file(self.log_bytes, log_layout)?;
         self.log = cx.log(LogSpec {
             file: log_file,
             size: self.log_bytes,
             block: 512,
-            direct: false,
+            // MySQL 5.x writes its log through the page cache whatever
+            // innodb_flush_method says; MariaDB 10.8 and later open
+            // ib_logfile0 with O_DIRECT on Linux (innodb_log_file_buffering
+            // OFF by default: MDEV-28111, MDEV-28766)
+            direct: self.mariadb,
             // innodb_flush_method's default on Linux syncs with fsync(2)
             // (MySQL 5.x os/os0file.c: os_file_flush -> os_file_fsync ->
             // fsync), not fdatasync: each group commit's write changes the
             // log file's mtime, so on XFS the fsync forces the file
-            // system's log too (host/fs/fsync.rs)
-            sync: LogSync::Fsync,
+            // system's log too (host/fs/fsync.rs). MariaDB 10.11
+            // (os0file.cc, os_file_sync_posix) calls fdatasync, which
+            // forces the log only for a write that converted unwritten
+            // extents
+            sync: if self.mariadb {
+                LogSync::Fdatasync
+            } else {
+                LogSync::Fsync
+            },
             rotate: false,
         });
         Ok(())
@@ -394,6 +424,16 @@ impl Inno {
         REDO_PER_CHANGE
     }
 
+    /// The sync of a data file: fsync(2) (MySQL 5.x), fdatasync(2)
+    /// (MariaDB 10.11).
+    fn sync_io(&self, file: u32) -> FileIo {
+        if self.mariadb {
+            FileIo::fdatasync(file)
+        } else {
+            FileIo::fsync(file)
+        }
+    }
+
     /// Write `pages` through the doublewrite buffer (the caller's steps).
     pub(super) fn flush_batch(&mut self, pages: &[u64]) {
         for chunk in pages.chunks(DBLWR_BATCH) {
@@ -402,7 +442,7 @@ impl Inno {
             let mut w = FileIo::write(self.dblwr, off, chunk.len() as u64 * PAGE);
             w.direct = self.direct;
             self.steps.push(Step::Io(w));
-            self.steps.push(Step::Io(FileIo::fsync(self.dblwr)));
+            self.steps.push(Step::Io(self.sync_io(self.dblwr)));
             let mut files: [u32; DBLWR_BATCH] = [u32::MAX; DBLWR_BATCH];
             let mut nf = 0;
             for &pg in chunk {
@@ -416,7 +456,7 @@ impl Inno {
             self.steps.push(Step::Join);
             // fil_flush of every tablespace written
             for &f in &files[..nf] {
-                self.steps.push(Step::Io(FileIo::fsync(f)));
+                self.steps.push(Step::Io(self.sync_io(f)));
             }
             self.flushed += chunk.len() as u64;
         }
@@ -604,6 +644,7 @@ impl Inno {
             max_dirty: 1.0,
             cpu_us: 0.0,
             transactions: 0,
+            mariadb: false,
         };
         Inno::new(
             &ep,

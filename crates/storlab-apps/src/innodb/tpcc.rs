@@ -32,6 +32,7 @@ const TPCC_PARAMS: &[ParamDef] = &[
     INNODB_PARAMS[4],
     INNODB_PARAMS[5],
     INNODB_PARAMS[6],
+    INNODB_PARAMS[9],
     ParamDef {
         name: "transactions",
         default: "20000",

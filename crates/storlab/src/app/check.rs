@@ -147,7 +147,19 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
             Pairing {
                 model: "oltp",
                 ops: tx_work,
-                pairs: |r, n, _| common(r, n),
+                // the real server's configuration (app/sysbench.rs:
+                // MariaDB 10.11, innodb_flush_method=O_DIRECT, a 256 MB
+                // pool), so that both sides sync, preallocate and buffer
+                // their files alike
+                pairs: |r, n, _| {
+                    let mut v = common(r, n);
+                    v.extend([
+                        "server=mariadb-10.11".to_string(),
+                        "flush_method=o_direct".to_string(),
+                        "buffer_pool=256m".to_string(),
+                    ]);
+                    v
+                },
             },
         ),
         "build" => bail!(

@@ -125,6 +125,25 @@ impl BufferPool {
         }
     }
 
+    /// Mark clean the dirty pages among the next `depth` frames the clock
+    /// hand reaches that it would evict (not referenced): the LRU tail an
+    /// InnoDB page cleaner flushes so that misses find clean victims;
+    /// returns their pages in `out`.
+    pub fn clean_victims(&mut self, depth: usize, out: &mut Vec<u64>) {
+        let len = self.used;
+        for i in 0..depth.min(len) {
+            if self.dirty_count == 0 {
+                break;
+            }
+            let f = (self.hand + i) % len;
+            if self.dirty[f] && !self.referenced[f] {
+                self.dirty[f] = false;
+                self.dirty_count -= 1;
+                out.push(self.page[f]);
+            }
+        }
+    }
+
     /// Forget the hit and miss counts (after warming the pool).
     pub fn reset_counts(&mut self) {
         self.hits = 0;

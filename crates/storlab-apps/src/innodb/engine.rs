@@ -121,7 +121,7 @@ pub(super) const INNODB_PARAMS: [ParamDef; 10] = [
 pub(super) const ENGINE_MODELS: &[&str] = &[
     "InnoDB: 16 KB pages of a tablespace file per table (innodb_file_per_table, MySQL 5.6's default) in a buffer pool (clock replacement); a miss reads the page (buffered pread with flush_method=fdatasync, O_DIRECT with o_direct); a frame whose page is dirty is flushed by the user thread first (doublewrite, then in place)",
     "commit: the transaction's redo (400 bytes per row change, 100 per commit) joins the log buffer; group commit writes and fsyncs the redo log (innodb_flush_log_at_trx_commit=1) before the client goes on; a read-only transaction commits without the log",
-    "background flush every second from the replacement end of the pool, as MySQL 5.6's page cleaner decides (buf0flu.cc): io_capacity pages after a second with no transaction or while dirty pages are above max_dirty_pct, otherwise the share of dirty pages the round's redo stands for (adaptive flushing, at most io_capacity); batches of 64 pages go sequentially into the doublewrite area (fsync), then each page in place (fsync of the tablespace)",
+    "background flush every second, as MySQL 5.6's page cleaner decides (buf0flu.cc): after a second with transactions, the dirty pages among the next victims of the pool's replacement (the LRU tail, innodb_lru_scan_depth 1,024 frames in each of 8 instances, 1 under a 1 GB pool), then io_capacity pages from the replacement end while dirty pages are above max_dirty_pct, otherwise the share of dirty pages the round's redo stands for (adaptive flushing, at most io_capacity); after a second without transactions, io_capacity pages; batches of 64 pages go sequentially into the doublewrite area (fsync), then each page in place (fsync of the tablespace)",
     "synchronous checkpoint: when the redo not covered by flushed pages passes 15/16 of log_file, the next transaction's thread flushes every dirty page and the other clients wait for it (log_check_margins)",
     "hybrid memory (hybrid > 0): the pool grows by `hybrid` bytes of flash-backed memory; DRAM (buffer_pool bytes) caches it by clock; touching a buffer page not in DRAM faults it in from the flash and evicting a page that changed writes it back (write-back, as the hybrid-mem preset); both hold the flash for hybrid_busy_us in arrival order (one queue for the card, shared by every client) and a fault completes hybrid_fault_us after its turn",
 ];
@@ -424,6 +424,20 @@ impl Inno {
         REDO_PER_CHANGE
     }
 
+    /// Frames the page cleaner's LRU flush looks at a second: MySQL
+    /// 5.6's innodb_lru_scan_depth (1,024) in each of the pool's
+    /// instances (innodb_buffer_pool_instances: 8, or 1 for a pool under
+    /// 1 GB); MariaDB 10.5 and later keep one instance and scan 1,536.
+    fn lru_depth(&self) -> usize {
+        if self.mariadb {
+            1536
+        } else if self.pool.frames() * PAGE >= 1 << 30 {
+            8 * 1024
+        } else {
+            1024
+        }
+    }
+
     /// The sync of a data file: fsync(2) (MySQL 5.x), fdatasync(2)
     /// (MariaDB 10.11).
     fn sync_io(&self, file: u32) -> FileIo {
@@ -483,7 +497,9 @@ impl Inno {
     /// is above innodb_max_dirty_pages_pct, and otherwise the adaptive
     /// rate (at most io_capacity) that keeps the checkpoint age steady.
     /// A busy server below the dirty limit so flushes only what its redo
-    /// rate asks for. MariaDB 10.11's page cleaner (buf0flu.cc) flushes
+    /// rate asks for, beside its LRU flush (`page_cleaner_flush_LRU_tail`:
+    /// the dirty pages among the next victims, [`Inno::lru_depth`] frames,
+    /// so that misses find clean frames; it does not move the checkpoint). MariaDB 10.11's page cleaner (buf0flu.cc) flushes
     /// at innodb_io_capacity only when `last_activity_count ==
     /// srv_get_activity_count()` in the same way. (MySQL 5.1/5.5's
     /// master thread adds PCT_IO(10) every ten seconds, 2 pages a
@@ -497,7 +513,8 @@ impl Inno {
         // space, of the dirty pages
         let usable = self.log_bytes as f64 * 7.0 / 8.0;
         let adaptive = (dirty as f64 * (self.redo_round as f64 / usable)).ceil() as u64;
-        let n = if !self.active_round || dirty > limit {
+        let active = self.active_round;
+        let n = if !active || dirty > limit {
             self.io_capacity
         } else {
             adaptive.min(self.io_capacity)
@@ -505,6 +522,15 @@ impl Inno {
         .min(dirty);
         self.active_round = false;
         self.redo_round = 0;
+        if active {
+            // page_cleaner_flush_LRU_tail: the dirty pages among the next
+            // victims, so that the clients' misses find clean frames
+            let mut v = std::mem::take(&mut self.scratch);
+            v.clear();
+            self.pool.clean_victims(self.lru_depth(), &mut v);
+            self.flush_batch(&v);
+            self.scratch = v;
+        }
         if n > 0 {
             let k = self.flush_dirty(n as usize) as u64;
             let left = dirty.saturating_sub(k).max(1);

@@ -196,3 +196,26 @@ fn the_page_cleaner_flushes_io_capacity_only_when_idle_or_above_the_dirty_limit(
     let mut few = cleaner_engine(30);
     assert_eq!(round_writes(&mut few), 30);
 }
+
+#[test]
+fn the_page_cleaner_cleans_the_next_victims_so_misses_find_clean_frames() {
+    // MySQL 5.6's page_cleaner_flush_LRU_tail: a busy second also writes
+    // the dirty pages at the pool's replacement end; without it every
+    // miss of a busy server found a dirty victim and its client flushed
+    // it itself (doublewrite, fsync, write, fsync)
+    let mut e = cleaner_engine(400);
+    // a miss sweeps the clock once (every page was referenced), evicting
+    // frame 0's dirty page; the other 399 are now the next victims
+    e.touch(500, false, false);
+    assert_eq!(e.single_flushes, 1);
+    e.steps.clear();
+    e.active_round = true;
+    let n = round_writes(&mut e);
+    assert!(n >= 399, "{n} pages written");
+    e.touch(501, false, false);
+    assert_eq!(e.single_flushes, 1, "the next miss finds a clean victim");
+    // a referenced (recently used) dirty page is not a next victim
+    let mut hot = cleaner_engine(250);
+    hot.active_round = true;
+    assert!(round_writes(&mut hot) < 10);
+}

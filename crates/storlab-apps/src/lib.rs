@@ -43,6 +43,7 @@ pub mod memcached;
 pub mod mongo;
 pub mod paging;
 pub mod postgres;
+pub mod sqlite;
 
 pub use driver::AppRun;
 pub use error::AppError;

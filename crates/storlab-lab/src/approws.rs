@@ -28,6 +28,7 @@ pub const NAMES: &[(&str, &[&str])] = &[
     ("tpcc", &["TPC-C"]),
     ("ptfdb", &["PTFDB"]),
     ("bionet", &["BiologicalNetworks", "BioNet"]),
+    ("sqlite", &["SQLite"]),
     ("postmark", &["Postmark"]),
     ("build", &["Build"]),
     ("patch", &["Patch"]),

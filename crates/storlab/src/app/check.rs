@@ -162,10 +162,20 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                 },
             },
         ),
+        "sqlite" => (
+            "sqlite",
+            Pairing {
+                model: "sqlite",
+                ops: tx_work,
+                pairs: |r, n, _| {
+                    vec![format!("scale={}", r.scale), format!("transactions={n}")]
+                },
+            },
+        ),
         "build" => bail!(
             "build: the real program builds Brotli's C sources, the model (`storlab apps show build`) a Linux kernel: not the same work, so no per-operation comparison"
         ),
-        "sqlite" | "rocksdb" | "pgbench" => bail!(
+        "rocksdb" | "pgbench" => bail!(
             "{name}: the simulator has no model of it (`storlab apps` lists the models)"
         ),
         _ => {
@@ -522,7 +532,8 @@ mod tests {
     fn only_programs_with_a_like_model_pair() {
         assert_eq!(pairing("oltp").unwrap().1.model, "oltp");
         assert!(pairing("build").is_err());
-        assert!(pairing("sqlite")
+        assert_eq!(pairing("sqlite").unwrap().1.model, "sqlite");
+        assert!(pairing("rocksdb")
             .unwrap_err()
             .to_string()
             .contains("no model"));

@@ -163,23 +163,27 @@ impl Model for Sqlite {
         // the pages this insert changes, and those of them the journal
         // keeps (pages that existed when the transaction began)
         let new_leaf = self.in_leaf == ROWS_PER_LEAF;
-        let (journaled, written): (Vec<u64>, Vec<u64>) = if new_leaf {
+        // page 1 (0), then the interior page and the new leaf, or the
+        // leaf: in page order
+        let (changed, written) = if new_leaf {
             self.leaf = self.pages;
             self.pages += 1;
             self.in_leaf = 1;
             self.new_leaves += 1;
-            (vec![0, self.parent], vec![0, self.parent, self.leaf])
+            ([0, self.parent, self.leaf], 3)
         } else {
             self.in_leaf += 1;
-            (vec![0, self.leaf], vec![0, self.leaf])
+            ([0, self.leaf, 0], 2)
         };
+        // the first two existed when the transaction began
+        let journaled = 2;
         self.rows += 1;
         // the rollback journal: created, header, the original pages
         let j = cx.create_file(JOURNAL_ROOM, Layout::Empty)?;
         cx.push(Step::Io(FileIo::create(j, 0)));
         cx.push(Step::Io(FileIo::write(j, 0, JOURNAL_HEADER)));
-        for (k, _) in journaled.iter().enumerate() {
-            let off = JOURNAL_HEADER + k as u64 * JOURNAL_RECORD;
+        for k in 0..journaled {
+            let off = JOURNAL_HEADER + k * JOURNAL_RECORD;
             cx.push(Step::Io(FileIo::write(j, off, JOURNAL_RECORD)));
         }
         // syncJournal: sync (and the new journal's directory: its entry
@@ -191,7 +195,7 @@ impl Model for Sqlite {
         cx.push(Step::Io(FileIo::write(j, 0, NREC_BYTES)));
         cx.push(Step::Io(FileIo::fdatasync(j)));
         // the database's pages, in page order, then its sync
-        for &pg in &written {
+        for &pg in &changed[..written] {
             cx.push(Step::Io(FileIo::write(self.db, pg * PAGE, PAGE)));
         }
         cx.push(Step::Io(FileIo::fdatasync(self.db)));

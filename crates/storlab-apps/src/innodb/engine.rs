@@ -478,9 +478,14 @@ impl Inno {
 
     /// Flush up to `n` dirty pages from the replacement end.
     pub(super) fn flush_dirty(&mut self, n: usize) -> usize {
+        self.flush_picked(|pool, v| pool.clean(n, v))
+    }
+
+    /// Flush the dirty pages `pick` marks clean in the pool; how many.
+    fn flush_picked(&mut self, pick: impl FnOnce(&mut BufferPool, &mut Vec<u64>)) -> usize {
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        self.pool.clean(n, &mut v);
+        pick(&mut self.pool, &mut v);
         self.flush_batch(&v);
         let k = v.len();
         self.scratch = v;
@@ -525,11 +530,8 @@ impl Inno {
         if active {
             // page_cleaner_flush_LRU_tail: the dirty pages among the next
             // victims, so that the clients' misses find clean frames
-            let mut v = std::mem::take(&mut self.scratch);
-            v.clear();
-            self.pool.clean_victims(self.lru_depth(), &mut v);
-            self.flush_batch(&v);
-            self.scratch = v;
+            let depth = self.lru_depth();
+            self.flush_picked(|pool, v| pool.clean_victims(depth, v));
         }
         if n > 0 {
             let k = self.flush_dirty(n as usize) as u64;

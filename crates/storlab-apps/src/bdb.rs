@@ -319,6 +319,7 @@ impl Model for Bdb {
             // every sync still forces XFS's log for the new size
             sync: LogSync::Fdatasync,
             rotate: true,
+            rewrite_last_block: false,
         });
         // warm: the pool full of uniformly chosen leaves (bucket pages),
         // dirty, and the hot internal pages resident and clean. Every

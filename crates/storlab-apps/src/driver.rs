@@ -496,11 +496,22 @@ impl AppRun {
         self.flushes += 1;
         let lg = &mut self.logs[log as usize];
         lg.flushing = true;
-        let len = lg.pending.max(1).div_ceil(lg.spec.block) * lg.spec.block;
+        let block = lg.spec.block;
+        let pending = lg.pending.max(1);
         lg.pending = 0;
+        // the write: a new block from the tail on, or from the start of
+        // the block the last write ended in
+        let start = if lg.spec.rewrite_last_block {
+            lg.tail / block * block
+        } else {
+            lg.tail
+        };
+        let carried = lg.tail - start;
+        let len = (carried + pending).div_ceil(block) * block;
         let len = len.min(lg.spec.size);
-        if lg.tail + len > lg.spec.size {
-            lg.tail = 0;
+        let mut offset = start;
+        if start + len > lg.spec.size {
+            offset = 0;
             if lg.spec.rotate {
                 let fs = cx.fs().expect("applications run on a file system");
                 // no room for a new segment: reuse the last one
@@ -509,9 +520,14 @@ impl AppRun {
                 }
             }
         }
+        // the records end `carried + pending` bytes into the write; a log
+        // without rewriting moves on by whole blocks
+        lg.tail = if lg.spec.rewrite_last_block {
+            offset + carried + pending
+        } else {
+            offset + len
+        };
         let s = lg.spec;
-        let offset = lg.tail;
-        lg.tail += len;
         let upto = lg.next_seq;
         let mut w = FileIo::write(s.file, offset, len).direct(s.direct);
         w.fua = s.sync == LogSync::Dsync;

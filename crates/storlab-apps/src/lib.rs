@@ -42,6 +42,7 @@ pub mod innodb;
 pub mod memcached;
 pub mod mongo;
 pub mod paging;
+pub mod pgbench;
 pub mod postgres;
 pub mod sqlite;
 

@@ -216,6 +216,14 @@ pub struct LogSpec {
     /// its writes allocate and extend it, as Berkeley DB's and
     /// PostgreSQL's log segments are created) instead of wrapping round.
     pub rotate: bool,
+    /// Each flush writes from the start of the block the previous one
+    /// ended in (that block's records again, and the new ones), and the
+    /// log advances by the bytes appended, not by whole blocks: a log
+    /// whose partly filled last block is rewritten until it is full
+    /// (PostgreSQL's XLogWrite writes whole WAL pages from the page its
+    /// last write ended in, xlog.c). `false`: every flush starts a new
+    /// block.
+    pub rewrite_last_block: bool,
 }
 
 /// What a model sees when it sets up its files.
@@ -271,6 +279,12 @@ impl SetupCx<'_> {
     /// ([`FileLayer::dirty_to_background`]). Returns the pages dirtied.
     pub fn dirty_to_background(&mut self, file: u32, pages: impl IntoIterator<Item = u64>) -> u64 {
         self.fs.dirty_to_background(file, pages)
+    }
+    /// Start the page cache holding `file`'s first `bytes` clean (a
+    /// database loaded through the page cache before the run:
+    /// [`FileLayer::cache_clean`]).
+    pub fn cache_clean(&mut self, file: u32, bytes: u64) {
+        self.fs.cache_clean(file, 0, bytes.div_ceil(PAGE));
     }
     /// Register a group-commit log.
     pub fn log(&mut self, spec: LogSpec) -> u32 {

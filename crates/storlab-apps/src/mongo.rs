@@ -600,6 +600,7 @@ impl Model for Mongo {
                 direct,
                 sync,
                 rotate: false,
+                rewrite_last_block: false,
             });
         }
         Ok(())

@@ -24,7 +24,7 @@ use crate::kit::BufferPool;
 use crate::model::{FileIo, MetricKind, Model, PlanCx, SetupCx, Step};
 
 /// PostgreSQL's block size (`BLCKSZ`, 8 KiB).
-const PAGE: u64 = 8 << 10;
+pub(crate) const PAGE: u64 = 8 << 10;
 /// Heap page fill (the default fillfactor 100 less the page header and
 /// line pointers: ESTIMATE 0.9 of the page holds tuples).
 const HEAP_FILL: f64 = 0.9;

@@ -7,7 +7,7 @@
 
 use crate::error::AppError;
 use crate::info::{AppInfo, AppKind, Params, COMMON_PARAMS};
-use crate::{bdb, filebench, files, innodb, memcached, mongo, paging, postgres, sqlite};
+use crate::{bdb, filebench, files, innodb, memcached, mongo, paging, pgbench, postgres, sqlite};
 
 /// Every application model, in the order `storlab apps` lists them.
 pub fn all() -> Vec<&'static AppInfo> {
@@ -17,6 +17,7 @@ pub fn all() -> Vec<&'static AppInfo> {
     v.extend(memcached::APPS);
     v.extend(innodb::APPS);
     v.extend(postgres::APPS);
+    v.extend(pgbench::APPS);
     v.extend(sqlite::APPS);
     v.extend(files::APPS);
     v.extend(filebench::APPS);

@@ -29,6 +29,7 @@ pub const NAMES: &[(&str, &[&str])] = &[
     ("ptfdb", &["PTFDB"]),
     ("bionet", &["BiologicalNetworks", "BioNet"]),
     ("sqlite", &["SQLite"]),
+    ("pgbench", &["pgbench"]),
     ("postmark", &["Postmark"]),
     ("build", &["Build"]),
     ("patch", &["Patch"]),

@@ -352,6 +352,7 @@ impl Inno {
                 LogSync::Fsync
             },
             rotate: false,
+            rewrite_last_block: false,
         });
         Ok(())
     }

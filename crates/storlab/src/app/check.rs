@@ -175,7 +175,18 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
         "build" => bail!(
             "build: the real program builds Brotli's C sources, the model (`storlab apps show build`) a Linux kernel: not the same work, so no per-operation comparison"
         ),
-        "rocksdb" | "pgbench" => bail!(
+        "pgbench" => (
+            "pgbench",
+            Pairing {
+                model: "pgbench",
+                ops: tx_work,
+                // the real cluster runs PostgreSQL's defaults, as the
+                // model's do (shared_buffers 128 MB, checkpoints every
+                // 5 min)
+                pairs: |r, n, _| common(r, n),
+            },
+        ),
+        "rocksdb" => bail!(
             "{name}: the simulator has no model of it (`storlab apps` lists the models)"
         ),
         _ => {

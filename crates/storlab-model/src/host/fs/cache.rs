@@ -212,6 +212,23 @@ impl FileLayer {
         self.dirty_pages - before
     }
 
+    /// Start the page cache holding pages `a..b` of `file` clean, as a
+    /// program that wrote (or read) them before the run and saw them
+    /// written back leaves them (a database loaded through the page
+    /// cache); the cache's size still bounds what stays (the first
+    /// pages are evicted first). Nothing on a file system with no page
+    /// cache (PMFS) or whose memory is the store (tmpfs).
+    pub fn cache_clean(&mut self, file: u32, a: u64, b: u64) {
+        if !self.be.page_cache || self.be.memory_store || !self.files[file as usize].live {
+            return;
+        }
+        self.ensure_pages(file);
+        let b = b.min(self.files[file as usize].pages.len() as u64);
+        if a < b {
+            self.insert_pages(file, a, b, P_CLEAN);
+        }
+    }
+
     fn dirty_limit(&self) -> u64 {
         self.cache_pages * self.cfg.dirty_ratio_pct as u64 / 100
     }

@@ -318,7 +318,7 @@ impl Model for Bdb {
             // HAVE_FDATASYNC, else fsync): each segment is appended, so
             // every sync still forces XFS's log for the new size
             sync: LogSync::Fdatasync,
-            rotate: true,
+            rotate: Some(Layout::Empty),
             rewrite_last_block: false,
         });
         // warm: the pool full of uniformly chosen leaves (bucket pages),

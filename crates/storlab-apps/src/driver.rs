@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 use storlab_model::breakdown::{Breakdown, Component, COMPONENTS};
-use storlab_model::host::fs::{FileLayer, FileReq, Layout};
+use storlab_model::host::fs::{FileLayer, FileReq};
 use storlab_model::host::{HostConfig, HostIo, IoDone};
 use storlab_model::Nanos;
 use storlab_pmem::model::NvmmParams;
@@ -512,10 +512,10 @@ impl AppRun {
         let mut offset = start;
         if start + len > lg.spec.size {
             offset = 0;
-            if lg.spec.rotate {
+            if let Some(layout) = lg.spec.rotate {
                 let fs = cx.fs().expect("applications run on a file system");
                 // no room for a new segment: reuse the last one
-                if let Ok(f) = fs.create_file(lg.spec.size, Layout::Empty) {
+                if let Ok(f) = fs.create_file(lg.spec.size, layout) {
                     lg.spec.file = f;
                 }
             }

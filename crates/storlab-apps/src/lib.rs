@@ -44,6 +44,7 @@ pub mod mongo;
 pub mod paging;
 pub mod pgbench;
 pub mod postgres;
+pub mod rocksdb;
 pub mod sqlite;
 
 pub use driver::AppRun;

@@ -212,10 +212,12 @@ pub struct LogSpec {
     pub direct: bool,
     /// How writes become durable.
     pub sync: LogSync,
-    /// At the end of the file, start a new one of the same size (empty:
-    /// its writes allocate and extend it, as Berkeley DB's and
-    /// PostgreSQL's log segments are created) instead of wrapping round.
-    pub rotate: bool,
+    /// At the end of the file, start a new one of the same size laid
+    /// out as this says (Berkeley DB's log segments are created empty:
+    /// [`Layout::Empty`], writes allocate and extend them; RocksDB's WAL
+    /// files are preallocated with FALLOC_FL_KEEP_SIZE) instead of
+    /// wrapping round (`None`).
+    pub rotate: Option<Layout>,
     /// Each flush writes from the start of the block the previous one
     /// ended in (that block's records again, and the new ones), and the
     /// log advances by the bytes appended, not by whole blocks: a log

@@ -599,7 +599,7 @@ impl Model for Mongo {
                 block: JOURNAL_ALIGN,
                 direct,
                 sync,
-                rotate: false,
+                rotate: None,
                 rewrite_last_block: false,
             });
         }

@@ -510,7 +510,7 @@ impl Model for Pgbench {
             block: PAGE,
             direct: false,
             sync: LogSync::Fdatasync,
-            rotate: false,
+            rotate: None,
             rewrite_last_block: true,
         });
         // a running server's pool: random heap pages, the index's

@@ -7,7 +7,9 @@
 
 use crate::error::AppError;
 use crate::info::{AppInfo, AppKind, Params, COMMON_PARAMS};
-use crate::{bdb, filebench, files, innodb, memcached, mongo, paging, pgbench, postgres, sqlite};
+use crate::{
+    bdb, filebench, files, innodb, memcached, mongo, paging, pgbench, postgres, rocksdb, sqlite,
+};
 
 /// Every application model, in the order `storlab apps` lists them.
 pub fn all() -> Vec<&'static AppInfo> {
@@ -18,6 +20,7 @@ pub fn all() -> Vec<&'static AppInfo> {
     v.extend(innodb::APPS);
     v.extend(postgres::APPS);
     v.extend(pgbench::APPS);
+    v.extend(rocksdb::APPS);
     v.extend(sqlite::APPS);
     v.extend(files::APPS);
     v.extend(filebench::APPS);

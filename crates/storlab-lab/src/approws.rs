@@ -30,6 +30,7 @@ pub const NAMES: &[(&str, &[&str])] = &[
     ("bionet", &["BiologicalNetworks", "BioNet"]),
     ("sqlite", &["SQLite"]),
     ("pgbench", &["pgbench"]),
+    ("rocksdb", &["RocksDB"]),
     ("postmark", &["Postmark"]),
     ("build", &["Build"]),
     ("patch", &["Patch"]),

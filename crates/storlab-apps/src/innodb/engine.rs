@@ -351,7 +351,7 @@ impl Inno {
             } else {
                 LogSync::Fsync
             },
-            rotate: false,
+            rotate: None,
             rewrite_last_block: false,
         });
         Ok(())

@@ -70,6 +70,32 @@ struct Log {
 }
 
 impl Log {
+    /// The next flush's write of everything pending, `(offset, len,
+    /// wrapped)`: a new block from the tail on, or from the start of the
+    /// block the last write ended in ([`LogSpec::rewrite_last_block`]),
+    /// whole blocks, at the file's start again when it would pass the
+    /// end; the tail moves past the records (or the blocks).
+    fn place_write(&mut self) -> (u64, u64, bool) {
+        let block = self.spec.block;
+        let pending = self.pending.max(1);
+        self.pending = 0;
+        let start = if self.spec.rewrite_last_block {
+            self.tail / block * block
+        } else {
+            self.tail
+        };
+        let carried = self.tail - start;
+        let len = ((carried + pending).div_ceil(block) * block).min(self.spec.size);
+        let wrapped = start + len > self.spec.size;
+        let offset = if wrapped { 0 } else { start };
+        self.tail = if self.spec.rewrite_last_block {
+            offset + carried + pending
+        } else {
+            offset + len
+        };
+        (offset, len, wrapped)
+    }
+
     fn new(spec: LogSpec) -> Self {
         Log {
             spec,
@@ -496,22 +522,8 @@ impl AppRun {
         self.flushes += 1;
         let lg = &mut self.logs[log as usize];
         lg.flushing = true;
-        let block = lg.spec.block;
-        let pending = lg.pending.max(1);
-        lg.pending = 0;
-        // the write: a new block from the tail on, or from the start of
-        // the block the last write ended in
-        let start = if lg.spec.rewrite_last_block {
-            lg.tail / block * block
-        } else {
-            lg.tail
-        };
-        let carried = lg.tail - start;
-        let len = (carried + pending).div_ceil(block) * block;
-        let len = len.min(lg.spec.size);
-        let mut offset = start;
-        if start + len > lg.spec.size {
-            offset = 0;
+        let (offset, len, wrapped) = lg.place_write();
+        if wrapped {
             if let Some(layout) = lg.spec.rotate {
                 let fs = cx.fs().expect("applications run on a file system");
                 // no room for a new segment: reuse the last one
@@ -520,13 +532,6 @@ impl AppRun {
                 }
             }
         }
-        // the records end `carried + pending` bytes into the write; a log
-        // without rewriting moves on by whole blocks
-        lg.tail = if lg.spec.rewrite_last_block {
-            offset + carried + pending
-        } else {
-            offset + len
-        };
         let s = lg.spec;
         let upto = lg.next_seq;
         let mut w = FileIo::write(s.file, offset, len).direct(s.direct);
@@ -715,5 +720,59 @@ impl AppDriver for AppRun {
         }
         s.app = Some(app);
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::LogSync;
+
+    fn log(rewrite: bool) -> Log {
+        Log::new(LogSpec {
+            file: 0,
+            size: 64 << 10,
+            block: 8192,
+            direct: false,
+            sync: LogSync::Fdatasync,
+            rotate: None,
+            rewrite_last_block: rewrite,
+        })
+    }
+
+    #[test]
+    fn a_log_that_rewrites_its_last_block_writes_it_again_until_full() {
+        // PostgreSQL: 500-byte commits rewrite the WAL page they end in
+        let mut l = log(true);
+        let mut writes = Vec::new();
+        for _ in 0..20 {
+            l.pending = 500;
+            writes.push(l.place_write());
+        }
+        // the first 16 commits (8,000 bytes) stay in page 0
+        assert!(
+            writes[..16].iter().all(|w| *w == (0, 8192, false)),
+            "{writes:?}"
+        );
+        // the 17th crosses into page 1: pages 0 and 1 in one write
+        assert_eq!(writes[16], (0, 16384, false));
+        assert_eq!(writes[17], (8192, 8192, false));
+        // a log that does not rewrite moves on by whole blocks
+        let mut l = log(false);
+        l.pending = 500;
+        assert_eq!(l.place_write(), (0, 8192, false));
+        l.pending = 500;
+        assert_eq!(l.place_write(), (8192, 8192, false));
+    }
+
+    #[test]
+    fn a_log_starts_its_file_again_at_the_end() {
+        let mut l = log(true);
+        l.tail = (64 << 10) - 100;
+        l.pending = 500;
+        // the last page's 8,092 bytes and the 500 new ones, two pages
+        // that would pass the end: written at the start instead
+        assert_eq!(l.place_write(), (0, 16384, true));
+        assert_eq!(l.tail, 8092 + 500);
     }
 }

@@ -159,17 +159,17 @@ pub fn simulate_with(
     let fs_kind = cfg.host.file_system;
     // with a file system, one more host thread issues its own IOs (log,
     // writeback, metadata)
-    let mut layer = (fs_kind != FileSystem::None).then(|| {
-        FileLayer::new(
-            fs_kind,
-            cfg.fs.clone().unwrap_or_default(),
-            capacity,
-            threads,
-        )
-    });
+    let fs_cfg = cfg.fs.clone().unwrap_or_default();
+    // the file system's own size: the device's first `size_bytes`
+    let fs_capacity = match fs_cfg.size_bytes {
+        0 => capacity,
+        n => n.min(capacity),
+    };
+    let mut layer = (fs_kind != FileSystem::None)
+        .then(|| FileLayer::new(fs_kind, fs_cfg, fs_capacity, threads));
     let mut targets = Vec::new();
     if let Some(layer) = &mut layer {
-        targets = lay_out_files(layer, jobs, capacity)?;
+        targets = lay_out_files(layer, jobs, fs_capacity)?;
     }
     // the applications' files, after the fio jobs' (threads after theirs)
     let mut runs: Vec<Option<Box<dyn AppDriver>>> = Vec::new();
@@ -186,7 +186,7 @@ pub fn simulate_with(
             .set_up(AppSetup {
                 fs: layer,
                 host: &cfg.host,
-                capacity,
+                capacity: fs_capacity,
                 nvmm: cfg
                     .nvmm
                     .as_ref()

@@ -13,6 +13,12 @@ use super::state::{
     bit, ChildKind, Stage, FS_TOKEN, NONE, P_ABSENT, P_CLEAN, P_DIRTY, P_WRITEBACK,
 };
 
+/// Log bytes of a transaction that logs only an inode's core (XFS: the
+/// inode log format item, 56 bytes, and the logged dinode, 176 bytes, with
+/// their operation headers; ext4's journal logs the inode's block, which
+/// its commit block rounds up anyway): 256.
+const INODE_CORE_LOG_BYTES: u64 = 256;
+
 impl FileLayer {
     fn ensure_pages(&mut self, file: u32) {
         let f = &mut self.files[file as usize];
@@ -68,6 +74,9 @@ impl FileLayer {
                     self.flusher(now, host, cx);
                     return;
                 }
+                // a write past the end extends the file's size in memory
+                let f = &mut self.files[req.file as usize];
+                f.eof = f.eof.max((req.offset + req.len).min(f.size));
                 self.write_pages(req.file, a, b);
                 self.flusher(now, host, cx);
             }
@@ -400,6 +409,23 @@ impl FileLayer {
                 self.counters.conversions += 1;
                 self.log_pending += self.cfg.log_bytes_per_convert();
                 self.pin_core(fi as u32);
+            } else if (first + n) * PAGE > self.files[fi].disk_eof
+                && self.files[fi].disk_eof < self.files[fi].eof
+            {
+                // an IO past the on-disk size: its completion records the
+                // new size in a transaction that logs the inode core
+                // (XFS `xfs_end_ioend` -> `xfs_setfilesize` for an
+                // append ioend; ext4 journals `i_disksize` as its
+                // writeback maps the pages), so fdatasync must force it
+                // (the size is not a timestamp)
+                self.counters.size_updates += 1;
+                self.log_pending += INODE_CORE_LOG_BYTES;
+                self.pin_core(fi as u32);
+            }
+            {
+                // whatever logged it, the on-disk size now covers the IO
+                let f = &mut self.files[fi];
+                f.disk_eof = f.disk_eof.max(((first + n) * PAGE).min(f.eof));
             }
             self.wb_inflight += 1;
             self.files[fi].wb_inflight += 1;

@@ -84,6 +84,17 @@ pub struct FsConfig {
     /// pages cost nothing per byte (the default: no preset of a block
     /// device sets it).
     pub memory_copy_ns_per_kib: Rw,
+    /// Bytes of the device the file system is made on, from its start
+    /// (mkfs on a partition, or on an export of that size as `storlab
+    /// app check` gives its real programs): files, the log and the
+    /// allocation groups lie within them. 0 (the default): the whole
+    /// device.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub size_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Default for FsConfig {
@@ -149,6 +160,7 @@ impl Default for FsConfig {
             // not modelled unless a preset sets it (the memory presets
             // derive it from their latency)
             memory_copy_ns_per_kib: Rw { read: 0, write: 0 },
+            size_bytes: 0,
         }
     }
 }

@@ -176,6 +176,11 @@ impl FileLayer {
             } else {
                 size
             },
+            disk_eof: if layout == Layout::Empty || keep_size {
+                0
+            } else {
+                size
+            },
             lock: RwLock::default(),
             alloc_free_at: 0,
             pins: Default::default(),

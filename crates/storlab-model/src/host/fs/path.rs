@@ -356,6 +356,8 @@ impl FileLayer {
             set_bit(&mut f.alloc, blk);
         }
         f.eof = f.eof.max((offset + len).min(f.size));
+        // the allocation's transaction records the size too
+        f.disk_eof = f.disk_eof.max(f.eof);
     }
 
     /// Parent `i` holds what lock it needs.

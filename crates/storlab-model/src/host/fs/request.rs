@@ -121,6 +121,13 @@ pub struct FsCounters {
     /// as for every file without unwritten extents.
     #[serde(skip_serializing_if = "is_zero")]
     pub conversions: u64,
+    /// Writeback IOs past the size the file system had recorded on
+    /// disk, with nothing allocated or converted: the on-disk size moves
+    /// in a logged transaction of its own (XFS's `xfs_setfilesize` at
+    /// the IO's completion, ext4's `i_disksize`). Left out of the report
+    /// when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub size_updates: u64,
     /// Reads answered with zeros without device IO: every block they
     /// (or their read-ahead window) covered was unwritten. Left out of
     /// the report when 0.

@@ -87,6 +87,9 @@ pub(super) struct File {
     pub(super) unwritten_left: u64,
     /// Largest byte written + 1 (the file's size as writes extend it).
     pub(super) eof: u64,
+    /// The size recorded on disk: it follows `eof` when writeback of
+    /// the pages beyond it completes.
+    pub(super) disk_eof: u64,
     pub(super) lock: RwLock,
     /// The inode's allocation section is busy until then.
     pub(super) alloc_free_at: Nanos,

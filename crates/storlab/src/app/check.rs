@@ -265,6 +265,9 @@ fn model_per_op(o: &RunOpts, device: &str, model: &str, pairs: &[String]) -> any
     // the real program's file system is made on an export of --size
     // bytes, the device's first: so is the model's
     set.push(format!("fs.size_bytes={}", o.size));
+    // and it is this host's XFS, which logs with delayed logging (Linux
+    // 2.6.39 and later), not the studies' 2.6 XFS the model defaults to
+    set.push("fs.delayed_logging=true".to_string());
     let (resolved, cfg) = storlab_model::SystemConfig::load(&store, device, &set)
         .with_context(|| format!("device '{device}'"))?;
     let jobs = storlab_workload::fio::parse_cli_args(&storlab_apps::job_args(model, pairs))?;

@@ -64,7 +64,12 @@ impl FileLayer {
     /// A layer for file system `kind` on a device of `capacity` bytes; its
     /// own IOs are issued as host thread `kthread`.
     pub fn new(kind: FileSystem, cfg: FsConfig, capacity: u64, kthread: u32) -> Self {
-        let be = Behaviour::of(kind);
+        let mut be = Behaviour::of(kind);
+        if cfg.delayed_logging && kind == FileSystem::Xfs {
+            // the CIL replaces the in-core log buffers' write-as-full
+            // and relogging (FsConfig::delayed_logging)
+            be.iclogs = false;
+        }
         // the log at the start of the middle allocation group; files take
         // the space before and after it (space.rs)
         let (log_base, free) = Self::mkfs(&be, capacity, cfg.log_region_bytes);

@@ -5,7 +5,7 @@
 
 use crate::breakdown::{Breakdown, Component};
 use crate::device::{Nanos, Op};
-use crate::host::config::{CompletionMode, HostConfig, Scheduler};
+use crate::host::config::{CompletionMode, FileSystem, HostConfig, Scheduler};
 use crate::host::io::{HostCx, HostIo};
 use crate::host::stack::Host;
 
@@ -567,6 +567,15 @@ impl FileLayer {
     /// `fs.log_barrier` each is a barrier: a device flush, then the
     /// buffer written with force unit access.
     pub(super) fn flush_log_buffers(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        // with delayed logging nothing is written until the committed
+        // items pass an eighth of the log (XLOG_CIL_SPACE_LIMIT); then
+        // the push writes them all, a log buffer at a time
+        if self.cfg.delayed_logging
+            && self.kind == FileSystem::Xfs
+            && self.log_pending < self.cfg.log_region_bytes / 8
+        {
+            return;
+        }
         while self.be.block_device && self.log_pending >= self.cfg.log_buffer_bytes {
             if self.be.iclogs && self.log_inflight >= self.cfg.log_buffers {
                 return;

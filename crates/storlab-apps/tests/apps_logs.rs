@@ -4,28 +4,18 @@
 //! RocksDB's synced puts force the file system's log for their WAL's new
 //! size, and its memtables become L0 tables that compaction merges.
 
+mod common;
+
 use serde_json::Value;
-use storlab_apps::{job_args, simulate};
-use storlab_model::config::PresetStore;
-use storlab_model::SystemConfig;
 
 /// The job's `app`, `fs` and device-request objects for `name` with
 /// `pairs` on `device`.
 fn run(device: &str, name: &str, pairs: &str) -> (Value, Value, Value) {
-    let (resolved, cfg) =
-        SystemConfig::load(&PresetStore::default(), device, &[]).expect("preset loads");
-    let jobs = storlab_workload::fio::parse_cli_args(&job_args(name, &[pairs.to_string()]))
-        .expect("job args parse");
-    let r = simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {}).expect("runs");
-    let j = r
-        .jobs
-        .iter()
-        .find(|j| j.app.is_some())
-        .expect("the app's job");
+    let j = common::app_job(device, name, pairs);
     (
-        j.app.clone().unwrap(),
-        j.storlab["fs"].clone(),
-        j.storlab["host_software"]["device_requests"].clone(),
+        j["app"].clone(),
+        j["storlab"]["fs"].clone(),
+        j["storlab"]["host_software"]["device_requests"].clone(),
     )
 }
 

@@ -5,24 +5,14 @@
 //! flushes a commit, as `storlab app run sysbench-oltp` counts on the real
 //! server (docs/apps.md). A sync with nothing to force would be one.
 
+mod common;
+
 use serde_json::Value;
-use storlab_apps::{job_args, simulate};
-use storlab_model::config::PresetStore;
-use storlab_model::SystemConfig;
 
 /// The job's `app` and `fs` objects for `name` with `pairs` on `device`.
 fn run(device: &str, name: &str, pairs: &str) -> (Value, Value) {
-    let (resolved, cfg) =
-        SystemConfig::load(&PresetStore::default(), device, &[]).expect("preset loads");
-    let jobs = storlab_workload::fio::parse_cli_args(&job_args(name, &[pairs.to_string()]))
-        .expect("job args parse");
-    let r = simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {}).expect("runs");
-    let j = r
-        .jobs
-        .iter()
-        .find(|j| j.app.is_some())
-        .expect("the app's job");
-    (j.app.clone().unwrap(), j.storlab["fs"].clone())
+    let j = common::app_job(device, name, pairs);
+    (j["app"].clone(), j["storlab"]["fs"].clone())
 }
 
 #[test]

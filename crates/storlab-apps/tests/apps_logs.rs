@@ -143,3 +143,43 @@ fn rocksdb_memtables_flush_to_l0_and_compact_into_l1() {
         "{dev}"
     );
 }
+
+#[test]
+fn delayed_logging_writes_the_log_only_when_forced_or_full() {
+    // buffered Postmark syncs nothing: the studies' 2.6 XFS writes each
+    // in-core log buffer as it fills, with a flush; with delayed logging
+    // (Linux 2.6.39 and later) the committed items stay in memory
+    let pairs = "scale=0.002";
+    let old = common::app_job("raid-disk", "postmark", pairs);
+    let new = common::app_job_set("raid-disk", "postmark", pairs, &["fs.delayed_logging=true"]);
+    let jw = |j: &Value| f(&j["storlab"]["fs"], "journal_writes");
+    assert!(jw(&old) > 10.0, "{}", old["storlab"]["fs"]);
+    assert_eq!(jw(&new), 0.0, "{}", new["storlab"]["fs"]);
+    // a forced log is written all the same: RocksDB's synced puts
+    let r = common::app_job_set(
+        "raid-disk",
+        "rocksdb",
+        "scale=0.01,writes=300,reads=0",
+        &["fs.delayed_logging=true"],
+    );
+    assert!(jw(&r) >= 290.0, "{}", r["storlab"]["fs"]);
+}
+
+#[test]
+fn a_file_system_on_the_first_gigabyte_keeps_a_disk_s_seeks_short() {
+    // the XFS log lies in the middle of the file system: on a whole 1 TB
+    // disk half a terabyte from the files, on its first GiB (a partition,
+    // app check's export) 0.5 GiB away; RocksDB's synced puts go between
+    // the two
+    let pairs = "scale=0.01,writes=300,reads=0";
+    let ms = |set: &[&str]| {
+        let j = common::app_job_set("hdd-7200", "rocksdb", pairs, set);
+        f(&j["app"], "elapsed_ns") / f(&j["app"], "operations_counted") / 1e6
+    };
+    let whole = ms(&[]);
+    let part = ms(&["fs.size_bytes=1073741824"]);
+    assert!(
+        part < 0.8 * whole,
+        "{part} ms a put on 1 GiB, {whole} ms on the whole disk"
+    );
+}

@@ -8,8 +8,14 @@ use storlab_model::SystemConfig;
 /// Run application `name` with `pairs` on `device` (seed 1): the
 /// application's job of the report (its `app` and `storlab` objects).
 pub fn app_job(device: &str, name: &str, pairs: &str) -> Value {
+    app_job_set(device, name, pairs, &[])
+}
+
+/// [`app_job`] with configuration overrides `set` (`--set key=value`).
+pub fn app_job_set(device: &str, name: &str, pairs: &str, set: &[&str]) -> Value {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let (resolved, cfg) =
-        SystemConfig::load(&PresetStore::default(), device, &[]).expect("preset loads");
+        SystemConfig::load(&PresetStore::default(), device, &set).expect("preset loads");
     let jobs = storlab_workload::fio::parse_cli_args(&job_args(name, &[pairs.to_string()]))
         .expect("job args parse");
     let r = simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {}).expect("runs");

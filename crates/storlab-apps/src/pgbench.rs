@@ -38,6 +38,8 @@
 //! pruned on a later visit, so the page has room from then on and later
 //! updates of its rows stay on it (heap-only tuples, no index entry).
 
+use std::collections::HashMap;
+
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde_json::json;
@@ -208,7 +210,6 @@ fn build(p: &Params) -> Result<AppKind, AppError> {
     for r in 1..5 {
         base[r] = base[r - 1] + sizes[r - 1];
     }
-    let total = base[4] + sizes[4];
     let shared = p.u64("shared_buffers", PAGE, 1 << 46)? / PAGE;
     let timeout = p.time_ns("checkpoint_timeout", 1_000_000)?;
     if timeout == 0 {
@@ -224,15 +225,15 @@ fn build(p: &Params) -> Result<AppKind, AppError> {
         internal,
         sizes,
         base,
-        pool: BufferPool::new(shared, total),
-        row_page: (0..accounts)
-            .map(|a| (a / ACCOUNTS_PER_PAGE) as u32)
-            .collect(),
-        room: vec![false; heap_room as usize],
+        // sized in setup, once the files are known to fit the device
+        shared,
+        pool: BufferPool::new(1, 1),
+        moved: HashMap::new(),
+        room: Vec::new(),
         tail: heap - 1,
         tail_rows: accounts - (heap - 1) * ACCOUNTS_PER_PAGE,
         history_rows: 0,
-        fpi_epoch: vec![0; total as usize],
+        fpi_epoch: Vec::new(),
         epoch: 0,
         cpu_ns: (cpu_us * 1000.0).round() as u64,
         transactions,
@@ -268,9 +269,13 @@ struct Pgbench {
     sizes: [u64; 5],
     /// Each relation's first page number in the pool's space.
     base: [u64; 5],
+    /// shared_buffers, pages.
+    shared: u64,
     pool: BufferPool,
-    /// The heap page of each account's live version.
-    row_page: Vec<u32>,
+    /// The heap page of each account whose live version moved off its
+    /// loaded page (at most one row a page moves: a map, not a vector
+    /// of every account).
+    moved: HashMap<u64, u64>,
     /// Heap pages with room for a new version (pruned once).
     room: Vec<bool>,
     /// The heap's last page, and the rows on it.
@@ -389,7 +394,11 @@ impl Pgbench {
         // UPDATE pgbench_accounts: the key's leaf, the row's page
         let leaf = self.index_path(aid, cx);
         self.touch(leaf, false, cx);
-        let page = self.row_page[aid as usize] as u64;
+        let page = self
+            .moved
+            .get(&aid)
+            .copied()
+            .unwrap_or(aid / ACCOUNTS_PER_PAGE);
         wal += self.touch(self.base[HEAP] + page, true, cx);
         if self.room[page as usize] {
             wal += WAL_HOT_UPDATE;
@@ -406,7 +415,7 @@ impl Pgbench {
             self.tail_rows += 1;
             if self.tail != page {
                 wal += self.touch(self.base[HEAP] + self.tail, true, cx);
-                self.row_page[aid as usize] = self.tail as u32;
+                self.moved.insert(aid, self.tail);
             }
             wal += self.touch(leaf, true, cx);
             wal += WAL_COLD_UPDATE + WAL_INDEX_INSERT;
@@ -513,6 +522,10 @@ impl Model for Pgbench {
             // pgbench -i loaded the tables through the page cache
             cx.cache_clean(*file, loaded * PAGE);
         }
+        let total = self.base[HISTORY] + self.sizes[HISTORY];
+        self.pool = BufferPool::new(self.shared, total);
+        self.room = vec![false; self.sizes[HEAP] as usize];
+        self.fpi_epoch = vec![0; total as usize];
         let wal = cx.create_written(WAL_SEGMENT, WAL_SEGMENT)?;
         self.wal = cx.log(LogSpec {
             file: wal,

@@ -183,3 +183,29 @@ fn a_file_system_on_the_first_gigabyte_keeps_a_disk_s_seeks_short() {
         "{part} ms a put on 1 GiB, {whole} ms on the whole disk"
     );
 }
+
+#[test]
+fn a_data_set_beyond_the_device_is_refused_by_name_not_allocated() {
+    // 1.6 billion accounts (a 230 TB heap) on a 4 TB array: an error
+    // naming the application and the fix, before any per-page state is
+    // allocated for it
+    use storlab_model::config::PresetStore;
+    use storlab_model::SystemConfig;
+    let (resolved, cfg) =
+        SystemConfig::load(&PresetStore::default(), "raid-disk", &[]).expect("preset loads");
+    for (app, pairs) in [
+        ("pgbench", "scale_factor=16777216,transactions=10"),
+        ("sqlite", "rows=1099511627776,transactions=10"),
+    ] {
+        let jobs = storlab_workload::fio::parse_cli_args(&storlab_apps::job_args(
+            app,
+            &[pairs.to_string()],
+        ))
+        .expect("job args parse");
+        let Err(e) = storlab_apps::simulate(&cfg, &resolved, &jobs, 1, &mut |_, _| {}) else {
+            panic!("{app}: a data set beyond the device ran");
+        };
+        let e = e.to_string();
+        assert!(e.contains(app) && e.contains("does not fit"), "{e}");
+    }
+}

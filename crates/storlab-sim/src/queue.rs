@@ -1,6 +1,9 @@
 //! The run loop's pending events, earliest (time, insertion order) first
-//! ([`EventQueue`]): a sorted run of the earliest, and a radix heap of
+//! ([`EventQueue`]): a sorted run of the earliest, and a timing wheel of
 //! the rest when there are many.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use storlab_model::Nanos;
 
@@ -31,34 +34,31 @@ pub(crate) struct Ev {
 /// an Optane SSD's about 50. Past [`EventQueue::TO_HEAP`] events in the
 /// front an insertion would move too many of them (48: the run-loop
 /// instructions of every preset were lowest there, against 32, 40, 64
-/// and 128, callgrind): the later half goes into a radix heap
-/// ([`Radix`]), and from then on an event at or after `limit` (the
+/// and 128, callgrind): the later half goes into a timing wheel
+/// ([`Wheel`]), and from then on an event at or after `limit` (the
 /// front's last) goes there, an earlier one into the front. When the
-/// front runs out, the radix heap's lowest buckets (its earliest events:
-/// every event of a bucket is earlier than every event of the next)
-/// become the front, each sorted, as many whole buckets as
-/// [`EventQueue::TAKE`] events hold; a lowest bucket of more is first
-/// spread over the buckets below. (Taking one bucket at a time, a
-/// host-bound flash drive refilled every 4.3 events on average, 3.2 M
-/// times in 3.2 M IOs; whole buckets up to 16 events refill every 10.5:
-/// 1.2 M times, 2-3 % of the run's wall time.) Every event in the radix
-/// heap is at or after the front's last, so the front always holds the
-/// earliest.
+/// front runs out, the wheel's next slots holding events (every event of
+/// a slot is earlier than every event of the next) become the front,
+/// each sorted, while fewer than [`EventQueue::TAKE`] events are taken.
+/// Every event in the wheel is at or after the front's last, so the
+/// front always holds the earliest.
 ///
 /// (Written by hand: no collection in `std` keeps a small sorted run with
-/// pops from the front, and the radix heap crates order ties by nothing,
-/// where a run must take them in insertion order to stay deterministic.)
+/// pops from the front, and a general priority queue needs a sequence
+/// number per event to take ties in insertion order, as a run must to
+/// stay deterministic; the front and the wheel's lists keep that order
+/// by where an event goes.)
 pub(crate) struct EventQueue {
     /// The front: `v[head..]` in increasing (time, insertion) order
     /// (`v[..head]` popped).
     v: Vec<Ev>,
     head: usize,
     /// The rest (empty while the front holds every event).
-    radix: Radix,
-    /// An event at or after this time goes into the radix heap, an
-    /// earlier one into the front: every event in the radix heap is at
-    /// or after it, every event in the front at or before it (`MAX`
-    /// while the radix heap is empty, 0 while everything is in it).
+    wheel: Wheel,
+    /// An event at or after this time goes into the wheel, an earlier
+    /// one into the front: every event in the wheel is at or after it,
+    /// every event in the front at or before it (`MAX` while the wheel
+    /// is empty).
     limit: Nanos,
 }
 
@@ -67,7 +67,7 @@ impl Default for EventQueue {
         Self {
             v: Vec::new(),
             head: 0,
-            radix: Radix::default(),
+            wheel: Wheel::default(),
             limit: Nanos::MAX,
         }
     }
@@ -75,14 +75,13 @@ impl Default for EventQueue {
 
 impl EventQueue {
     /// Events in the front above which its later half goes into the
-    /// radix heap (see the type's notes).
+    /// wheel (see the type's notes).
     const TO_HEAP: usize = 48;
     /// Pending events up to which a push looks for its place from the
     /// back, one event at a time (from the nearer end beyond).
     const SCAN: usize = 16;
-    /// The most events a refill takes from the radix heap into the front
-    /// (whole buckets; a lowest bucket of more is spread first, unless
-    /// its events are of one time).
+    /// The events a refill takes from the wheel into the front: whole
+    /// slots while fewer than this are taken.
     const TAKE: usize = 16;
     /// Popped slots kept at the front of the sorted form before they are
     /// dropped (one move of the pending events every this many pops).
@@ -93,7 +92,7 @@ impl EventQueue {
         let ev = Ev { t, tok };
         let len = self.v.len();
         if t >= self.limit {
-            self.radix.push(ev);
+            self.wheel.push(ev);
         } else if len - self.head > Self::SCAN {
             self.push_among_many(ev);
         } else if self.head > 0 && t < self.v[self.head].t {
@@ -153,43 +152,32 @@ impl EventQueue {
         }
     }
 
-    /// The front is full. With the radix heap empty, its events from its
-    /// middle time on go there (in their order: a time is not split, so
-    /// the radix heap holds no event of a time the front has); with events
-    /// in the radix heap, all of them go there, the front's first (they
-    /// were pushed first within any one time). Then `ev` is pushed again.
+    /// The front is full: its events from its middle time on go into the
+    /// wheel (a time is not split, so the wheel holds no event of a time
+    /// the front keeps), before any there of their times, and the front's
+    /// last is the new `limit`. Then `ev` is pushed again.
     #[cold]
     #[inline(never)]
     fn spill(&mut self, ev: Ev) {
         let len = self.v.len();
-        if self.radix.len == 0 {
-            let mut p = self.head + (len - self.head) / 2;
-            while p < len && self.v[p].t == self.v[p - 1].t {
-                p += 1;
-            }
-            if p < len {
-                // the floor: the front's last, at or before every event
-                // that will go into the radix heap
-                self.radix.reset(self.v[p - 1].t);
-                for &e in &self.v[p..] {
-                    self.radix.push(e);
-                }
-                self.v.truncate(p);
-                self.limit = self.v[p - 1].t;
-            } else {
-                // one time from the middle on: nothing to split off, the
-                // front takes `ev` (from the back, however many it moves)
-                self.insert_from_back(ev);
-                return;
-            }
-        } else {
-            self.radix
-                .lower_floor(self.v[self.head].t, &self.v[self.head..]);
-            self.v.clear();
-            self.head = 0;
-            // everything in the radix heap until its next take
-            self.limit = 0;
+        let mut p = self.head + (len - self.head) / 2;
+        while p < len && self.v[p].t == self.v[p - 1].t {
+            p += 1;
         }
+        if p == len {
+            // one time from the middle on: nothing to split off, the
+            // front takes `ev` (from the back, however many it moves)
+            self.insert_from_back(ev);
+            return;
+        }
+        if self.wheel.len() == 0 {
+            self.wheel.reset(self.v[p - 1].t);
+        }
+        for k in (p..len).rev() {
+            self.wheel.prepend(self.v[k]);
+        }
+        self.v.truncate(p);
+        self.limit = self.v[p - 1].t;
         self.push(ev.t, ev.tok);
     }
 
@@ -211,18 +199,18 @@ impl EventQueue {
         Some(ev)
     }
 
-    /// [`Self::pop`] with the front empty: the radix heap's earliest
-    /// events become it, and the first of them is popped.
+    /// [`Self::pop`] with the front empty: the wheel's earliest events
+    /// become it, and the first of them is popped.
     #[cold]
     #[inline(never)]
     fn refill(&mut self) -> Option<Ev> {
-        if self.radix.len == 0 {
+        if self.wheel.len() == 0 {
             return None;
         }
         self.v.clear();
         self.head = 0;
-        self.radix.take_lowest(Self::TAKE, &mut self.v);
-        self.limit = if self.radix.len == 0 {
+        self.wheel.take_lowest(Self::TAKE, &mut self.v);
+        self.limit = if self.wheel.len() == 0 {
             Nanos::MAX
         } else {
             self.v[self.v.len() - 1].t
@@ -231,122 +219,284 @@ impl EventQueue {
     }
 }
 
-/// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms
-/// for the shortest path problem", JACM 1990) over event times: a
-/// discrete-event run never schedules before the event it is handling,
-/// so every pending time is at least a floor, `last`, and an event waits
-/// in the bucket of the highest bit in which its time differs from `last`
-/// (bucket 0: equal). Every event of a bucket is earlier than every event
-/// of a higher bucket. A push is an append. Taking the earliest events
-/// takes the lowest non-empty bucket; one holding too many has its
-/// earliest time made the floor first, and its events move into the
-/// (empty) buckets below.
+/// A timing wheel (Varghese and Lauck, "Hashed and hierarchical timing
+/// wheels", SOSP 1987) over event times: [`Wheel::SLOTS`] slots of
+/// [`Wheel::WIDTH`] ns from `base` (a slot boundary at or before every
+/// event it holds), each a list of its events in the order they came;
+/// an event past the wheel's horizon waits in `far`, a binary heap
+/// ordered by (time, order), and moves into its slot when `base` comes
+/// within a horizon of it. A push is a link at a slot's tail; taking the
+/// earliest events finds the next slot holding any (two levels of
+/// bitmaps) and sorts that slot's few events by time, stably.
 ///
-/// Ties: events of one time are always in one bucket, appended in
-/// insertion order, and a bucket's move keeps its order, so they leave in
-/// insertion order. A push earlier than `last` (which the engine never
-/// makes) lowers the floor and files every pending event again, which
-/// keeps the order too.
-#[derive(Default)]
-struct Radix {
-    /// Bucket `b` at index `b`, 0..=64 (bucket `b > 0` holds events whose
-    /// time differs from `last` first in bit `b - 1`).
-    buckets: Vec<Vec<Ev>>,
-    /// Bit `b` set: bucket `b` holds events.
-    full: u128,
-    last: Nanos,
-    len: usize,
-    /// A bucket's events while they move down.
-    moving: Vec<Ev>,
+/// Ties: events of one time are in one slot (or all in `far`: an event
+/// reaches `far` only while its time is beyond the horizon, and then
+/// every later push of that time goes there too, after it), in the order
+/// they came, and a slot's sort is stable. The front's later half, when
+/// it spills back, goes before the events of its times already here
+/// (they came after it): into the head of its slot, or into `far` with
+/// an order before every event there.
+///
+/// (A radix heap did this before: each event was filed again on every
+/// level it went down, 2-3 times, and a host-bound flash drive's 500
+/// pending events spent a fifth of the run there; here an event is
+/// linked and unlinked once.)
+struct Wheel {
+    /// Per slot, the first and last node of its list (`NIL`: empty).
+    ends: Vec<[u32; 2]>,
+    /// Bit `s % 64` of word `s / 64` set: slot `s` holds events.
+    bits: Vec<u64>,
+    /// Bit `w` set: word `w` of `bits` is not zero.
+    words: u64,
+    nodes: Vec<Node>,
+    /// The first free node (a list through `next`).
+    free: u32,
+    /// A slot boundary at or before every event in the slots; the slots
+    /// hold times `[base, base + HORIZON)`, `far` later ones.
+    base: Nanos,
+    /// Events in the slots.
+    in_slots: usize,
+    /// Events beyond the horizon, earliest (time, order) first; the
+    /// order of an event spilled back is below every other's.
+    far: BinaryHeap<Reverse<(Nanos, i64, u64)>>,
+    /// The next order for a push into `far`, and the last given to a
+    /// spilled-back event (counting down).
+    far_next: i64,
+    far_first: i64,
 }
 
-impl Radix {
-    /// An empty heap with floor `floor`.
-    fn reset(&mut self, floor: Nanos) {
-        if self.buckets.is_empty() {
-            self.buckets = (0..=64).map(|_| Vec::new()).collect();
+#[derive(Clone, Copy)]
+struct Node {
+    ev: Ev,
+    next: u32,
+}
+
+const NIL: u32 = u32::MAX;
+
+impl Default for Wheel {
+    fn default() -> Self {
+        Self {
+            ends: Vec::new(),
+            bits: Vec::new(),
+            words: 0,
+            nodes: Vec::new(),
+            free: NIL,
+            base: 0,
+            in_slots: 0,
+            far: BinaryHeap::new(),
+            far_next: 0,
+            far_first: 0,
         }
-        debug_assert!(self.len == 0 && self.full == 0);
-        self.last = floor;
+    }
+}
+
+impl Wheel {
+    /// log2 of a slot's width in ns: 512 ns, about one event a slot when
+    /// a host-bound flash drive keeps 500 over its 45 us reads.
+    const SHIFT: u32 = 9;
+    const WIDTH: Nanos = 1 << Self::SHIFT;
+    /// Slots (a power of two, at most 64 x 64 for the two bitmap levels).
+    const SLOTS: usize = 2048;
+    /// The times the slots cover from `base`, 1.05 ms: a flash program
+    /// (0.2-2 ms) or a disk's seek lands beyond it, in `far`.
+    const HORIZON: Nanos = (Self::SLOTS as Nanos) << Self::SHIFT;
+
+    fn len(&self) -> usize {
+        self.in_slots + self.far.len()
     }
 
-    #[inline]
-    fn file(&mut self, ev: Ev) {
-        let b = 64 - (ev.t ^ self.last).leading_zeros() as usize;
-        self.buckets[b].push(ev);
-        self.full |= 1 << b;
+    fn slot(t: Nanos) -> usize {
+        (t >> Self::SHIFT) as usize & (Self::SLOTS - 1)
     }
 
+    /// An empty wheel from the slot of `t` on.
+    fn reset(&mut self, t: Nanos) {
+        debug_assert_eq!(self.len(), 0);
+        if self.ends.is_empty() {
+            self.ends = vec![[NIL; 2]; Self::SLOTS];
+            self.bits = vec![0; Self::SLOTS / 64];
+        }
+        self.base = t & !(Self::WIDTH - 1);
+    }
+
+    fn node(&mut self, ev: Ev, next: u32) -> u32 {
+        if self.free == NIL {
+            self.nodes.push(Node { ev, next });
+            (self.nodes.len() - 1) as u32
+        } else {
+            let k = self.free;
+            self.free = self.nodes[k as usize].next;
+            self.nodes[k as usize] = Node { ev, next };
+            k
+        }
+    }
+
+    fn mark(&mut self, s: usize) {
+        self.bits[s / 64] |= 1 << (s % 64);
+        self.words |= 1 << (s / 64);
+    }
+
+    /// `ev` after every event here of its time.
     #[inline]
     fn push(&mut self, ev: Ev) {
-        if ev.t < self.last {
-            self.lower_floor(ev.t, &[]);
+        if ev.t < self.base {
+            self.lower(ev.t);
         }
-        self.len += 1;
-        self.file(ev);
+        if ev.t - self.base >= Self::HORIZON {
+            self.far.push(Reverse((ev.t, self.far_next, ev.tok)));
+            self.far_next += 1;
+            return;
+        }
+        let s = Self::slot(ev.t);
+        let k = self.node(ev, NIL);
+        let [head, tail] = self.ends[s];
+        if head == NIL {
+            self.ends[s] = [k, k];
+            self.mark(s);
+        } else {
+            self.nodes[tail as usize].next = k;
+            self.ends[s][1] = k;
+        }
+        self.in_slots += 1;
     }
 
-    /// A new floor `t`, at or before every pending event and `first`:
-    /// `first` (in its order), then every pending event (bucket by bucket,
-    /// each in its order) filed against it.
-    #[cold]
-    fn lower_floor(&mut self, t: Nanos, first: &[Ev]) {
-        if self.buckets.is_empty() {
-            self.reset(t);
+    /// `ev` before every event here of its time (the front's later half
+    /// spilled back, last first).
+    fn prepend(&mut self, ev: Ev) {
+        if ev.t < self.base {
+            self.lower(ev.t);
         }
-        let mut all = std::mem::take(&mut self.moving);
-        all.clear();
-        all.extend_from_slice(first);
-        for b in 0..=64 {
-            all.append(&mut self.buckets[b]);
+        if ev.t - self.base >= Self::HORIZON {
+            self.far_first -= 1;
+            self.far.push(Reverse((ev.t, self.far_first, ev.tok)));
+            return;
         }
-        self.full = 0;
-        self.last = t;
-        self.len = all.len();
-        for &e in &all {
-            self.file(e);
+        let s = Self::slot(ev.t);
+        let head = self.ends[s][0];
+        let k = self.node(ev, head);
+        if head == NIL {
+            self.ends[s] = [k, k];
+            self.mark(s);
+        } else {
+            self.ends[s][0] = k;
         }
-        all.clear();
-        self.moving = all;
+        self.in_slots += 1;
     }
 
-    /// The earliest events into `out` in (time, insertion) order: the
-    /// lowest buckets, whole, while they fit in `most` events (the
-    /// first of them spread until it fits, unless its events are of one
-    /// time). The heap holds an event.
+    /// The first slot at or after `from` (wrapping) holding events; there
+    /// is one.
+    fn next_slot(&self, from: usize) -> usize {
+        let w = from / 64;
+        let here = self.bits[w] & (!0u64 << (from % 64));
+        if here != 0 {
+            return w * 64 + here.trailing_zeros() as usize;
+        }
+        let later = self.words & (!1u64).checked_shl(w as u32).unwrap_or(0);
+        let w = if later != 0 {
+            later.trailing_zeros()
+        } else {
+            self.words.trailing_zeros()
+        } as usize;
+        w * 64 + self.bits[w].trailing_zeros() as usize
+    }
+
+    /// The slots' events, slot `s` (starting at `base`) into `out` in
+    /// (time, order) order, the slot emptied.
+    fn take_slot(&mut self, s: usize, out: &mut Vec<Ev>) {
+        let start = out.len();
+        let mut k = self.ends[s][0];
+        while k != NIL {
+            let n = self.nodes[k as usize];
+            out.push(n.ev);
+            self.nodes[k as usize].next = self.free;
+            self.free = k;
+            k = n.next;
+        }
+        self.ends[s] = [NIL; 2];
+        self.bits[s / 64] &= !(1 << (s % 64));
+        if self.bits[s / 64] == 0 {
+            self.words &= !(1 << (s / 64));
+        }
+        self.in_slots -= out.len() - start;
+        if out.len() - start > 1 {
+            out[start..].sort_by_key(|e| e.t);
+        }
+    }
+
+    /// Move to `base` every event of `far` now within the horizon (into
+    /// slots that are empty: the ones `base` passed).
+    fn arrive(&mut self) {
+        while let Some(&Reverse((t, _, tok))) = self.far.peek() {
+            if t - self.base >= Self::HORIZON {
+                break;
+            }
+            self.far.pop();
+            let ev = Ev { t, tok };
+            // (`push` would look at `far` again: into the slot directly)
+            let s = Self::slot(t);
+            let k = self.node(ev, NIL);
+            let [head, tail] = self.ends[s];
+            if head == NIL {
+                self.ends[s] = [k, k];
+                self.mark(s);
+            } else {
+                self.nodes[tail as usize].next = k;
+                self.ends[s][1] = k;
+            }
+            self.in_slots += 1;
+        }
+    }
+
+    /// The earliest events into `out` in (time, order) order: whole
+    /// slots, while fewer than `most` are taken. The wheel holds an event.
     fn take_lowest(&mut self, most: usize, out: &mut Vec<Ev>) {
-        debug_assert!(self.len > 0 && out.is_empty());
+        debug_assert!(self.len() > 0 && out.is_empty());
         loop {
-            let b = self.full.trailing_zeros() as usize;
-            if b == 0 || self.buckets[b].len() <= most - out.len() {
-                // bucket 0's events are of one time; a small bucket's are
-                // sorted, stably (one time's keep their insertion order)
-                self.full &= !(1 << b);
-                let start = out.len();
-                out.append(&mut self.buckets[b]);
-                if b > 0 {
-                    out[start..].sort_by_key(|e| e.t);
+            if self.in_slots == 0 {
+                if !out.is_empty() {
+                    return;
                 }
-                self.len -= out.len() - start;
-                if out.len() < most && self.full != 0 {
-                    continue;
+                let Some(&Reverse((t, _, _))) = self.far.peek() else {
+                    return;
+                };
+                self.base = t & !(Self::WIDTH - 1);
+                self.arrive();
+            }
+            let from = Self::slot(self.base);
+            let s = self.next_slot(from);
+            let ahead = (s.wrapping_sub(from) & (Self::SLOTS - 1)) as Nanos;
+            if ahead > 0 {
+                self.base += ahead << Self::SHIFT;
+                if !self.far.is_empty() {
+                    self.arrive();
                 }
+            }
+            self.take_slot(s, out);
+            if out.len() >= most || self.in_slots == 0 {
                 return;
             }
-            if !out.is_empty() {
-                return;
-            }
-            // spread: its earliest time the floor, its events into the
-            // buckets below (all empty)
-            let mut moving =
-                std::mem::replace(&mut self.buckets[b], std::mem::take(&mut self.moving));
-            self.full &= !(1 << b);
-            self.last = moving.iter().map(|e| e.t).min().expect("a full bucket");
-            for &e in &moving {
-                self.file(e);
-            }
-            moving.clear();
-            self.moving = moving;
+        }
+    }
+
+    /// A new `base` at the slot of `t`, before every pending event: every
+    /// event taken out in (time, order) order and pushed again.
+    #[cold]
+    fn lower(&mut self, t: Nanos) {
+        let mut all = Vec::with_capacity(self.len());
+        while self.in_slots > 0 {
+            let from = Self::slot(self.base);
+            let s = self.next_slot(from);
+            let ahead = (s.wrapping_sub(from) & (Self::SLOTS - 1)) as Nanos;
+            self.base += ahead << Self::SHIFT;
+            self.take_slot(s, &mut all);
+        }
+        // every event in `far` is later than every event in the slots
+        while let Some(Reverse((t, _, tok))) = self.far.pop() {
+            all.push(Ev { t, tok });
+        }
+        self.reset(t.min(all.first().map_or(t, |e| e.t)));
+        for e in all {
+            self.push(e);
         }
     }
 }
@@ -358,12 +508,28 @@ mod tests {
 
     /// Random pushes and pops (many ties in time, now and then a time
     /// far ahead) against a sorted reference, at push rates that keep the
-    /// queue small (the front alone), grow it past the radix heap's
-    /// threshold and shrink it back; in one phase some pushes are earlier
-    /// than the last pop (which the engine never asks, and both parts
-    /// take).
+    /// queue small (the front alone), grow it past the wheel's threshold
+    /// and shrink it back; in one phase some pushes are earlier than the
+    /// last pop (which the engine never asks, and both parts take). Three
+    /// time scales: every push within one slot of the wheel and the far
+    /// ones beyond any horizon; pushes over some slots and far ones a few
+    /// horizons ahead (they come back into the slots); pushes over most
+    /// of the wheel (its slots wrap) with the far ones just beyond it.
     #[test]
     fn the_event_queue_pops_in_time_then_insertion_order() {
+        let h = super::Wheel::HORIZON;
+        for (spread, ties, p_far, far) in [
+            (40, 1, 0.02, 1u64 << 40),
+            (5_000, 125, 0.05, 3 * h),
+            (h * 3 / 4, h / 100, 0.02, h + h / 10),
+        ] {
+            pops_in_order(spread, ties, p_far, far);
+        }
+    }
+
+    /// One scale of the test above: pushes `now + [0, spread)` in steps
+    /// of `ties` ns, or with chance `p_far` `now + [0, far)`.
+    fn pops_in_order(spread: u64, ties: u64, p_far: f64, far: u64) {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
         let mut q = EventQueue::default();
         let mut reference: Vec<(u64, u64, u64)> = Vec::new();
@@ -384,12 +550,16 @@ mod tests {
         ];
         for (phase, &(steps, p_pop, p_early)) in phases.iter().enumerate() {
             for step in 0..steps {
-                let was_heap = q.radix.len > 0;
+                let was_heap = q.wheel.len() > 0;
                 if rng.gen_bool(p_pop) {
                     reference.sort_unstable();
                     let want = (!reference.is_empty()).then(|| reference.remove(0));
                     let got = q.pop().map(|e| (e.t, e.tok));
-                    assert_eq!(got, want.map(|w| (w.0, w.2)), "phase {phase} step {step}");
+                    assert_eq!(
+                        got,
+                        want.map(|w| (w.0, w.2)),
+                        "spread {spread}: phase {phase} step {step}"
+                    );
                     if let Some(g) = got {
                         now = g.0;
                         popped += 1;
@@ -399,18 +569,18 @@ mod tests {
                     // (but in `p_early` of the pushes)
                     seq += 1;
                     let t = if rng.gen_bool(p_early) {
-                        early_in_heap += (q.radix.len > 0) as u32;
+                        early_in_heap += (q.wheel.len() > 0) as u32;
                         now.saturating_sub(rng.gen_range(1..40u64))
-                    } else if rng.gen_bool(0.02) {
-                        now + rng.gen_range(0..1u64 << 40)
+                    } else if rng.gen_bool(p_far) {
+                        now + rng.gen_range(0..far)
                     } else {
-                        now + rng.gen_range(0..40u64)
+                        now + rng.gen_range(0..spread) / ties * ties
                     };
                     q.push(t, step);
                     reference.push((t, seq, step));
                 }
                 most = most.max(reference.len());
-                back_to_sorted += (was_heap && q.radix.len == 0) as u32;
+                back_to_sorted += (was_heap && q.wheel.len() == 0) as u32;
             }
         }
         reference.sort_unstable();
@@ -421,14 +591,11 @@ mod tests {
         assert!(q.pop().is_none());
         assert!(q.pop().is_none(), "an empty queue stays empty");
         assert!(popped > 10_000, "{popped} pops");
-        assert!(
-            most > 4 * EventQueue::TO_HEAP,
-            "the radix heap was used: {most}"
-        );
+        assert!(most > 4 * EventQueue::TO_HEAP, "the wheel was used: {most}");
         assert!(back_to_sorted > 0, "and left again");
         assert!(
             early_in_heap > 0,
-            "early pushes were made while the radix heap held events"
+            "early pushes were made while the wheel held events"
         );
     }
 }

@@ -91,6 +91,7 @@ impl Ssd {
         }
         if !from_reads {
             self.dies[di].w_taken += cur.len() as u64;
+            self.writes_queued -= cur.len() as u64;
         }
         let n = &self.cfg.nand;
         let ch = self.dies[di].channel as usize;
@@ -134,6 +135,7 @@ impl Ssd {
         die.cur = cur;
         die.start = now;
         die.media_end = media_end;
+        self.busy_dies += u32::from(!die.busy);
         die.busy = true;
         die.busy_ns += end - now;
         die.end = end;
@@ -268,6 +270,7 @@ impl Ssd {
         cur.clear();
         let die = &mut self.dies[di];
         die.cur = cur;
+        self.busy_dies -= u32::from(die.busy);
         die.busy = false;
         if programmed && self.cfg.nand.programs_per_channel > 0 {
             self.program_slot_freed(now, d, cx);

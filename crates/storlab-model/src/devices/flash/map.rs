@@ -130,6 +130,7 @@ impl Ssd {
             });
         } else {
             d.w_pushed += 1;
+            self.writes_queued += 1;
             d.writes.push_back(WOp {
                 block: op.block,
                 units: op.units,

@@ -267,6 +267,7 @@ impl Ssd {
             }
             d.w_pushed += 1;
             d.writes.push_back(op);
+            self.writes_queued += 1;
             if die < 64 {
                 touched |= 1 << die;
             } else {

@@ -127,6 +127,10 @@ pub struct Ssd {
     pub(super) xfer_page_ns: u64,
     pub(super) ftl: Ftl,
     pub(super) dies: Vec<Die>,
+    /// Dies busy with an operation, and writes queued on every die (so
+    /// an idle array is known without looking at each die).
+    pub(super) busy_dies: u32,
+    pub(super) writes_queued: u64,
     pub(super) channels: Vec<Timeline>,
     /// Dies programming on each channel (counted only with
     /// `programs_per_channel` set).
@@ -232,6 +236,8 @@ impl Ssd {
             xfer_page_ns: xfer_ns(n.page_bytes, n.bus_bytes_per_s),
             ftl,
             dies,
+            busy_dies: 0,
+            writes_queued: 0,
             channels: vec![Timeline::default(); n.channels as usize],
             programming: vec![0; n.channels as usize],
             link: Link::new(cfg.link_bytes_per_s, cfg.link_latency_ns, cfg.link_duplex),
@@ -568,6 +574,20 @@ impl Ssd {
         // (the quiet time matters only when the last outstanding command
         // completes: not looked for over every die at every completion)
         if self.slc.as_ref().is_some_and(|s| !s.last_outstanding()) {
+            if let Some(s) = &mut self.slc {
+                s.done(at, at);
+            }
+            return;
+        }
+        debug_assert_eq!(
+            (self.busy_dies as usize, self.writes_queued as usize),
+            (
+                self.dies.iter().filter(|d| d.busy).count(),
+                self.dies.iter().map(|d| d.writes.len()).sum()
+            )
+        );
+        if self.busy_dies == 0 && self.writes_queued == 0 {
+            // every die idle with nothing to write: quiet now
             if let Some(s) = &mut self.slc {
                 s.done(at, at);
             }

@@ -223,7 +223,22 @@ fn a_fresh_flash_drive_answers_reads_without_media_and_preconditioning_stops_it(
     let note = storlab_sim::run::unmapped_note(std::slice::from_ref(&fresh.stats))
         .expect("a notice for a fresh drive");
     assert!(
-        note.contains("300 of 300 reads") && note.contains("precondition"),
+        note.contains("300 never-written flash mapping units")
+            && note.contains("300 reads")
+            && note.contains("precondition"),
+        "{note}"
+    );
+    // the counter is of 4 KiB mapping units: a 16 KiB read counts four,
+    // and the note says units, not reads (it said "1200 of 300 reads")
+    let big = run(
+        "fusion-io",
+        psd_small_fusion(),
+        &["--rw=randread", "--bs=16k", "--number_ios=300"],
+    );
+    assert_eq!(big.counter_sum("unmapped_reads"), 1200.0);
+    let note = storlab_sim::run::unmapped_note(std::slice::from_ref(&big.stats)).expect("a note");
+    assert!(
+        note.contains("1200 never-written flash mapping units") && note.contains("300 reads"),
         "{note}"
     );
     let full = run(

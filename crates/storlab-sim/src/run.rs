@@ -455,7 +455,8 @@ fn lay_out_files(
     Ok(out)
 }
 
-/// Reads a run's flash devices answered from their mapping tables without
+/// Mapping units (4 KiB on most presets; a read of several units counts
+/// each) a run's flash devices answered from their mapping tables without
 /// touching the media (never-written pages: a fresh drive), summed over
 /// every device of the system (`unmapped_reads`, `member0.unmapped_reads`,
 /// ...), from a job's `storlab` object.
@@ -485,8 +486,9 @@ pub fn unmapped_note(jobs: &[JobStats]) -> Option<String> {
     }
     let reads: u64 = jobs.iter().map(|j| j.dirs[0].ios()).sum();
     Some(format!(
-        "storlab: note: {n} of {reads} reads were answered from the flash mapping table without \
-         touching the media (never-written pages of a fresh drive), so they measure no flash; \
+        "storlab: note: {n} never-written flash mapping units (of the pages the run's {reads} reads \
+         asked for) were answered from the mapping table without touching the media (a fresh \
+         drive's pages), so those reads measure no flash; \
          write the region first (a preceding job, e.g. --name=fill --rw=write --bs=1m, then \
          --stonewall before the measured job) or precondition the drive \
          (--set ssd.ftl.precondition='\"full\"', or '\"aged\"' for the garbage-collection \

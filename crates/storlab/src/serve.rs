@@ -240,8 +240,9 @@ fn unmapped_note(counters: &[(String, f64)], reads: u64) -> Option<String> {
         .sum();
     (n >= 1.0).then(|| {
         format!(
-            "storlab: note: {} of {reads} reads were answered from the flash mapping table without \
-             touching the media (never-written pages of a fresh drive), so they measure no flash; \
+            "storlab: note: {} never-written flash mapping units (of the pages the {reads} reads \
+             asked for) were answered from the mapping table without touching the media (a fresh \
+             drive's pages), so those reads measure no flash; \
              write the region first or precondition the drive \
              (--set ssd.ftl.precondition='\"full\"', or '\"aged\"' for the garbage-collection \
              steady state; in an array, through raid.member_set)",

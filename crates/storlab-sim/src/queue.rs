@@ -347,6 +347,12 @@ impl Wheel {
             self.far_next += 1;
             return;
         }
+        self.append(ev);
+    }
+
+    /// `ev` at the tail of its slot (within the horizon).
+    #[inline]
+    fn append(&mut self, ev: Ev) {
         let s = Self::slot(ev.t);
         let k = self.node(ev, NIL);
         let [head, tail] = self.ends[s];
@@ -431,19 +437,7 @@ impl Wheel {
                 break;
             }
             self.far.pop();
-            let ev = Ev { t, tok };
-            // (`push` would look at `far` again: into the slot directly)
-            let s = Self::slot(t);
-            let k = self.node(ev, NIL);
-            let [head, tail] = self.ends[s];
-            if head == NIL {
-                self.ends[s] = [k, k];
-                self.mark(s);
-            } else {
-                self.nodes[tail as usize].next = k;
-                self.ends[s][1] = k;
-            }
-            self.in_slots += 1;
+            self.append(Ev { t, tok });
         }
     }
 

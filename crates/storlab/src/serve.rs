@@ -264,7 +264,10 @@ mod tests {
             ]
         };
         let note = unmapped_note(&c(12.0), 40).expect("a note");
-        assert!(note.contains("12 of 40 reads"), "{note}");
+        assert!(
+            note.contains("12 never-written flash mapping units (of the pages the 40 reads"),
+            "{note}"
+        );
         assert!(note.contains("precondition"), "{note}");
         assert_eq!(unmapped_note(&c(0.0), 40), None);
         assert_eq!(unmapped_note(&[], 40), None);

@@ -79,10 +79,11 @@ pub struct ServeOptions {
     pub journal_limit: u64,
     /// Most connections served at once (in transmission phase). A slot
     /// is no lease for life: a client whose handshake ends when every slot
-    /// is taken evicts a served connection (of the peer holding the most
-    /// slots, the one that sent nothing for longest) and is served; it is
-    /// refused (end-of-file before the final reply) only if no slot frees
-    /// within half a second.
+    /// is taken evicts a served connection (the one that sent nothing for
+    /// longest of its own peer if that peer is served, else of the peer
+    /// holding the most slots) and is served, waiting newcomers in arrival
+    /// order; it is refused (end-of-file before the final reply) only if
+    /// no slot frees within half a second.
     pub max_connections: usize,
     /// Most handshakes at once, slots of their own apart from the serving
     /// ones: clients that connect and say nothing hold these, never a

@@ -133,8 +133,8 @@ pub struct LimitsReport {
     /// taken (no longer happens: a newcomer evicts, see `evicted`).
     pub refused_connections: u64,
     /// Served connections closed to make room for a newcomer when every
-    /// serving slot was taken (the peer holding the most slots, its
-    /// connection idle longest).
+    /// serving slot was taken (the idlest of the newcomer's own peer if
+    /// that peer was served, else of the peer holding the most slots).
     pub evicted: u64,
     /// Handshakes cut to make room for a newcomer (every handshake slot
     /// was taken; the one that had lasted longest goes).

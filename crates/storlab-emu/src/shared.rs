@@ -3,6 +3,7 @@
 //! (a [`NewConn`]) and what the reactor hands the model and the recorder
 //! (a [`Job`], a [`RecorderMsg`]). Below both the server and the reactor.
 
+use std::collections::VecDeque;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::io::AsRawFd;
@@ -124,6 +125,14 @@ pub(crate) struct Shared {
     /// Newcomers waiting for a serving slot: the reactor evicts one
     /// served connection for each.
     pub(crate) evict_wanted: AtomicUsize,
+    /// Newcomers waiting for a serving slot, in arrival order (their
+    /// numbers and peers): only the first takes a slot that comes free,
+    /// and no one arriving passes them, so clients that reconnect the
+    /// moment they are evicted cannot win every freed slot from a
+    /// newcomer.
+    pub(crate) slot_waiters: Mutex<VecDeque<(u64, u64)>>,
+    /// The next waiter's number.
+    pub(crate) next_waiter: AtomicU64,
     pub(crate) limits: Limits,
     pub(crate) limit_counters: LimitCounters,
     pub(crate) store_desc: String,

@@ -75,8 +75,9 @@ pub struct ServeArgs {
     pub floor_probe: u32,
     /// Most connections served at once. A slot is no lease for life: a
     /// newcomer arriving when all are taken evicts one at the end of its
-    /// handshake (the peer, process or address, holding the most slots;
-    /// its connection idle longest), so it is served within a second.
+    /// handshake (the idlest of its own peer, process or address, if that
+    /// peer is served, else of the peer holding the most slots), and
+    /// waiting newcomers are served in arrival order, within a second.
     #[arg(long, default_value_t = 64,
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_connections: u32,

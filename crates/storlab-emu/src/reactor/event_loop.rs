@@ -220,10 +220,13 @@ impl Reactor {
     }
 
     /// Newcomers wait for serving slots: close one served connection for
-    /// each, from the peer (process or address) holding the most slots,
-    /// the one that sent nothing for longest (issue 59: 64 clients holding
-    /// every slot, silent, dribbling a byte now and then, or reconnecting
-    /// the moment they are closed, locked everyone else out).
+    /// each, the one that sent nothing for longest of the newcomer's own
+    /// peer (process or address) if it is served, else of the peer holding
+    /// the most slots (issue 59: 64 clients holding every slot, silent,
+    /// dribbling a byte now and then, or reconnecting the moment they are
+    /// closed, locked everyone else out; on a loaded machine the
+    /// reconnecting ones, evicting for each other, at last evicted fio's
+    /// connection, the only other peer's).
     pub(super) fn evict_for_newcomers(&mut self) {
         let shared = self.shared.clone();
         let wanted = &shared.evict_wanted;
@@ -237,13 +240,36 @@ impl Reactor {
         for c in self.conns.iter().flatten().filter(|c| !c.dead) {
             *per_peer.entry(c.peer).or_default() += 1;
         }
+        // The waiters' peers, first first: the k-th eviction of this round
+        // is taken as the k-th waiter's (the counts are all the reactor
+        // is told, so this is a close guess, not a record).
+        let waiters: Vec<u64> = lock(&shared.slot_waiters)
+            .iter()
+            .map(|&(_, peer)| peer)
+            .collect();
         let mut evicted = 0;
         while wanted.load(Ordering::SeqCst) > evicted {
+            // A waiter whose peer is served gives way to itself: that
+            // peer's idlest connection goes (clients reconnecting the
+            // moment they are closed then churn among their own slots and
+            // never push out another peer's). One whose peer holds none
+            // evicts from the peer holding the most, if that peer holds at
+            // least as many as its own would with it and its waiters ahead
+            // of it in.
+            let waiter = waiters.get(evicted).copied();
+            let own = waiter.filter(|p| per_peer.get(p).is_some_and(|&n| n > 0));
+            let floor = waiter.map_or(0, |p| {
+                1 + waiters[..evicted].iter().filter(|&&q| q == p).count()
+            });
             let victim = self
                 .conns
                 .iter()
                 .enumerate()
                 .filter_map(|(i, c)| c.as_ref().filter(|c| !c.dead).map(|c| (i, c)))
+                .filter(|(_, c)| match own {
+                    Some(p) => c.peer == p,
+                    None => per_peer.get(&c.peer).copied().unwrap_or(0) >= floor,
+                })
                 .max_by_key(|(_, c)| {
                     (
                         per_peer.get(&c.peer).copied().unwrap_or(0),
@@ -257,8 +283,13 @@ impl Reactor {
                 wanted.store(0, Ordering::SeqCst);
                 break;
             };
-            if let Some(n) = per_peer.get_mut(&peer) {
-                *n -= 1;
+            // (a peer giving way to its own waiter keeps its count: the
+            // slot is its waiter's; when its served connections run out,
+            // its further waiters evict nothing of another peer's)
+            if own.is_none() {
+                if let Some(n) = per_peer.get_mut(&peer) {
+                    *n -= 1;
+                }
             }
             self.shared
                 .limit_counters

@@ -56,36 +56,70 @@ fn try_serving_slot(shared: &Shared) -> bool {
 const EVICT_WAIT: Duration = Duration::from_millis(500);
 
 /// Take a serving slot; when all are taken, ask the reactor to evict a
-/// served connection (the peer holding the most slots, its connection
-/// idle longest) and take the slot it frees. A slot is no lease for life:
+/// served connection (the idlest of this client's own peer if that peer
+/// is served, else of the peer holding the most slots) and take the slot
+/// it frees. A slot is no lease for life:
 /// clients that hold every slot silently, or send a byte now and then, or
 /// reconnect the moment they are closed, cannot lock a newcomer out
-/// (issue 59). False: no slot came free in time.
-fn take_serving_slot(shared: &Shared) -> bool {
-    if try_serving_slot(shared) {
-        return true;
-    }
-    shared.evict_wanted.fetch_add(1, Ordering::SeqCst);
-    shared.wake_reactor();
+/// (issue 59). Newcomers that wait are served in arrival order: the first
+/// as many as there are free slots take them and none arriving passes
+/// them (a slot an eviction freed went to whichever thread looked first,
+/// and on a loaded machine the evicted clients, back within microseconds,
+/// took them all for half a second). False: no slot came free in time.
+fn take_serving_slot(shared: &Shared, peer: u64) -> bool {
+    let me = {
+        let mut waiting = lock(&shared.slot_waiters);
+        if waiting.is_empty() && try_serving_slot(shared) {
+            return true;
+        }
+        let me = shared.next_waiter.fetch_add(1, Ordering::SeqCst);
+        waiting.push_back((me, peer));
+        ask_eviction(shared, waiting.len() - 1);
+        me
+    };
     let start = Instant::now();
     let mut asked = start;
     loop {
         std::thread::sleep(Duration::from_micros(200));
-        if try_serving_slot(shared) {
-            break true;
+        let mut waiting = lock(&shared.slot_waiters);
+        // the first waiters take the free slots, as many as there are
+        let place = waiting.iter().position(|w| w.0 == me).unwrap_or(0);
+        if place < free_slots(shared) && try_serving_slot(shared) {
+            waiting.remove(place);
+            return true;
         }
         if start.elapsed() >= EVICT_WAIT || shared.stopping.load(Ordering::SeqCst) {
-            break false;
+            waiting.retain(|w| w.0 != me);
+            return false;
         }
-        // Every eviction asked for is done and another newcomer took the
-        // slot this one freed: ask again (not more often than every 5 ms).
-        if shared.evict_wanted.load(Ordering::SeqCst) == 0
-            && asked.elapsed() >= Duration::from_millis(5)
-        {
+        // The evictions asked for are done and the slots they freed went
+        // to waiters ahead of this one: ask again (not more often than
+        // every 5 ms).
+        if asked.elapsed() >= Duration::from_millis(5) {
             asked = Instant::now();
-            shared.evict_wanted.fetch_add(1, Ordering::SeqCst);
-            shared.wake_reactor();
+            ask_eviction(shared, place);
         }
+    }
+}
+
+/// Serving slots free now.
+fn free_slots(shared: &Shared) -> usize {
+    shared
+        .limits
+        .max_connections
+        .saturating_sub(shared.live_conns.load(Ordering::SeqCst))
+}
+
+/// Ask the reactor for one more eviction for the waiter at `place` in the
+/// queue (0: first) unless the slots that are free or being freed already
+/// cover every waiter up to it: each eviction makes a slot for the first
+/// waiter, and an evicted client that reconnects at once waits behind,
+/// so asking for more would evict one connection after another (at last
+/// every peer's) while the waiters are slow to take the slots.
+fn ask_eviction(shared: &Shared, place: usize) {
+    if free_slots(shared) + shared.evict_wanted.load(Ordering::SeqCst) <= place {
+        shared.evict_wanted.fetch_add(1, Ordering::SeqCst);
+        shared.wake_reactor();
     }
 }
 
@@ -120,7 +154,7 @@ fn handshake(shared: &Shared, sock: &Sock, over: &AtomicBool) -> Option<(Negotia
             // In: never cut to make room from now on.
             over.store(true, Ordering::SeqCst);
         }
-        if ending && !take_serving_slot(shared) {
+        if ending && !take_serving_slot(shared, sock.peer_key()) {
             // Every serving slot was taken while this client negotiated:
             // close before the final reply, so it never believes it is in.
             shared

@@ -224,3 +224,75 @@ fn handshake(shared: &Shared, sock: &Sock, over: &AtomicBool) -> Option<(Negotia
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::{ServeOptions, ShutdownHandle};
+    use crate::server::Server;
+    use storlab_model::devices::fixed::FixedLatency;
+
+    /// Waiting newcomers take freed serving slots in arrival order, and
+    /// one arriving while others wait queues behind them rather than
+    /// taking a slot that comes free (the server is bound, not run: no
+    /// reactor evicts, the test frees the slots itself).
+    #[test]
+    fn waiting_newcomers_take_freed_slots_in_arrival_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let opts = ServeOptions {
+            socket: Some(dir.path().join("s")),
+            size: 1 << 20,
+            max_connections: 2,
+            realtime: false,
+            wake_assist: false,
+            handle_signals: false,
+            ..ServeOptions::default()
+        };
+        let dev = Box::new(FixedLatency::new(0, 1 << 20));
+        let server = Server::bind(opts, dev, ShutdownHandle::new()).expect("bind");
+        let shared = server.shared.clone();
+        shared.live_conns.store(2, Ordering::SeqCst);
+        let waiters = |n: usize| {
+            let t = Instant::now();
+            while lock(&shared.slot_waiters).len() != n {
+                assert!(t.elapsed() < Duration::from_secs(5), "{n} waiters");
+                std::thread::yield_now();
+            }
+        };
+        let spawn = |peer: u64| {
+            let s = shared.clone();
+            std::thread::spawn(move || take_serving_slot(&s, peer))
+        };
+        let first = spawn(1);
+        waiters(1);
+        let second = spawn(2);
+        waiters(2);
+        // a slot comes free: the first waiter takes it, the second waits
+        shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+        assert!(first.join().expect("first"), "the first waiter is served");
+        waiters(1);
+        assert_eq!(lock(&shared.slot_waiters).front().map(|w| w.1), Some(2));
+        shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+        assert!(
+            second.join().expect("second"),
+            "the second waiter is served"
+        );
+        // a newcomer that finds a slot free while another waits for it
+        // does not pass that waiter (here one that never comes for it):
+        // it waits its turn, and is refused when its wait runs out
+        lock(&shared.slot_waiters).push_back((u64::MAX, 9));
+        shared.live_conns.fetch_sub(1, Ordering::SeqCst);
+        assert!(
+            !take_serving_slot(&shared, 3),
+            "the newcomer passed a waiter"
+        );
+        assert_eq!(
+            lock(&shared.slot_waiters)
+                .iter()
+                .map(|w| w.1)
+                .collect::<Vec<_>>(),
+            vec![9]
+        );
+        assert_eq!(shared.live_conns.load(Ordering::SeqCst), 1);
+    }
+}

@@ -125,14 +125,11 @@ pub(crate) struct Shared {
     /// Newcomers waiting for a serving slot: the reactor evicts one
     /// served connection for each.
     pub(crate) evict_wanted: AtomicUsize,
-    /// Newcomers waiting for a serving slot, in arrival order (their
-    /// numbers and peers): only the first takes a slot that comes free,
-    /// and no one arriving passes them, so clients that reconnect the
-    /// moment they are evicted cannot win every freed slot from a
-    /// newcomer.
+    /// Newcomers waiting for a serving slot, in arrival order (connection
+    /// id, peer): the first as many as there are free slots take them, and
+    /// no one arriving passes them, so clients that reconnect the moment
+    /// they are evicted cannot win every freed slot from a newcomer.
     pub(crate) slot_waiters: Mutex<VecDeque<(u64, u64)>>,
-    /// The next waiter's number.
-    pub(crate) next_waiter: AtomicU64,
     pub(crate) limits: Limits,
     pub(crate) limit_counters: LimitCounters,
     pub(crate) store_desc: String,

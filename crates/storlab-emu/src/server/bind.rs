@@ -181,7 +181,6 @@ impl Server {
             handshaking: AtomicUsize::new(0),
             evict_wanted: AtomicUsize::new(0),
             slot_waiters: Mutex::new(std::collections::VecDeque::new()),
-            next_waiter: AtomicU64::new(0),
             limits: Limits {
                 max_connections: opts.max_connections,
                 max_handshakes: opts.max_handshakes,

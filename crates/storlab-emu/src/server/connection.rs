@@ -17,7 +17,7 @@ use crate::sock::{send_all_blocking, Sock};
 /// slot is free.
 pub(super) fn serve_connection(shared: Arc<Shared>, sock: Sock, id: u64, over: &AtomicBool) {
     shared.stats.connection();
-    let outcome = handshake(&shared, &sock, over);
+    let outcome = handshake(&shared, &sock, id, over);
     shared.handshaking.fetch_sub(1, Ordering::SeqCst);
     // Over either way: the accept loop no longer counts it as a
     // handshake slot taken.
@@ -65,25 +65,27 @@ const EVICT_WAIT: Duration = Duration::from_millis(500);
 /// as many as there are free slots take them and none arriving passes
 /// them (a slot an eviction freed went to whichever thread looked first,
 /// and on a loaded machine the evicted clients, back within microseconds,
-/// took them all for half a second). False: no slot came free in time.
-fn take_serving_slot(shared: &Shared, peer: u64) -> bool {
-    let me = {
+/// took them all for half a second). `me`: the connection's id; `peer`:
+/// its peer's key. False: no slot came free in time.
+fn take_serving_slot(shared: &Shared, me: u64, peer: u64) -> bool {
+    {
         let mut waiting = lock(&shared.slot_waiters);
         if waiting.is_empty() && try_serving_slot(shared) {
             return true;
         }
-        let me = shared.next_waiter.fetch_add(1, Ordering::SeqCst);
         waiting.push_back((me, peer));
         ask_eviction(shared, waiting.len() - 1);
-        me
-    };
+    }
     let start = Instant::now();
     let mut asked = start;
     loop {
         std::thread::sleep(Duration::from_micros(200));
         let mut waiting = lock(&shared.slot_waiters);
-        // the first waiters take the free slots, as many as there are
-        let place = waiting.iter().position(|w| w.0 == me).unwrap_or(0);
+        // the first waiters take the free slots, as many as there are (a
+        // waiter leaves the queue only here, so it is in it)
+        let Some(place) = waiting.iter().position(|w| w.0 == me) else {
+            return false;
+        };
         if place < free_slots(shared) && try_serving_slot(shared) {
             waiting.remove(place);
             return true;
@@ -127,7 +129,12 @@ fn ask_eviction(shared: &Shared, place: usize) {
 /// read and send may take only what is left); on success, what was
 /// negotiated and the bytes read past its end, with a serving slot taken
 /// (given back when the reactor closes the connection).
-fn handshake(shared: &Shared, sock: &Sock, over: &AtomicBool) -> Option<(Negotiated, Vec<u8>)> {
+fn handshake(
+    shared: &Shared,
+    sock: &Sock,
+    id: u64,
+    over: &AtomicBool,
+) -> Option<(Negotiated, Vec<u8>)> {
     let deadline = Instant::now() + shared.limits.handshake_timeout;
     let left = || {
         deadline
@@ -154,7 +161,7 @@ fn handshake(shared: &Shared, sock: &Sock, over: &AtomicBool) -> Option<(Negotia
             // In: never cut to make room from now on.
             over.store(true, Ordering::SeqCst);
         }
-        if ending && !take_serving_slot(shared, sock.peer_key()) {
+        if ending && !take_serving_slot(shared, id, sock.peer_key()) {
             // Every serving slot was taken while this client negotiated:
             // close before the final reply, so it never believes it is in.
             shared
@@ -261,7 +268,7 @@ mod tests {
         };
         let spawn = |peer: u64| {
             let s = shared.clone();
-            std::thread::spawn(move || take_serving_slot(&s, peer))
+            std::thread::spawn(move || take_serving_slot(&s, peer, peer))
         };
         let first = spawn(1);
         waiters(1);
@@ -283,7 +290,7 @@ mod tests {
         lock(&shared.slot_waiters).push_back((u64::MAX, 9));
         shared.live_conns.fetch_sub(1, Ordering::SeqCst);
         assert!(
-            !take_serving_slot(&shared, 3),
+            !take_serving_slot(&shared, 3, 3),
             "the newcomer passed a waiter"
         );
         assert_eq!(

@@ -270,3 +270,78 @@ fn flash_mix_pays_its_reads_map_misses_like_its_writes() {
         "mix {m} IOPS, harmonic blend {blend} (read {r}, write {w})"
     );
 }
+
+/// A QD1 reader beside four QD1 writers of 4 KB random writes on a p5336
+/// written once, its firmware concurrent or not: (the reader's mean
+/// completion latency in µs, the writers' IOPS, their read-modify-write
+/// reads).
+fn p5336_reader_beside_rmw_writes(concurrent: bool) -> (f64, f64, f64) {
+    let cf = format!("ssd.concurrent_firmware={concurrent}");
+    let v = sim(&[
+        "--device=p5336",
+        "--set",
+        "ssd.ftl.precondition=\"full\"",
+        "--set",
+        &cf,
+        "--direct=1",
+        "--bs=4k",
+        "--size=1g",
+        "--name=reader",
+        "--rw=randread",
+        "--number_ios=400",
+        "--name=writer",
+        "--rw=randwrite",
+        "--numjobs=4",
+        "--number_ios=400",
+    ]);
+    let jobs = v["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 5, "the reader and four writers");
+    let writes: f64 = jobs[1..]
+        .iter()
+        .map(|j| j["write"]["iops"].as_f64().expect("iops"))
+        .sum();
+    let rmw: f64 = jobs[1..]
+        .iter()
+        .map(|j| {
+            j["storlab"]["counters"]
+                .as_array()
+                .expect("counters")
+                .iter()
+                .find(|c| c["name"] == "rmw_reads")
+                .expect("rmw_reads")["value"]
+                .as_f64()
+                .expect("a number")
+        })
+        .fold(0.0, f64::max);
+    (mean_us(&v, "read"), writes, rmw)
+}
+
+#[test]
+fn concurrent_firmware_does_not_hold_the_controller_for_a_writes_reads() {
+    // the QLC drive's 16 KB indirection unit makes every 4 KB write read
+    // its unit's old data (about 100 us on a QLC page): a serial firmware
+    // holds the controller for it, so the reader's commands and the other
+    // writes queue behind each one; a concurrent one (the preset's) lets
+    // only the write wait
+    let (_, cfg) = storlab_model::SystemConfig::load(
+        &storlab_model::config::PresetStore::default(),
+        "p5336",
+        &[],
+    )
+    .expect("preset");
+    assert!(cfg.ssd.expect("flash").concurrent_firmware);
+    let (read_c, writes_c, rmw_c) = p5336_reader_beside_rmw_writes(true);
+    let (read_s, writes_s, rmw_s) = p5336_reader_beside_rmw_writes(false);
+    assert!(
+        rmw_c >= 1000.0 && rmw_s >= 1000.0,
+        "rmw reads {rmw_c}, {rmw_s}"
+    );
+    assert!(
+        read_s > 2.0 * read_c,
+        "reader's mean: {read_c} us concurrent, {read_s} us serial"
+    );
+    assert!(
+        writes_c > 2.0 * writes_s,
+        "writes: {writes_c} IOPS concurrent, {writes_s} serial"
+    );
+}

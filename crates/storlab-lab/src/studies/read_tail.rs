@@ -10,6 +10,16 @@
 //! group of the same writers writing twice its size, so the measured
 //! writers run against a cache that destages (as any run longer than the
 //! cache's fill time does); the measured group runs for a fixed time.
+//!
+//! The zoned drive (`zn540`) takes writes only at a zone's write pointer,
+//! so its "written once" is a stonewalled sequential fill of the first
+//! zone's writable capacity, which the reader then reads (inside it, as
+//! any host may); its writers write as fio's `zonemode=zbd` makes random
+//! writes, at the write pointers of zones of their own (each writer its
+//! own 4 GiB, `offset_increment`, and one open zone, eight in all under
+//! the drive's 14). The datacenter and consumer NVMe drives are measured
+//! at their presets' capacities: the model's flash state is sized by what
+//! is written, not by the drive.
 
 use crate::figure::{Figure, Panel, Series, SeriesKind};
 use crate::measure::{Plan, Results, RunId, Spec};
@@ -40,6 +50,8 @@ struct Dev {
     size: &'static str,
     runtime: &'static str,
     fill_ios: u32,
+    /// A zoned drive: filled and written as [the module](self) says.
+    zoned: bool,
 }
 
 fn written(ov: &[&str]) -> Vec<String> {
@@ -61,6 +73,7 @@ fn devices() -> Vec<Dev> {
         size: "1g",
         runtime: "200ms",
         fill_ios: 0,
+        zoned: false,
     };
     let disk = |name, fill_ios| Dev {
         name,
@@ -68,6 +81,7 @@ fn devices() -> Vec<Dev> {
         size: "8g",
         runtime: "4s",
         fill_ios,
+        zoned: false,
     };
     vec![
         flash("x25e", written(SMALL_X25E)),
@@ -76,6 +90,13 @@ fn devices() -> Vec<Dev> {
         flash("placement-flash", written(SMALL_PLACEMENT)),
         flash("raid-ssd", crate::studies::peers::raid_ssd("full")),
         flash("micron-psd", Vec::new()),
+        flash("pm9a3", written(&[])),
+        flash("990pro", written(&[])),
+        flash("p5336", written(&[])),
+        Dev {
+            zoned: true,
+            ..flash("zn540", Vec::new())
+        },
         // the drive's 32 MB buffer (hdd-7200's cache_bytes)
         disk("hdd-7200", fill(32)),
         disk("raid-hdd2", fill(32)),
@@ -95,6 +116,7 @@ fn spec(d: &Dev, writers: bool) -> Spec {
         .iter()
         .map(|s| s.to_string())
         .collect();
+    let filled = (writers && d.fill_ios > 0) || d.zoned;
     if writers && d.fill_ios > 0 {
         fio.extend([
             "--name=fill".to_string(),
@@ -103,13 +125,29 @@ fn spec(d: &Dev, writers: bool) -> Spec {
             format!("--number_ios={}", d.fill_ios),
         ]);
     }
+    if d.zoned {
+        // the first zone's writable capacity, sequentially from its start
+        fio.extend(
+            [
+                "--name=fill",
+                "--rw=write",
+                "--bs=128k",
+                "--offset=0",
+                "--size=1077m",
+            ]
+            .map(String::from),
+        );
+    }
     fio.extend([
         "--name=reader".to_string(),
         "--rw=randread".to_string(),
         runtime.clone(),
         "--time_based".to_string(),
     ]);
-    if writers && d.fill_ios > 0 {
+    if d.zoned {
+        fio.extend(["--bs=4k", "--offset=0", "--size=1g"].map(String::from));
+    }
+    if filled {
         fio.push("--stonewall".to_string());
     }
     if writers {
@@ -120,6 +158,18 @@ fn spec(d: &Dev, writers: bool) -> Spec {
             runtime,
             "--time_based".to_string(),
         ]);
+        if d.zoned {
+            fio.extend(
+                [
+                    "--zonemode=zbd",
+                    "--max_open_zones=1",
+                    "--offset=4g",
+                    "--offset_increment=4g",
+                    "--size=4g",
+                ]
+                .map(String::from),
+            );
+        }
     }
     let fio: Vec<&str> = fio.iter().map(|s| s.as_str()).collect();
     Spec::new(d.name, &ov, &fio).only("reader")
@@ -179,5 +229,47 @@ pub fn figure(r: &Results, runs: &[TailRuns]) -> Figure {
                 ],
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use storlab_model::config::PresetStore;
+    use storlab_model::SystemConfig;
+
+    /// A block device of flash or disks: a drive, an array of them, or a
+    /// cache tier whose cache is one (not a memory over one).
+    fn flash_or_disk(store: &PresetStore, name: &str) -> bool {
+        let (_, cfg) = SystemConfig::load(store, name, &[]).expect("preset loads");
+        cfg.swap.is_none()
+            && (cfg.ssd.is_some()
+                || cfg.disk.is_some()
+                || cfg.raid.is_some()
+                || cfg
+                    .tier
+                    .as_ref()
+                    .is_some_and(|t| flash_or_disk(store, &t.cache)))
+    }
+
+    #[test]
+    fn every_flash_and_disk_preset_has_a_panel() {
+        let store = PresetStore::default();
+        let panels: Vec<&str> = super::devices().iter().map(|d| d.name).collect();
+        let want: Vec<String> = store
+            .list()
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| flash_or_disk(&store, n))
+            .collect();
+        assert!(want.len() >= 16, "{want:?}");
+        for n in &want {
+            assert!(panels.contains(&n.as_str()), "{n} has no read-tail panel");
+        }
+        for p in &panels {
+            assert!(
+                want.iter().any(|n| n == p),
+                "{p} is not a flash or disk preset"
+            );
+        }
     }
 }

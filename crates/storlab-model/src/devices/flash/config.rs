@@ -178,6 +178,17 @@ pub struct SsdConfig {
     /// Controller time per mapping unit's worth of data (serialised),
     /// charged per byte of the request: a request of half a unit pays half.
     pub unit_ns: Rw,
+    /// The controller's firmware serves other commands while a write waits
+    /// for the NAND reads it needs (a translation page missing from the
+    /// mapping cache, a read-modify-write's old data): the wait is that
+    /// write's alone, and the controller is taken for `command_ns` and
+    /// `unit_ns` once the data is there (a multi-core NVMe controller,
+    /// whose firmware handles commands as events). False (the default):
+    /// the one FTL thread waits for those reads holding the controller, so
+    /// every command behind the write waits too (the single-threaded
+    /// firmware of the SATA era).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub concurrent_firmware: bool,
     /// DRAM write buffer (0: none; writes are acknowledged once programmed).
     pub write_buffer_bytes: u64,
     /// Units read ahead when a read continues the previous one (0: off).

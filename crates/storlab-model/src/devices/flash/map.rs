@@ -79,7 +79,10 @@ impl Ssd {
     /// dirty) and reads the missing translation page before the lookup
     /// completes, whatever the request, so the controller is held for
     /// that time ([`Ssd::map_hold_ns`]) as for a write's miss, and the
-    /// operations occupy their dies. True when the request waits for them.
+    /// operations occupy their dies; with `concurrent_firmware` the
+    /// controller serves other commands meanwhile and only the read waits
+    /// (for its translation pages' loads on their dies). True when the
+    /// request waits for them.
     pub(super) fn map_read(&mut self, now: Nanos, ri: u32, cx: &mut Cx) -> bool {
         let r = self.reqs[ri as usize];
         let Some(m) = self.map.as_mut() else {
@@ -91,7 +94,7 @@ impl Ssd {
         let (t0, t1, _) = m.begin(r.lpn0, r.units, false);
         let (writebacks, wait) = self.map_touch(now, t0, t1, false, false, ri, cx);
         let hold = self.map_hold_ns(writebacks, wait);
-        if hold > 0 {
+        if hold > 0 && !self.cfg.concurrent_firmware {
             self.ctrl.reserve(now, hold);
         }
         self.reqs[ri as usize].map_wait = wait;

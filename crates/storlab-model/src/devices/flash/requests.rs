@@ -102,9 +102,18 @@ impl Ssd {
         };
         let rmw_ns = self.rmw(now, &r, cx);
         let map_ns = map_ns + rmw_ns;
-        let dur =
-            self.cfg.command_ns.write + self.per_byte(self.cfg.unit_ns.write, r.bytes) + map_ns;
-        let s = self.ctrl.reserve(in_end, dur);
+        let work = self.cfg.command_ns.write + self.per_byte(self.cfg.unit_ns.write, r.bytes);
+        // the reads' time: held on the controller by the one FTL thread, or
+        // waited for by this write alone while the firmware serves others
+        // (`concurrent_firmware`), the controller's work starting once both
+        // the data and the reads are in
+        let (hold, ready) = if self.cfg.concurrent_firmware {
+            (0, in_end.max(now + map_ns))
+        } else {
+            (map_ns, in_end)
+        };
+        let dur = work + hold;
+        let s = self.ctrl.reserve(ready, dur);
         let rm = &mut self.reqs[ri as usize];
         let waited = (now - rm.arrival).saturating_sub(rm.bd.total());
         if waited > 0 {
@@ -116,9 +125,11 @@ impl Ssd {
             rm.bd.add(c, waited);
         }
         rm.bd.add(Component::Link, in_end - now);
-        rm.bd.add(Component::DeviceQueue, s - in_end);
-        rm.bd.add(Component::Controller, dur - map_ns);
-        rm.bd.add(Component::Media, map_ns);
+        rm.bd.add(Component::DeviceQueue, s - ready);
+        rm.bd.add(Component::Controller, work);
+        // the reads' time on the critical path: all of it when held, the
+        // part beyond the data's arrival when waited for alongside it
+        rm.bd.add(Component::Media, hold + (ready - in_end));
         cx.wake(s + dur, Self::tok(EV_WREADY, ri));
     }
 

@@ -225,6 +225,13 @@ pub trait Device: Send {
         false
     }
 
+    /// A zoned device's zone report: each zone's write pointer, in bytes
+    /// from the zone's start (what fio's `zonemode=zbd` reads from the
+    /// drive when a job starts). `None`: not zoned.
+    fn zone_write_pointers(&self) -> Option<Vec<u64>> {
+        None
+    }
+
     /// Utilisation, power, energy and wear up to `now`.
     fn report(&self, now: Nanos) -> crate::report::DeviceReport;
 

@@ -225,6 +225,13 @@ pub fn simulate_with(
         let mut plans = Vec::new();
         let mut phase_apps: Vec<Box<dyn AppDriver>> = Vec::new();
         let first = next_thread;
+        // the zone report a zoned job reads when it starts: what the
+        // phases before this one wrote
+        let report = if phase.iter().any(|j| j.zbd.is_some()) {
+            engine.host().device().zone_write_pointers()
+        } else {
+            None
+        };
         for j in phase {
             if j.app.is_some() {
                 let run = runs.next().flatten().expect("one run per application job");
@@ -238,7 +245,7 @@ pub fn simulate_with(
                 let source: Box<dyn IoSource> = match &j.read_iolog {
                     None if j.zbd.is_some() => {
                         let gen = JobThread::new(j, t, space, seed)?;
-                        match crate::zbd::ZbdSource::new(cfg, j, gen, capacity) {
+                        match crate::zbd::ZbdSource::new(cfg, j, gen, capacity, report.as_deref()) {
                             Ok(s) => Box::new(s),
                             Err(e) => {
                                 zbd_error = Some(e);

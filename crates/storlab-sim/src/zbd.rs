@@ -35,12 +35,17 @@ impl IoSource for Nothing {
 }
 
 impl ZbdSource {
-    /// Job `j`'s thread `gen` on the device of `cfg` (`capacity` bytes).
+    /// Job `j`'s thread `gen` on the device of `cfg` (`capacity` bytes),
+    /// whose zone report is `report` (each zone's write pointer, as
+    /// [`storlab_model::Device::zone_write_pointers`] gives it when the
+    /// job starts; `None`: zones fio emulates, or a drive not written yet,
+    /// all empty).
     pub fn new(
         cfg: &SystemConfig,
         j: &JobSpec,
         gen: JobThread,
         capacity: u64,
+        report: Option<&[u64]>,
     ) -> Result<Self, ZbdError> {
         let opts = j.zbd.clone().unwrap_or_default();
         let geo = match cfg.ssd.as_ref().and_then(|s| s.zns.as_ref()) {
@@ -65,7 +70,10 @@ impl ZbdSource {
         };
         let (start, len) = gen.region();
         let len = len.min(capacity.saturating_sub(start));
-        let host = ZbdHost::new(&opts, geo, start, len, j.rw.is_random(), j.min_block_size())?;
+        let mut host = ZbdHost::new(&opts, geo, start, len, j.rw.is_random(), j.min_block_size())?;
+        if let Some(wps) = report {
+            host = host.with_write_pointers(wps);
+        }
         Ok(ZbdSource {
             gen,
             host,

@@ -213,7 +213,7 @@ fn a_zone_reset_waits_for_the_threads_io_in_flight_as_fio_does() {
     let dev = cfg.build_device().expect("device");
     let cap = dev.capacity();
     let gen = JobThread::new(j, 0, cap, 1).expect("thread");
-    let source = storlab_sim::zbd::ZbdSource::new(&cfg, j, gen, cap).expect("zoned source");
+    let source = storlab_sim::zbd::ZbdSource::new(&cfg, j, gen, cap, None).expect("zoned source");
     let seen = std::rc::Rc::new(std::cell::RefCell::new(Quiesce::default()));
     let mut plan = ThreadPlan::new(Box::new(source), 16, JobStats::new("q", 0));
     plan.observer = Some(Box::new(Watch(seen.clone())));
@@ -229,4 +229,50 @@ fn a_zone_reset_waits_for_the_threads_io_in_flight_as_fio_does() {
     assert!(q.violations.is_empty(), "{:?}", q.violations);
     // the job otherwise keeps its depth
     assert!(q.overlapped > 1000, "{}", q.overlapped);
+}
+
+#[test]
+fn a_zoned_job_starts_from_the_drives_zone_report() {
+    // a fill writes 2.5 zones; a later (stonewalled) zbd reader reads what
+    // it wrote, and a later sequential zbd writer, landing in the first
+    // (full) zone, resets it and writes it and the next afresh, as fio's
+    // zbd, which reads the drive's zone report when a job starts, does
+    // (from empty zones, the reader found nothing to read and the writer's
+    // first write hit a full zone: EIO)
+    let out = jobs(
+        &small(16, 64),
+        &[
+            "--direct=1",
+            "--zonemode=zbd",
+            "--offset=0",
+            "--size=512m",
+            "--name=fill",
+            "--rw=write",
+            "--bs=64k",
+            "--io_size=80m",
+            "--name=reader",
+            "--stonewall",
+            "--rw=randread",
+            "--bs=4k",
+            "--number_ios=500",
+            "--name=more",
+            "--stonewall",
+            "--rw=write",
+            "--bs=64k",
+            "--io_size=64m",
+        ],
+    );
+    let [fill, reader, more] = &out[..] else {
+        panic!("three jobs, got {}", out.len());
+    };
+    for j in [fill, reader, more] {
+        assert_eq!(j.error, 0, "{}: {:?}", j.name, j.error_detail);
+    }
+    assert_eq!(fill.dirs[1].io_bytes(), 80 * MIB);
+    assert_eq!(reader.dirs[0].io_bytes(), 500 * 4096);
+    assert_eq!(more.dirs[1].io_bytes(), 64 * MIB);
+    // the drive saw no rule broken, and two zones reset (the counters are
+    // the drive's, over the run)
+    assert_eq!(counter(more, "zone_errors"), 0.0);
+    assert_eq!(counter(more, "zone_resets"), 2.0);
 }

@@ -130,6 +130,10 @@ impl SplitRequests {
 }
 
 impl Device for SplitRequests {
+    fn zone_write_pointers(&self) -> Option<Vec<u64>> {
+        self.inner.zone_write_pointers()
+    }
+
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
         debug_assert!(
             req.id & PIECE_BIT == 0,

@@ -106,6 +106,9 @@ pub struct ZbdHost {
     min_bs: u64,
     /// Sequential jobs: the zone being written.
     seq_zone: u32,
+    /// Sequential jobs: this job has written in `seq_zone` (so the job's
+    /// own writes, not an earlier job's, filled it when it is full).
+    seq_written: bool,
     valid_bytes: u64,
     reset_threshold: f64,
     reset_frequency: f64,
@@ -153,6 +156,7 @@ impl ZbdHost {
             random,
             min_bs: min_bs.max(1),
             seq_zone: 0,
+            seq_written: false,
             valid_bytes: 0,
             reset_threshold: opts.reset_threshold,
             reset_frequency: opts.reset_frequency,
@@ -160,6 +164,25 @@ impl ZbdHost {
             queue,
             resets: 0,
         })
+    }
+
+    /// Start from the drive's zone report: `wps[z]`, zone `z`'s write
+    /// pointer in bytes from its start, for every zone of the device (fio
+    /// reads the report when a job starts, so a job sees what the jobs
+    /// before it wrote: a reader after a stonewalled fill reads it, a
+    /// writer continues a zone at its write pointer).
+    pub fn with_write_pointers(mut self, wps: &[u64]) -> Self {
+        let cap = self.geo.capacity_bytes;
+        for (z, wp) in self.wp.iter_mut().enumerate() {
+            let w = wps
+                .get(self.first_zone as usize + z)
+                .copied()
+                .unwrap_or(0)
+                .min(cap);
+            self.valid_bytes += w;
+            *wp = w;
+        }
+        self
     }
 
     fn reload(f: f64) -> u64 {
@@ -241,12 +264,15 @@ impl ZbdHost {
             let z = self.zone_of(io.offset);
             self.write_zone(z, io.offset)
         } else {
-            // a sequential job writes its zone to the end, then the next
+            // a sequential job writes its zone to the end, then the next;
+            // a zone it starts in full (an earlier job's) is reset below,
+            // as fio resets the full zone a sequential write lands in
             let mut z = self.seq_zone;
-            if self.full(z) {
+            if self.full(z) && self.seq_written {
                 z = (z + 1) % zones;
                 self.seq_zone = z;
             }
+            self.seq_written = true;
             self.write_zone(z, io.offset)
         };
         if self.reset_frequency > 0.0

@@ -337,6 +337,14 @@ impl Ssd {
 }
 
 impl Device for Ssd {
+    fn zone_write_pointers(&self) -> Option<Vec<u64>> {
+        self.zoned.as_ref().map(|z| {
+            (0..z.zones.len())
+                .map(|i| z.zones.write_pointer(i))
+                .collect()
+        })
+    }
+
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
         let lpns = self.ftl.logical_units() as u64;
         let (lpn0, units) = if self.zoned.is_some() {

@@ -193,6 +193,16 @@ impl Cx {
     }
 }
 
+/// One zone of a zoned device's zone report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZoneReport {
+    /// The write pointer, in bytes from the zone's start.
+    pub write_pointer: u64,
+    /// Open (implicitly or explicitly): it holds one of the drive's open
+    /// resources.
+    pub open: bool,
+}
+
 /// One layer of a storage system: media, a controller, a link, a cache, a
 /// RAID set. Wrapping layers hold their next device(s) and route wake-up
 /// tokens to them (see `devices/raid.rs` for the token convention).
@@ -225,10 +235,10 @@ pub trait Device: Send {
         false
     }
 
-    /// A zoned device's zone report: each zone's write pointer, in bytes
-    /// from the zone's start (what fio's `zonemode=zbd` reads from the
-    /// drive when a job starts). `None`: not zoned.
-    fn zone_write_pointers(&self) -> Option<Vec<u64>> {
+    /// A zoned device's zone report, a [`ZoneReport`] per zone (what fio's
+    /// `zonemode=zbd` reads from the drive when a job starts). `None`: not
+    /// zoned.
+    fn zone_report(&self) -> Option<Vec<ZoneReport>> {
         None
     }
 

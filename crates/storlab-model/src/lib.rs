@@ -18,6 +18,6 @@ pub mod system;
 pub mod units;
 
 pub use breakdown::{Breakdown, Component};
-pub use device::{Completion, Cx, DevRequest, Device, Nanos, Op};
+pub use device::{Completion, Cx, DevRequest, Device, Nanos, Op, ZoneReport};
 pub use report::DeviceReport;
 pub use system::SystemConfig;

@@ -228,7 +228,7 @@ pub fn simulate_with(
         // the zone report a zoned job reads when it starts: what the
         // phases before this one wrote
         let report = if phase.iter().any(|j| j.zbd.is_some()) {
-            engine.host().device().zone_write_pointers()
+            engine.host().device().zone_report()
         } else {
             None
         };

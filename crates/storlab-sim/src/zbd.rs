@@ -36,16 +36,15 @@ impl IoSource for Nothing {
 
 impl ZbdSource {
     /// Job `j`'s thread `gen` on the device of `cfg` (`capacity` bytes),
-    /// whose zone report is `report` (each zone's write pointer, as
-    /// [`storlab_model::Device::zone_write_pointers`] gives it when the
-    /// job starts; `None`: zones fio emulates, or a drive not written yet,
-    /// all empty).
+    /// whose zone report is `report` (each zone's write pointer and
+    /// whether it is open, as [`storlab_model::Device::zone_report`] gives
+    /// it when the job starts; `None`: zones fio emulates, all empty).
     pub fn new(
         cfg: &SystemConfig,
         j: &JobSpec,
         gen: JobThread,
         capacity: u64,
-        report: Option<&[u64]>,
+        report: Option<&[storlab_model::ZoneReport]>,
     ) -> Result<Self, ZbdError> {
         let opts = j.zbd.clone().unwrap_or_default();
         let geo = match cfg.ssd.as_ref().and_then(|s| s.zns.as_ref()) {
@@ -71,8 +70,9 @@ impl ZbdSource {
         let (start, len) = gen.region();
         let len = len.min(capacity.saturating_sub(start));
         let mut host = ZbdHost::new(&opts, geo, start, len, j.rw.is_random(), j.min_block_size())?;
-        if let Some(wps) = report {
-            host = host.with_write_pointers(wps);
+        if let Some(r) = report {
+            let r: Vec<(u64, bool)> = r.iter().map(|z| (z.write_pointer, z.open)).collect();
+            host = host.with_report(&r)?;
         }
         Ok(ZbdSource {
             gen,

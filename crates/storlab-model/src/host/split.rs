@@ -130,8 +130,8 @@ impl SplitRequests {
 }
 
 impl Device for SplitRequests {
-    fn zone_write_pointers(&self) -> Option<Vec<u64>> {
-        self.inner.zone_write_pointers()
+    fn zone_report(&self) -> Option<Vec<crate::device::ZoneReport>> {
+        self.inner.zone_report()
     }
 
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {

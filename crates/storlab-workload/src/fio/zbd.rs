@@ -83,6 +83,15 @@ pub enum ZbdError {
     /// A zone geometry that cannot hold a block.
     #[error("{0}")]
     Geometry(String),
+    /// More zones of the job's range open on the drive when the job
+    /// starts than its `max_open_zones`.
+    #[error("Number of open zones ({open}) exceeds max_open_zones limit ({max})")]
+    OpenZones {
+        /// Open on the drive.
+        open: u32,
+        /// The job's limit.
+        max: u32,
+    },
 }
 
 impl ZbdError {
@@ -166,23 +175,36 @@ impl ZbdHost {
         })
     }
 
-    /// Start from the drive's zone report: `wps[z]`, zone `z`'s write
-    /// pointer in bytes from its start, for every zone of the device (fio
-    /// reads the report when a job starts, so a job sees what the jobs
-    /// before it wrote: a reader after a stonewalled fill reads it, a
-    /// writer continues a zone at its write pointer).
-    pub fn with_write_pointers(mut self, wps: &[u64]) -> Self {
+    /// Start from the drive's zone report: `report[z]`, zone `z`'s write
+    /// pointer in bytes from its start and whether it is open, for every
+    /// zone of the device. fio reads the report when a job starts, so a
+    /// job sees what the jobs before it wrote (a reader after a
+    /// stonewalled fill reads it, a writer continues a zone at its write
+    /// pointer), and takes the range's open zones as its write zones
+    /// (fio's zbd_setup_files), failing when they are more than its
+    /// `max_open_zones`.
+    pub fn with_report(mut self, report: &[(u64, bool)]) -> Result<Self, ZbdError> {
         let cap = self.geo.capacity_bytes;
-        for (z, wp) in self.wp.iter_mut().enumerate() {
-            let w = wps
+        for z in 0..self.wp.len() {
+            let (w, open) = report
                 .get(self.first_zone as usize + z)
                 .copied()
-                .unwrap_or(0)
-                .min(cap);
+                .unwrap_or((0, false));
+            let w = w.min(cap);
             self.valid_bytes += w;
-            *wp = w;
+            self.wp[z] = w;
+            if open && !self.full(z as u32) {
+                self.write_zones.push(z as u32);
+            }
         }
-        self
+        let open = self.write_zones.len() as u32;
+        if self.limit > 0 && open > self.limit {
+            return Err(ZbdError::OpenZones {
+                open,
+                max: self.limit,
+            });
+        }
+        Ok(self)
     }
 
     fn reload(f: f64) -> u64 {
@@ -383,6 +405,52 @@ mod tests {
         );
         let ok = ZbdHost::new(&ZbdOptions::default(), geo(14), 0, 64 * MIB, true, 4096).unwrap();
         assert_eq!(ok.write_zone_limit(), 14);
+    }
+
+    #[test]
+    fn a_job_starts_from_the_zone_report_and_takes_its_open_zones() {
+        // four zones of 3 MiB capacity: 0 full, 1 open at 1 MiB, 2 closed
+        // at 2 MiB (written, not open), 3 empty
+        let report = [(3 * MIB, false), (MIB, true), (2 * MIB, false), (0, false)];
+        let opts = ZbdOptions::default();
+        let mut h = ZbdHost::new(&opts, geo(1), 0, 16 * MIB, true, MIB)
+            .unwrap()
+            .with_report(&report)
+            .unwrap();
+        // with one write zone allowed, the open zone 1 is it: random writes
+        // anywhere go on at its write pointer
+        assert!(h.adjust(w(13 * MIB, MIB)));
+        assert!(h.adjust(w(0, MIB)));
+        let got: Vec<(IoOp, u64)> = drain(&mut h).iter().map(|d| (d.op, d.offset)).collect();
+        assert_eq!(got, vec![(IoOp::Write, 5 * MIB), (IoOp::Write, 6 * MIB)]);
+        // reads go to written data, the closed zone's too
+        let mut r = ZbdHost::new(&opts, geo(1), 8 * MIB, 4 * MIB, true, MIB)
+            .unwrap()
+            .with_report(&report)
+            .unwrap();
+        assert!(r.adjust(IoDesc {
+            op: IoOp::Read,
+            offset: 8 * MIB,
+            len: MIB
+        }));
+        let got = drain(&mut r);
+        assert!(
+            got[0].offset >= 8 * MIB && got[0].offset < 10 * MIB,
+            "{got:?}"
+        );
+        // more open zones in the range than the job may have: fio's error
+        let both = [(MIB, true), (MIB, true)];
+        let e = ZbdHost::new(&opts, geo(1), 0, 8 * MIB, true, MIB)
+            .unwrap()
+            .with_report(&both)
+            .err()
+            .unwrap();
+        assert_eq!(e.errno(), 22);
+        assert!(
+            e.to_string()
+                .contains("open zones (2) exceeds max_open_zones limit (1)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -337,10 +337,13 @@ impl Ssd {
 }
 
 impl Device for Ssd {
-    fn zone_write_pointers(&self) -> Option<Vec<u64>> {
+    fn zone_report(&self) -> Option<Vec<crate::device::ZoneReport>> {
         self.zoned.as_ref().map(|z| {
             (0..z.zones.len())
-                .map(|i| z.zones.write_pointer(i))
+                .map(|i| crate::device::ZoneReport {
+                    write_pointer: z.zones.write_pointer(i),
+                    open: z.zones.state(i).is_open(),
+                })
                 .collect()
         })
     }

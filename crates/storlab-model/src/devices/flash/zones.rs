@@ -126,6 +126,11 @@ pub enum ZoneState {
 }
 
 impl ZoneState {
+    /// Open, implicitly or explicitly.
+    pub fn is_open(self) -> bool {
+        self.open()
+    }
+
     fn open(self) -> bool {
         matches!(self, ZoneState::ImplicitOpen | ZoneState::ExplicitOpen)
     }

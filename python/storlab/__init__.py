@@ -260,7 +260,7 @@ def simulate(
         for n in notes:
             warnings.warn(n, stacklevel=2)
     if failed:
-        err = StorlabError(f"{len(failed)} job(s) failed: max_latency exceeded: " + "; ".join(failed))
+        err = StorlabError(f"{len(failed)} job(s) failed: " + "; ".join(failed))
         err.file = None
         err.line = None
         err.result = res

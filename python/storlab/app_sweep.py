@@ -135,7 +135,7 @@ def run_point(spec: Mapping[str, Any], point: int) -> tuple[int, list[str], dict
     args.extend(f"--{k}={v}" for k, v in spec["fio"].items())
     doc, _notes, failed = _native.simulate(device, set_args, args, int(spec["seed"]), None)
     if failed:
-        raise _native.StorlabError(f"{len(failed)} job(s) failed: max_latency exceeded: " + "; ".join(failed))
+        raise _native.StorlabError(f"{len(failed)} job(s) failed: " + "; ".join(failed))
     for job in json.loads(doc)["jobs"]:
         a = job.get("app")
         if a:

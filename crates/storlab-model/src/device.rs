@@ -242,6 +242,13 @@ pub trait Device: Send {
         None
     }
 
+    /// A zoned device's zone size in bytes (`None`: not zoned). The host
+    /// stack sends each zone's writes to it in the order they were
+    /// submitted, as Linux's block layer does for a zoned device.
+    fn zone_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// Utilisation, power, energy and wear up to `now`.
     fn report(&self, now: Nanos) -> crate::report::DeviceReport;
 

@@ -226,12 +226,14 @@ pub fn simulate_with(
         let mut phase_apps: Vec<Box<dyn AppDriver>> = Vec::new();
         let first = next_thread;
         // the zone report a zoned job reads when it starts: what the
-        // phases before this one wrote
+        // phases before this one wrote; the phase's zoned jobs share one
+        // view of the zones, as fio's jobs on a device do
         let report = if phase.iter().any(|j| j.zbd.is_some()) {
             engine.host().device().zone_report()
         } else {
             None
         };
+        let mut zone_tables = crate::zbd::Tables::new();
         for j in phase {
             if j.app.is_some() {
                 let run = runs.next().flatten().expect("one run per application job");
@@ -245,7 +247,14 @@ pub fn simulate_with(
                 let source: Box<dyn IoSource> = match &j.read_iolog {
                     None if j.zbd.is_some() => {
                         let gen = JobThread::new(j, t, space, seed)?;
-                        match crate::zbd::ZbdSource::new(cfg, j, gen, capacity, report.as_deref()) {
+                        match crate::zbd::ZbdSource::new(
+                            cfg,
+                            j,
+                            gen,
+                            capacity,
+                            report.as_deref(),
+                            &mut zone_tables,
+                        ) {
                             Ok(s) => Box::new(s),
                             Err(e) => {
                                 zbd_error = Some(e);

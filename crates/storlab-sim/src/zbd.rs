@@ -10,11 +10,15 @@
 //! ([`IoReq::quiesce`] on both).
 
 use storlab_model::{Op, SystemConfig};
-use storlab_workload::fio::zbd::{ZbdError, ZbdHost, ZoneGeometry};
+use storlab_workload::fio::zbd::{SharedZones, ZbdError, ZbdHost, ZoneGeometry, ZoneTable};
 use storlab_workload::fio::JobSpec;
 use storlab_workload::gen::{IoOp, JobThread};
 
 use crate::plan::{IoReq, IoSource};
+
+/// The zone tables of one phase's zoned jobs, by zone geometry (zone size
+/// and capacity): the drive's own zones, or each size fio emulates.
+pub type Tables = std::collections::HashMap<(u64, u64), SharedZones>;
 
 /// A zoned job thread.
 pub struct ZbdSource {
@@ -36,15 +40,18 @@ impl IoSource for Nothing {
 
 impl ZbdSource {
     /// Job `j`'s thread `gen` on the device of `cfg` (`capacity` bytes),
-    /// whose zone report is `report` (each zone's write pointer and
-    /// whether it is open, as [`storlab_model::Device::zone_report`] gives
-    /// it when the job starts; `None`: zones fio emulates, all empty).
+    /// sharing the device's zones with the phase's other zoned jobs
+    /// through `tables` (one [`ZoneTable`] per zone geometry, made on
+    /// first use from `report`, the drive's zone report when the phase
+    /// starts, as [`storlab_model::Device::zone_report`] gives it; `None`:
+    /// zones fio emulates, all empty).
     pub fn new(
         cfg: &SystemConfig,
         j: &JobSpec,
         gen: JobThread,
         capacity: u64,
         report: Option<&[storlab_model::ZoneReport]>,
+        tables: &mut Tables,
     ) -> Result<Self, ZbdError> {
         let opts = j.zbd.clone().unwrap_or_default();
         let geo = match cfg.ssd.as_ref().and_then(|s| s.zns.as_ref()) {
@@ -69,11 +76,17 @@ impl ZbdSource {
         };
         let (start, len) = gen.region();
         let len = len.min(capacity.saturating_sub(start));
-        let mut host = ZbdHost::new(&opts, geo, start, len, j.rw.is_random(), j.min_block_size())?;
-        if let Some(r) = report {
-            let r: Vec<(u64, bool)> = r.iter().map(|z| (z.write_pointer, z.open)).collect();
-            host = host.with_report(&r)?;
-        }
+        let host = ZbdHost::new(&opts, geo, start, len, j.rw.is_random(), j.min_block_size())?;
+        let table = tables
+            .entry((geo.zone_bytes, geo.capacity_bytes))
+            .or_insert_with(|| {
+                let r: Vec<(u64, bool)> = report
+                    .map(|r| r.iter().map(|z| (z.write_pointer, z.open)).collect())
+                    .unwrap_or_default();
+                ZoneTable::from_report(&r, geo.capacity_bytes).shared()
+            })
+            .clone();
+        let host = host.join(table)?;
         Ok(ZbdSource {
             gen,
             host,

@@ -362,8 +362,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         report::write_json(&result.jobs, &mut out, &opts)?;
     }
     out.flush()?;
-    // As fio: the report is complete, and a job that failed (max_latency)
-    // is said on standard error and makes the exit status non-zero.
+    // As fio: the report is complete, and a job that failed (an IO error,
+    // max_latency exceeded, a zoned or placement option fio refuses) is
+    // said on standard error and makes the exit status non-zero.
     let failed: Vec<&str> = result
         .jobs
         .iter()
@@ -373,7 +374,10 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         eprintln!("fio: {detail}");
     }
     if !failed.is_empty() {
-        anyhow::bail!("{} job(s) failed: max_latency exceeded", failed.len());
+        anyhow::bail!(
+            "{} job(s) failed (each said above, and in its report's error field)",
+            failed.len()
+        );
     }
     Ok(())
 }

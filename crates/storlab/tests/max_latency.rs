@@ -37,7 +37,7 @@ fn a_job_stops_at_its_first_io_past_max_latency() {
         assert!(j["read"]["lat_ns"]["max"].as_u64().unwrap() > 5_000_000);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("exceeds specified max (5000000 nsec)") && err.contains("max_latency"),
+            err.contains("exceeds specified max (5000000 nsec)") && err.contains("1 job(s) failed"),
             "{err}"
         );
     }

@@ -134,6 +134,10 @@ impl Device for SplitRequests {
         self.inner.zone_report()
     }
 
+    fn zone_bytes(&self) -> Option<u64> {
+        self.inner.zone_bytes()
+    }
+
     fn submit(&mut self, now: Nanos, req: DevRequest, cx: &mut Cx) {
         debug_assert!(
             req.id & PIECE_BIT == 0,

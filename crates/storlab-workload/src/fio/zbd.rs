@@ -34,7 +34,9 @@
 //! zoned source marks a reset and the request after it to wait the same
 //! way (storlab-sim's `zbd.rs`).
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use crate::gen::{IoDesc, IoOp};
 
@@ -101,15 +103,58 @@ impl ZbdError {
     }
 }
 
+/// The zones of one device as all its zoned jobs see them: fio keeps one
+/// zone table per device (its `zbd_info`, shared by every job on the
+/// file), so a job sees the others' writes and the zones they write.
+#[derive(Clone, Debug, Default)]
+pub struct ZoneTable {
+    /// Write pointers (bytes from each zone's start), by zone number.
+    wp: Vec<u64>,
+    /// The zones being written (open), by zone number, in the order they
+    /// were opened.
+    open: Vec<u64>,
+}
+
+/// A [`ZoneTable`] shared by the jobs of one device.
+pub type SharedZones = Rc<RefCell<ZoneTable>>;
+
+impl ZoneTable {
+    /// The table of a drive's zone report: `report[z]`, zone `z`'s write
+    /// pointer in bytes from its start (at most `capacity_bytes`, the
+    /// writable part) and whether the drive has it open.
+    pub fn from_report(report: &[(u64, bool)], capacity_bytes: u64) -> Self {
+        let wp: Vec<u64> = report.iter().map(|&(w, _)| w.min(capacity_bytes)).collect();
+        let open = report
+            .iter()
+            .enumerate()
+            .filter(|&(z, &(_, open))| open && wp[z] < capacity_bytes)
+            .map(|(z, _)| z as u64)
+            .collect();
+        ZoneTable { wp, open }
+    }
+
+    /// Shared by the jobs that join it ([`ZbdHost::join`]).
+    pub fn shared(self) -> SharedZones {
+        Rc::new(RefCell::new(self))
+    }
+
+    fn cover(&mut self, zones: u64) {
+        if (self.wp.len() as u64) < zones {
+            self.wp.resize(zones as usize, 0);
+        }
+    }
+}
+
 /// fio's host-side zone handling for one job thread.
 pub struct ZbdHost {
     geo: ZoneGeometry,
-    /// Write pointers (bytes from the zone start) of the range's zones.
-    wp: Vec<u64>,
+    /// The device's zones, shared with the other jobs on it.
+    table: SharedZones,
     first_zone: u64,
+    /// Zones in the job's range.
+    zones: u32,
     start: u64,
     range: u64,
-    write_zones: Vec<u32>,
     limit: u32,
     random: bool,
     min_bs: u64,
@@ -154,13 +199,15 @@ impl ZbdHost {
         let first_zone = start / geo.zone_bytes;
         let zones = (range / geo.zone_bytes).max(1);
         let queue = VecDeque::new();
+        let mut table = ZoneTable::default();
+        table.cover(first_zone + zones);
         Ok(ZbdHost {
             geo,
-            wp: vec![0; zones as usize],
+            table: table.shared(),
             first_zone,
+            zones: zones as u32,
             start: first_zone * geo.zone_bytes,
             range: zones * geo.zone_bytes,
-            write_zones: Vec::new(),
             limit,
             random,
             min_bs: min_bs.max(1),
@@ -175,36 +222,45 @@ impl ZbdHost {
         })
     }
 
-    /// Start from the drive's zone report: `report[z]`, zone `z`'s write
-    /// pointer in bytes from its start and whether it is open, for every
-    /// zone of the device. fio reads the report when a job starts, so a
-    /// job sees what the jobs before it wrote (a reader after a
-    /// stonewalled fill reads it, a writer continues a zone at its write
-    /// pointer), and takes the range's open zones as its write zones
-    /// (fio's zbd_setup_files), failing when they are more than its
-    /// `max_open_zones`.
-    pub fn with_report(mut self, report: &[(u64, bool)]) -> Result<Self, ZbdError> {
+    /// Start from the drive's zone report ([`ZoneTable::from_report`]),
+    /// in a table of its own: [`Self::join`].
+    pub fn with_report(self, report: &[(u64, bool)]) -> Result<Self, ZbdError> {
         let cap = self.geo.capacity_bytes;
-        for z in 0..self.wp.len() {
-            let (w, open) = report
-                .get(self.first_zone as usize + z)
-                .copied()
-                .unwrap_or((0, false));
-            let w = w.min(cap);
-            self.valid_bytes += w;
-            self.wp[z] = w;
-            if open && !self.full(z as u32) {
-                self.write_zones.push(z as u32);
+        self.join(ZoneTable::from_report(report, cap).shared())
+    }
+
+    /// Work on `table`, the zones shared with the device's other jobs
+    /// (fio reads the zone report when a job starts, so a job sees what
+    /// the jobs before it wrote: a reader after a stonewalled fill reads
+    /// it, a writer continues a zone at its write pointer). The zones of
+    /// the range that are open count against the job's
+    /// `max_open_zones`, and more of them than it is fio's error before
+    /// the job starts (fio's zbd_setup_files).
+    pub fn join(mut self, table: SharedZones) -> Result<Self, ZbdError> {
+        {
+            let mut t = table.borrow_mut();
+            let (lo, hi) = (self.first_zone, self.first_zone + self.zones as u64);
+            t.cover(hi);
+            self.valid_bytes = t.wp[lo as usize..hi as usize].iter().sum();
+            let open = t.open.iter().filter(|&&z| z >= lo && z < hi).count() as u32;
+            if self.limit > 0 && open > self.limit {
+                return Err(ZbdError::OpenZones {
+                    open,
+                    max: self.limit,
+                });
             }
         }
-        let open = self.write_zones.len() as u32;
-        if self.limit > 0 && open > self.limit {
-            return Err(ZbdError::OpenZones {
-                open,
-                max: self.limit,
-            });
-        }
+        self.table = table;
         Ok(self)
+    }
+
+    /// Zone `z` of the range's write pointer.
+    fn wp(&self, z: u32) -> u64 {
+        self.table.borrow().wp[(self.first_zone + z as u64) as usize]
+    }
+
+    fn set_wp(&self, z: u32, wp: u64) {
+        self.table.borrow_mut().wp[(self.first_zone + z as u64) as usize] = wp;
     }
 
     fn reload(f: f64) -> u64 {
@@ -225,12 +281,12 @@ impl ZbdHost {
     }
 
     fn full(&self, z: u32) -> bool {
-        self.wp[z as usize] + self.min_bs > self.geo.capacity_bytes
+        self.wp(z) + self.min_bs > self.geo.capacity_bytes
     }
 
     fn reset(&mut self, z: u32) {
-        self.valid_bytes -= self.wp[z as usize];
-        self.wp[z as usize] = 0;
+        self.valid_bytes = self.valid_bytes.saturating_sub(self.wp(z));
+        self.set_wp(z, 0);
         self.resets += 1;
         self.queue.push_back(IoDesc {
             op: IoOp::Trim,
@@ -245,19 +301,32 @@ impl ZbdHost {
         (rel / self.geo.zone_bytes) as u32
     }
 
-    /// Make `z` a write zone if the set has room; else the write zone fio
-    /// picks for an IO at `offset`.
+    /// Make `z` a write zone if the device's set of them has room under
+    /// the limit; else the write zone of the range fio picks for an IO at
+    /// `offset`. (With the limit taken by zones outside the range, none of
+    /// which this job may write, `z` is opened past it, and the drive's
+    /// own limits decide.)
     fn write_zone(&mut self, z: u32, offset: u64) -> u32 {
-        if self.write_zones.contains(&z) {
+        let abs = self.first_zone + z as u64;
+        let (lo, hi) = (self.first_zone, self.first_zone + self.zones as u64);
+        let mut t = self.table.borrow_mut();
+        if t.open.contains(&abs) {
             return z;
         }
-        if self.limit == 0 || (self.write_zones.len() as u32) < self.limit {
-            self.write_zones.push(z);
+        let mine = t.open.iter().filter(|&&w| w >= lo && w < hi).count() as u64;
+        if self.limit == 0 || (t.open.len() as u32) < self.limit || mine == 0 {
+            t.open.push(abs);
             return z;
         }
-        let n = self.write_zones.len() as u64;
-        let i = (offset.saturating_sub(self.start) % self.range) * n / self.range;
-        self.write_zones[i as usize]
+        let i = (offset.saturating_sub(self.start) % self.range) * mine / self.range;
+        let w = t
+            .open
+            .iter()
+            .filter(|&&w| w >= lo && w < hi)
+            .nth(i as usize)
+            .copied()
+            .expect("i < the range's open zones");
+        (w - lo) as u32
     }
 
     /// Feed the generator's IO in; take what fio issues out with
@@ -281,7 +350,7 @@ impl ZbdHost {
     }
 
     fn write(&mut self, io: IoDesc) -> bool {
-        let zones = self.wp.len() as u32;
+        let zones = self.zones;
         let z = if self.random {
             let z = self.zone_of(io.offset);
             self.write_zone(z, io.offset)
@@ -309,7 +378,7 @@ impl ZbdHost {
         if self.full(z) {
             self.reset(z);
         }
-        let wp = self.wp[z as usize];
+        let wp = self.wp(z);
         let room = self.geo.capacity_bytes - wp;
         let len = io.len.min(room) / self.min_bs * self.min_bs;
         if len == 0 {
@@ -321,27 +390,28 @@ impl ZbdHost {
             offset: self.zone_start(z) + wp,
             len,
         });
-        self.wp[z as usize] += len;
+        self.set_wp(z, wp + len);
         self.valid_bytes += len;
         if self.full(z) {
-            self.write_zones.retain(|&w| w != z);
+            let abs = self.first_zone + z as u64;
+            self.table.borrow_mut().open.retain(|&w| w != abs);
         }
         true
     }
 
     fn read(&mut self, io: IoDesc) -> bool {
-        let zones = self.wp.len() as u32;
+        let zones = self.zones;
         let orig = self.zone_of(io.offset);
         let mut z = orig;
         let mut tries = 0;
-        while self.wp[z as usize] < self.min_bs {
+        while self.wp(z) < self.min_bs {
             z = (z + 1) % zones;
             tries += 1;
             if tries >= zones {
                 return false;
             }
         }
-        let range = self.wp[z as usize];
+        let range = self.wp(z);
         let zs = self.zone_start(z);
         let within = io.offset.saturating_sub(self.zone_start(orig));
         let offset = if range <= io.len || (!self.random && z != orig) {

@@ -337,6 +337,10 @@ impl Ssd {
 }
 
 impl Device for Ssd {
+    fn zone_bytes(&self) -> Option<u64> {
+        self.cfg.zns.as_ref().map(|z| z.zone_bytes)
+    }
+
     fn zone_report(&self) -> Option<Vec<crate::device::ZoneReport>> {
         self.zoned.as_ref().map(|z| {
             (0..z.zones.len())

@@ -138,30 +138,38 @@ fn the_slc_cache_folds_back_while_the_drive_is_idle() {
     assert!(wa > 1.0, "folded units are programmed twice: WA {wa}");
 }
 
+/// Two stonewalled halves of `ios` 16 KiB random overwrites (QD32) each
+/// of a small aged `preset` (64 blocks of 64 pages a plane, so that each
+/// half collects many victims on every plane), `extra` set on top: the
+/// halves' jobs, after checking that the second holds the first's rate.
+fn overwrite_halves(preset: &str, extra: &[&str], ios: u32) -> Vec<JobStats> {
+    let mut ov = small(preset, 64, 64);
+    ov.push("ssd.ftl.precondition=\"aged\"".into());
+    ov.extend(extra.iter().map(|x| x.to_string()));
+    let mut fio = s(&[
+        "--rw=randwrite",
+        "--bs=16k",
+        "--ioengine=libaio",
+        "--iodepth=32",
+        "--norandommap",
+        &format!("--number_ios={ios}"),
+    ]);
+    for k in 0..2 {
+        fio.extend([format!("--name=h{k}"), "--stonewall".into()]);
+    }
+    let j = jobs(preset, &ov, &fio);
+    let (a, b) = (wbw(&j[0]), wbw(&j[1]));
+    assert!(
+        b > 0.5 * a && b < 2.0 * a,
+        "{preset}: {a:.3} then {b:.3} GB/s"
+    );
+    j
+}
+
 #[test]
 fn sustained_random_overwrite_at_full_occupancy_is_stable_on_every_new_flash_preset() {
-    // small blocks (64 pages), so that each half of the run collects
-    // many victims on every plane
     for preset in ["pm9a3", "990pro", "p5336"] {
-        let mut ov = small(preset, 64, 64);
-        ov.push("ssd.ftl.precondition=\"aged\"".into());
-        let mut fio = s(&[
-            "--rw=randwrite",
-            "--bs=16k",
-            "--ioengine=libaio",
-            "--iodepth=32",
-            "--norandommap",
-            "--number_ios=12000",
-        ]);
-        for k in 0..2 {
-            fio.extend([format!("--name=h{k}"), "--stonewall".into()]);
-        }
-        let j = jobs(preset, &ov, &fio);
-        let (a, b) = (wbw(&j[0]), wbw(&j[1]));
-        assert!(
-            b > 0.5 * a && b < 2.0 * a,
-            "{preset}: {a:.3} then {b:.3} GB/s"
-        );
+        let j = overwrite_halves(preset, &[], 12000);
         assert!(
             counter(&j[1], "gc_runs") > 0.0,
             "{preset}: garbage collection ran"
@@ -172,10 +180,9 @@ fn sustained_random_overwrite_at_full_occupancy_is_stable_on_every_new_flash_pre
 
 #[test]
 fn sustained_random_overwrite_at_full_occupancy_is_stable_on_the_older_flash_presets() {
-    // the same run on the flash presets of the studies: two stonewalled
-    // halves of 16 KiB random overwrites of a small aged drive, every
-    // logical unit in use (and on the PCM SSD, which writes in place and
-    // collects nothing, the same run holds its rate too)
+    // the same run on the flash presets of the studies, every logical
+    // unit in use (and on the PCM SSD, which writes in place and collects
+    // nothing, the same run holds its rate too)
     for preset in [
         "x25e",
         "sata-ssd",
@@ -183,26 +190,7 @@ fn sustained_random_overwrite_at_full_occupancy_is_stable_on_the_older_flash_pre
         "placement-flash",
         "micron-psd",
     ] {
-        let mut ov = small(preset, 64, 64);
-        ov.push("ssd.ftl.precondition=\"aged\"".into());
-        ov.push("ssd.ftl.fullness=1.0".into());
-        let mut fio = s(&[
-            "--rw=randwrite",
-            "--bs=16k",
-            "--ioengine=libaio",
-            "--iodepth=32",
-            "--norandommap",
-            "--number_ios=6000",
-        ]);
-        for k in 0..2 {
-            fio.extend([format!("--name=h{k}"), "--stonewall".into()]);
-        }
-        let j = jobs(preset, &ov, &fio);
-        let (a, b) = (wbw(&j[0]), wbw(&j[1]));
-        assert!(
-            b > 0.5 * a && b < 2.0 * a,
-            "{preset}: {a:.3} then {b:.3} GB/s"
-        );
+        let j = overwrite_halves(preset, &["ssd.ftl.fullness=1.0"], 6000);
         if preset != "micron-psd" {
             assert!(
                 counter(&j[1], "gc_runs") > 0.0,

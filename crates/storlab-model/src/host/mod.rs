@@ -17,6 +17,7 @@ pub mod jitter;
 pub mod split;
 pub mod stack;
 pub mod swap;
+mod zone_order;
 
 #[cfg(test)]
 mod tests;

@@ -47,6 +47,7 @@ use super::config::{CompletionMode, HostConfig, Scheduler};
 use super::cost::{Stage, StageCost, Vary, CORE, LOCK, OPS, SCHED, STAGES, THREAD, WORKER};
 use super::io::{status_errno, HostCx, HostIo, IoDone};
 use super::jitter::Jitter;
+use super::zone_order::ZoneOrder;
 
 const HOST_BIT: u64 = 1 << 63;
 /// Marks the end of a switch-out, which runs beside the device stage.
@@ -143,23 +144,6 @@ pub struct Host {
     zone_order: Option<ZoneOrder>,
 }
 
-/// A zoned device's writes reach it in the order they were submitted,
-/// zone by zone, as Linux's block layer keeps them for a zoned device
-/// (mq-deadline's zone write locking before Linux 6.10, the block layer's
-/// zone write plugging, block/blk-zoned.c, since): a write whose turn in its zone has not come waits
-/// at the device's door for the writes submitted before it, which may be
-/// slower through the stack (another thread's, waiting for a core), so
-/// writes that fio sent to one zone's write pointer in turn are not
-/// turned into Zone Invalid Writes by the stack. Its wait is the
-/// request's `scheduler_wait`.
-struct ZoneOrder {
-    zone_bytes: u64,
-    /// Submitted writes not yet at the device, in submission order.
-    queues: std::collections::HashMap<u64, VecDeque<u32>>,
-    /// Writes whose turn has not come: the request and when it came.
-    held: std::collections::HashMap<u32, (DevRequest, Nanos)>,
-}
-
 impl Host {
     /// A host with `threads` issuing threads in front of `device`.
     pub fn new(cfg: HostConfig, device: Box<dyn Device>, threads: u32) -> Self {
@@ -167,11 +151,7 @@ impl Host {
         let device = Self::limit_requests(&cfg, device);
         let costs = STAGES.map(|s| OPS.map(|op| StageCost::new(&cfg, s, op)));
         let jitter = Jitter::new(&cfg, cfg.seed.unwrap_or(0));
-        let zone_order = device.zone_bytes().map(|zone_bytes| ZoneOrder {
-            zone_bytes: zone_bytes.max(1),
-            queues: Default::default(),
-            held: Default::default(),
-        });
+        let zone_order = device.zone_bytes().map(ZoneOrder::new);
         Self {
             zone_order,
             coalescing: Coalescing::new(&cfg, t),
@@ -268,10 +248,7 @@ impl Host {
         };
         if let Some(zo) = &mut self.zone_order {
             if io.op == Op::Write {
-                zo.queues
-                    .entry(io.offset / zo.zone_bytes)
-                    .or_default()
-                    .push_back(i);
+                zo.submitted(i, io.offset);
             }
         }
         self.advance(now, i, cx);
@@ -808,34 +785,13 @@ impl Host {
         self.drain_device(now, cx);
     }
 
-    /// Write `i` of a zoned device is ready for it: sent if its turn in
-    /// its zone has come (with every write after it that was waiting for
-    /// it), else held ([`ZoneOrder`]).
+    /// Write `i` of a zoned device is ready for it ([`ZoneOrder`]); the
+    /// writes that waited for it are charged their wait.
     fn write_in_zone_order(&mut self, now: Nanos, i: u32, req: DevRequest, cx: &mut HostCx) {
         let zo = self.zone_order.as_mut().expect("a zoned device");
-        let zone = req.offset / zo.zone_bytes;
-        let q = zo.queues.get_mut(&zone).expect("queued when submitted");
-        if q.front() != Some(&i) {
-            zo.held.insert(i, (req, now));
-            return;
-        }
-        let mut req = req;
-        loop {
-            self.device.submit(now, req, &mut cx.dev);
-            let zo = self.zone_order.as_mut().expect("a zoned device");
-            let q = zo.queues.get_mut(&zone).expect("queued when submitted");
-            q.pop_front();
-            let Some(&f) = q.front() else {
-                zo.queues.remove(&zone);
-                return;
-            };
-            let Some((r, since)) = zo.held.remove(&f) else {
-                // the next one is still on its way through the stack
-                return;
-            };
-            // it waited at the device's door from `since`
-            self.bds[f as usize].add(Component::SchedulerWait, now - since);
-            req = r;
-        }
+        zo.ready(now, i, req, |n, r, since| {
+            self.bds[n as usize].add(Component::SchedulerWait, now - since);
+            self.device.submit(now, r, &mut cx.dev);
+        });
     }
 }

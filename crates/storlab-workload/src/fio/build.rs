@@ -293,6 +293,10 @@ fn apply(job: &mut JobSpec, sizes: &mut SizeSettings, e: &Entry) -> Result<(), F
             sizes.zbd_opts.max_open_zones =
                 parse_int_in(v, kb, 0, u64::from(u32::MAX)).map_err(err)? as u32
         }
+        "job_max_open_zones" => {
+            sizes.zbd_opts.job_max_open_zones =
+                parse_int_in(v, kb, 0, u64::from(u32::MAX)).map_err(err)? as u32
+        }
         "zonecapacity" => sizes.zbd_opts.zone_capacity = Some(positive_size(e, v, kb)?),
         "zone_reset_threshold" | "zone_reset_frequency" => {
             let f = super::value::parse_float(v).map_err(err)?;

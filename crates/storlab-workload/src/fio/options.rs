@@ -200,7 +200,7 @@ static OPTIONS: &[OptDef] = &[
     sim("dataplacement", &["data_placement"], Kind::Str),
     sim("plids", &["fdp_pli"], Kind::Str),
     sim("plid_select", &["fdp_pli_select"], Kind::Str),
-    rec("job_max_open_zones", &[], Kind::Int),
+    sim("job_max_open_zones", &[], Kind::Int),
     rec("ignore_zone_limits", &[], Kind::Bool),
     sim("replay_no_stall", &[], Kind::Bool),
     sim("per_job_logs", &[], Kind::Bool),

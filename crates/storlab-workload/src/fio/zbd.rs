@@ -43,8 +43,12 @@ use crate::gen::{IoDesc, IoOp};
 /// A job's zoned options (`zonemode=zbd`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ZbdOptions {
-    /// `max_open_zones=` (0: the device's limit).
+    /// `max_open_zones=` (0: the device's limit): zones written at once,
+    /// by all the jobs on the device together.
     pub max_open_zones: u32,
+    /// `job_max_open_zones=` (0: none): zones one job opens for writing
+    /// at once.
+    pub job_max_open_zones: u32,
     /// `zonesize=`: the zone size of emulated zones (a device without
     /// zones); a zoned device's own size otherwise.
     pub zone_size: Option<u64>,
@@ -111,8 +115,11 @@ pub struct ZoneTable {
     /// Write pointers (bytes from each zone's start), by zone number.
     wp: Vec<u64>,
     /// The zones being written (open), by zone number, in the order they
-    /// were opened.
-    open: Vec<u64>,
+    /// were opened, each with the job that opened it (0: open when the
+    /// table was made).
+    open: Vec<(u64, u32)>,
+    /// Jobs that have joined (each job's number is one more).
+    jobs: u32,
 }
 
 /// A [`ZoneTable`] shared by the jobs of one device.
@@ -128,9 +135,9 @@ impl ZoneTable {
             .iter()
             .enumerate()
             .filter(|&(z, &(_, open))| open && wp[z] < capacity_bytes)
-            .map(|(z, _)| z as u64)
+            .map(|(z, _)| (z as u64, 0))
             .collect();
-        ZoneTable { wp, open }
+        ZoneTable { wp, open, jobs: 0 }
     }
 
     /// Shared by the jobs that join it ([`ZbdHost::join`]).
@@ -156,6 +163,10 @@ pub struct ZbdHost {
     start: u64,
     range: u64,
     limit: u32,
+    /// `job_max_open_zones` (0: none).
+    job_limit: u32,
+    /// This job's number in its table.
+    id: u32,
     random: bool,
     min_bs: u64,
     /// Sequential jobs: the zone being written.
@@ -209,6 +220,8 @@ impl ZbdHost {
             start: first_zone * geo.zone_bytes,
             range: zones * geo.zone_bytes,
             limit,
+            job_limit: opts.job_max_open_zones,
+            id: 1,
             random,
             min_bs: min_bs.max(1),
             seq_zone: 0,
@@ -241,8 +254,10 @@ impl ZbdHost {
             let mut t = table.borrow_mut();
             let (lo, hi) = (self.first_zone, self.first_zone + self.zones as u64);
             t.cover(hi);
+            t.jobs += 1;
+            self.id = t.jobs;
             self.valid_bytes = t.wp[lo as usize..hi as usize].iter().sum();
-            let open = t.open.iter().filter(|&&z| z >= lo && z < hi).count() as u32;
+            let open = t.open.iter().filter(|&&(z, _)| z >= lo && z < hi).count() as u32;
             if self.limit > 0 && open > self.limit {
                 return Err(ZbdError::OpenZones {
                     open,
@@ -302,27 +317,31 @@ impl ZbdHost {
     }
 
     /// Make `z` a write zone if the device's set of them has room under
-    /// the limit; else the write zone of the range fio picks for an IO at
-    /// `offset`. (With the limit taken by zones outside the range, none of
-    /// which this job may write, `z` is opened past it, and the drive's
-    /// own limits decide.)
+    /// `max_open_zones` and the job's under `job_max_open_zones`; else the
+    /// write zone of the range fio picks for an IO at `offset`. (With the
+    /// limit taken by zones outside the range, none of which this job may
+    /// write, `z` is opened past it, and the drive's own limits decide.)
     fn write_zone(&mut self, z: u32, offset: u64) -> u32 {
         let abs = self.first_zone + z as u64;
         let (lo, hi) = (self.first_zone, self.first_zone + self.zones as u64);
         let mut t = self.table.borrow_mut();
-        if t.open.contains(&abs) {
+        if t.open.iter().any(|&(w, _)| w == abs) {
             return z;
         }
-        let mine = t.open.iter().filter(|&&w| w >= lo && w < hi).count() as u64;
-        if self.limit == 0 || (t.open.len() as u32) < self.limit || mine == 0 {
-            t.open.push(abs);
+        let in_range = |&&(w, _): &&(u64, u32)| w >= lo && w < hi;
+        let mine = t.open.iter().filter(in_range).count() as u64;
+        let own = t.open.iter().filter(|&&(_, j)| j == self.id).count() as u32;
+        let device_room = self.limit == 0 || (t.open.len() as u32) < self.limit;
+        let job_room = self.job_limit == 0 || own < self.job_limit;
+        if (device_room && job_room) || mine == 0 {
+            t.open.push((abs, self.id));
             return z;
         }
         let i = (offset.saturating_sub(self.start) % self.range) * mine / self.range;
-        let w = t
+        let (w, _) = t
             .open
             .iter()
-            .filter(|&&w| w >= lo && w < hi)
+            .filter(in_range)
             .nth(i as usize)
             .copied()
             .expect("i < the range's open zones");
@@ -394,7 +413,7 @@ impl ZbdHost {
         self.valid_bytes += len;
         if self.full(z) {
             let abs = self.first_zone + z as u64;
-            self.table.borrow_mut().open.retain(|&w| w != abs);
+            self.table.borrow_mut().open.retain(|&(w, _)| w != abs);
         }
         true
     }
@@ -521,6 +540,40 @@ mod tests {
                 .contains("open zones (2) exceeds max_open_zones limit (1)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn jobs_sharing_a_table_keep_to_the_device_and_job_limits() {
+        // eight zones; the device-wide limit 3 and each job's own 2: the
+        // first job opens two zones and then writes only them, the second
+        // opens one more (the device's third) and then shares the open ones
+        let opts = ZbdOptions {
+            max_open_zones: 3,
+            job_max_open_zones: 2,
+            ..Default::default()
+        };
+        let table = ZoneTable::default().shared();
+        let job = || {
+            ZbdHost::new(&opts, geo(14), 0, 32 * MIB, true, 4096)
+                .unwrap()
+                .join(table.clone())
+                .unwrap()
+        };
+        let (mut a, mut b) = (job(), job());
+        let zones = |h: &mut ZbdHost, starts: &[u64]| {
+            for &z in starts {
+                assert!(h.adjust(w(z * 4 * MIB, 4096)));
+            }
+            let mut got: Vec<u64> = drain(h).iter().map(|d| d.offset / (4 * MIB)).collect();
+            got.sort();
+            got.dedup();
+            got
+        };
+        assert_eq!(zones(&mut a, &[0, 1, 2, 3, 4, 5, 6, 7]), [0, 1]);
+        assert_eq!(zones(&mut b, &[5, 0, 4]), [0, 1, 5]);
+        assert_eq!(table.borrow().open.len(), 3);
+        // both see each other's writes: zone 0's write pointer moved on
+        assert!(table.borrow().wp[0] >= 2 * 4096);
     }
 
     #[test]

@@ -273,8 +273,8 @@ fn flash_mix_pays_its_reads_map_misses_like_its_writes() {
 
 /// A QD1 reader beside four QD1 writers of 4 KB random writes on a p5336
 /// written once, its firmware concurrent or not: (the reader's mean
-/// completion latency in µs, the writers' IOPS, their read-modify-write
-/// reads).
+/// completion latency in µs, the writers' IOPS, the drive's
+/// read-modify-write reads).
 fn p5336_reader_beside_rmw_writes(concurrent: bool) -> (f64, f64, f64) {
     let cf = format!("ssd.concurrent_firmware={concurrent}");
     let v = sim(&[
@@ -300,19 +300,8 @@ fn p5336_reader_beside_rmw_writes(concurrent: bool) -> (f64, f64, f64) {
         .iter()
         .map(|j| j["write"]["iops"].as_f64().expect("iops"))
         .sum();
-    let rmw: f64 = jobs[1..]
-        .iter()
-        .map(|j| {
-            j["storlab"]["counters"]
-                .as_array()
-                .expect("counters")
-                .iter()
-                .find(|c| c["name"] == "rmw_reads")
-                .expect("rmw_reads")["value"]
-                .as_f64()
-                .expect("a number")
-        })
-        .fold(0.0, f64::max);
+    // (the drive's counters, the same in every job's report)
+    let rmw = counter(&v, "rmw_reads");
     (mean_us(&v, "read"), writes, rmw)
 }
 

@@ -235,13 +235,6 @@ impl ZbdHost {
         })
     }
 
-    /// Start from the drive's zone report ([`ZoneTable::from_report`]),
-    /// in a table of its own: [`Self::join`].
-    pub fn with_report(self, report: &[(u64, bool)]) -> Result<Self, ZbdError> {
-        let cap = self.geo.capacity_bytes;
-        self.join(ZoneTable::from_report(report, cap).shared())
-    }
-
     /// Work on `table`, the zones shared with the device's other jobs
     /// (fio reads the zone report when a job starts, so a job sees what
     /// the jobs before it wrote: a reader after a stonewalled fill reads
@@ -504,7 +497,7 @@ mod tests {
         let opts = ZbdOptions::default();
         let mut h = ZbdHost::new(&opts, geo(1), 0, 16 * MIB, true, MIB)
             .unwrap()
-            .with_report(&report)
+            .join(ZoneTable::from_report(&report, 3 * MIB).shared())
             .unwrap();
         // with one write zone allowed, the open zone 1 is it: random writes
         // anywhere go on at its write pointer
@@ -515,7 +508,7 @@ mod tests {
         // reads go to written data, the closed zone's too
         let mut r = ZbdHost::new(&opts, geo(1), 8 * MIB, 4 * MIB, true, MIB)
             .unwrap()
-            .with_report(&report)
+            .join(ZoneTable::from_report(&report, 3 * MIB).shared())
             .unwrap();
         assert!(r.adjust(IoDesc {
             op: IoOp::Read,
@@ -531,7 +524,7 @@ mod tests {
         let both = [(MIB, true), (MIB, true)];
         let e = ZbdHost::new(&opts, geo(1), 0, 8 * MIB, true, MIB)
             .unwrap()
-            .with_report(&both)
+            .join(ZoneTable::from_report(&both, 3 * MIB).shared())
             .err()
             .unwrap();
         assert_eq!(e.errno(), 22);

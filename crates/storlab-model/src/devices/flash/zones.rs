@@ -128,14 +128,10 @@ pub enum ZoneState {
 impl ZoneState {
     /// Open, implicitly or explicitly.
     pub fn is_open(self) -> bool {
-        self.open()
-    }
-
-    fn open(self) -> bool {
         matches!(self, ZoneState::ImplicitOpen | ZoneState::ExplicitOpen)
     }
     fn active(self) -> bool {
-        self.open() || self == ZoneState::Closed
+        self.is_open() || self == ZoneState::Closed
     }
 }
 
@@ -302,7 +298,7 @@ impl Zones {
     /// Leave zone `z`'s state for `to`, giving back what it held.
     fn set(&mut self, z: usize, to: ZoneState) {
         let s = self.state[z];
-        if s.open() {
+        if s.is_open() {
             self.open -= 1;
         }
         if s.active() && !to.active() {

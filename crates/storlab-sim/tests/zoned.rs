@@ -341,3 +341,37 @@ fn concurrent_zbd_jobs_share_the_zones_and_their_writes_reach_each_zone_in_order
     assert!(counter(&rnd[0], "zone_open_max_seen") <= 14.0);
     assert!(held > 0, "no write waited for an earlier one to its zone");
 }
+
+#[test]
+fn a_read_past_a_zones_capacity_still_moves_its_bytes_to_the_host() {
+    // zone 0 is unwritten: its first 32 MiB (within the capacity) are
+    // answered from the mapping table, its last 32 MiB (past the capacity)
+    // hold nothing at all; either way the drive returns zeros, and the
+    // zeros cross the link, so both reads take the link's time
+    let read = |offset: &str| {
+        jobs(
+            &small(4, 128),
+            &[
+                "--name=r",
+                "--rw=read",
+                "--bs=128k",
+                "--iodepth=16",
+                "--ioengine=libaio",
+                "--direct=1",
+                &format!("--offset={offset}"),
+                "--size=32m",
+            ],
+        )[0]
+        .clone()
+    };
+    let within = read("0");
+    let past = read("32m");
+    assert_eq!(within.error, 0);
+    assert_eq!(past.error, 0);
+    assert_eq!(past.dirs[0].io_bytes(), 32 * MIB);
+    let (w, p) = (within.dirs[0].clat().mean(), past.dirs[0].clat().mean());
+    assert!(
+        (p / w - 1.0).abs() < 0.1,
+        "mean clat within the capacity {w:.0} ns, past it {p:.0} ns"
+    );
+}

@@ -314,8 +314,16 @@ impl Ssd {
     pub(super) fn read_data(&mut self, now: Nanos, ri: u32, cx: &mut Cx) {
         let r = self.reqs[ri as usize];
         let last = r.lpn0 + r.units;
-        // bytes served from the buffer, read-ahead or unmapped units
-        let mut hit_bytes = 0u64;
+        // bytes served from the buffer, read-ahead or unmapped units; and a
+        // zoned read's bytes past its zone's capacity, which hold nothing
+        // but still cross the link: the drive returns zeros for them, as
+        // for any unwritten block (see zones.rs), so a 4 KB read there
+        // moves 4 KB like any other
+        let mut hit_bytes = if self.zoned.is_some() {
+            r.bytes - self.bytes_in(&r, r.lpn0, r.units)
+        } else {
+            0
+        };
         let mut pending = 0u32;
         let mut lpn = r.lpn0;
         self.stats.host_read_units += r.units as u64;

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -43,6 +44,11 @@ static double now(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static double tv_s(struct timeval t)
+{
+	return t.tv_sec + t.tv_usec / 1e6;
 }
 
 static void die(const char *what, int ret)
@@ -190,6 +196,8 @@ int main(int argc, char **argv)
 
 	pthread_t *tid = calloc(threads, sizeof *tid);
 	struct worker *w = calloc(threads, sizeof *w);
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
 	double t1 = now();
 	for (int i = 0; i < threads; i++) {
 		w[i].id = i;
@@ -210,9 +218,12 @@ int main(int argc, char **argv)
 		dl += w[i].deadlocks;
 	}
 	double secs = now() - t1;
-	db->close(db, 0);
+	getrusage(RUSAGE_SELF, &ru1);
+	db->close(db, DB_NOSYNC);
 	env->close(env, 0);
-	printf("{\"load_s\":%.3f,\"seconds\":%.3f,\"transactions\":%llu,\"tps\":%.2f,\"deadlocks\":%llu}\n",
-	       load, secs, (unsigned long long)txns, txns / secs, (unsigned long long)dl);
+	printf("{\"load_s\":%.3f,\"seconds\":%.3f,\"transactions\":%llu,\"tps\":%.2f,\"deadlocks\":%llu,"
+	       "\"cpu_user_s\":%.6f,\"cpu_sys_s\":%.6f}\n",
+	       load, secs, (unsigned long long)txns, txns / secs, (unsigned long long)dl,
+	       tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime), tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime));
 	return 0;
 }

@@ -111,7 +111,7 @@ static BTREE: AppInfo = AppInfo {
     unit: "transactions/s",
     models: MODELS,
     simplifies: SIMPLIFIES,
-    calibration: "cpu_us (CPU per transaction) is CALIBRATED against the Moneta study's Table V, Berkeley-DB BTree on Moneta (moneta-balance, XFS, 16 threads): 14,884 tx/s gives 537.3 µs (storlab apps calibrate bdb-btree --device moneta-balance --param cpu_us --target 14884 --app-set transactions=50000); everything else is derived from the parameters",
+    calibration: "cpu_us (CPU per transaction) is CALIBRATED against the Moneta study's Table V, Berkeley-DB BTree on Moneta (moneta-balance, XFS, 16 threads): 14,884 tx/s gives 537.3 µs (storlab apps calibrate bdb-btree --device moneta-balance --param cpu_us --target 14884 --app-set transactions=50000); everything else is derived from the parameters; the real program (apps/bdb-bench.c on libdb5.3, `storlab app check`) spends 10-40 µs of user CPU a transaction on a 2020s Xeon core, so the calibrated figure stands for whatever held the study's 16 threads to its rate on Moneta as much as for CPU (docs/apps.md)",
     params: PARAMS,
     build: |p| build(p, Kind::Btree),
 };
@@ -122,7 +122,7 @@ static HASH: AppInfo = AppInfo {
     unit: "transactions/s",
     models: MODELS,
     simplifies: SIMPLIFIES,
-    calibration: "cpu_us (CPU per transaction) is CALIBRATED against the Moneta study's Table V, HashTable on Moneta (moneta-balance, XFS, 16 threads): 10,980 tx/s gives 729.1 µs (storlab apps calibrate bdb-hash --device moneta-balance --param cpu_us --target 10980 --app-set transactions=50000); everything else is derived from the parameters",
+    calibration: "cpu_us (CPU per transaction) is CALIBRATED against the Moneta study's Table V, HashTable on Moneta (moneta-balance, XFS, 16 threads): 10,980 tx/s gives 729.1 µs (storlab apps calibrate bdb-hash --device moneta-balance --param cpu_us --target 10980 --app-set transactions=50000); everything else is derived from the parameters; the real program (apps/bdb-bench.c on libdb5.3, `storlab app check`) spends 10-40 µs of user CPU a transaction on a 2020s Xeon core, so the calibrated figure stands for whatever held the study's 16 threads to its rate on Moneta as much as for CPU (docs/apps.md)",
     params: PARAMS,
     build: |p| build(p, Kind::Hash),
 };

@@ -96,6 +96,7 @@ impl App for Bdb {
             value: f("tps"),
             higher_better: true,
             work: vec![f("transactions") as u64],
+            cpu_user_s: v.get("cpu_user_s").and_then(|x| x.as_f64()),
             extra: vec![
                 ("transactions".into(), f("transactions")),
                 ("deadlocks retried".into(), f("deadlocks")),

@@ -137,6 +137,7 @@ impl App for Build {
             value: t.elapsed().as_secs_f64(),
             higher_better: false,
             work: Vec::new(),
+            cpu_user_s: None,
             extra: Vec::new(),
         })
     }

@@ -82,6 +82,11 @@ pub struct Row {
     pub real: PerOp,
     /// The model in the simulator.
     pub model: PerOp,
+    /// The real program's user-space CPU per operation on this host, µs,
+    /// which the model ran with (its `cpu` parameter), when the program
+    /// reports its CPU time; `None`: the model kept its own (calibrated on
+    /// a study's host).
+    pub cpu_us: Option<f64>,
 }
 
 /// A real program and its model: the model's name and the pairs that
@@ -93,6 +98,13 @@ struct Pairing {
     ops: fn(&Report) -> Option<u64>,
     /// The model's pairs for the real run.
     pairs: fn(&Report, u64, bool) -> Vec<String>,
+    /// The model's parameter for its CPU per operation, µs, set to the
+    /// real program's own user CPU per operation on this host when the
+    /// program reports it: the model's default is calibrated on a study's
+    /// host, whose CPU is not this one's, and the time ratios between
+    /// devices compare the device's share of each operation only when
+    /// both sides spend the same CPU on it.
+    cpu: Option<&'static str>,
 }
 
 fn tx_work(r: &Report) -> Option<u64> {
@@ -127,6 +139,7 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                     v.push("cache=64m".into());
                     v
                 },
+                cpu: Some("cpu_us"),
             },
         ),
         "postmark" => (
@@ -140,6 +153,7 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                         format!("direct={}", u8::from(direct)),
                     ]
                 },
+                cpu: None,
             },
         ),
         "sysbench-oltp" | "oltp" => (
@@ -160,6 +174,7 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                     ]);
                     v
                 },
+                cpu: None,
             },
         ),
         "sqlite" => (
@@ -170,6 +185,7 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                 pairs: |r, n, _| {
                     vec![format!("scale={}", r.scale), format!("transactions={n}")]
                 },
+                cpu: None,
             },
         ),
         "build" => bail!(
@@ -184,6 +200,7 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                 // model's do (shared_buffers 128 MB, checkpoints every
                 // 5 min)
                 pairs: |r, n, _| common(r, n),
+                cpu: None,
             },
         ),
         "rocksdb" => (
@@ -202,6 +219,7 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                         format!("reads={n}"),
                     ]
                 },
+                cpu: None,
             },
         ),
         _ => {
@@ -329,6 +347,14 @@ pub fn text(app: &str, model: &str, rows: &[Row], failed: &[(String, String)]) -
             r.device, f[0].1, m[0].1, f[1].1, m[1].1, f[2].1, m[2].1, f[3].1, m[3].1, f[4].1, m[4].1, rr, mr
         ));
     }
+    for r in rows {
+        if let Some(c) = r.cpu_us {
+            s.push_str(&format!(
+                "{}: the model ran with the real program's user CPU, {c:.1} µs an operation on this host\n",
+                r.device
+            ));
+        }
+    }
     let d = disagreements(rows);
     if d.is_empty() && !rows.is_empty() {
         s.push_str(&format!(
@@ -439,6 +465,9 @@ pub fn main(a: &CheckArgs) -> anyhow::Result<()> {
         // connections) inside its measured phase: run it again with twice
         // the work and count what the extra work did, the steady state
         // the model is
+        // the real program's user CPU per operation (of the extra work,
+        // for a timed program), when it reports its CPU time
+        let mut cpu_us = r.result.cpu_user_s.map(|c| 1e6 * c / ops as f64);
         let real = if app.timed() {
             let mut o2 = o.clone();
             o2.work = vec![2 * ops];
@@ -453,6 +482,15 @@ pub fn main(a: &CheckArgs) -> anyhow::Result<()> {
                 (r2, n2)
             }) {
                 Ok((r2, n2)) if n2 > ops => {
+                    // the program times its CPU over its transactions only
+                    // (open and close are outside), so both runs count,
+                    // pooled: the kernel splits CPU time into user and
+                    // system by its timer ticks, a few a run
+                    cpu_us = r
+                        .result
+                        .cpu_user_s
+                        .zip(r2.result.cpu_user_s)
+                        .map(|(c1, c2)| 1e6 * (c1 + c2) / (ops + n2) as f64);
                     difference(&real_per_op(&r, ops), ops, &real_per_op(&r2, n2), n2)
                 }
                 Ok((_, n2)) => {
@@ -470,7 +508,11 @@ pub fn main(a: &CheckArgs) -> anyhow::Result<()> {
         } else {
             real_per_op(&r, ops)
         };
-        let pairs = (p.pairs)(&r, ops, a.opts.direct);
+        let mut pairs = (p.pairs)(&r, ops, a.opts.direct);
+        let cpu_us = p.cpu.and(cpu_us);
+        if let (Some(param), Some(c)) = (p.cpu, cpu_us) {
+            pairs.push(format!("{param}={c:.3}"));
+        }
         let model = match model_per_op(&a.opts, dev, p.model, &pairs) {
             Ok(m) => m,
             Err(e) => {
@@ -483,6 +525,7 @@ pub fn main(a: &CheckArgs) -> anyhow::Result<()> {
             operations: ops,
             real,
             model,
+            cpu_us,
         });
     }
     print!("{}", text(real_name, p.model, &rows, &failed));
@@ -521,6 +564,7 @@ mod tests {
             operations: 10,
             real: p(ms, reads),
             model: p(mms, mreads),
+            cpu_us: None,
         }
     }
 

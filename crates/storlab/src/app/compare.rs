@@ -604,6 +604,7 @@ mod tests {
                 higher_better: higher,
                 extra: vec![],
                 work: vec![],
+                cpu_user_s: None,
             },
             run_s: 1.0,
             prepare_s: 1.0,

@@ -22,6 +22,11 @@ pub struct Measured {
     /// and reads; rocksdb: fill and read operations): `--work` repeats
     /// it. Empty for fixed-work applications.
     pub work: Vec<u64>,
+    /// The program's own user-space CPU time over its measured work, s,
+    /// where it reports it (bdb-bench: getrusage around its
+    /// transactions): `app check` gives the model this host's CPU per
+    /// operation. `None` for programs that do not.
+    pub cpu_user_s: Option<f64>,
 }
 
 /// One real application.

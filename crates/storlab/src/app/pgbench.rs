@@ -157,6 +157,7 @@ impl App for Pgbench {
             value: tps,
             higher_better: true,
             work: vec![done],
+            cpu_user_s: None,
             extra,
         })
     }

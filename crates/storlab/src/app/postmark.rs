@@ -98,6 +98,7 @@ impl App for Postmark {
             value: secs,
             higher_better: false,
             work: Vec::new(),
+            cpu_user_s: None,
             extra,
         })
     }

@@ -91,6 +91,7 @@ impl App for Rocksdb {
             value: fill,
             higher_better: true,
             work: vec![count("fillrandom"), count("readrandom")],
+            cpu_user_s: None,
             extra,
         })
     }

@@ -118,6 +118,7 @@ impl App for Sqlite {
             value: txns as f64 / ins_s,
             higher_better: true,
             work: vec![txns, reads],
+            cpu_user_s: None,
             extra: vec![
                 ("insert transactions".into(), txns as f64),
                 ("point reads/s".into(), reads as f64 / read_s),

@@ -123,6 +123,7 @@ impl App for SysbenchOltp {
             value: tps,
             higher_better: true,
             work: vec![done],
+            cpu_user_s: None,
             extra,
         })
     }

@@ -80,6 +80,21 @@ fn agrees(v: &serde_json::Value, field: &str) -> Vec<String> {
     bad
 }
 
+/// Row `k`'s time per operation over the first row's, model against real,
+/// within 25 %.
+fn time_ratio_agrees(v: &serde_json::Value, k: usize) {
+    let rows = v["rows"].as_array().unwrap();
+    let ratio =
+        |side: &str| rows[k][side]["ms"].as_f64().unwrap() / rows[0][side]["ms"].as_f64().unwrap();
+    let (re, mo) = (ratio("real"), ratio("model"));
+    assert!(
+        (mo / re - 1.0).abs() <= 0.25,
+        "time ratio {} over {}: model {mo:.3}, real {re:.3}\n{v}",
+        rows[k]["device"],
+        rows[0]["device"]
+    );
+}
+
 #[test]
 fn bdb_btree_io_and_time_per_transaction_model_against_real() {
     let s = Scratch::new();
@@ -123,14 +138,7 @@ fn bdb_btree_io_and_time_per_transaction_model_against_real() {
     // flush gave 0.05 / 0.05 over raid-disk on a quiet host, but its real
     // time carries this host's wake-ups: beside two CPU-bound processes
     // the real ratio was 0.08-0.12 (docs/apps.md), so it is not held here
-    let rows = v["rows"].as_array().unwrap();
-    let ratio =
-        |side: &str| rows[2][side]["ms"].as_f64().unwrap() / rows[0][side]["ms"].as_f64().unwrap();
-    let (re, mo) = (ratio("real"), ratio("model"));
-    assert!(
-        (mo / re - 1.0).abs() <= 0.25,
-        "time ratio hdd-7200 over raid-disk: model {mo:.3}, real {re:.3}\n{v}"
-    );
+    time_ratio_agrees(&v, 2);
     s.assert_clean();
 }
 
@@ -182,14 +190,7 @@ fn pgbench_io_per_transaction_agrees_with_the_real_server() {
         );
     }
     // hdd-7200 over raid-disk, model against real
-    let rows = v["rows"].as_array().unwrap();
-    let ratio =
-        |side: &str| rows[1][side]["ms"].as_f64().unwrap() / rows[0][side]["ms"].as_f64().unwrap();
-    let (re, mo) = (ratio("real"), ratio("model"));
-    assert!(
-        (mo / re - 1.0).abs() <= 0.25,
-        "time ratio hdd-7200 over raid-disk: model {mo:.2}, real {re:.2}\n{v}"
-    );
+    time_ratio_agrees(&v, 1);
     s.assert_clean();
 }
 

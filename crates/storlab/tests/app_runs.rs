@@ -59,12 +59,18 @@ fn on_each_device(app: &str, extra: &[&str], unit: &str, durable: bool) -> Vec<s
 
 #[test]
 fn bdb_btree() {
-    on_each_device(
+    let reps = on_each_device(
         "bdb-btree",
         &["--scale", "0.0005", "--duration", "1s"],
         "transactions/s",
         true,
     );
+    // bdb-bench times its own CPU over its transactions
+    for r in &reps {
+        let cpu = r["result"]["cpu_user_s"].as_f64().expect("cpu_user_s");
+        let wall = r["run_s"].as_f64().unwrap();
+        assert!(cpu > 0.0 && cpu < 2.0 * wall, "{r}");
+    }
 }
 
 #[test]
@@ -98,6 +104,14 @@ fn sysbench_oltp() {
         true,
     );
     assert!(reps[0]["result"]["extra"].to_string().contains("queries/s"));
+    // the server's and the client's user CPU over the run, which `app
+    // check` hands to the model: some, and less than the run's wall time
+    // on this machine's two cores
+    for r in &reps {
+        let cpu = r["result"]["cpu_user_s"].as_f64().expect("cpu_user_s");
+        let wall = r["run_s"].as_f64().unwrap();
+        assert!(cpu > 0.0 && cpu < 2.0 * wall, "{r}");
+    }
 }
 
 #[test]

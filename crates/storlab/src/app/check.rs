@@ -174,7 +174,7 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                     ]);
                     v
                 },
-                cpu: None,
+                cpu: Some("cpu_us"),
             },
         ),
         "sqlite" => (

@@ -99,3 +99,59 @@ pub fn cache_dir() -> PathBuf {
 
 /// Default duration of a timed application.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(60);
+
+/// User-space CPU seconds of the children this process has waited for
+/// (getrusage(2), RUSAGE_CHILDREN): a client program's CPU, taken before
+/// and after it runs.
+pub fn children_user_s() -> f64 {
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return 0.0;
+    }
+    ru.ru_utime.tv_sec as f64 + ru.ru_utime.tv_usec as f64 / 1e6
+}
+
+/// User-space CPU seconds process `pid` (all its threads) has used so
+/// far: field 14, `utime`, of /proc/PID/stat (proc(5)), in clock ticks.
+/// `None` when the process or its figure cannot be read.
+pub fn process_user_s(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // the command name (field 2) is in parentheses and may hold spaces:
+    // the fields after it start past the last ')'
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // rest's first field is field 3 (state); utime is field 14
+    let ticks: f64 = rest.split_whitespace().nth(11)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks / hz as f64)
+}
+
+#[cfg(test)]
+mod cpu_tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_process_counts_its_user_cpu() {
+        let me = std::process::id();
+        let before = process_user_s(me).expect("this process's stat");
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(300) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let after = process_user_s(me).expect("this process's stat");
+        // 0.3 s of spinning: at least a tenth of it counted, whatever
+        // else the machine runs (the ticks are 10 ms)
+        assert!(after - before >= 0.03, "{before} -> {after}");
+        assert!(process_user_s(u32::MAX).is_none());
+        // a child's CPU reaches RUSAGE_CHILDREN once it is waited for
+        let c0 = children_user_s();
+        let ok = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .expect("sh");
+        assert!(ok.success());
+        assert!(children_user_s() > c0, "{c0}");
+    }
+}

@@ -86,7 +86,19 @@ impl App for SysbenchOltp {
             Some(w) => cmd.arg(format!("--events={}", w[0])).arg("--time=0"),
             None => cmd.arg(format!("--time={}", cx.duration.as_secs().max(1))),
         };
+        // the server's and the client's user CPU over the run (the model's
+        // CPU per transaction is the host's, server and client)
+        let server = std::fs::read_to_string(cx.tmp.join("mariadbd.pid"))
+            .ok()
+            .and_then(|p| p.trim().parse::<u32>().ok());
+        let cpu = || {
+            server
+                .and_then(super::kit::process_user_s)
+                .map(|s| s + super::kit::children_user_s())
+        };
+        let cpu0 = cpu();
         let out = cx.run("sysbench run", &mut cmd)?;
+        let cpu_user_s = cpu0.zip(cpu()).map(|(a, b)| b - a);
         let per_sec = |what: &str| {
             out.lines()
                 .find(|l| l.trim_start().starts_with(what))
@@ -123,7 +135,7 @@ impl App for SysbenchOltp {
             value: tps,
             higher_better: true,
             work: vec![done],
-            cpu_user_s: None,
+            cpu_user_s,
             extra,
         })
     }

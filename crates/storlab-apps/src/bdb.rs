@@ -91,7 +91,7 @@ const MODELS: &[&str] = &[
     "a delete whose key is absent finds nothing (DB_NOTFOUND): it reads its access path but dirties no page and logs nothing, and a transaction without log records commits without writing or syncing the log (Berkeley DB txn/txn.c, __txn_commit: \"If there are any log records, write a log record and sync the log, else do no log writes\"); a quarter of the transactions in the steady state",
     "B+tree: levels from the entries per leaf (page x 0.7 fill / record) and the internal fan-out (page x 0.7 / 24-byte separator and page number); every level's page is looked up in the memory pool, root to leaf; hash table: one bucket page (pages = database / page, 0.7 fill)",
     "memory pool: clock replacement over `cache` bytes of pages; a miss reads the page from the database file through the page cache (buffered pread), after writing back a dirty victim (buffered pwrite)",
-    "commit: the log record joins the log buffer; group commit (the first committer writes everything buffered and fdatasyncs the log, committers arriving meanwhile wait for the next write); 10 MB log files, each new one created empty (its writes allocate)",
+    "commit: the log record joins the log buffer; group commit (the first committer writes everything buffered and fdatasyncs the log, committers arriving meanwhile wait for the next write, which the first of them leads once it has woken (the host's wake-up, with its spread), taking every record appended by then: __log_flush_int's DB_COMMIT_FLUSH); 10 MB log files, each new one created empty (its writes allocate)",
     "checkpoint thread: every `checkpoint`, writes every dirty pool page (buffered, 64 at a time in flight) and fdatasyncs the database file",
 ];
 

@@ -16,9 +16,11 @@
 //!   (and its sync) that covers the record completes. When no flush is in
 //!   progress the committer leads one (writing everything buffered);
 //!   otherwise it waits, and when the running flush ends the first waiter
-//!   not covered leads the next, taking every record buffered meanwhile
-//!   (the leader/follower group commit of Berkeley DB's `__log_flush`,
-//!   InnoDB's `log_write_up_to` and PostgreSQL's `XLogFlush`).
+//!   not covered leads the next once it has woken (the host's wake-up,
+//!   drawn with its spread; so do the waiters it covered), taking every
+//!   record buffered by then (the leader/follower group commit of
+//!   Berkeley DB's `__log_flush`, InnoDB's `log_write_up_to` and
+//!   PostgreSQL's `XLogFlush`).
 //!
 //! Time by layer: a foreground thread's time is attributed step by step:
 //! CPU steps (with the wait for a core) to `application_cpu`; waits for
@@ -35,6 +37,7 @@ use std::collections::VecDeque;
 use serde_json::{json, Value};
 use storlab_model::breakdown::{Breakdown, Component, COMPONENTS};
 use storlab_model::host::fs::{FileLayer, FileReq};
+use storlab_model::host::jitter::Jitter;
 use storlab_model::host::{HostConfig, HostIo, IoDone};
 use storlab_model::Nanos;
 use storlab_pmem::model::NvmmParams;
@@ -162,6 +165,11 @@ pub struct AppRun {
     /// Requests of every thread in flight: the job's IO depth, as fio
     /// counts it for a job's threads.
     in_flight: u32,
+    /// The host's wake-up (`host.wakeup_ns` and its spread) for a thread
+    /// that slept on a group commit; `None`: no spread, `wakeup_ns` each.
+    wake: Option<Jitter>,
+    /// `host.wakeup_ns`.
+    wakeup_ns: u64,
 }
 
 impl AppRun {
@@ -251,6 +259,9 @@ impl AppRun {
             commits: 0,
             flushes: 0,
             in_flight: 0,
+            // a sub-seed of its own, apart from the host's draws
+            wake: Jitter::new(host, seed ^ 0x6170_705f_7761_6b65),
+            wakeup_ns: host.wakeup_ns,
         })
     }
 
@@ -478,23 +489,38 @@ impl AppRun {
                     }
                 }
                 Step::FlushDone { log, upto } => {
+                    // a waiting committer sleeps on its own mutex or
+                    // condition variable, so it runs again a host's
+                    // wake-up (drawn with its spread: the switch, then
+                    // the wait for a core) after the flush that covers
+                    // it, or makes it leader, ended
                     let lg = &mut self.logs[log as usize];
                     lg.flushing = false;
                     while lg.waiters.front().is_some_and(|&(_, s)| s <= upto) {
                         let (w, _) = lg.waiters.pop_front().expect("a waiter");
-                        cx.timer(now, w as u64);
+                        let d = self.wake.as_mut().map_or(self.wakeup_ns, Jitter::wakeup);
+                        cx.timer(now + d, w as u64);
                     }
                     if lg.timed {
                         // the log's own thread writes the rest next time
                         continue;
                     }
-                    if let Some(&(w, _)) = lg.waiters.front() {
-                        // the first waiter not covered leads the next flush
-                        lg.waiters.pop_front();
-                        self.lead_flush(w as usize, log, cx);
-                        cx.timer(now, w as u64);
+                    if let Some((w, _)) = lg.waiters.pop_front() {
+                        // the first waiter not covered leads the next
+                        // flush once it runs, writing what is buffered
+                        // then: commits arriving while it wakes join it
+                        // (Berkeley DB's __log_flush_int gives the woken
+                        // leader DB_COMMIT_FLUSH and it flushes up to the
+                        // log's end; InnoDB's and RocksDB's next group
+                        // leader likewise takes what its wait gathered)
+                        lg.flushing = true;
+                        let th = &mut self.threads[w as usize];
+                        th.steps.insert(th.pos, Step::LeadFlush(log));
+                        let d = self.wake.as_mut().map_or(self.wakeup_ns, Jitter::wakeup);
+                        cx.timer(now + d, w as u64);
                     }
                 }
+                Step::LeadFlush(log) => self.lead_flush(t, log, cx),
                 Step::Delete(f) => {
                     if let Some(fs) = cx.fs() {
                         fs.delete_file(f);

@@ -172,6 +172,11 @@ pub enum Step {
     /// The operation of kind `k` (an index into [`Model::op_names`]) ends
     /// here: its latency is recorded and the next one starts.
     End(u16),
+    /// Internal: this thread, woken to lead the next flush of log `log`,
+    /// writes everything buffered by now (records appended while it was
+    /// waking join it).
+    #[doc(hidden)]
+    LeadFlush(u32),
     /// Internal: a log flush led by this thread covered records up to
     /// this sequence number.
     #[doc(hidden)]

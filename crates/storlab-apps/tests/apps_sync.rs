@@ -118,3 +118,37 @@ fn berkeley_db_deletes_that_find_nothing_commit_without_a_log_sync() {
         assert_eq!(flushes, commits, "{name}: {gc}");
     }
 }
+
+/// Group commit: when a flush ends, the first waiter it does not cover
+/// leads the next flush once it has woken, and it writes every record
+/// appended by then (Berkeley DB's `__log_flush_int` hands the woken
+/// waiter DB_COMMIT_FLUSH and it flushes to the log's end). Two threads
+/// whose transactions take a few µs of CPU: with a host that wakes a
+/// thread at once, the other thread is still computing when the leader
+/// starts, so every logging commit has a flush of its own; with a wake-up
+/// longer than a transaction's CPU, the other thread's next commit
+/// reaches the log while the leader wakes and rides its flush.
+#[test]
+fn a_woken_group_commit_leader_takes_the_records_appended_while_it_woke() {
+    let pairs = "db=8m,cache=64m,threads=2,transactions=2000,cpu_us=5";
+    let flushes_per_commit = |wakeup: &str| {
+        let j = common::app_job_set(
+            "fusion-io",
+            "bdb-btree",
+            pairs,
+            &[wakeup, "host.wakeup_spread=0"],
+        );
+        let gc = &j["app"]["group_commit"];
+        gc["log_flushes"].as_f64().unwrap() / gc["commits"].as_f64().unwrap()
+    };
+    let prompt = flushes_per_commit("host.wakeup_ns=0");
+    let slow = flushes_per_commit("host.wakeup_ns=100000");
+    assert!(
+        prompt > 0.9,
+        "a flush a commit with an instant wake-up: {prompt}"
+    );
+    assert!(
+        slow < 0.75 * prompt,
+        "commits appended while the leader woke ride its flush: {slow} against {prompt}"
+    );
+}

@@ -138,15 +138,21 @@ fn the_slc_cache_folds_back_while_the_drive_is_idle() {
     assert!(wa > 1.0, "folded units are programmed twice: WA {wa}");
 }
 
-/// Two stonewalled halves of `ios` 16 KiB random overwrites (QD32) each
-/// of a small aged `preset` (64 blocks of 64 pages a plane, so that each
-/// half collects many victims on every plane), `extra` set on top: the
-/// halves' jobs, after checking that the second holds the first's rate.
-fn overwrite_halves(preset: &str, extra: &[&str], ios: u32) -> Vec<JobStats> {
+/// `segments` stonewalled jobs of `ios` 16 KiB random overwrites each
+/// (QD32, `fio` on top) of a small aged `preset` (64 blocks of 64 pages a
+/// plane, so that each segment collects many victims on every plane),
+/// `extra` set on top.
+fn aged_overwrite(
+    preset: &str,
+    extra: &[&str],
+    fio: &[&str],
+    segments: u32,
+    ios: u32,
+) -> Vec<JobStats> {
     let mut ov = small(preset, 64, 64);
     ov.push("ssd.ftl.precondition=\"aged\"".into());
     ov.extend(extra.iter().map(|x| x.to_string()));
-    let mut fio = s(&[
+    let mut args = s(&[
         "--rw=randwrite",
         "--bs=16k",
         "--ioengine=libaio",
@@ -154,10 +160,17 @@ fn overwrite_halves(preset: &str, extra: &[&str], ios: u32) -> Vec<JobStats> {
         "--norandommap",
         &format!("--number_ios={ios}"),
     ]);
-    for k in 0..2 {
-        fio.extend([format!("--name=h{k}"), "--stonewall".into()]);
+    args.extend(fio.iter().map(|x| x.to_string()));
+    for k in 0..segments {
+        args.extend([format!("--name=s{k}"), "--stonewall".into()]);
     }
-    let j = jobs(preset, &ov, &fio);
+    jobs(preset, &ov, &args)
+}
+
+/// Two halves of [`aged_overwrite`], one job each: the halves' jobs,
+/// after checking that the second holds the first's rate.
+fn overwrite_halves(preset: &str, extra: &[&str], ios: u32) -> Vec<JobStats> {
+    let j = aged_overwrite(preset, extra, &[], 2, ios);
     let (a, b) = (wbw(&j[0]), wbw(&j[1]));
     assert!(
         b > 0.5 * a && b < 2.0 * a,
@@ -250,23 +263,13 @@ fn sustained_zoned_overwrite_of_a_full_zoned_drive_is_stable() {
 /// of 64 pages a plane) with `ov` on top, and the last segment's write
 /// amplification.
 fn overwrite_segments(preset: &str, ov: &[&str], segments: u32) -> (Vec<f64>, f64) {
-    let mut o = small(preset, 64, 64);
-    o.push("ssd.ftl.precondition=\"aged\"".into());
-    o.extend(ov.iter().map(|x| x.to_string()));
-    let mut fio = s(&[
-        "--rw=randwrite",
-        "--bs=16k",
-        "--ioengine=libaio",
-        "--iodepth=32",
-        "--numjobs=4",
-        "--group_reporting",
-        "--norandommap",
-        "--number_ios=3000",
-    ]);
-    for k in 0..segments {
-        fio.extend([format!("--name=s{k}"), "--stonewall".into()]);
-    }
-    let j = jobs(preset, &o, &fio);
+    let j = aged_overwrite(
+        preset,
+        ov,
+        &["--numjobs=4", "--group_reporting"],
+        segments,
+        3000,
+    );
     let bw: Vec<f64> = j.iter().map(wbw).collect();
     let wa = counter(&j[j.len() - 1], "write_amplification");
     (bw, wa)

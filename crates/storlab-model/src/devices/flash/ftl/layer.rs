@@ -250,9 +250,20 @@ impl Ftl {
             preconditioned: PreconditionReport::default(),
         };
         if page {
-            for b in 0..nblocks as u32 {
-                ftl.push_free(b);
-            }
+            // every block free, each plane's pool built at once: its keys
+            // rise with the block, so the list is already a heap in the
+            // order pushing them one by one would leave it (a push a block
+            // was a third of building a 7.68 TB drive)
+            let bpp = geo.blocks_per_plane;
+            ftl.free = (0..geo.planes)
+                .map(|p| {
+                    let first = p * bpp;
+                    let keys: Vec<_> = (first..first + bpp)
+                        .map(|b| Reverse(ftl.free_key(b)))
+                        .collect();
+                    BinaryHeap::from(keys)
+                })
+                .collect();
         }
         Ok(ftl)
     }

@@ -43,12 +43,11 @@ impl Ftl {
                 s,
             )
         } else {
-            let s: u64 = self.blocks.iter().map(|b| b.erases as u64).sum();
-            (
-                self.blocks.len(),
-                self.blocks.iter().map(|b| b.erases).max().unwrap_or(0),
-                s,
-            )
+            // one pass over the blocks (a 7.68 TB drive has 334 k)
+            let (max, s) = self.blocks.iter().fold((0, 0u64), |(m, s), b| {
+                (m.max(b.erases), s + b.erases as u64)
+            });
+            (self.blocks.len(), max, s)
         };
         (
             n as u64,

@@ -21,6 +21,7 @@ use serde_json::json;
 use storlab_model::host::fs::{Layout, PAGE};
 use storlab_model::units::Bits;
 
+use crate::bdb_hash::HashShape;
 use crate::error::AppError;
 use crate::info::{AppInfo, AppKind, ParamDef, Params};
 use crate::kit::BufferPool;
@@ -89,7 +90,7 @@ const HASH_CPU_US: f64 = 729.1;
 const MODELS: &[&str] = &[
     "16 threads (ESTIMATE: the studies' thread count for every benchmark) each run transactions back to back: an insert or a delete (even odds) of a uniformly random key of a key space twice the records stored (as apps/bdb-bench.c, the real program `storlab app run` measures, loads every other key), so in the steady state half the keys are present: an insert adds its key or overwrites it, a delete removes its key when present",
     "a delete whose key is absent finds nothing (DB_NOTFOUND): it reads its access path but dirties no page and logs nothing, and a transaction without log records commits without writing or syncing the log (Berkeley DB txn/txn.c, __txn_commit: \"If there are any log records, write a log record and sync the log, else do no log writes\"); a quarter of the transactions in the steady state",
-    "B+tree: levels from the entries per leaf (page x 0.7 fill / record) and the internal fan-out (page x 0.7 / 24-byte separator and page number); every level's page is looked up in the memory pool, root to leaf; hash table: one bucket page (pages = database / page, 0.7 fill)",
+    "B+tree: levels from the entries per leaf (page x 0.7 fill / record) and the internal fan-out (page x 0.7 / 24-byte separator and page number); every level's page is looked up in the memory pool, root to leaf; hash table: the stored records loaded as Berkeley DB lays them out (linear hashing that splits the next bucket whenever an insert adds an overflow page, hash/hash_page.c __ham_add_el; apps/bdb-bench.c's keys under Berkeley DB's own hash function, __ham_func5; bdb_hash.rs), and a lookup walks its bucket's chain of pages from the first to the key's page, all of it when the key is absent (__ham_lookup), each page looked up in the memory pool",
     "memory pool: clock replacement over `cache` bytes of pages; a miss reads the page from the database file through the page cache (buffered pread), after writing back a dirty victim (buffered pwrite)",
     "commit: the log record joins the log buffer; group commit (the first committer writes everything buffered and fdatasyncs the log, committers arriving meanwhile wait for the next write, which the first of them leads once it has woken (the host's wake-up, with its spread), taking every record appended by then: __log_flush_int's DB_COMMIT_FLUSH); 10 MB log files, each new one created empty (its writes allocate)",
     "checkpoint thread: every `checkpoint`, writes every dirty pool page (buffered, 64 at a time in flight) and fdatasyncs the database file",
@@ -99,7 +100,7 @@ const SIMPLIFIES: &[&str] = &[
     "page splits and merges are not modelled: inserts and deletes balance, so the tree keeps its shape; a delete that finds nothing costs the same CPU (cpu_us) as one that logs",
     "Berkeley DB's page and record locks are not modelled: 16 threads on uniformly random leaves rarely conflict; the log buffer's region mutex is inside cpu_us",
     "the database starts loaded and warm, in the steady state between checkpoints: the memory pool is full of uniformly chosen leaves, dirty (every transaction dirties its leaf and the pool turns over far faster than the 60 s checkpoint), so a miss first writes a dirty victim back; the operating system's page cache starts with no clean pages and with uniformly chosen database pages dirty up to the flusher's background threshold (vm.dirty_background_ratio), the steady state of victims that are written back (within dirty_expire_centisecs, 30 s) as fast as they come: from the first victim on the flusher writes one back for each",
-    "hash buckets never overflow and the table does not split (linear hashing's splits are part of the load, not of the measured steady state)",
+    "the hash table keeps the shape its load left (its splits are part of the load, not of the measured steady state: the run's inserts and deletes balance); a present key's place in its chain is drawn from the key",
 ];
 
 /// `bdb-btree` and `bdb-hash`.
@@ -133,8 +134,9 @@ enum Kind {
     Hash,
 }
 
-/// Fill factor of pages (B+trees after random inserts settle near ln 2;
-/// ESTIMATE 0.7 for both).
+/// Fill factor of B+tree pages (B+trees after random inserts settle near
+/// ln 2; ESTIMATE 0.7), which also sets the records a database of `db`
+/// bytes stores (the hash table's pages follow from them: bdb_hash.rs).
 const FILL: f64 = 0.7;
 /// Bytes of an internal-page entry: separator key and page number with
 /// item header (ESTIMATE).
@@ -206,6 +208,12 @@ fn build(p: &Params, kind: Kind) -> Result<AppKind, AppError> {
             base += n;
         }
     }
+    // the hash table: the stored records loaded as Berkeley DB's linear
+    // hashing lays them out (bdb_hash.rs), its pages in place of leaves
+    let hash = (kind == Kind::Hash).then(|| HashShape::load(leaves * per_leaf, record, page));
+    if let Some(h) = &hash {
+        levels = vec![(0, h.pages())];
+    }
     let pages: u64 = levels.iter().map(|l| l.1).sum();
     let threads = p.threads(16);
     Ok(AppKind::Closed(Box::new(Bdb {
@@ -217,6 +225,7 @@ fn build(p: &Params, kind: Kind) -> Result<AppKind, AppError> {
         per_leaf,
         fanout,
         levels,
+        hash,
         pool: BufferPool::new(cache / page, pages),
         cpu_ns: (cpu_us * 1000.0).round() as u64,
         log_record,
@@ -244,8 +253,11 @@ struct Bdb {
     noop_deletes: u64,
     per_leaf: u64,
     fanout: u64,
-    /// (first page number, pages) of each level, leaves first.
+    /// (first page number, pages) of each level, leaves first (the hash
+    /// table's pages, one level).
     levels: Vec<(u64, u64)>,
+    /// The hash table's buckets and chains.
+    hash: Option<HashShape>,
     pool: BufferPool,
     cpu_ns: u64,
     log_record: u64,
@@ -396,12 +408,8 @@ impl Model for Bdb {
         let leaf = (key / 2 / self.per_leaf).min(self.levels[0].1 - 1);
         // an insert stores its key (new, or an overwrite: logged either
         // way); a delete removes it, or finds nothing
-        let writes = if insert {
-            self.present.set(key, true);
-            true
-        } else {
-            self.present.set(key, false)
-        };
+        let was_present = self.present.set(key, insert);
+        let writes = insert || was_present;
         match self.kind {
             Kind::Btree => {
                 // root to leaf
@@ -412,7 +420,20 @@ impl Model for Bdb {
                 }
                 self.touch(leaf, writes, cx);
             }
-            Kind::Hash => self.touch(leaf, writes, cx),
+            Kind::Hash => {
+                // the key's bucket chain, from its first page to the
+                // key's page (all of it when the key is absent); the
+                // last page walked holds the key, or takes the new one
+                let mut walk = std::mem::take(&mut self.scratch);
+                if let Some(t) = &self.hash {
+                    t.walk(key, was_present, &mut walk);
+                }
+                let n = walk.len();
+                for (i, &pg) in walk.iter().enumerate() {
+                    self.touch(pg, writes && i + 1 == n, cx);
+                }
+                self.scratch = walk;
+            }
         }
         if writes {
             cx.push(Step::Commit {
@@ -437,6 +458,8 @@ impl Model for Bdb {
             "pool_pages": self.pool.frames(),
             "database_pages": self.pages,
             "levels": self.levels.len(),
+            "hash_buckets": self.hash.as_ref().map(|h| h.buckets()),
+            "hash_overflow_pages": self.hash.as_ref().map(|h| h.overflow_pages()),
             "kind": format!("{:?}", self.kind).to_lowercase(),
         })
     }

@@ -36,6 +36,7 @@ pub mod studysets;
 
 // the applications: one file each, listed in `registry::all`
 pub mod bdb;
+pub mod bdb_hash;
 pub mod filebench;
 pub mod files;
 pub mod innodb;

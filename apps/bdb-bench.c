@@ -9,7 +9,7 @@
  * Built at run time by `storlab app run bdb-btree|bdb-hash` with
  *   cc -O2 -pthread bdb-bench.c -ldb -o bdb-bench
  * (libdb5.3-dev). Usage:
- *   bdb-bench DIR btree|hash KEYS THREADS SECONDS CACHE_MB load|run
+ *   bdb-bench DIR btree|hash KEYS THREADS SECONDS CACHE_MB load|run|stat
  * load: DIR is created and every other key of KEYS (half of them) is
  * loaded in large non-durable transactions, then checkpointed. run: each
  * thread runs random transactions for SECONDS (or, when SECONDS is xN,
@@ -17,6 +17,9 @@
  * delete of a uniformly random key of KEYS, half each. Prints one JSON
  * line:
  *   {"load_s":..,"seconds":..,"transactions":..,"tps":..,"deadlocks":..}
+ * stat: prints the shape libdb gave the database (DB->stat): for a hash
+ * table {"keys":..,"buckets":..,"overflow_pages":..}, for a B+tree
+ * {"keys":..,"levels":..,"internal_pages":..,"leaf_pages":..}.
  */
 #include <db.h>
 #include <errno.h>
@@ -121,8 +124,9 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 8 || (strcmp(argv[7], "load") && strcmp(argv[7], "run"))) {
-		fprintf(stderr, "usage: bdb-bench DIR btree|hash KEYS THREADS SECONDS CACHE_MB load|run\n");
+	if (argc != 8 || (strcmp(argv[7], "load") && strcmp(argv[7], "run") &&
+			  strcmp(argv[7], "stat"))) {
+		fprintf(stderr, "usage: bdb-bench DIR btree|hash KEYS THREADS SECONDS CACHE_MB load|run|stat\n");
 		return 2;
 	}
 	const char *dir = argv[1];
@@ -165,6 +169,29 @@ int main(int argc, char **argv)
 	if ((ret = db->open(db, NULL, "bench.db", NULL, type,
 			    DB_CREATE | DB_THREAD | DB_AUTO_COMMIT, 0644)) != 0)
 		die("db open", ret);
+
+	if (strcmp(argv[7], "stat") == 0) {
+		if (type == DB_HASH) {
+			DB_HASH_STAT *st;
+			if ((ret = db->stat(db, NULL, &st, 0)) != 0)
+				die("stat", ret);
+			printf("{\"keys\":%lu,\"buckets\":%lu,\"overflow_pages\":%lu}\n",
+			       (unsigned long)st->hash_nkeys, (unsigned long)st->hash_buckets,
+			       (unsigned long)st->hash_overflows);
+			free(st);
+		} else {
+			DB_BTREE_STAT *st;
+			if ((ret = db->stat(db, NULL, &st, 0)) != 0)
+				die("stat", ret);
+			printf("{\"keys\":%lu,\"levels\":%lu,\"internal_pages\":%lu,\"leaf_pages\":%lu}\n",
+			       (unsigned long)st->bt_nkeys, (unsigned long)st->bt_levels,
+			       (unsigned long)st->bt_int_pg, (unsigned long)st->bt_leaf_pg);
+			free(st);
+		}
+		db->close(db, 0);
+		env->close(env, 0);
+		return 0;
+	}
 
 	/* load half the key space: big transactions without a sync each,
 	 * then a checkpoint makes them durable */

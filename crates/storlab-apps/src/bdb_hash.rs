@@ -92,7 +92,7 @@ impl HashShape {
             let h = ham_func5(&(2 * k).to_le_bytes());
             let b = t.bucket_of(h as u64) as usize;
             // a full chain takes an overflow page, and the table expands
-            let overflows = !items[b].is_empty() && items[b].len() % cap as usize == 0;
+            let overflows = !items[b].is_empty() && items[b].len().is_multiple_of(cap as usize);
             items[b].push(h);
             if overflows {
                 t.expand(&mut items);
@@ -182,7 +182,7 @@ impl HashShape {
         let sub = (mix >> 40) & ((1 << self.shift) - 1);
         let bucket = (sb << self.shift) | sub;
         let last = if present && pairs > 0 {
-            ((mix & 0xf_ffff) * pairs as u64 >> 20) / self.cap as u64
+            (((mix & 0xf_ffff) * pairs as u64) >> 20) / self.cap as u64
         } else {
             chain - 1
         };

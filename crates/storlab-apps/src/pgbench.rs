@@ -150,7 +150,7 @@ const SIMPLIFIES: &[&str] = &[
     "index leaves never split (CREATE INDEX leaves 10 % free); the index's internal pages stay resident",
     "the checkpointer paces its writes by time only (not by WAL progress too) and does not issue sync_file_range (checkpoint_flush_after); the first checkpoint comes checkpoint_timeout after the run starts, and the load's WAL is taken to follow the last checkpoint (no page needs a full-page image until the run's first checkpoint)",
     "shared_buffers starts warm with uniformly chosen clean pages and the index's internal pages; one WAL segment, reused (no segment switch costs); the history table grows to at most the accounts heap's size, later rows going to its last page",
-    "CPU per transaction is one ESTIMATE, not calibrated; against the real server on the emulator (`storlab app check pgbench`, docs/apps.md) IO per transaction agrees on every device, but on a device as fast as fusion-io the real transaction takes about 0.36 ms more on the project's two-core test host (pgbench and its backend exchanging seven messages a transaction, each device request crossing nbdfuse and the loop device), which this estimate of the studies' hosts leaves out",
+    "CPU per transaction is one ESTIMATE, not calibrated; `storlab app check pgbench` runs the model with the real server's and client's user CPU instead (86-139 µs a transaction on the project's two-core test host, 2026-12-01), and then IO and time per transaction agree on raid-disk, fusion-io and hdd-7200 (docs/apps.md)",
 ];
 
 /// `pgbench`.

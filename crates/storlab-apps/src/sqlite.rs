@@ -75,7 +75,7 @@ const MODELS: &[&str] = &[
 const SIMPLIFIES: &[&str] = &[
     "the table's pages are resident in SQLite's page cache and the operating system's (a scaled table of tens of MB); reads are not modelled",
     "the rightmost interior page never splits (a split every 450 new leaves, 1,350 rows); its place in the file is taken as the file's last page when the run starts (the bulk load wrote the interior pages last)",
-    "CPU per transaction is one ESTIMATE, not calibrated",
+    "CPU per transaction is one ESTIMATE, not calibrated (`storlab app check sqlite` runs the model with the sqlite3 shells' own user CPU instead: 57-146 µs a transaction on the project's two-core test host, 2026-12-01, docs/apps.md)",
 ];
 
 /// `sqlite`.

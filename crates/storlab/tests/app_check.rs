@@ -148,14 +148,19 @@ fn sqlite_io_per_transaction_agrees_with_the_real_program() {
     // and synchronous=FULL (journal created, header and original pages,
     // two journal syncs and its directory's, the database's pages and
     // sync, the journal unlinked): writes, flushes and bytes per
-    // transaction and the devices' time ratio agree with sqlite3 on the
-    // emulator (measured 2026-11-30: writes 5.67 / 5.66, flushes 4.33 /
-    // 5.33, KiB 29.2 / 33.0, hdd-7200 over raid-disk 1.52 / 1.60)
+    // transaction agree with sqlite3 on the emulator (measured
+    // 2026-12-01: writes 5.67 / 5.66, flushes 4.33 / 5.33, KiB 29.4 /
+    // 33.0)
     let s = Scratch::new();
     let v = check(&s, "sqlite", "1", &["--scale", "0.02", "--work", "120"]);
     for r in v["rows"].as_array().unwrap() {
         assert!(r["real"]["flushes"].as_f64().unwrap() > 2.0, "{r}");
         assert!(r["model"]["writes"].as_f64().unwrap() > 2.0, "{r}");
+        // the sqlite3 shells' user CPU over the inserts, which the model
+        // ran with (56-146 us a transaction measured 2026-12-01, a
+        // shell's start spread over its batch of 50)
+        let cpu = r["cpu_us"].as_f64().expect("the real program's CPU");
+        assert!(cpu > 0.0 && cpu < 5000.0, "{r}");
     }
     for field in ["writes", "flushes", "bytes"] {
         let bad = agrees(&v, field);
@@ -181,6 +186,11 @@ fn pgbench_io_per_transaction_agrees_with_the_real_server() {
     for r in v["rows"].as_array().unwrap() {
         assert!(r["real"]["flushes"].as_f64().unwrap() > 0.5, "{r}");
         assert!(r["model"]["writes"].as_f64().unwrap() > 0.5, "{r}");
+        // the server's (postmaster and backends) and pgbench's user CPU,
+        // which the model ran with (86-139 us a transaction measured
+        // 2026-12-01, where the model's ESTIMATE is 250)
+        let cpu = r["cpu_us"].as_f64().expect("the real server's CPU");
+        assert!(cpu > 5.0 && cpu < 5000.0, "{r}");
     }
     for field in ["writes", "flushes", "bytes"] {
         let bad = agrees(&v, field);

@@ -185,7 +185,7 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                 pairs: |r, n, _| {
                     vec![format!("scale={}", r.scale), format!("transactions={n}")]
                 },
-                cpu: None,
+                cpu: Some("cpu_us"),
             },
         ),
         "build" => bail!(
@@ -200,7 +200,7 @@ fn pairing(name: &str) -> anyhow::Result<(&'static str, Pairing)> {
                 // model's do (shared_buffers 128 MB, checkpoints every
                 // 5 min)
                 pairs: |r, n, _| common(r, n),
-                cpu: None,
+                cpu: Some("cpu_us"),
             },
         ),
         "rocksdb" => (

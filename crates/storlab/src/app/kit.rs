@@ -127,6 +127,53 @@ pub fn process_user_s(pid: u32) -> Option<f64> {
     (hz > 0).then(|| ticks / hz as f64)
 }
 
+/// User-space CPU seconds of process `pid` and everything under it:
+/// its own and its reaped children's (`utime` and `cutime`, fields 14 and
+/// 16 of /proc/PID/stat, proc(5)) and, the same way, each live child's (a
+/// server's workers: PostgreSQL's backends under the postmaster). `None`
+/// when `pid`'s own figure cannot be read.
+pub fn tree_user_s(pid: u32) -> Option<f64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz <= 0 {
+        return None;
+    }
+    // (pid, parent, utime + cutime in ticks) of every process now
+    let mut procs = Vec::new();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        // rest's first field is field 3 (state): the parent is field 4,
+        // utime field 14, cutime field 16
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let num = |k: usize| f.get(k).and_then(|x| x.parse::<f64>().ok());
+        if let (Some(ppid), Some(ut), Some(cut)) = (num(1), num(11), num(13)) {
+            procs.push((p, ppid as u32, ut + cut));
+        }
+    }
+    procs.iter().find(|q| q.0 == pid)?;
+    let mut total = 0.0;
+    let mut stack = vec![pid];
+    while let Some(p) = stack.pop() {
+        for q in &procs {
+            if q.0 == p {
+                total += q.2;
+            }
+            if q.1 == p && q.0 != p {
+                stack.push(q.0);
+            }
+        }
+    }
+    Some(total / hz as f64)
+}
+
 #[cfg(test)]
 mod cpu_tests {
     use super::*;
@@ -153,5 +200,28 @@ mod cpu_tests {
             .expect("sh");
         assert!(ok.success());
         assert!(children_user_s() > c0, "{c0}");
+        // a live child's CPU counts in its parent's tree: the outer shell
+        // waits while the inner one spins
+        let mut outer = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "sh -c 'i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done'; sleep 5",
+            ])
+            .spawn()
+            .expect("sh");
+        let pid = outer.id();
+        let t = std::time::Instant::now();
+        let mut grew = false;
+        while t.elapsed() < Duration::from_secs(4) && !grew {
+            std::thread::sleep(Duration::from_millis(100));
+            grew = tree_user_s(pid).unwrap_or(0.0) > 0.05;
+        }
+        let _ = outer.kill();
+        let _ = outer.wait();
+        assert!(
+            grew,
+            "the inner shell's spinning did not reach the outer's tree"
+        );
+        assert!(tree_user_s(u32::MAX).is_none());
     }
 }

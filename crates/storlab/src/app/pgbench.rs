@@ -133,7 +133,21 @@ impl App for Pgbench {
                 .arg(w[0].div_ceil(cx.threads as u64).to_string()),
             None => cmd.arg("-T").arg(cx.duration.as_secs().max(1).to_string()),
         };
+        // the server's and the client's user CPU over the run (the model's
+        // CPU per transaction is the host's, server and client): the
+        // postmaster and its backends (their first line of postmaster.pid
+        // names it), and pgbench, a waited-for child
+        let server = std::fs::read_to_string(cx.mnt.join("pg").join("postmaster.pid"))
+            .ok()
+            .and_then(|t| t.lines().next()?.trim().parse::<u32>().ok());
+        let cpu = || {
+            server
+                .and_then(super::kit::tree_user_s)
+                .map(|s| s + super::kit::children_user_s())
+        };
+        let cpu0 = cpu();
         let out = cx.run("pgbench", cmd.arg("postgres"))?;
+        let cpu_user_s = cpu0.zip(cpu()).map(|(a, b)| b - a);
         let tps = out
             .lines()
             .find(|l| l.starts_with("tps = "))
@@ -157,7 +171,7 @@ impl App for Pgbench {
             value: tps,
             higher_better: true,
             work: vec![done],
-            cpu_user_s: None,
+            cpu_user_s,
             extra,
         })
     }

@@ -403,15 +403,15 @@ impl Model for Bdb {
         let insert = self.rng.gen_bool(0.5);
         cx.push(Step::Cpu(self.cpu_ns));
         let key = self.rng.gen_range(0..self.present.keys());
-        // a key's leaf: the stored records are spread over the key space
-        // (half of it), in key order
-        let leaf = (key / 2 / self.per_leaf).min(self.levels[0].1 - 1);
         // an insert stores its key (new, or an overwrite: logged either
         // way); a delete removes it, or finds nothing
         let was_present = self.present.set(key, insert);
         let writes = insert || was_present;
         match self.kind {
             Kind::Btree => {
+                // a key's leaf: the stored records are spread over the key
+                // space (half of it), in key order
+                let leaf = (key / 2 / self.per_leaf).min(self.levels[0].1 - 1);
                 // root to leaf
                 for lv in (1..self.levels.len()).rev() {
                     let (base, n) = self.levels[lv];

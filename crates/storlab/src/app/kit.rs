@@ -127,6 +127,20 @@ pub fn process_user_s(pid: u32) -> Option<f64> {
     (hz > 0).then(|| ticks / hz as f64)
 }
 
+/// A server's and its clients' user-space CPU seconds so far: the
+/// server process's (`server_user_s` of `server`, read from /proc) and
+/// this process's waited-for children's (a client run as a child). Taken
+/// before and after a run, the difference is the run's; `None` without
+/// the server's figure.
+pub fn server_and_clients_user_s(
+    server: Option<u32>,
+    server_user_s: fn(u32) -> Option<f64>,
+) -> Option<f64> {
+    server
+        .and_then(server_user_s)
+        .map(|s| s + children_user_s())
+}
+
 /// User-space CPU seconds of process `pid` and everything under it:
 /// its own and its reaped children's (`utime` and `cutime`, fields 14 and
 /// 16 of /proc/PID/stat, proc(5)) and, the same way, each live child's (a

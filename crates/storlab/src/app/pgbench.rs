@@ -140,11 +140,7 @@ impl App for Pgbench {
         let server = std::fs::read_to_string(cx.mnt.join("pg").join("postmaster.pid"))
             .ok()
             .and_then(|t| t.lines().next()?.trim().parse::<u32>().ok());
-        let cpu = || {
-            server
-                .and_then(super::kit::tree_user_s)
-                .map(|s| s + super::kit::children_user_s())
-        };
+        let cpu = || super::kit::server_and_clients_user_s(server, super::kit::tree_user_s);
         let cpu0 = cpu();
         let out = cx.run("pgbench", cmd.arg("postgres"))?;
         let cpu_user_s = cpu0.zip(cpu()).map(|(a, b)| b - a);

@@ -91,11 +91,7 @@ impl App for SysbenchOltp {
         let server = std::fs::read_to_string(cx.tmp.join("mariadbd.pid"))
             .ok()
             .and_then(|p| p.trim().parse::<u32>().ok());
-        let cpu = || {
-            server
-                .and_then(super::kit::process_user_s)
-                .map(|s| s + super::kit::children_user_s())
-        };
+        let cpu = || super::kit::server_and_clients_user_s(server, super::kit::process_user_s);
         let cpu0 = cpu();
         let out = cx.run("sysbench run", &mut cmd)?;
         let cpu_user_s = cpu0.zip(cpu()).map(|(a, b)| b - a);

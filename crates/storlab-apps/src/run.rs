@@ -59,7 +59,7 @@ pub fn simulate(
         cfg
     };
     // an application's IO mode as its study's rule sets it for this
-    // device, unless the job sets it (files.rs `device_defaults`)
+    // device, unless the job sets it (files/mod.rs `device_defaults`)
     let with_rule;
     let jobs = if has_apps {
         let mut j = jobs.clone();

@@ -116,6 +116,47 @@ fn deleted_files_make_room_for_new_ones() {
     assert!(creates > 150, "{a}");
 }
 
+// Issue 57: Postmark on a `sync,dirsync` mount (`sync=1`, what the real
+// program's `--direct` runs on): every 4 KiB write system call waits for
+// its data and a log force, every create and unlink for a log force, so
+// the disk RAID takes far longer than buffered, the file system flushes
+// at least once a write, and the run reads as buffered (direct is off).
+#[test]
+fn postmark_on_a_sync_mount_syncs_every_write_and_namespace_change() {
+    let pairs = "files=6,transactions=40,size_hi=64k,block=4096";
+    let buffered = app(
+        "raid-disk",
+        &[],
+        "postmark",
+        &format!("{pairs},direct=0"),
+        5,
+    );
+    let sync = app(
+        "raid-disk",
+        &[],
+        "postmark",
+        &format!("{pairs},direct=1,sync=1"),
+        5,
+    );
+    assert_eq!(sync["model"]["direct"], Value::Bool(false), "{sync}");
+    assert_eq!(sync["model"]["sync"], Value::Bool(true), "{sync}");
+    assert!(
+        metric(&sync) > 10.0 * metric(&buffered),
+        "{sync}\n{buffered}"
+    );
+    // the same work: the same bytes written
+    assert_eq!(
+        sync["model"]["bytes_written"],
+        buffered["model"]["bytes_written"]
+    );
+    let p = storlab_apps::find("postmark", "test").unwrap();
+    let e = storlab_apps::Params::parse(p, &["sync=2".into()], "--app-set")
+        .and_then(|p| storlab_apps::build(storlab_apps::find("postmark", "t").unwrap(), &p))
+        .err()
+        .map(|e| e.to_string());
+    assert!(e.as_deref().is_some_and(|e| e.contains("sync")), "{e:?}");
+}
+
 #[test]
 fn a_single_threaded_program_refuses_threads() {
     let p = storlab_apps::find("postmark", "test").unwrap();

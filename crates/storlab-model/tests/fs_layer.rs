@@ -519,6 +519,54 @@ fn timestamps_are_logged_once_a_tick() {
     assert_eq!((c.journal_writes, c.flushes), (2, 5), "{c:?}");
 }
 
+// Issue 57: a create or unlink with `fua` (a `dirsync`/`sync` mount:
+// XFS's wsync, xfs_trans_set_sync) forces the log as it commits (the
+// log's pre-flush, write and post-flush) and returns after the force;
+// without it the transaction stays in the in-core log and the call
+// returns from the namespace work alone.
+#[test]
+fn synchronous_creates_and_unlinks_force_the_log() {
+    let mut took_by = [0; 2];
+    for fua in [false, true] {
+        let mut r = Rig::new(FileSystem::Xfs, cfg());
+        let f = r.fs.create_file(1 << 20, Layout::Empty).unwrap();
+        let ns = |id, op| FileReq {
+            file: f,
+            len: 0,
+            fua,
+            ..req(id, 0, op, 0, false)
+        };
+        r.submit(0, ns(1, FileOp::Create));
+        let t = r.run()[0].at;
+        let c = r.fs.counters();
+        let want = if fua { (1, 2) } else { (0, 0) };
+        assert_eq!(
+            (c.journal_writes, c.flushes),
+            want,
+            "create, fua {fua}: {c:?}"
+        );
+        r.submit(t, ns(2, FileOp::Unlink));
+        let d = r.run();
+        let c = r.fs.counters();
+        let want = if fua { (2, 4) } else { (0, 0) };
+        assert_eq!(
+            (c.journal_writes, c.flushes),
+            want,
+            "unlink, fua {fua}: {c:?}"
+        );
+        assert!(!r.fs.is_live(f));
+        let took = d[0].at - t;
+        took_by[usize::from(fua)] = took;
+        // the breakdown still covers the whole call
+        assert_eq!(d[0].breakdown.total(), took);
+    }
+    // a synchronous commit waits for the three device requests
+    assert!(
+        took_by[1] >= took_by[0] + 3 * DEV_NS,
+        "unlink took {took_by:?} ns"
+    );
+}
+
 // Issue 57: fdatasync still forces the log for a change other than
 // timestamps (an allocating write's extents and size).
 #[test]

@@ -288,7 +288,7 @@ pub fn prepare() -> Prepared {
             "s",
         )
         .at(MONETA_T5)
-        .input("cpu_us (postmark's, CALIBRATED to this figure: files.rs POSTMARK_CPU_US)"));
+        .input("cpu_us (postmark's, CALIBRATED to this figure: files/postmark.rs POSTMARK_CPU_US)"));
         rows.push(
             Row::within(
                 "Table V: Build on Moneta (moneta-balance, XFS)",

@@ -29,12 +29,20 @@ const MAX_FILE: f64 = 64.0 * 1048576.0;
 pub fn config(dir: &std::path::Path, scale: f64) -> String {
     let files = ((FILES * scale) as u64).max(10);
     let txns = ((TRANSACTIONS * scale) as u64).max(100);
-    let max = ((MAX_FILE * scale) as u64).max(4096);
+    let max = largest_file(scale);
     format!(
-        "set location {}\nset number {files}\nset transactions {txns}\nset size 1024 {max}\nset read 4096\nset write 4096\nset buffering false\nset seed 42\nrun\nquit\n",
+        "set location {}\nset number {files}\nset transactions {txns}\nset size 1024 {max}\nset read {BLOCK}\nset write {BLOCK}\nset buffering false\nset seed 42\nrun\nquit\n",
         dir.display()
     )
 }
+
+/// The largest file at `scale`, bytes (`set size 1024 MAX`).
+pub fn largest_file(scale: f64) -> u64 {
+    ((MAX_FILE * scale) as u64).max(4096)
+}
+
+/// Postmark's read and write block, bytes (`set read`, `set write`).
+pub const BLOCK: u64 = 4096;
 
 impl App for Postmark {
     fn name(&self) -> &'static str {

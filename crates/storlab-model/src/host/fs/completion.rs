@@ -148,7 +148,14 @@ impl FileLayer {
                     }
                     Stage::SyncFlush => {
                         p.bd.merge(&d.breakdown);
-                        self.finish(now, i, host, cx);
+                        let after = p.after_ns;
+                        if after > 0 {
+                            // a synchronous unlink goes on to free the
+                            // file's pages
+                            self.wait(now, i, Component::FileSystem, after, Stage::Copy, cx);
+                        } else {
+                            self.finish(now, i, host, cx);
+                        }
                     }
                     _ => debug_assert!(false, "unexpected child completion"),
                 }

@@ -41,7 +41,7 @@
 //! carried; atime updates are left out (relatime); the coarse clock's tick
 //! is taken as 4 ms (`TICK_NS`).
 
-use crate::breakdown::{Breakdown, Component};
+use crate::breakdown::Component;
 use crate::device::{Nanos, Op};
 use crate::host::io::HostCx;
 use crate::host::stack::Host;
@@ -168,10 +168,11 @@ impl FileLayer {
         let p = &mut self.parents[i as usize];
         p.stage = Stage::SyncFlush;
         p.pending += 1;
-        p.bd = Breakdown::default();
         // the flush's own breakdown is merged at completion; the time
-        // before it is writeback and log
-        let waited = now - p.submitted;
+        // before it is writeback and log (beside what the request spent
+        // before: a synchronous create's or unlink's system call and
+        // namespace work)
+        let waited = (now - p.submitted).saturating_sub(p.bd.total());
         p.bd.add(Component::Background, waited);
         self.counters.flushes += 1;
         self.child(now, i, ChildKind::Fore, Op::Flush, 0, 0, false, host, cx);

@@ -193,6 +193,9 @@ impl FileLayer {
             return;
         }
         self.log_pending += bytes;
+        if self.sync_commit(now, i, host, cx) {
+            return;
+        }
         let after = self.parents[i as usize].after_ns;
         if after > 0 {
             // the lock is released; the thread goes on with the work
@@ -203,6 +206,31 @@ impl FileLayer {
         }
         // a full log buffer goes out
         self.flush_log_buffers(now, host, cx);
+    }
+
+    /// A create or unlink that commits synchronously (`req.fua`: a
+    /// `dirsync` or `sync` mount) forces the log once its transaction is
+    /// in it, as `fsync` does (a pre-flush, the log's write, a
+    /// post-flush; `fsync.rs`), and returns when the force is done: XFS
+    /// marks such transactions `xfs_trans_set_sync` (`xfs_create`,
+    /// `xfs_remove`: `if (xfs_has_wsync(mp) || xfs_has_dirsync(mp))`, and
+    /// a `sync` mount sets `wsync`, fs/xfs/xfs_super.c), whose commit
+    /// waits for `xfs_log_force_seq(..., XFS_LOG_SYNC)`; ext4 commits the
+    /// journal (`ext4_handle_sync` under `IS_DIRSYNC`). Returns false,
+    /// having done nothing, for an asynchronous commit or a file system
+    /// without a log on a block device.
+    fn sync_commit(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) -> bool {
+        if !self.parents[i as usize].req.fua || !self.be.block_device || self.be.persist_writes {
+            return false;
+        }
+        // the force covers every change logged so far
+        self.log_seq.forced = self.log_seq.last;
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::SyncPreflush;
+        p.pending += 1;
+        self.counters.flushes += 1;
+        self.child(now, i, ChildKind::Fore, Op::Flush, 0, 0, false, host, cx);
+        true
     }
 
     /// The directory blocks a create or unlink in directory `dir` logs
@@ -261,7 +289,9 @@ impl FileLayer {
             let p = &self.parents[i as usize];
             self.counters.log_buffer_wait_ns += now - p.lock_since;
             self.log_pending += bytes;
-            self.finish(now, i, host, cx);
+            if !self.sync_commit(now, i, host, cx) {
+                self.finish(now, i, host, cx);
+            }
             self.flush_log_buffers(now, host, cx);
         }
     }

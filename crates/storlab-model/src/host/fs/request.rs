@@ -48,7 +48,10 @@ pub struct FileReq {
     pub len: u64,
     /// O_DIRECT: bypass the page cache.
     pub direct: bool,
-    /// Force unit access on the data (O_SYNC/O_DSYNC writes).
+    /// Force unit access on the data (O_SYNC/O_DSYNC writes). On a
+    /// [`FileOp::Create`] or [`FileOp::Unlink`]: the transaction commits
+    /// synchronously (a `dirsync` or `sync` mount; XFS `wsync`): it
+    /// forces the log before the call returns.
     pub fua: bool,
     /// Poll for the device's completion (fio's `hipri`).
     pub poll: bool,

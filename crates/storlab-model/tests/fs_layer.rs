@@ -162,9 +162,14 @@ fn req(id: u64, thread: u32, op: FileOp, offset: u64, direct: bool) -> FileReq {
     }
 }
 
+/// The rig's file system: its tests run to the end of their events, so
+/// the flusher's 30 s expiry is off (it would write back what they
+/// leave dirty; `dirty_data_is_written_back_once_it_expires` turns it
+/// on).
 fn cfg() -> FsConfig {
     FsConfig {
         alloc_ns: 5_000,
+        dirty_expire_ms: 0,
         ..FsConfig::default()
     }
 }
@@ -426,6 +431,43 @@ fn the_flusher_writes_back_under_the_dirty_limit() {
     let d = r.run();
     assert_eq!(d.len(), 1);
     assert_eq!(r.fs.dirty_pages(), 0);
+}
+
+// Dirty data older than `dirty_expire_ms` is written back at the
+// flusher's next periodic wake-up (Linux's kupdate writeback: 30 s, a
+// 5 s period), however little of it there is; with expiry off it stays
+// dirty (below the background threshold nothing else writes it).
+#[test]
+fn dirty_data_is_written_back_once_it_expires() {
+    for expire_ms in [30_000, 0] {
+        let mut r = Rig::new(
+            FileSystem::Xfs,
+            FsConfig {
+                dirty_expire_ms: expire_ms,
+                ..cfg()
+            },
+        );
+        r.fs.create_file(1 << 30, Layout::Sparse).unwrap();
+        r.submit(1_000_000_000, req(1, 0, FileOp::Write, 0, false));
+        // the write returns at once; the kupdate wake-up (if any) is due
+        // at the first 5 s tick after 31 s
+        let d = r.run_until(30_000_000_000);
+        assert_eq!(d.len(), 1);
+        assert_eq!(r.fs.dirty_pages(), 1, "not expired yet");
+        assert_eq!(r.dev_io().1, 0);
+        r.run_until(34_999_999_999);
+        assert_eq!(r.fs.dirty_pages(), 1, "the flusher wakes at 35 s");
+        r.run();
+        let c = r.fs.counters();
+        if expire_ms > 0 {
+            assert_eq!(r.fs.dirty_pages(), 0);
+            assert_eq!((c.expired_files, c.writeback_writes), (1, 1), "{c:?}");
+            assert!(r.dev_io().1 >= 1);
+        } else {
+            assert_eq!(r.fs.dirty_pages(), 1);
+            assert_eq!((c.expired_files, c.writeback_writes), (0, 0), "{c:?}");
+        }
+    }
 }
 
 #[test]

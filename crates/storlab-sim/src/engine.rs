@@ -7,6 +7,7 @@
 //! loop). Events are kept in order of (time, insertion sequence), so ties
 //! break by insertion order and a run is deterministic.
 
+use storlab_model::host::fs::state::is_flusher_timer;
 use storlab_model::host::fs::{FileLayer, FileOp, FileReq, FS_TOKEN};
 use storlab_model::host::{Host, HostCx, HostIo};
 use storlab_model::{Nanos, Op};
@@ -560,6 +561,14 @@ impl Engine {
             // (the host's and the device's events, most of them, are told
             // apart from the engine's own by one test)
             if ev.tok & (THREAD_BIT | 1 << 63) != THREAD_BIT {
+                if is_flusher_timer(ev.tok)
+                    && threads.iter().all(|t| t.done)
+                    && self.apps.iter().all(|a| a.finished())
+                {
+                    // background writeback of what the finished run left
+                    // dirty: not part of the run
+                    continue;
+                }
                 self.now = ev.t;
                 self.events += 1;
                 if let Some(fs) = &mut self.fs {

@@ -10,7 +10,7 @@ use super::config::PAGE;
 use super::layer::FileLayer;
 use super::request::{FileOp, FileReq};
 use super::state::{
-    bit, ChildKind, Stage, FS_TOKEN, NONE, P_ABSENT, P_CLEAN, P_DIRTY, P_WRITEBACK,
+    bit, ChildKind, Stage, FS_TOKEN, KUPDATE_BIT, NONE, P_ABSENT, P_CLEAN, P_DIRTY, P_WRITEBACK,
 };
 
 /// Log bytes of a transaction that logs only an inode's core (XFS: the
@@ -77,7 +77,7 @@ impl FileLayer {
                 // a write past the end extends the file's size in memory
                 let f = &mut self.files[req.file as usize];
                 f.eof = f.eof.max((req.offset + req.len).min(f.size));
-                self.write_pages(req.file, a, b);
+                self.write_pages(now, req.file, a, b);
                 self.flusher(now, host, cx);
             }
             self.copy(now, i, host, cx);
@@ -194,10 +194,12 @@ impl FileLayer {
     /// (mm/page-writeback.c, fs/fs-writeback.c `wb_over_bg_thresh`,
     /// `wb_check_old_data_flush`), so over a long run the device takes one
     /// page written back for each page dirtied. A simulated run lasts
-    /// seconds and has no expiry timer: this dirties the pages `pages`
-    /// yields, in order (duplicates count once), until the dirty pages
-    /// reach the background threshold, so that from the run's first
-    /// buffered write on the flusher writes back as much as is dirtied.
+    /// seconds, less than the expiry takes to reach a steady state: this
+    /// dirties the pages `pages` yields, in order (duplicates count
+    /// once), until the dirty pages reach the background threshold, so
+    /// that from the run's first buffered write on the flusher writes
+    /// back as much as is dirtied (dirtied at time 0, they also expire at
+    /// the flusher's first wake-up after `dirty_expire_ms`).
     /// Returns the pages dirtied; nothing on a file system with no page
     /// cache (PMFS) or whose memory is the store (tmpfs).
     pub fn dirty_to_background(&mut self, file: u32, pages: impl IntoIterator<Item = u64>) -> u64 {
@@ -215,7 +217,7 @@ impl FileLayer {
                 break;
             }
             if pg < n {
-                self.write_pages(file, pg, pg + 1);
+                self.write_pages(0, file, pg, pg + 1);
             }
         }
         self.dirty_pages - before
@@ -246,8 +248,15 @@ impl FileLayer {
         self.cache_pages * self.cfg.dirty_background_ratio_pct as u64 / 100
     }
 
-    fn write_pages(&mut self, file: u32, a: u64, b: u64) {
+    /// Pages `a..b` of `file` are dirtied at `now`: a clean file's
+    /// dirty data starts ageing (its `dirtied_when`).
+    fn write_pages(&mut self, now: Nanos, file: u32, a: u64, b: u64) {
         self.insert_pages(file, a, b, P_DIRTY);
+        let f = &mut self.files[file as usize];
+        if f.dirty > 0 && f.dirtied_when == Nanos::MAX {
+            f.dirtied_when = now;
+            self.kupdate_wanted = true;
+        }
     }
 
     /// Pages `a..b` of `file` become resident in `state` (clean or dirty),
@@ -352,6 +361,20 @@ impl FileLayer {
                 s += 1;
             }
         }
+        // files whose dirty data expired, whole, in the order found
+        while self.wb_inflight < self.cfg.writeback_depth {
+            let Some(&fi) = self.expired.front() else {
+                break;
+            };
+            let f = &mut self.files[fi as usize];
+            if f.live && f.dirty > 0 {
+                self.write_back(now, fi as usize, host, cx);
+            } else {
+                f.expiring = false;
+                self.expired.pop_front();
+            }
+        }
+        self.arm_kupdate(now, cx);
         let mut scanned_files = 0;
         while self.wb_inflight < self.cfg.writeback_depth
             && self.dirty_pages > self.background_limit()
@@ -395,6 +418,9 @@ impl FileLayer {
             }
             f.wb_cursor = pg;
             f.dirty -= n;
+            if f.dirty == 0 {
+                f.dirtied_when = Nanos::MAX;
+            }
             self.dirty_pages -= n;
             let needs = (first..first + n).any(|b| !bit(&f.alloc, b));
             if needs {
@@ -440,6 +466,58 @@ impl FileLayer {
         }
     }
 
+    /// Set the flusher's periodic wake-up if a file became dirty and
+    /// none is set: at the first tick of its period (`dirty_writeback_ms`
+    /// from time 0, as the flusher's timer runs from boot) at or after the
+    /// oldest dirty file's expiry. No expiry configured: nothing.
+    fn arm_kupdate(&mut self, now: Nanos, cx: &mut HostCx) {
+        if !self.kupdate_wanted || self.kupdate_at.is_some() {
+            return;
+        }
+        self.kupdate_wanted = false;
+        if self.cfg.dirty_expire_ms == 0 || !self.be.page_cache || self.be.memory_store {
+            return;
+        }
+        let oldest = self
+            .files
+            .iter()
+            .filter(|f| f.live && f.dirty > 0)
+            .map(|f| f.dirtied_when)
+            .min();
+        let Some(oldest) = oldest else {
+            return;
+        };
+        let period = self.cfg.dirty_writeback_ms * 1_000_000;
+        let due = oldest.saturating_add(self.cfg.dirty_expire_ms * 1_000_000);
+        // the first tick at or after the expiry, and after now (a file
+        // still being written back when its tick came waits for the next)
+        let mut at = due.div_ceil(period).saturating_mul(period);
+        if at <= now {
+            at = (now / period + 1).saturating_mul(period);
+        }
+        self.kupdate_at = Some(at);
+        cx.dev.wakeups.push((at, FS_TOKEN | KUPDATE_BIT));
+    }
+
+    /// The flusher's periodic wake-up at `now`: every file dirty for
+    /// `dirty_expire_ms` or longer is queued to be written back whole
+    /// (fs/fs-writeback.c `wb_check_old_data_flush` -> `wb_writeback`
+    /// with `older_than_this`: inodes whose `dirtied_when` is older
+    /// than the expiry), then the next wake-up is set for what is left.
+    pub(super) fn kupdate(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
+        self.kupdate_at = None;
+        let horizon = now.saturating_sub(self.cfg.dirty_expire_ms * 1_000_000);
+        for (fi, f) in self.files.iter_mut().enumerate() {
+            if f.live && f.dirty > 0 && f.dirtied_when <= horizon && !f.expiring {
+                f.expiring = true;
+                self.expired.push_back(fi as u32);
+                self.counters.expired_files += 1;
+            }
+        }
+        self.kupdate_wanted = true;
+        self.flusher(now, host, cx);
+    }
+
     pub(super) fn wake_throttled(&mut self, now: Nanos, host: &mut Host, cx: &mut HostCx) {
         while let Some(&i) = self.throttled.front() {
             let req = self.parents[i as usize].req;
@@ -448,7 +526,7 @@ impl FileLayer {
                 break;
             }
             self.throttled.pop_front();
-            self.write_pages(req.file, a, b);
+            self.write_pages(now, req.file, a, b);
             self.copy(now, i, host, cx);
         }
     }

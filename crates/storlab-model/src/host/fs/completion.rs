@@ -8,7 +8,7 @@ use crate::host::stack::Host;
 
 use super::layer::FileLayer;
 use super::request::FileOp;
-use super::state::{ChildKind, Stage, FS_TOKEN, P_CLEAN, P_WRITEBACK, RELEASE_BIT};
+use super::state::{ChildKind, Stage, FS_TOKEN, KUPDATE_BIT, P_CLEAN, P_WRITEBACK, RELEASE_BIT};
 
 impl FileLayer {
     /// The host reported completions (in `cx.done`) or issued nothing:
@@ -28,6 +28,11 @@ impl FileLayer {
 
     /// One of the layer's wake-ups (a token with [`FS_TOKEN`] set).
     pub fn on_event(&mut self, now: Nanos, token: u64, host: &mut Host, cx: &mut HostCx) {
+        if token & KUPDATE_BIT != 0 {
+            self.kupdate(now, host, cx);
+            self.absorb(now, host, cx);
+            return;
+        }
         let i = (token & !FS_TOKEN & !RELEASE_BIT) as u32;
         if token & RELEASE_BIT != 0 {
             self.release_after_submit(now, i, host, cx);

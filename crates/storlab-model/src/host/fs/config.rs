@@ -55,6 +55,14 @@ pub struct FsConfig {
     /// Dirty pages, in percent of the page cache, above which the flusher
     /// writes back (`vm.dirty_background_ratio`).
     pub dirty_background_ratio_pct: u32,
+    /// Age of dirty data, ms, past which the flusher writes a file's
+    /// dirty pages back whatever their amount (`vm.dirty_expire_centisecs`
+    /// x 10). 0: no expiry (only the background threshold and syncs
+    /// write back).
+    pub dirty_expire_ms: u64,
+    /// The flusher's period, ms: it looks for expired files this often
+    /// (`vm.dirty_writeback_centisecs` x 10).
+    pub dirty_writeback_ms: u64,
     /// Largest read-ahead window, bytes.
     pub readahead_max_bytes: u64,
     /// Largest writeback IO, bytes.
@@ -152,6 +160,13 @@ impl Default for FsConfig {
             dirty_ratio_pct: 20,
             // Documentation/sysctl/vm.txt: dirty_background_ratio 10.
             dirty_background_ratio_pct: 10,
+            // Documentation/sysctl/vm.txt (2.6.x to 6.x defaults):
+            // dirty_expire_centisecs 3000 ("data which has been dirty
+            // in-memory for longer than this interval will be written out
+            // next time a flusher thread wakes up") and
+            // dirty_writeback_centisecs 500 (the flusher's period)
+            dirty_expire_ms: 30_000,
+            dirty_writeback_ms: 5_000,
             // mm/readahead.c, VM_MAX_READAHEAD: 128 KiB.
             readahead_max_bytes: 128 << 10,
             // fs/fs-writeback.c, MAX_WRITEBACK_PAGES: 1024 pages.
@@ -222,6 +237,8 @@ pub fn validate(c: &FsConfig) -> Result<(), ConfigError> {
     if let Some(v) = c.log_bytes_per_convert {
         check_range("fs.log_bytes_per_convert", v, 0, 1 << 20)?;
     }
+    check_range("fs.dirty_expire_ms", c.dirty_expire_ms, 0, 86_400_000)?;
+    check_range("fs.dirty_writeback_ms", c.dirty_writeback_ms, 1, 86_400_000)?;
     check_range(
         "fs.page_cache_bytes",
         c.page_cache_bytes,

@@ -54,6 +54,14 @@ pub struct FileLayer {
     pub(super) wb_file: u32,
     pub(super) throttled: VecDeque<u32>,
     pub(super) syncers: Vec<u32>,
+    /// Files whose dirty data expired, written back by the flusher in
+    /// this order (`cache.rs`, `kupdate`).
+    pub(super) expired: VecDeque<u32>,
+    /// The flusher's next periodic wake-up, when one is set.
+    pub(super) kupdate_at: Option<Nanos>,
+    /// A file became dirty since the last wake-up was set: the flusher
+    /// sets one (it is given the event queue only in its own calls).
+    pub(super) kupdate_wanted: bool,
     pub(super) counters: FsCounters,
     pub(super) scratch: Vec<IoDone>,
     pub(super) out: Vec<IoDone>,
@@ -102,6 +110,9 @@ impl FileLayer {
             wb_file: 0,
             throttled: VecDeque::new(),
             syncers: Vec::new(),
+            expired: VecDeque::new(),
+            kupdate_at: None,
+            kupdate_wanted: false,
             counters: FsCounters::default(),
             scratch: Vec::new(),
             out: Vec::new(),
@@ -191,6 +202,8 @@ impl FileLayer {
             pins: Default::default(),
             pages: Vec::new(),
             dirty: 0,
+            dirtied_when: Nanos::MAX,
+            expiring: false,
             meta: vec![
                 if laid_out && meta_blocks * PAGE > self.cfg.page_cache_bytes / 2 {
                     0
@@ -232,6 +245,7 @@ impl FileLayer {
         f.live = false;
         self.dirty_pages -= f.dirty;
         f.dirty = 0;
+        f.dirtied_when = Nanos::MAX;
         let resident = f.pages.iter().filter(|&&p| p != P_ABSENT).count() as u64;
         // stale entries of the eviction queue are dropped when reached
         self.resident_pages -= resident;

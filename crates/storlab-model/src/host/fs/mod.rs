@@ -67,7 +67,13 @@
 //!   random miss reads only the request ("standalone, small random
 //!   read"). Writes dirty pages; above `dirty_background_ratio` the flusher
 //!   writes back (up to `MAX_WRITEBACK_PAGES`, 4 MiB, contiguous per IO);
-//!   above `dirty_ratio` the writer waits (`balance_dirty_pages`).
+//!   above `dirty_ratio` the writer waits (`balance_dirty_pages`). Every
+//!   `dirty_writeback_ms` (5 s) the flusher also writes back whole every
+//!   file dirty for `dirty_expire_ms` (30 s) or more, however little is
+//!   dirty (fs/fs-writeback.c `wb_check_old_data_flush`). Its wake-ups
+//!   stop once every thread and application of the run has finished
+//!   ([`state::is_flusher_timer`]): what a run leaves dirty is written
+//!   after it, outside its figures.
 //!
 //! Simplifications (each says what it leaves out): the file system's CPU
 //! outside the host's issue stage (allocation sections, page-cache copies

@@ -131,6 +131,11 @@ pub struct FsCounters {
     /// when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub size_updates: u64,
+    /// Files the flusher found dirty for longer than `dirty_expire_ms`
+    /// and wrote back whole (`cache.rs`, `kupdate`). Left out of the
+    /// report when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub expired_files: u64,
     /// Reads answered with zeros without device IO: every block they
     /// (or their read-ahead window) covered was unwritten. Left out of
     /// the report when 0.

@@ -96,6 +96,11 @@ pub(super) struct File {
     /// Page states (allocated on the first buffered access).
     pub(super) pages: Vec<u8>,
     pub(super) dirty: u64,
+    /// When the file went from clean to dirty (the inode's
+    /// `dirtied_when`); `Nanos::MAX` while it is clean.
+    pub(super) dirtied_when: Nanos,
+    /// Queued in the flusher's expired files.
+    pub(super) expiring: bool,
     /// Mapping metadata blocks read (ext3), bit per block.
     pub(super) meta: Vec<u64>,
     /// Read-ahead: where a sequential reader goes next, and the window.
@@ -222,6 +227,17 @@ pub const FS_TOKEN: u64 = 3 << 62;
 /// its submission (below the two [`FS_TOKEN`] bits; parent indexes are
 /// 32-bit).
 pub(super) const RELEASE_BIT: u64 = 1 << 61;
+/// In a layer token: the flusher's periodic wake-up, which writes back
+/// the files dirty for longer than `dirty_expire_ms` (`cache.rs`).
+pub(super) const KUPDATE_BIT: u64 = 1 << 60;
+
+/// Whether `token` is the flusher's periodic wake-up: background work
+/// the run loop drops once every thread and application has finished,
+/// so what a run leaves dirty does not keep it going (as the kernel
+/// writes it back after the program has exited, outside its run).
+pub fn is_flusher_timer(token: u64) -> bool {
+    token & FS_TOKEN == FS_TOKEN && token & KUPDATE_BIT != 0
+}
 
 /// A file's changes in the log (fsync.rs), by the sequence number of the last of
 /// each kind (0: none).

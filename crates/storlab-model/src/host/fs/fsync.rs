@@ -129,17 +129,24 @@ impl FileLayer {
                 && self.log_pending > 0
                 && self.must_force(req.file, datasync)
             {
-                // the force covers every change logged so far
-                self.log_seq.forced = self.log_seq.last;
-                let p = &mut self.parents[i as usize];
-                p.stage = Stage::SyncPreflush;
-                p.pending += 1;
-                self.counters.flushes += 1;
-                self.child(now, i, ChildKind::Fore, Op::Flush, 0, 0, false, host, cx);
+                self.force_log(now, i, host, cx);
             } else {
                 self.sync_flush(now, i, host, cx);
             }
         }
+    }
+
+    /// Parent `i` forces the log: its pre-flush now, then the log's
+    /// write ([`FileLayer::forced_log_write`]) and the post-flush
+    /// ([`FileLayer::sync_flush`]) as each completes. The force covers
+    /// every change logged so far.
+    pub(super) fn force_log(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        self.log_seq.forced = self.log_seq.last;
+        let p = &mut self.parents[i as usize];
+        p.stage = Stage::SyncPreflush;
+        p.pending += 1;
+        self.counters.flushes += 1;
+        self.child(now, i, ChildKind::Fore, Op::Flush, 0, 0, false, host, cx);
     }
 
     /// The pre-flush is done: the forced log's write (the in-core log's

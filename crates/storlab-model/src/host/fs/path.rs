@@ -223,13 +223,7 @@ impl FileLayer {
         if !self.parents[i as usize].req.fua || !self.be.block_device || self.be.persist_writes {
             return false;
         }
-        // the force covers every change logged so far
-        self.log_seq.forced = self.log_seq.last;
-        let p = &mut self.parents[i as usize];
-        p.stage = Stage::SyncPreflush;
-        p.pending += 1;
-        self.counters.flushes += 1;
-        self.child(now, i, ChildKind::Fore, Op::Flush, 0, 0, false, host, cx);
+        self.force_log(now, i, host, cx);
         true
     }
 

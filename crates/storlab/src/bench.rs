@@ -15,8 +15,10 @@ pub struct BenchArgs {
     /// Simulated IOs per thread.
     #[arg(long, default_value_t = 20000)]
     pub ios_per_thread: u64,
-    /// Repetitions of every measurement; the median is reported (the
-    /// runs are deterministic, so they differ only by the machine's noise).
+    /// Repetitions of every measurement, each a null-device run and the
+    /// device's run after it; the median rate and the median of the
+    /// pairs' ratios are reported (the runs are deterministic, so they
+    /// differ only by the machine's noise).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub reps: u32,
     /// Print JSON.
@@ -33,15 +35,62 @@ pub struct BenchArgs {
     pub app_runtime: String,
 }
 
-/// The median of `reps` runs of `f` (by rate); the IO and event counts are
-/// the same in every run.
-fn median_of(
+/// The median of `v` (the upper one of an even count; 0 when empty).
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s.get(s.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Runs of a device paired with runs of the null device.
+struct Paired {
+    /// Simulated IOs per wall second of the device, one per rep.
+    rates: Vec<f64>,
+    /// The null device's, each measured just before its pair.
+    base: Vec<f64>,
+    /// Each rep's rate over its own null run's.
+    ratios: Vec<f64>,
+    /// Simulated IOs and events of one run (the same in every run).
+    ios: u64,
+    events: u64,
+}
+
+/// `reps` pairs, each the null device's run and then `f`'s, so that the
+/// pair sees the same machine: on a shared VM the rate of one run swings
+/// by a third from minute to minute (steal time, frequency), and a
+/// baseline measured once before every device's runs carried that swing
+/// into every ratio (the same binary gave 0.41x and 0.57x for moneta-spin
+/// in two invocations a minute apart). The ratio reported is the median
+/// of the pairs' ratios.
+fn paired(
     reps: u32,
-    mut f: impl FnMut() -> anyhow::Result<(f64, u64, u64)>,
-) -> anyhow::Result<(f64, u64, u64)> {
-    let mut runs = (0..reps).map(|_| f()).collect::<anyhow::Result<Vec<_>>>()?;
-    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    Ok(runs[runs.len() / 2])
+    ios_per_thread: u64,
+    mut f: impl FnMut(u64) -> anyhow::Result<(f64, u64, u64)>,
+) -> anyhow::Result<Paired> {
+    let mut p = Paired {
+        rates: Vec::new(),
+        base: Vec::new(),
+        ratios: Vec::new(),
+        ios: 0,
+        events: 0,
+    };
+    for _ in 0..reps {
+        let (b, _, _) = measure("null", ios_per_thread)?;
+        let (r, ios, events) = f(ios_per_thread)?;
+        p.base.push(b);
+        p.rates.push(r);
+        p.ratios.push(r / b);
+        (p.ios, p.events) = (ios, events);
+    }
+    Ok(p)
+}
+
+/// One run of the null device whose time is not counted: the process's
+/// first run pays for its heap's first growth (page faults) and the
+/// core's climb to its clock, which made the first null runs up to a
+/// third slower than later ones.
+fn warm_up(ios_per_thread: u64) -> anyhow::Result<()> {
+    measure("null", ios_per_thread).map(|_| ())
 }
 
 fn peak_rss_kib() -> u64 {
@@ -117,15 +166,23 @@ fn run_app(a: &BenchArgs, app: &str) -> anyhow::Result<()> {
         a.devices.clone()
     };
     // baseline: the fio benchmark on the null device, measured in this run
-    let (base, _, _) = median_of(a.reps, || measure("null", a.ios_per_thread))?;
+    // (each application run paired with a null-device run, as `run` does)
+    warm_up(a.ios_per_thread)?;
     let mut rows = Vec::new();
+    let mut all_base = Vec::new();
     for d in &devices {
         let rss0 = peak_rss_kib();
         let (wq, nq, _) = measure_app(d, app, &quarter)?;
         let rss1 = peak_rss_kib();
-        let mut runs = (0..a.reps)
-            .map(|_| measure_app(d, app, &full))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        let mut runs = Vec::new();
+        let mut ratios = Vec::new();
+        for _ in 0..a.reps {
+            let (b, _, _) = measure("null", a.ios_per_thread)?;
+            let run = measure_app(d, app, &full)?;
+            all_base.push(b);
+            ratios.push(run.1 as f64 / run.0 / b);
+            runs.push(run);
+        }
         runs.sort_by(|x, y| x.0.total_cmp(&y.0));
         let (wall, ops, metric) = runs[runs.len() / 2];
         let rss2 = peak_rss_kib();
@@ -139,12 +196,14 @@ fn run_app(a: &BenchArgs, app: &str) -> anyhow::Result<()> {
             "wall_s_quarter_run": wq,
             "operations_quarter_run": nq,
             "ops_per_wall_s": ops as f64 / wall,
-            "ratio_to_null_device_fio": ops as f64 / wall / base,
+            "ratio_to_null_device_fio": median(&ratios),
+            "ratio_to_null_device_fio_per_rep": ratios,
             "peak_rss_kib_after_quarter_run": rss1.max(rss0),
             "peak_rss_kib_after_full_run": rss2,
             "repetitions": a.reps,
         }));
     }
+    let base = median(&all_base);
     let out = serde_json::json!({"app": app, "baseline_null_device_fio_ios_per_wall_s": base, "results": rows});
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -178,27 +237,32 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     }
     // baseline: the same engine and workload on the zero-latency device (no
     // host cost, no device model work), measured in this same run
-    let (base, _, _) = median_of(a.reps, || measure("null", a.ios_per_thread))?;
+    warm_up(a.ios_per_thread)?;
     let mut rows = Vec::new();
+    let mut all_base = Vec::new();
     for d in &a.devices {
         let rss0 = peak_rss_kib();
         let (small, _, _) = measure(d, a.ios_per_thread / 4)?;
         let rss1 = peak_rss_kib();
-        let (rate, ios, events) = median_of(a.reps, || measure(d, a.ios_per_thread))?;
+        let p = paired(a.reps, a.ios_per_thread, |n| measure(d, n))?;
         let rss2 = peak_rss_kib();
+        all_base.extend_from_slice(&p.base);
         rows.push(serde_json::json!({
             "device": d,
             "workload": "4 KB randread, 16 jobs x iodepth 32",
-            "simulated_ios": ios,
-            "events": events,
-            "sim_ios_per_wall_s": rate,
+            "simulated_ios": p.ios,
+            "events": p.events,
+            "sim_ios_per_wall_s": median(&p.rates),
             "repetitions": a.reps,
             "sim_ios_per_wall_s_quarter_run": small,
-            "ratio_to_null_device": rate / base,
+            "ratio_to_null_device": median(&p.ratios),
+            "ratio_to_null_device_per_rep": p.ratios,
+            "null_device_ios_per_wall_s": median(&p.base),
             "peak_rss_kib_after_quarter_run": rss1.max(rss0),
             "peak_rss_kib_after_full_run": rss2,
         }));
     }
+    let base = median(&all_base);
     let out = serde_json::json!({"baseline_null_device_ios_per_wall_s": base, "results": rows});
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);

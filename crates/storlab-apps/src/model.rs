@@ -260,6 +260,20 @@ impl SetupCx<'_> {
                 message: format!("{e} (lower the data set with --app-set scale=...)"),
             })
     }
+    /// Create a file of `size` bytes of a tree that was on the device
+    /// before the run, in directory `dir` (a new number starts the next
+    /// directory), taking `inodes` inodes (more than 1 for a file that
+    /// stands for several the run never opens): its first request reads
+    /// its directory's block and its inode's block when they are not
+    /// cached ([`storlab_model::host::fs::FileLayer::create_tree_file`]).
+    pub fn create_tree_file(&mut self, size: u64, dir: u64, inodes: u64) -> Result<u32, AppError> {
+        self.fs
+            .create_tree_file(size, dir, inodes)
+            .map_err(|e| AppError::Run {
+                app: self.app.into(),
+                message: format!("{e} (lower the data set with --app-set scale=...)"),
+            })
+    }
     /// Directory `dir` (the number creates and unlinks name in their
     /// offset) holds `n` entries before the run: files laid out in it
     /// without a create request. Its form (XFS: in the inode, one block,

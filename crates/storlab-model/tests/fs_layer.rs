@@ -1533,3 +1533,70 @@ fn pmfs_and_tmpfs_creates_and_unlinks_cost_their_own_not_xfs_s() {
         "no journal: cheaper than XFS's transaction"
     );
 }
+
+/// A read of file `f` (its first page, direct), as request `id` of
+/// thread `t`.
+fn read_file(id: u64, t: u32, f: u32) -> FileReq {
+    FileReq {
+        file: f,
+        ..req(id, t, FileOp::Read, 0, true)
+    }
+}
+
+#[test]
+fn a_cold_trees_first_read_reads_its_directory_and_inode_blocks_once() {
+    let mut r = Rig::new(FileSystem::Xfs, cfg());
+    // two directories: files 0-39 in 0 (two inode clusters of 32), 40 in 1
+    let files: Vec<u32> = (0..41u64)
+        .map(|k| r.fs.create_tree_file(4096, k / 40, 1).unwrap())
+        .collect();
+    // the first read: the directory's block, then the inode cluster, then
+    // the data, one after the other
+    r.submit(0, read_file(1, 0, files[0]));
+    let first = r.run()[0].at;
+    assert_eq!(r.dev_io(), (3, 0));
+    // (each a host request: the device and the host's file-system path)
+    assert_eq!(first, 3 * (DEV_NS + FS_NS), "lookup, inode, data in turn");
+    assert_eq!(r.fs.counters().metadata_reads, 2);
+    // the same directory and inode cluster: cached
+    r.submit(first, read_file(2, 0, files[5]));
+    let second = r.run()[0].at - first;
+    assert_eq!(second, DEV_NS + FS_NS);
+    assert_eq!(r.dev_io(), (4, 0));
+    // the 33rd file: its inode is in the next cluster, its directory cached
+    r.submit(2 * first, read_file(3, 0, files[32]));
+    r.run();
+    assert_eq!(r.dev_io(), (6, 0));
+    // a new directory (its file's inode in the cluster file 32 brought
+    // in): two requests for it at once read its block once, the second
+    // waiting for the first's read
+    r.submit(3 * first, read_file(4, 0, files[40]));
+    r.submit(3 * first, read_file(5, 1, files[40]));
+    let d = r.run();
+    assert_eq!(d.len(), 2);
+    assert_eq!(r.fs.counters().metadata_reads, 4);
+    assert_eq!(r.dev_io(), (6 + 1 + 2, 0));
+    for x in &d {
+        assert_eq!(
+            x.at - 3 * first,
+            2 * (DEV_NS + FS_NS),
+            "both after the lookup"
+        );
+    }
+    // a file made by the run, and a plain laid-out one, read no metadata
+    let plain = r.fs.create_file(4096, Layout::Allocated).unwrap();
+    r.submit(4 * first, read_file(6, 0, plain));
+    assert_eq!(r.run()[0].at - 4 * first, DEV_NS + FS_NS);
+    assert_eq!(r.fs.counters().metadata_reads, 4);
+}
+
+#[test]
+fn a_cold_tree_on_tmpfs_or_pmfs_reads_nothing_more() {
+    for kind in [FileSystem::Tmpfs, FileSystem::Pmfs] {
+        let mut r = Rig::new(kind, cfg());
+        let f = r.fs.create_tree_file(4096, 0, 1).unwrap();
+        r.submit(0, read_file(1, 0, f));
+        r.run();
+        assert_eq!(r.fs.counters().metadata_reads, 0, "{kind:?}");
+    }
+}

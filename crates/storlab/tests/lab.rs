@@ -121,11 +121,14 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
     // dirty data (a mechanism, not a fit): it writes back 123 more IOs
     // (1 %) in buffered Postmark's disk-RAID run, which moved 2 %
     // (59.75 -> 58.43 s), and the three HASTE Postmark rows (30.0-30.6 %
-    // off, at the median) moved to 31.5-33.2 %
+    // off, at the median) moved to 31.5-33.2 %. It fell to 28.3 % when a
+    // cold tree's first reads began reading their directory's and inode's
+    // blocks (Build's disk RAID row went from 6.75 % to 12.1 %, within
+    // its tolerance of the study's 10 %)
     for (label, max_median, max_beyond) in [
         ("device rows", 10.8, 12),
         ("XDD rows (Table V)", 42.0, 3),
-        ("application rows", 31.8, 12),
+        ("application rows", 28.3, 12),
     ] {
         let line = text
             .lines()

@@ -68,6 +68,11 @@ const BUILD_PARAMS: &[ParamDef] = &[
         help: "source tree, bytes (docs/spec/workloads.md: 0.5 GB); what the build does not read is laid out beside it",
     },
     ParamDef {
+        name: "files",
+        default: "25000",
+        help: "files in the source tree (ESTIMATE, as patch's: a 2.6 tree holds about 25,000, 17 a directory); the ones the build does not read lie between those it reads, in the directories and inode blocks the first read of a file brings in",
+    },
+    ParamDef {
         name: "units",
         default: "2500",
         help: "C files compiled (ESTIMATE: a 2.6-era x86 defconfig compiles about 2,500)",
@@ -132,10 +137,10 @@ static BUILD: AppInfo = AppInfo {
     models: &[
         "make -j16 (the studies' 16 threads) compiles `units` C files: each reads its C file and `includes` headers chosen uniformly from `headers` (through the page cache: the first reads miss, later ones hit), computes (cpu_ms, on the host's cores), creates its object file (namespace work and log) and writes it (buffered)",
         "when every compile is done one thread links: reads every object (cached), computes link_ms and writes vmlinux; the metric is the whole build's time",
-        "the page cache starts empty (a build after `make clean` and a cold cache); objects are written back by the flusher beside the compiles",
+        "the page cache starts empty (a build after `make clean` and a cold cache), and so do the inode and directory caches: a file's first read first reads its directory's block and its inode's block (XFS's 8 KiB inode cluster of 32 inodes) unless an earlier file of the same directory or inode block brought them in; the tree's `files` (17 a directory) lie in order, the unread ones between the read ones; objects are written back by the flusher beside the compiles",
     ],
     simplifies: &[
-        "make's dependency scan (stat of every prerequisite) and the compiler's temporary files are inside cpu_ms",
+        "make's dependency scan (stat of every prerequisite) and the compiler's temporary files are inside cpu_ms (the scan's cold lookups are the first reads' metadata reads, made when the compile opens the file rather than when make stats it)",
         "the compile order is a work queue, not make's dependency graph: every C file is ready at the start",
         "header popularity is uniform (real builds read a core set of headers from every file); sizes are the means, not a distribution",
     ],
@@ -150,6 +155,7 @@ fn build_build(p: &Params) -> Result<AppKind, AppError> {
         units = units.min(n);
     }
     let headers = p.scaled(p.u64("headers", 1, 10_000_000)?, 1);
+    let files = p.scaled(p.u64("files", 1, 100_000_000)?, 1);
     let tree = p.scaled(p.u64("tree", 4096, 1 << 44)?, 4096);
     let source = p.u64("source_bytes", 1, 1 << 30)?;
     let header = p.u64("header_bytes", 1, 1 << 30)?;
@@ -160,6 +166,7 @@ fn build_build(p: &Params) -> Result<AppKind, AppError> {
     Ok(AppKind::Closed(Box::new(Build {
         units,
         headers,
+        files,
         includes: p.u64("includes", 0, 100_000)?,
         tree,
         source,
@@ -182,6 +189,8 @@ fn build_build(p: &Params) -> Result<AppKind, AppError> {
 struct Build {
     units: u64,
     headers: u64,
+    /// Files in the tree, read or not (inodes and directories).
+    files: u64,
     includes: u64,
     tree: u64,
     source: u64,
@@ -217,23 +226,35 @@ impl Model for Build {
         self.rng = Pcg64Mcg::seed_from_u64(seed ^ 0xb0_11d);
         // the tree as it lies on disk: the files read interleaved with
         // the rest (an even share of the unread bytes after each)
+        // the tree as it lies on disk: the files read interleaved with
+        // the rest (an even share of the unread bytes and files after
+        // each), 17 files a directory, in a cold cache: a file's first
+        // read brings in its directory's block and its inode's block
         let read = self.units * self.source + self.headers * self.header;
         let rest = self.tree.saturating_sub(read);
         let n = self.units + self.headers;
         let gap = rest / n.max(1);
+        let unread = self.files.saturating_sub(n);
+        let mut slot = 0u64;
         for k in 0..n {
             let src = (self.sources.len() as u64) < self.units
                 && (self.header_files.len() as u64 >= self.headers || k % 2 == 0);
+            let dir = slot / FILES_PER_DIR;
             if src {
-                self.sources
-                    .push(cx.create_file(self.source, Layout::Allocated)?);
+                self.sources.push(cx.create_tree_file(self.source, dir, 1)?);
             } else {
                 self.header_files
-                    .push(cx.create_file(self.header, Layout::Allocated)?);
+                    .push(cx.create_tree_file(self.header, dir, 1)?);
             }
-            if gap >= 4096 {
+            slot += 1;
+            // the unread files after it: their share, spread evenly
+            let others = unread * (k + 1) / n - unread * k / n;
+            if gap >= 4096 && others > 0 {
+                cx.create_tree_file(gap, slot / FILES_PER_DIR, others)?;
+            } else if gap >= 4096 {
                 cx.create_file(gap, Layout::Allocated)?;
             }
+            slot += others;
         }
         self.busy = vec![false; self.threads as usize];
         Ok(())
@@ -354,7 +375,7 @@ static PATCH: AppInfo = AppInfo {
     models: &[
         "one thread applies `patches` patches in turn; each: read its bzip2 file (`touched` x diff_bytes / compression bytes, sequentially), then for each of `touched` files chosen uniformly from the tree: read it, compute (bunzip2 of its diff, patch's matching: cpu_us), create the new version (namespace work, log), write it, and unlink the old one (GNU patch writes a new file and renames it over the old)",
         "the new version's size is the old one's (patches add and remove lines alike)",
-        "the tree starts on the device with a cold page cache; new files are written back by the flusher; the page cache and dirty limit decide how much waits for the device; each create and unlink is an XFS transaction that relogs its directory's block (17 files a directory) into the log buffers, which a slow device's barriers make the patch wait for (storlab_model's fs layer, `Behaviour::iclogs`)",
+        "the tree starts on the device with a cold page cache and cold inode and directory caches (a file's first read reads its directory's block and its inode's block first); new files are written back by the flusher; the page cache and dirty limit decide how much waits for the device; each create and unlink is an XFS transaction that relogs its directory's block (17 files a directory) into the log buffers, which a slow device's barriers make the patch wait for (storlab_model's fs layer, `Behaviour::iclogs`)",
     ],
     simplifies: &[
         "files are chosen uniformly (real patches touch some files in every release); 17 files per directory (ESTIMATE: 25,000 files in ~1,500 directories), each directory's creates and unlinks serialised on its lock",
@@ -434,9 +455,11 @@ impl Model for Patch {
         self.chunker = Chunker::new(cx.host(), 4096);
         // the bzip2 files first, then the tree
         self.patch_file = cx.create_file(self.patch_bytes() * self.patches, Layout::Allocated)?;
-        for _ in 0..self.files {
+        // the tree, cold: a file's first read brings in its directory's
+        // block and its inode's block
+        for k in 0..self.files {
             self.tree
-                .push(cx.create_file(self.file_bytes, Layout::Allocated)?);
+                .push(cx.create_tree_file(self.file_bytes, k / FILES_PER_DIR, 1)?);
         }
         // each directory holds its files: what a create or unlink logs
         for dir in 0..self.files.div_ceil(FILES_PER_DIR) {

@@ -5,6 +5,10 @@ use crate::host::config::FileSystem;
 
 use super::config::PAGE;
 
+/// XFS's inode cluster, bytes: `XFS_INODE_BIG_CLUSTER_SIZE` (fs/xfs/xfs_ialloc.h,
+/// 8192), which `xfs_iread` reads whole for an uncached inode.
+pub const XFS_INODE_CLUSTER_BYTES: u64 = 8192;
+
 /// How a file system behaves, by kind (the mechanisms of the module
 /// documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +100,30 @@ pub struct Behaviour {
     /// CPU per page an unlink frees (tmpfs: the truncation of the
     /// deleted file's pages), after the directory's lock, ns.
     pub page_free_ns: u64,
+    /// The unit an inode is read from the device in when it is not
+    /// cached, bytes, holding `inode_block_bytes / INODE_BYTES` inodes:
+    /// XFS reads a whole inode cluster (`xfs_imap_to_bp` in
+    /// `xfs_iread`, fs/xfs/xfs_inode.c; `XFS_INODE_BIG_CLUSTER_SIZE`,
+    /// 8 KiB, fs/xfs/xfs_ialloc.h), ext3/ext4 the inode table's block
+    /// (`__ext3_get_inode_loc`/`__ext4_get_inode_loc` read one
+    /// `sb_bread` block). `None`: inodes live in memory (tmpfs) or are
+    /// loads from the NVMM (PMFS). Only files laid out before the run
+    /// as a cold tree ([`FileLayer::create_tree_file`]) start uncached.
+    ///
+    /// [`FileLayer::create_tree_file`]: super::FileLayer::create_tree_file
+    pub inode_block_bytes: Option<u64>,
 }
+
+/// Bytes of an on-disk inode: the 256-byte inodes of the studies' era
+/// (mkfs.xfs's default `isize` before xfsprogs 3.2's v5 format made it
+/// 512; mke2fs's `inode_size` default for ext3/ext4 since e2fsprogs
+/// 1.40.5).
+pub const INODE_BYTES: u64 = 256;
+
+/// Bytes of a directory block: the file system's 4 KiB block (XFS's
+/// default directory block size, `-n size`, is the block size; ext3/ext4
+/// directories are made of blocks).
+pub const DIR_BLOCK_BYTES: u64 = 4096;
 
 /// ESTIMATE: PMFS's allocation for a write (fs/pmfs/xip.c
 /// `pmfs_xip_file_write` -> `pmfs_alloc_blocks`, fs/pmfs/balloc.c
@@ -200,6 +227,7 @@ impl Behaviour {
             dir_scan_ns_per_entry: 0,
             page_alloc_ns: 0,
             page_free_ns: 0,
+            inode_block_bytes: Some(XFS_INODE_CLUSTER_BYTES),
         };
         match fs {
             FileSystem::None | FileSystem::Xfs => base,
@@ -212,6 +240,7 @@ impl Behaviour {
                 map_bytes_per_meta_block: Some(1024 * PAGE),
                 // fs/ext3 has no fallocate file operation
                 fallocate: None,
+                inode_block_bytes: Some(PAGE),
                 ..base
             },
             FileSystem::Ext4 => Behaviour {
@@ -220,6 +249,7 @@ impl Behaviour {
                 reads_shared: false,
                 // ext4_ind_direct_IO: blockdev_direct_IO, DIO_LOCKING
                 dio_reads_mutex: true,
+                inode_block_bytes: Some(PAGE),
                 ..base
             },
             FileSystem::Tmpfs => Behaviour {
@@ -232,6 +262,7 @@ impl Behaviour {
                 namespace_ns: Some(TMPFS_NAMESPACE_NS),
                 page_alloc_ns: TMPFS_PAGE_ALLOC_NS,
                 page_free_ns: TMPFS_PAGE_FREE_NS,
+                inode_block_bytes: None,
                 ..base
             },
             FileSystem::Pmfs => Behaviour {
@@ -245,6 +276,7 @@ impl Behaviour {
                 alloc_ns: Some(PMFS_ALLOC_NS),
                 namespace_ns: Some(PMFS_NAMESPACE_NS),
                 dir_scan_ns_per_entry: PMFS_DIR_SCAN_NS_PER_ENTRY,
+                inode_block_bytes: None,
                 ..base
             },
         }

@@ -82,6 +82,7 @@ impl FileLayer {
                 }
             }
             ChildKind::LogPreflush { bytes } => self.log_after_preflush(now, bytes, host, cx),
+            ChildKind::ColdMeta { buf } => self.cold_read_done(now, buf, host, cx),
             ChildKind::Writeback { file, first, n } => {
                 self.wb_inflight -= 1;
                 let f = &mut self.files[file as usize];

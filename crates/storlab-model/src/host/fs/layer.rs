@@ -63,6 +63,12 @@ pub struct FileLayer {
     /// sets one (it is given the event queue only in its own calls).
     pub(super) kupdate_wanted: bool,
     pub(super) counters: FsCounters,
+    /// Metadata blocks of the cold tree (`cold.rs`).
+    pub(super) meta_bufs: Vec<super::state::MetaBuf>,
+    /// The cold tree being laid out: inodes taken in the current inode
+    /// block, that block's and the current directory's buffers, and
+    /// the directory's number.
+    pub(super) tree: super::state::TreeCursor,
     pub(super) scratch: Vec<IoDone>,
     pub(super) out: Vec<IoDone>,
     pub(super) granted: Vec<u32>,
@@ -114,6 +120,8 @@ impl FileLayer {
             kupdate_at: None,
             kupdate_wanted: false,
             counters: FsCounters::default(),
+            meta_bufs: Vec::new(),
+            tree: Default::default(),
             scratch: Vec::new(),
             out: Vec::new(),
             granted: Vec::new(),
@@ -200,6 +208,7 @@ impl FileLayer {
             lock: RwLock::default(),
             alloc_free_at: 0,
             pins: Default::default(),
+            cold: None,
             pages: Vec::new(),
             dirty: 0,
             dirtied_when: Nanos::MAX,

@@ -74,6 +74,11 @@
 //!   stop once every thread and application of the run has finished
 //!   ([`state::is_flusher_timer`]): what a run leaves dirty is written
 //!   after it, outside its figures.
+//! - Cold trees (`cold.rs`): files that were on the device before the run
+//!   start with their names and inodes uncached as well as their pages;
+//!   a file's first request reads its directory's block and then its
+//!   inode's block (XFS's 8 KiB inode cluster, ext3/ext4's inode-table
+//!   block), each once.
 //!
 //! Simplifications (each says what it leaves out): the file system's CPU
 //! outside the host's issue stage (allocation sections, page-cache copies
@@ -102,6 +107,7 @@
 
 pub mod behaviour;
 mod cache;
+mod cold;
 mod completion;
 pub mod config;
 pub mod fsync;

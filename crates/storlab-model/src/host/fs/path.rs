@@ -81,6 +81,20 @@ impl FileLayer {
             after_ns: 0,
         };
         let i = crate::units::slab_insert(&mut self.parents, &mut self.free_parents, p);
+        if !matches!(req.op, FileOp::Create) && self.cold_wait(now, i, host, cx) {
+            // a cold tree's file: its directory and inode are read first
+            self.absorb(now, host, cx);
+            return;
+        }
+        self.dispatch(now, i, host, cx);
+        self.absorb(now, host, cx);
+    }
+
+    /// Parent `i` starts its own work (its lock, its namespace section,
+    /// its sync), its file's inode in memory.
+    pub(super) fn dispatch(&mut self, now: Nanos, i: u32, host: &mut Host, cx: &mut HostCx) {
+        let req = self.parents[i as usize].req;
+        self.parents[i as usize].stage = Stage::Lock;
         match req.op {
             FileOp::Fsync | FileOp::Fdatasync => self.start_fsync(now, i, host, cx),
             FileOp::Create | FileOp::Unlink => {
@@ -99,14 +113,12 @@ impl FileLayer {
                     let f = &mut self.files[req.file as usize];
                     if !f.lock.acquire(i, excl) {
                         self.counters.inode_lock_waits += 1;
-                        self.absorb(now, host, cx);
                         return;
                     }
                 }
                 self.locked(now, i, host, cx);
             }
         }
-        self.absorb(now, host, cx);
     }
 
     /// A create or unlink: the system call, then `namespace_ns` in its
@@ -685,7 +697,8 @@ impl FileLayer {
             &mut self.free_children,
             Child { parent, kind },
         );
-        let (thread, poll) = if parent == NONE || kind != ChildKind::Fore {
+        let on_parent = matches!(kind, ChildKind::Fore | ChildKind::ColdMeta { .. });
+        let (thread, poll) = if parent == NONE || !on_parent {
             (self.kthread, false)
         } else {
             let r = self.parents[parent as usize].req;

@@ -112,6 +112,38 @@ pub(super) struct File {
     pub(super) wb_inflight: u32,
     /// Its changes in the log not yet forced (`fsync.rs`).
     pub(super) pins: Pins,
+    /// A file of a cold tree whose inode is not cached yet: its
+    /// directory's block and its inode's block, indexes into the layer's
+    /// `meta_bufs` (`cold.rs`).
+    pub(super) cold: Option<(u32, u32)>,
+}
+
+/// A metadata block of a cold tree (a directory block, an inode
+/// cluster): where it lies, and whether it is cached (`cold.rs`).
+#[derive(Debug)]
+pub(super) struct MetaBuf {
+    pub(super) dev: u64,
+    pub(super) bytes: u64,
+    pub(super) state: MetaState,
+}
+
+/// Where the cold tree being laid out is (`cold.rs`): the current
+/// directory (its number and block) and inode block (its buffer and the
+/// inodes already in it).
+#[derive(Debug, Default)]
+pub struct TreeCursor {
+    pub(super) dir: Option<(u64, u32)>,
+    pub(super) inode_block: Option<u32>,
+    pub(super) slots: u64,
+}
+
+#[derive(Debug)]
+pub(super) enum MetaState {
+    /// On the device only.
+    Cold,
+    /// Being read; these parents wait for it.
+    Reading(Vec<u32>),
+    Cached,
 }
 
 impl File {
@@ -143,6 +175,9 @@ pub(super) fn clear_bit(v: &mut [u64], i: u64) {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Stage {
+    /// Waiting for a cold file's directory block or inode to be read
+    /// (`cold.rs`), before anything else of the request.
+    ColdMeta,
     Lock,
     Meta,
     Alloc,
@@ -211,6 +246,8 @@ pub(super) enum ChildKind {
     LogPreflush { bytes: u64 },
     /// Writeback of pages `first..first+n` of `file`.
     Writeback { file: u32, first: u64, n: u64 },
+    /// The read of a cold tree's metadata block `buf` (`cold.rs`).
+    ColdMeta { buf: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -144,19 +144,19 @@ pub const SETS: &[StudySet] = &[
     StudySet {
         study: "nvmm",
         app: "fileserver",
-        pairs: &["scale=0.1", "loops=400"],
+        pairs: &["scale=0.1", "loops=10000"],
         lab: "apps-files",
     },
     StudySet {
         study: "nvmm",
         app: "webserver",
-        pairs: &["loops=200"],
+        pairs: &["loops=10000"],
         lab: "apps-files",
     },
     StudySet {
         study: "nvmm",
         app: "varmail",
-        pairs: &["loops=1000"],
+        pairs: &["loops=10000"],
         lab: "apps-files",
     },
     // the flash placement study: TPC-C at 200 GB scaled 1/16 (2128

@@ -757,6 +757,32 @@ impl NvmmParams {
         }
     }
 
+    /// Cost of making durable a write the kernel copied into the NVMM
+    /// with non-temporal stores, as PMFS does without `clwb`
+    /// (`memcpy_to_nvmm`: `__copy_from_user_inatomic_nocache`, fs/pmfs/xip.c)
+    /// and Linux's pmem driver does for every block write
+    /// (`memcpy_flushcache`, drivers/nvdimm/pmem.c): the stores bypass
+    /// the caches, so only a line the copy reached through them is
+    /// flushed (an edge not 8-byte aligned: `pmfs_flush_edge_cachelines`),
+    /// then the fence and the barrier. Compare [`Self::persist_cost`],
+    /// the cost of stores made through the caches (a mapped region's).
+    pub fn nt_write_persist_cost(&self, offset: u64, len: u64) -> OpCost {
+        if len == 0 {
+            return OpCost::default();
+        }
+        let end = offset + len;
+        let mut lines = u64::from(offset % 8 != 0);
+        if end % 8 != 0 && (offset % 8 == 0 || covered_lines(offset, len, self.line_bytes) > 1) {
+            lines += 1;
+        }
+        OpCost {
+            lines_flushed: lines,
+            flush_ns: ns(lines as f64 * self.flush_ns_per_line(self.m_flush)),
+            scan_ns: 0,
+            barrier_ns: ns(self.fence_ns + self.l_wbar_ns),
+        }
+    }
+
     fn barrier_ns(&self, lines: u64) -> u64 {
         if lines == 0 {
             0

@@ -192,3 +192,25 @@ fn unknown_fields_are_refused() {
     let e = toml::from_str::<PresetFile>(&bad).unwrap_err();
     assert!(e.to_string().contains("l_raed_ns"), "{e}");
 }
+
+#[test]
+fn a_non_temporal_write_flushes_only_its_unaligned_edges() {
+    let m = NvmmParams::preset(Preset::NvmmRaw);
+    let barrier = (m.fence_ns + m.l_wbar_ns).round() as u64;
+    // an aligned 16 KiB write: no line flushed, the fence and L_WBAR
+    let a = m.nt_write_persist_cost(4096, 16384);
+    assert_eq!(a.lines_flushed, 0);
+    assert_eq!(a.total_ns(), barrier);
+    // through the caches, every line of it would be flushed
+    let c = m.persist_cost(4096, 16384);
+    assert_eq!(c.lines_flushed, 16384 / LINE_BYTES);
+    assert!(c.total_ns() > a.total_ns() + 100 * 16);
+    // an append at an odd offset and length: both edge lines
+    let e = m.nt_write_persist_cost(4099, 1000);
+    assert_eq!(e.lines_flushed, 2);
+    assert!(e.total_ns() > barrier);
+    // a short write inside one line, unaligned at both ends: that line once
+    assert_eq!(m.nt_write_persist_cost(4099, 3).lines_flushed, 1);
+    // nothing written, nothing to make durable
+    assert_eq!(m.nt_write_persist_cost(0, 0).total_ns(), 0);
+}

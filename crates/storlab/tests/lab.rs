@@ -124,11 +124,13 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
     // off, at the median) moved to 31.5-33.2 %. It fell to 28.3 % when a
     // cold tree's first reads began reading their directory's and inode's
     // blocks (Build's disk RAID row went from 6.75 % to 12.1 %, within
-    // its tolerance of the study's 10 %)
+    // its tolerance of the study's 10 %), and to 22.3 % and 11 beyond 2x
+    // when PMFS's writes became non-temporal stores and Filebench ran to
+    // its steady state (Varmail's PM-Lat and WebServer rows hold)
     for (label, max_median, max_beyond) in [
         ("device rows", 10.8, 12),
         ("XDD rows (Table V)", 42.0, 3),
-        ("application rows", 28.3, 12),
+        ("application rows", 22.3, 11),
     ] {
         let line = text
             .lines()

@@ -6,7 +6,12 @@
 //! the requesting CPU copies (the host runs it in `CompletionMode::Cpu`);
 //! a read pays one exposed miss (L_READ, floored at PMEP's real DRAM
 //! latency) plus the throttled bandwidth; a write pays the bandwidth and
-//! dirties its pages; a FUA write persists its own lines; a flush (fio's
+//! dirties its pages; a FUA write is made durable as the kernel's
+//! non-temporal copy is (PMFS's `memcpy_to_nvmm` on a CPU without `clwb`,
+//! Linux's pmem driver's `memcpy_flushcache`): its stores bypass the
+//! caches, so only an edge line not 8-byte aligned is flushed, then the
+//! fence and L_WBAR (until 2026-12-01 every line of it was flushed with
+//! M_FLUSH, as stores through the caches would be); a flush (fio's
 //! fsync/fdatasync) is an msync of the whole mapped region: M_SYNC decides
 //! which lines are flushed (default: every line; SPF: only pages written
 //! since the last sync), M_FLUSH what each costs, then one fence and L_WBAR.
@@ -73,7 +78,9 @@ impl Device for Nvmm {
                         self.dirty.insert(page);
                     }
                     if req.fua {
-                        let cost = p.persist_cost(req.offset, len);
+                        // the kernel's copy is non-temporal: its lines
+                        // are not flushed one by one (module notes)
+                        let cost = p.nt_write_persist_cost(req.offset, len);
                         self.lines_flushed += cost.lines_flushed;
                         bd.add(Component::Background, cost.total_ns());
                         t += cost.total_ns();

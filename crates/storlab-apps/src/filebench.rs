@@ -58,7 +58,7 @@ const PARAMS: &[ParamDef] = &[
         ParamDef {
             name: "loops",
             default: "",
-            help: "loops of the flowop list over all threads (the run ends after them, or at runtime=); default: fileserver 4,000, webserver 2,000, varmail 10,000 (ESTIMATE: a few seconds of the workload), times scale",
+            help: "loops of the flowop list over all threads (the run ends after them, or at runtime=); default: ten a file of the fileset (fileserver 100,000, webserver and varmail 10,000), times scale: the steady state of Filebench's 60 s runs, where a file's first, cold access is a small share",
         },
         ParamDef {
             name: "cpu_us",
@@ -128,8 +128,8 @@ enum Kind {
 fn build(p: &Params, kind: Kind) -> Result<AppKind, AppError> {
     // (files, mean size, threads, prealloc %, default loops, meandirwidth)
     let (files, mean, threads, prealloc, loops, dirwidth) = match kind {
-        Kind::FileServer => (10_000, 128 << 10, 50, 80, 4_000, 20),
-        Kind::WebServer => (1_000, 16 << 10, 100, 100, 2_000, 20),
+        Kind::FileServer => (10_000, 128 << 10, 50, 80, 100_000, 20),
+        Kind::WebServer => (1_000, 16 << 10, 100, 100, 10_000, 20),
         Kind::VarMail => (1_000, 16 << 10, 16, 80, 10_000, 1_000_000),
     };
     let files = match p.str("files") {

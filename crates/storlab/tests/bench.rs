@@ -70,9 +70,17 @@ fn every_device_run_has_its_own_null_run_and_the_ratio_is_the_pairs_median() {
 
 #[test]
 fn an_application_run_is_paired_with_null_runs_too() {
+    for app in ["bdb-btree", "build"] {
+        paired_app(app);
+    }
+}
+
+/// `storlab bench --app APP` runs (bounded by its time, whatever the
+/// application's own amount of work) with a null run beside each rep.
+fn paired_app(app: &str) {
     let v = bench(&[
         "--app",
-        "bdb-btree",
+        app,
         "--devices",
         "ddr-dram",
         "--reps",

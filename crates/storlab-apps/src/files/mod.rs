@@ -151,7 +151,9 @@ static BUILD: AppInfo = AppInfo {
 
 fn build_build(p: &Params) -> Result<AppKind, AppError> {
     let mut units = p.scaled(p.u64("units", 1, 10_000_000)?, 1);
-    if let Some(n) = p.opt_u64("transactions", 1, 10_000_000)? {
+    // (as large as the other applications take: `storlab bench --app`
+    // bounds a run by its time and passes 10^9)
+    if let Some(n) = p.opt_u64("transactions", 1, 1 << 40)? {
         units = units.min(n);
     }
     let headers = p.scaled(p.u64("headers", 1, 10_000_000)?, 1);

@@ -255,10 +255,7 @@ impl SetupCx<'_> {
     pub fn create_file(&mut self, size: u64, layout: Layout) -> Result<u32, AppError> {
         self.fs
             .create_file(size, layout)
-            .map_err(|e| AppError::Run {
-                app: self.app.into(),
-                message: format!("{e} (lower the data set with --app-set scale=...)"),
-            })
+            .map_err(|e| no_room(self.app, e))
     }
     /// Create a file of `size` bytes of a tree that was on the device
     /// before the run, in directory `dir` (a new number starts the next
@@ -269,10 +266,7 @@ impl SetupCx<'_> {
     pub fn create_tree_file(&mut self, size: u64, dir: u64, inodes: u64) -> Result<u32, AppError> {
         self.fs
             .create_tree_file(size, dir, inodes)
-            .map_err(|e| AppError::Run {
-                app: self.app.into(),
-                message: format!("{e} (lower the data set with --app-set scale=...)"),
-            })
+            .map_err(|e| no_room(self.app, e))
     }
     /// Directory `dir` (the number creates and unlinks name in their
     /// offset) holds `n` entries before the run: files laid out in it
@@ -288,10 +282,7 @@ impl SetupCx<'_> {
     pub fn create_written(&mut self, size: u64, written: u64) -> Result<u32, AppError> {
         self.fs
             .create_file_written(size, written)
-            .map_err(|e| AppError::Run {
-                app: self.app.into(),
-                message: format!("{e} (lower the data set with --app-set scale=...)"),
-            })
+            .map_err(|e| no_room(self.app, e))
     }
     /// Start the page cache as a long run of buffered, unsynced writes to
     /// `file` leaves it: dirty pages (taken from `pages`, page numbers of
@@ -322,6 +313,15 @@ impl SetupCx<'_> {
     }
 }
 
+/// A file the data set needs does not fit on the device: the layer's
+/// error, and what to do about it.
+fn no_room(app: &str, e: storlab_model::host::fs::FsError) -> AppError {
+    AppError::Run {
+        app: app.into(),
+        message: format!("{e} (lower the data set with --app-set scale=...)"),
+    }
+}
+
 /// What a model sees when it plans an operation.
 pub struct PlanCx<'a> {
     pub(crate) now: Nanos,
@@ -343,10 +343,7 @@ impl PlanCx<'_> {
     pub fn create_file(&mut self, size: u64, layout: Layout) -> Result<u32, AppError> {
         self.fs
             .create_file(size, layout)
-            .map_err(|e| AppError::Run {
-                app: self.app.into(),
-                message: format!("{e} (lower the data set with --app-set scale=...)"),
-            })
+            .map_err(|e| no_room(self.app, e))
     }
 }
 

@@ -87,7 +87,15 @@ struct Program {
     /// Instructions an access stands for: `None`: `cpu_ns` x GHZ x IPC;
     /// `Some(x)`: x (thrash counts updates).
     per_access: Option<f64>,
+    /// DRAM bytes an access's computation reads (a store writes them
+    /// back too): a page visit runs over its page, which class D's arrays
+    /// (8-35 GB against two 8 MB caches) bring from DRAM, [`PAGE`]; a
+    /// thrash update, one cache line ([`LINE`]).
+    bytes: u64,
 }
+
+/// A cache line, bytes (x86).
+pub const LINE: u64 = 64;
 
 #[derive(Clone, Copy)]
 enum Shape {
@@ -121,8 +129,13 @@ pub const BT_CPU_NS: f64 = 13917.2903;
 /// IS's computation per page visit, ns. CALIBRATED against Table V, IS on
 /// Moneta: 351 MIPS (as BT: `--param cpu_ns --target 3.51e8`); rerun when
 /// IS's scatter became bucket fronts (`Pattern::Scatter`; it was 1,943.7
-/// with uniform stores: on Moneta reclaim binds either way).
-pub const IS_CPU_NS: f64 = 1980.9568;
+/// with uniform stores: on Moneta reclaim binds either way), and again
+/// when a visit's computation became bound by the host's DRAM bandwidth
+/// (`swap.dram_bytes_per_s`; it was 1,980.96: IS's bucket stores, a
+/// page read for ownership and written back, take 3.7 us at a sixteenth
+/// of 35 GB/s, which slows its computing threads and with them the
+/// reclaim they contend in).
+pub const IS_CPU_NS: f64 = 1968.5;
 /// LU's, CALIBRATED against Table V, LU on Moneta: 4,298 MIPS (as BT:
 /// `--target 4.298e9`).
 pub const LU_CPU_NS: f64 = 18265.5;
@@ -163,6 +176,7 @@ fn program(name: &str) -> Program {
         cpu_ns: cpu,
         passes: 2.0,
         per_access: None,
+        bytes: PAGE,
     };
     match name {
         // ESTIMATE write fractions: each sweep reads several arrays (u,
@@ -228,6 +242,7 @@ fn program(name: &str) -> Program {
             cpu_ns: THRASH_CPU_NS,
             passes: 3000.0 / (60.0 * GIB as f64 / SCALE as f64 / PAGE as f64 / 16.0),
             per_access: Some(1.0),
+            bytes: LINE,
         },
     }
 }
@@ -270,8 +285,8 @@ macro_rules! npb {
     };
 }
 
-const COMMON_MODELS: &str = "The program's pages live in DRAM (64 MiB: the studies' 8 GB / 128) and page through Linux's swap path (faults, swap cache, page-cluster read-ahead, kswapd and direct reclaim, TLB shootdowns, clustered swap slots) to the --device preset, whose caches (a RAID controller's, disks' caches and read-ahead) scale with the DRAM (paging::scaled_device: the lab and the command line run the same); 16 threads, each on its own part of the footprint; every page is touched once (initialisation), then the stream runs; the metric is instructions per second after initialisation (instructions per page visit = cpu_ns x 2.26 GHz x IPC 0.6), also reported relative to the same stream with enough DRAM";
-const COMMON_SIMPLIFIES: &str = "the common `runtime` parameter is not used (the work is `passes`); one access per page visit: the loads and stores within a page are CPU time after it (no cache misses modelled inside the computation); a thread's part is its own (OpenMP's static partition), no sharing between threads, no barriers between sweeps; one IPC for every program; sizes scaled by 1/128 (DRAM and footprint together)";
+const COMMON_MODELS: &str = "The program's pages live in DRAM (64 MiB: the studies' 8 GB / 128) and page through Linux's swap path (faults, swap cache, page-cluster read-ahead, kswapd and direct reclaim, TLB shootdowns, clustered swap slots) to the --device preset, whose caches (a RAID controller's, disks' caches and read-ahead) scale with the DRAM (paging::scaled_device: the lab and the command line run the same); 16 threads, each on its own part of the footprint; every page is touched once (initialisation), then the stream runs; the metric is instructions per second after initialisation (instructions per page visit = cpu_ns x 2.26 GHz x IPC 0.6), also reported relative to the same stream with enough DRAM; a page visit's computation takes its CPU time or, where longer, its page's DRAM traffic (4 KB, twice for a store: read for ownership, written back) at its share of the host's sustained 35 GB/s among the threads computing (swap.dram_bytes_per_s), which binds CG's matrix pages and IS's bucket stores with enough DRAM";
+const COMMON_SIMPLIFIES: &str = "the common `runtime` parameter is not used (the work is `passes`); one access per page visit: the loads and stores within a page are CPU time after it, bounded below by the page's DRAM traffic (no cache misses modelled inside the computation); a thread's part is its own (OpenMP's static partition), no sharing between threads, no barriers between sweeps; one IPC for every program; sizes scaled by 1/128 (DRAM and footprint together)";
 
 static BT_MODELS: &[&str] = &[
     "BT (block-tridiagonal ADI solver, class D 408^3, 11 GB): sweeps over the grid's arrays alternating a pass in page order (the x and y directions: a row of a plane is contiguous) and a pass across the planes (z: one row of each plane, then the next row): swap's Adi pattern with the row and plane of a 5-double array from the scaled grid",
@@ -486,6 +501,7 @@ pub fn memory_app(p: &Params) -> Result<MemoryApp, AppError> {
             cpu_ns: crate::host::HASTE
                 .carry_ns(cpu_ns, &crate::host::MONETA)
                 .round() as u64,
+            bytes_per_access: prog.bytes,
             seed: 1,
         },
         dram_bytes: dram,

@@ -96,3 +96,45 @@ fn every_program_runs_on_each_device_class_deterministically() {
         assert_eq!(a.metric, b.metric, "{name}");
     }
 }
+
+/// With enough DRAM, CG's page visits (756 ns of CPU against a page's
+/// traffic at a sixteenth of the host's DRAM bandwidth) and IS's bucket
+/// stores are bound by the memory channels, so their native rates fall
+/// below 16 threads x 2.26 GHz x IPC 0.6; BT's visits stay bound by their
+/// CPU.
+#[test]
+fn streaming_programs_run_at_the_hosts_dram_bandwidth_with_enough_dram() {
+    let set: Vec<String> = vec!["scale=0.125".into(), "passes=0.5".into()];
+    let store = storlab_model::config::PresetStore::default();
+    let run = |name: &str| {
+        let app = apps_paging::program(name, &set).expect("builds");
+        let d = storlab_model::SystemConfig::load(&store, "moneta-balance", &[])
+            .expect("preset")
+            .1;
+        storlab_apps::paging::run(&store, storlab_apps::paging::SWAP_PRESET, &app, &d, &[], 7)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let peak = 16.0 * storlab_apps::paging::GHZ * 1e9 * storlab_apps::paging::IPC;
+    let cg = run("npb-cg");
+    // (all but the last few, as threads finish and fewer share the channels)
+    assert!(
+        cg.enough.bandwidth_bound * 100 > cg.enough.accesses * 95,
+        "{cg:?}"
+    );
+    // a visit takes at least 4 KiB x 16 / 35 GB/s = 1.87 us: under 40 % of
+    // the CPU-bound rate (756 ns + 150 ns a visit)
+    assert!(
+        cg.metric_enough < 0.5 * peak,
+        "{} of {peak}",
+        cg.metric_enough
+    );
+    let is = run("npb-is");
+    assert!(is.enough.bandwidth_bound > is.enough.accesses / 3, "{is:?}");
+    let bt = run("npb-bt");
+    assert_eq!(bt.enough.bandwidth_bound, 0, "{bt:?}");
+    assert!(
+        bt.metric_enough > 0.95 * peak,
+        "{} of {peak}",
+        bt.metric_enough
+    );
+}

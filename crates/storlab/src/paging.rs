@@ -63,6 +63,12 @@ pub struct PagingArgs {
     /// Computation after each access, ns.
     #[arg(long, default_value_t = 100)]
     cpu_ns: u64,
+    /// DRAM bytes an access's computation reads (a store writes them back
+    /// too), shared against the swap preset's `swap.dram_bytes_per_s`:
+    /// 64 (one cache line, thrash's integer update); 4096 for a program
+    /// that runs over the whole page.
+    #[arg(long, default_value_t = 64)]
+    access_bytes: u64,
     /// Seed of the access pattern.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -112,6 +118,7 @@ pub fn run(a: &PagingArgs) -> anyhow::Result<()> {
             pattern: pattern(&a.pattern)?,
             write_fraction: a.write_fraction,
             cpu_ns: a.cpu_ns,
+            bytes_per_access: a.access_bytes,
             seed: a.seed,
         },
         dram_bytes: a.dram,

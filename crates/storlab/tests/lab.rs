@@ -126,11 +126,15 @@ fn reproduce_writes_every_study_and_exits_zero_when_all_rows_hold() {
     // blocks (Build's disk RAID row went from 6.75 % to 12.1 %, within
     // its tolerance of the study's 10 %), and to 22.3 % and 11 beyond 2x
     // when PMFS's writes became non-temporal stores and Filebench ran to
-    // its steady state (Varmail's PM-Lat and WebServer rows hold)
+    // its steady state (Varmail's PM-Lat and WebServer rows hold), and
+    // to 21.0 % and 10 when a page visit's computation became bound by
+    // the host's DRAM bandwidth (CG's and IS's native rates: the
+    // Fusion-io's NPB mean holds, the disk RAID's largest slowdown comes
+    // within 2x)
     for (label, max_median, max_beyond) in [
         ("device rows", 10.8, 12),
         ("XDD rows (Table V)", 42.0, 3),
-        ("application rows", 22.3, 11),
+        ("application rows", 21.0, 10),
     ] {
         let line = text
             .lines()

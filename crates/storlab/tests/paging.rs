@@ -131,3 +131,43 @@ fn bad_input_is_refused_with_its_place() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// `--access-bytes`: an access whose computation runs over a whole page
+/// (4,096 bytes) waits for the memory channels where a cache line does
+/// not: with 16 threads and 100 ns of CPU an access, enough DRAM runs
+/// slower, and the report counts the bound accesses.
+#[test]
+fn access_bytes_bound_the_computation_by_the_dram_bandwidth() {
+    let run = |bytes: &str| {
+        json(&[
+            "paging",
+            "--json",
+            "--dram",
+            "16m",
+            "--array",
+            "8m",
+            "--accesses",
+            "256",
+            "--cpu-ns",
+            "100",
+            "--write-fraction",
+            "0",
+            "--access-bytes",
+            bytes,
+        ])
+    };
+    let line = run("64");
+    let page = run("4096");
+    let rate = |v: &serde_json::Value| v["enough_dram"]["accesses_per_s"].as_f64().expect("rate");
+    // 4 KiB x 16 / 35 GB/s = 1.9 us against 100 ns + 150 ns (a line's
+    // 29 ns is under the CPU's 100)
+    assert!(rate(&page) * 5.0 < rate(&line), "{page} {line}");
+    assert!(
+        page["enough_dram"]["bandwidth_bound"]
+            .as_u64()
+            .expect("count")
+            > 0,
+        "{page}"
+    );
+    assert_eq!(line["enough_dram"]["bandwidth_bound"], 0, "{line}");
+}

@@ -113,6 +113,8 @@ pub fn thrash(ratio: f64) -> MemWorkload {
         pattern: swap::Pattern::Uniform,
         write_fraction: 1.0,
         cpu_ns: UPDATE_CPU_NS,
+        // an update reads and writes back one cache line
+        bytes_per_access: storlab_apps::paging::LINE,
         seed: 1,
     }
 }

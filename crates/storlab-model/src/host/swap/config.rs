@@ -71,6 +71,15 @@ pub struct SwapConfig {
     /// only cleared). Boolean, default false.
     #[serde(default)]
     pub young_flush: bool,
+    /// The host's sustained DRAM bandwidth, bytes a second, shared by the
+    /// threads that compute: an access's computation takes its CPU time
+    /// or, if longer, the time its DRAM traffic (the workload's
+    /// `bytes_per_access`, twice for a store: the line read for ownership
+    /// is written back) takes at its share of this bandwidth among the
+    /// threads computing at its start (a roofline, in time). Absent:
+    /// unlimited.
+    #[serde(default)]
+    pub dram_bytes_per_s: Option<u64>,
 }
 
 /// Validate `[swap]` (the device is checked when built).
@@ -85,5 +94,8 @@ pub fn validate(c: &SwapConfig) -> Result<(), ConfigError> {
     check_range("swap.min_free_kbytes", c.min_free_kbytes, 0, 1 << 30)?;
     check_range("swap.kswapd_threads", c.kswapd_threads, 1, 64)?;
     check_range("swap.nr_requests", c.nr_requests, 4, 1 << 20)?;
+    if let Some(bw) = c.dram_bytes_per_s {
+        check_range("swap.dram_bytes_per_s", bw, 1 << 20, 1 << 50)?;
+    }
     Ok(())
 }

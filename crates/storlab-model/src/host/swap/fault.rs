@@ -122,10 +122,48 @@ impl Machine<'_> {
         }
     }
 
+    /// The computation of thread `t`'s current access, ns: its CPU time
+    /// or, if longer, its DRAM traffic's time at its share of the host's
+    /// sustained bandwidth (`dram_bytes_per_s`), shared with every thread
+    /// computing when it starts (itself included). A page visit of a
+    /// streaming program (CG's matrix, IS's keys and buckets) moves its
+    /// whole page: with enough DRAM, 16 threads each doing so in their
+    /// CPU time would need more than the memory channels deliver.
+    pub(super) fn visit_ns(&mut self, t: u32) -> u64 {
+        let cpu = self.w.cpu_ns;
+        let Some(bw) = self.cfg.dram_bytes_per_s else {
+            return cpu;
+        };
+        if self.w.bytes_per_access == 0 {
+            return cpu;
+        }
+        let th = &mut self.threads[t as usize];
+        if !th.streaming {
+            th.streaming = true;
+            self.streaming += 1;
+        }
+        // a store's lines are read for ownership and written back
+        let bytes = self.w.bytes_per_access * if th.write { 2 } else { 1 };
+        let mem =
+            (bytes as u128 * self.streaming as u128 * 1_000_000_000).div_ceil(bw as u128) as u64;
+        if mem > cpu {
+            self.rep.bandwidth_bound += 1;
+            mem
+        } else {
+            cpu
+        }
+    }
+
     /// A thread's event: after computing, first the IPIs it took meanwhile.
     pub(super) fn thread_event(&mut self, now: u64, t: u32) {
         let total = self.shootdowns_total;
         let ipi = self.cfg.tlb_ipi_ns;
+        let th = &mut self.threads[t as usize];
+        if th.streaming {
+            // its access's computation is over
+            th.streaming = false;
+            self.streaming -= 1;
+        }
         let th = &mut self.threads[t as usize];
         if th.on_cpu {
             let d = total - th.ipi_seen;
@@ -174,7 +212,6 @@ impl Machine<'_> {
             let b = self.write_batch(now, t, b);
             self.threads[t as usize].batch = b;
         }
-        let cost_extra = self.access_ns + self.w.cpu_ns;
         let f = self.page_frame[p as usize];
         if f != NONE {
             let fr = self.frames[f as usize];
@@ -184,7 +221,8 @@ impl Machine<'_> {
             }
             if fr.mapped {
                 self.map(f, t);
-                self.finish_access(now + cost_extra, t);
+                let c = self.access_ns + self.visit_ns(t);
+                self.finish_access(now + c, t);
                 return;
             }
             // minor fault: the page is in the swap cache
@@ -194,7 +232,7 @@ impl Machine<'_> {
             }
             self.rep.minor_faults += 1;
             self.map(f, t);
-            let c = self.cfg.swapcache_ns + self.cfg.map_ns + cost_extra;
+            let c = self.cfg.swapcache_ns + self.cfg.map_ns + self.access_ns + self.visit_ns(t);
             self.finish_access(now + c, t);
             return;
         }
@@ -215,7 +253,7 @@ impl Machine<'_> {
             };
             self.page_frame[p as usize] = nf;
             self.map(nf, t);
-            let c = self.cfg.zero_page_ns + self.cfg.map_ns + cost_extra;
+            let c = self.cfg.zero_page_ns + self.cfg.map_ns + self.access_ns + self.visit_ns(t);
             self.finish_access(now + c, t);
             return;
         }

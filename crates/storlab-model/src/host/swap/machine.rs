@@ -60,6 +60,9 @@ pub(super) struct Thread {
     pub(super) on_cpu: bool,
     /// Shootdowns counted up to the start of the computation.
     pub(super) ipi_seen: u64,
+    /// The pending event ends an access's computation, which is counted
+    /// in the machine's `streaming` (the threads sharing DRAM bandwidth).
+    pub(super) streaming: bool,
     /// The current access stores.
     pub(super) write: bool,
     /// Slots of this thread's direct-reclaim batch, written on resume.
@@ -133,6 +136,8 @@ pub(super) struct Machine<'a> {
     pub(super) stuck: Option<u64>,
     /// Shootdowns since the start (not reset with the report).
     pub(super) shootdowns_total: u64,
+    /// Threads in an access's computation (sharing the DRAM bandwidth).
+    pub(super) streaming: u32,
 }
 
 /// The `[swap]` table of `sys`, validated, with DRAM as its fixed device.
@@ -239,6 +244,7 @@ pub fn run_with_device(
             fault_start: 0,
             on_cpu: false,
             ipi_seen: 0,
+            streaming: false,
             write: true,
             batch: Vec::with_capacity(SWAP_CLUSTER_MAX),
             stream: 0,
@@ -298,6 +304,7 @@ pub fn run_with_device(
         bio_per_page: dc.host.completion == CompletionMode::Cpu,
         stuck: None,
         shootdowns_total: 0,
+        streaming: 0,
     };
     for t in 0..w.threads {
         m.next_access(0, t);
@@ -462,7 +469,7 @@ impl Machine<'_> {
             self.rep.major_faults += 1;
             self.fault_ns_sum += now + self.cfg.map_ns - self.threads[t as usize].fault_start;
             self.map(f, t);
-            let done = now + self.cfg.map_ns + self.access_ns + self.w.cpu_ns;
+            let done = now + self.cfg.map_ns + self.access_ns + self.visit_ns(t);
             self.finish_access(done, t);
         }
         self.wake_frame_waiters(now);

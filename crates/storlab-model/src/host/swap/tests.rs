@@ -30,6 +30,7 @@ fn thrash(pages_per_thread: u64, accesses: u64) -> MemWorkload {
         pattern: Pattern::Uniform,
         write_fraction: 1.0,
         cpu_ns: 100,
+        bytes_per_access: 64,
         seed: 1,
     }
 }
@@ -52,6 +53,49 @@ fn with_enough_dram_nothing_pages_and_each_update_costs_access_plus_cpu() {
     // 16 threads, 150 ns access + 100 ns computation each
     let want = 16.0 / 250e-9;
     assert!((r.accesses_per_s / want - 1.0).abs() < 1e-3, "{r:?}");
+}
+
+#[test]
+fn with_enough_dram_a_page_visit_takes_its_share_of_the_dram_bandwidth() {
+    // 16 threads each running over whole pages with 100 ns of CPU a page:
+    // a visit takes its page's traffic at a sixteenth of the bandwidth
+    let dram = 4 * MIB;
+    let rate = |bw: u64, write_fraction: f64| {
+        let s = sys(
+            dram,
+            "haste-pcm",
+            16 * dram,
+            &[&format!("swap.dram_bytes_per_s={bw}")],
+        );
+        let mut w = thrash(dram / PAGE / 16 / 2, 400);
+        w.bytes_per_access = PAGE;
+        w.write_fraction = write_fraction;
+        run(&s, &PresetStore::default(), &w).expect("runs")
+    };
+    let r = rate(16_000_000_000, 0.0);
+    // 4,096 B x 16 threads / 16 GB/s = 4.096 us, plus the 150 ns access
+    let want = 16.0 / (4096e-9 + 150e-9);
+    assert!((r.accesses_per_s / want - 1.0).abs() < 0.02, "{r:?}");
+    assert_eq!(r.bandwidth_bound, r.accesses, "{r:?}");
+    // a store reads its lines for ownership and writes them back: twice
+    let w = rate(16_000_000_000, 1.0);
+    let want = 16.0 / (8192e-9 + 150e-9);
+    assert!((w.accesses_per_s / want - 1.0).abs() < 0.02, "{w:?}");
+    // a bandwidth that covers the CPU time leaves the CPU binding,
+    // 100 ns + 150 ns
+    let c = rate(1_000_000_000_000, 0.0);
+    assert!(
+        (c.accesses_per_s / (16.0 / 250e-9) - 1.0).abs() < 1e-3,
+        "{c:?}"
+    );
+    assert_eq!(c.bandwidth_bound, 0, "{c:?}");
+}
+
+#[test]
+fn a_bandwidth_below_a_mebibyte_a_second_is_refused() {
+    let o = vec!["swap.dram_bytes_per_s=1000".to_string()];
+    let e = SystemConfig::load(&PresetStore::default(), "swap-linux", &o).expect_err("refused");
+    assert!(e.to_string().contains("swap.dram_bytes_per_s"), "{e}");
 }
 
 #[test]
@@ -157,6 +201,7 @@ fn read_ahead_serves_a_sweep_and_clean_pages_are_not_written_again() {
         pattern: Pattern::Sequential,
         write_fraction: 0.0,
         cpu_ns: 100,
+        bytes_per_access: 64,
         seed: 1,
     };
     let r = run(&s, &PresetStore::default(), &w).expect("runs");
@@ -229,6 +274,7 @@ fn strided_passes_defeat_read_ahead_that_serves_a_sweep() {
         pattern: Pattern::Sequential,
         write_fraction: 0.0,
         cpu_ns: 100,
+        bytes_per_access: 64,
         seed: 1,
     };
     let seq = run(&s, &PresetStore::default(), &w).expect("runs");

@@ -161,6 +161,12 @@ pub struct MemWorkload {
     pub write_fraction: f64,
     /// Computation after each access, ns.
     pub cpu_ns: u64,
+    /// DRAM bytes the computation after an access reads (a store writes
+    /// as many back): a page visit that streams its page, 4,096; an
+    /// update of one integer, a cache line (64). With the swap
+    /// configuration's `dram_bytes_per_s` it bounds the computation's
+    /// time from below; 0: no DRAM traffic counted.
+    pub bytes_per_access: u64,
     /// Seed of the access pattern.
     pub seed: u64,
 }
@@ -223,4 +229,7 @@ pub struct MemReport {
     /// (itself included), in fio's IO-depth buckets
     /// ([`crate::units::depth_bucket`]).
     pub io_depths: [u64; 7],
+    /// Accesses whose computation took its DRAM traffic's time at its
+    /// share of the host's bandwidth rather than its CPU time.
+    pub bandwidth_bound: u64,
 }

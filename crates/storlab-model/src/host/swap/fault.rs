@@ -143,12 +143,13 @@ impl Machine<'_> {
             self.streaming += 1;
         }
         // a store's lines are read for ownership and written back
-        let bytes = self.w.bytes_per_access * if th.write { 2 } else { 1 };
-        let mem =
-            (bytes as u128 * self.streaming as u128 * 1_000_000_000).div_ceil(bw as u128) as u64;
-        if mem > cpu {
+        let bytes = self.w.bytes_per_access as u128 * if th.write { 2 } else { 1 };
+        // ceil(traffic / bw) > cpu exactly when traffic > cpu x bw: the
+        // division only for a bound visit
+        let traffic = bytes * self.streaming as u128 * 1_000_000_000;
+        if traffic > cpu as u128 * bw as u128 {
             self.rep.bandwidth_bound += 1;
-            mem
+            traffic.div_ceil(bw as u128) as u64
         } else {
             cpu
         }

@@ -595,7 +595,9 @@ pub fn run(
 /// 1 % of HASTE's 64 GB; unscaled they would hold the whole scaled
 /// area). The rule: a RAID's controller cache and read-ahead, and every
 /// disk's cache and read-ahead (a disk device's own, or a RAID's disk members', appended
-/// to the preset's `raid.member_set`), divided by the DRAM's ratio.
+/// to the preset's `raid.member_set`), divided by the DRAM's ratio, and
+/// the DRAM a device's driver keeps for itself (`host.driver_memory_bytes`,
+/// the ioDrive's 800 MB) by the same ratio, as it is part of that DRAM.
 /// Other devices are as given; a run at the studies' DRAM or more is
 /// unchanged. Whoever runs a paging program (the lab, `storlab sim
 /// --app`, Python) gets this, so they agree.
@@ -610,6 +612,10 @@ pub fn scaled_device(
     }
     let ratio = STUDY_DRAM as f64 / dram as f64;
     let scale = |b: u64| ((b as f64 / ratio).round() as u64).max(1);
+    // the driver's own DRAM shrinks with the DRAM it is part of
+    if d.host.driver_memory_bytes > 0 {
+        d.host.driver_memory_bytes = scale(d.host.driver_memory_bytes);
+    }
     if let Some(disk) = d.disk.as_mut() {
         disk.cache_bytes = scale(disk.cache_bytes);
         disk.read_ahead_bytes = scale(disk.read_ahead_bytes);
@@ -668,10 +674,11 @@ pub fn run_enough(
     let mut w = app.workload.clone();
     w.seed = seed;
     let footprint = w.threads as u64 * w.pages_per_thread * PAGE;
+    // enough for the program and whatever the device's driver keeps
     let sys = swap_system(
         store,
         base,
-        2 * footprint + app.dram_bytes,
+        2 * footprint + app.dram_bytes + device.host.driver_memory_bytes,
         PAGE * 1024,
         set,
     )?;

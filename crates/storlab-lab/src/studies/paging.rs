@@ -57,7 +57,11 @@ pub const DEVICES: [(&str, &str); 8] = [
 /// Overrides of the swap device `dev` (see the module's note on scaling).
 pub fn device_set(dev: &str) -> Vec<String> {
     let swap = 8 * DRAM_BYTES;
-    match dev {
+    // the DRAM a device's driver keeps for itself (the ioDrive's 800 MB)
+    // is part of the DRAM, so it scales with it
+    let driver = SystemConfig::load(&PresetStore::default(), dev, &[])
+        .map_or(0, |(_, c)| c.host.driver_memory_bytes);
+    let mut set = match dev {
         "raid-disk" => vec![
             format!("raid.controller.cache_bytes={}", 268_435_456 / SCALE),
             format!(
@@ -70,7 +74,11 @@ pub fn device_set(dev: &str) -> Vec<String> {
         // is a size, not a timing; the study's arrays reach 60 GB)
         d if d.starts_with("ddr-") => vec![format!("device.capacity_bytes={swap}")],
         _ => Vec::new(),
+    };
+    if driver > 0 {
+        set.push(format!("host.driver_memory_bytes={}", driver / SCALE));
     }
+    set
 }
 
 /// The system: `swap-linux` with `dram` bytes of DRAM over `dev`.

@@ -173,6 +173,13 @@ pub struct HostConfig {
     /// `cold_lines` 0): off.
     #[serde(default)]
     pub cold_after_ns: u64,
+    /// Host DRAM the device's driver keeps for itself, bytes (Fusion-io's
+    /// driver: its host-side FTL's tables and its buffers, "800 MB of
+    /// kernel memory", docs/spec/peer-devices.md), which no program can
+    /// use: a paging run whose swap device this is has that much less
+    /// DRAM for page frames. 0 (the default): none.
+    #[serde(default)]
+    pub driver_memory_bytes: u64,
     /// Cache lines (64 B, code and data) one request's path through the
     /// stack touches, refetched after a cold sleep (`cold_after_ns`).
     /// Count; 0 (the default): no cold-path cost.
@@ -280,6 +287,12 @@ pub fn validate(cfg: &HostConfig) -> Result<(), crate::config::ConfigError> {
     crate::config::check_range("host.interrupt_spread", cfg.interrupt_spread, 0.0, 1.0)?;
     crate::config::check_range("host.cold_lines", cfg.cold_lines, 0, 10_000_000)?;
     crate::config::check_range("host.cold_miss_ns", cfg.cold_miss_ns, 0, 1_000_000)?;
+    crate::config::check_range(
+        "host.driver_memory_bytes",
+        cfg.driver_memory_bytes,
+        0,
+        1 << 50,
+    )?;
     if cfg.cold_lines > 0 {
         // a cold path needs its threshold: 0 would make every wake-up cold
         crate::config::check_range("host.cold_after_ns", cfg.cold_after_ns, 1, u64::MAX / 4)?;

@@ -58,6 +58,7 @@ fn cfg() -> HostConfig {
         interrupt_spread: 0.0,
         seed: None,
         cold_after_ns: 0,
+        driver_memory_bytes: 0,
         cold_lines: 0,
         cold_miss_ns: 0,
         driver_worker_share: 0.0,

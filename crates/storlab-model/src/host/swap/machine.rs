@@ -203,7 +203,15 @@ pub fn run_with_device(
     }
     w.pattern.check()?;
     let pages = w.threads as u64 * w.pages_per_thread;
-    let nframes = sys.device.capacity_bytes / PAGE;
+    // the swap device's driver keeps some of the DRAM for itself
+    let driver = dc.host.driver_memory_bytes;
+    if driver >= sys.device.capacity_bytes {
+        return Err(SwapError::Workload(format!(
+            "the swap device's driver keeps {driver} bytes (host.driver_memory_bytes) of {} bytes of DRAM",
+            sys.device.capacity_bytes
+        )));
+    }
+    let nframes = (sys.device.capacity_bytes - driver) / PAGE;
     let nslots = cfg.swap_bytes / PAGE;
     if pages >= NONE as u64 || nframes >= NONE as u64 {
         return Err(SwapError::Workload("more than 2^32 pages".into()));

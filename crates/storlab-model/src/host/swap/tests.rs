@@ -92,6 +92,25 @@ fn with_enough_dram_a_page_visit_takes_its_share_of_the_dram_bandwidth() {
 }
 
 #[test]
+fn the_swap_devices_driver_memory_leaves_fewer_page_frames() {
+    // an array of half of 8 MiB of DRAM fits, until the swap device's
+    // driver keeps 4.5 MiB of it for itself
+    let dram = 8 * MIB;
+    let with = |kept: u64| {
+        let set = format!("swap.device_set=[\"host.driver_memory_bytes={kept}\"]");
+        let s = sys(dram, "haste-pcm", 16 * dram, &[&set]);
+        run(&s, &PresetStore::default(), &thrash(dram / PAGE / 16 / 2, 400))
+    };
+    let none = with(0).expect("runs");
+    assert_eq!(none.major_faults + none.pages_written, 0, "{none:?}");
+    let kept = with(9 * MIB / 2).expect("runs");
+    assert!(kept.major_faults > 100 && kept.pages_written > 0, "{kept:?}");
+    // a driver that keeps all of it leaves nothing to run in
+    let e = with(dram).expect_err("refused");
+    assert!(e.to_string().contains("host.driver_memory_bytes"), "{e}");
+}
+
+#[test]
 fn a_bandwidth_below_a_mebibyte_a_second_is_refused() {
     let o = vec!["swap.dram_bytes_per_s=1000".to_string()];
     let e = SystemConfig::load(&PresetStore::default(), "swap-linux", &o).expect_err("refused");
@@ -382,8 +401,10 @@ fn a_zigzag_reuses_what_a_restarting_sweep_evicts() {
 
 #[test]
 fn runs_are_deterministic() {
-    let a = serde_json::to_string(&go("fusion-io", 3, &[])).expect("json");
-    let b = serde_json::to_string(&go("fusion-io", 3, &[])).expect("json");
+    // the ioDrive's driver keeps its 800 MB scaled as 4 MiB is of 8 GB
+    let set = [r#"swap.device_set=["host.driver_memory_bytes=409600"]"#];
+    let a = serde_json::to_string(&go("fusion-io", 3, &set)).expect("json");
+    let b = serde_json::to_string(&go("fusion-io", 3, &set)).expect("json");
     assert_eq!(a, b);
 }
 

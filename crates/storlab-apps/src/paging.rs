@@ -371,7 +371,7 @@ npb!(
     "NPB IS class D (keys streamed, scattered into buckets, 35 GB) paging with 8 GB of DRAM",
     IS_MODELS,
     IS_SIMPLIFIES,
-    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, IS on Moneta (moneta-balance): 351 MIPS: 1,981 ns (storlab apps calibrate npb-is --device moneta-balance --param cpu_ns --target 3.51e8 --lo 10 --hi 1e7); the other devices' figures are predictions"
+    "cpu_ns (CPU per page visit) is CALIBRATED against the Moneta study's Table V, IS on Moneta (moneta-balance): 351 MIPS: 1,969 ns (storlab apps calibrate npb-is --device moneta-balance --param cpu_ns --target 3.51e8 --lo 10 --hi 1e7); the other devices' figures are predictions"
 );
 npb!(
     NPB_LU,

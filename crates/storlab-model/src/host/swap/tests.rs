@@ -99,12 +99,19 @@ fn the_swap_devices_driver_memory_leaves_fewer_page_frames() {
     let with = |kept: u64| {
         let set = format!("swap.device_set=[\"host.driver_memory_bytes={kept}\"]");
         let s = sys(dram, "haste-pcm", 16 * dram, &[&set]);
-        run(&s, &PresetStore::default(), &thrash(dram / PAGE / 16 / 2, 400))
+        run(
+            &s,
+            &PresetStore::default(),
+            &thrash(dram / PAGE / 16 / 2, 400),
+        )
     };
     let none = with(0).expect("runs");
     assert_eq!(none.major_faults + none.pages_written, 0, "{none:?}");
     let kept = with(9 * MIB / 2).expect("runs");
-    assert!(kept.major_faults > 100 && kept.pages_written > 0, "{kept:?}");
+    assert!(
+        kept.major_faults > 100 && kept.pages_written > 0,
+        "{kept:?}"
+    );
     // a driver that keeps all of it leaves nothing to run in
     let e = with(dram).expect_err("refused");
     assert!(e.to_string().contains("host.driver_memory_bytes"), "{e}");

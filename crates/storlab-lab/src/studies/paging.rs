@@ -58,9 +58,13 @@ pub const DEVICES: [(&str, &str); 8] = [
 pub fn device_set(dev: &str) -> Vec<String> {
     let swap = 8 * DRAM_BYTES;
     // the DRAM a device's driver keeps for itself (the ioDrive's 800 MB)
-    // is part of the DRAM, so it scales with it
-    let driver = SystemConfig::load(&PresetStore::default(), dev, &[])
-        .map_or(0, |(_, c)| c.host.driver_memory_bytes);
+    // is part of the DRAM, so it scales with it, by the paging programs'
+    // rule (a preset that does not load is reported where it is loaded)
+    let store = PresetStore::default();
+    let driver = SystemConfig::load(&store, dev, &[])
+        .ok()
+        .and_then(|(_, c)| storlab_apps::paging::scaled_device(&store, &c, DRAM_BYTES).ok())
+        .map_or(0, |c| c.host.driver_memory_bytes);
     let mut set = match dev {
         "raid-disk" => vec![
             format!("raid.controller.cache_bytes={}", 268_435_456 / SCALE),
@@ -76,7 +80,7 @@ pub fn device_set(dev: &str) -> Vec<String> {
         _ => Vec::new(),
     };
     if driver > 0 {
-        set.push(format!("host.driver_memory_bytes={}", driver / SCALE));
+        set.push(format!("host.driver_memory_bytes={driver}"));
     }
     set
 }

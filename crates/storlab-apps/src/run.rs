@@ -58,6 +58,20 @@ pub fn simulate(
     } else {
         cfg
     };
+    // the device holds the data the application loaded before its
+    // measured run: a flash device never written is written once
+    let loaded_cfg;
+    let cfg = if has_apps {
+        match loaded_state(cfg) {
+            Some(c) => {
+                loaded_cfg = c;
+                &loaded_cfg
+            }
+            None => cfg,
+        }
+    } else {
+        cfg
+    };
     // an application's IO mode as its study's rule sets it for this
     // device, unless the job sets it (files/mod.rs `device_defaults`)
     let with_rule;
@@ -169,6 +183,57 @@ impl AppJob for BuiltApp {
         )?;
         let host_threads = run.host_threads();
         Ok((Box::new(run), host_threads))
+    }
+}
+
+/// The device an application runs on, in the state its data leaves it:
+/// a flash device (or a RAID of flash devices) never written
+/// (`ssd.ftl.precondition = "fresh"`, the presets' default) is put in the
+/// written-once state (`"full"`, over its `ssd.ftl.fullness`). An
+/// application reads data it loaded before its measured run (a
+/// database's load, Build's source tree, Postmark's pool), and a fresh
+/// drive would answer those reads from its mapping table without
+/// reading flash, as no drive holding the data does. Any other state a
+/// configuration sets (`aged`, `full` with another fullness) is kept.
+/// The lab, `storlab sim --app` and Python run applications through
+/// [`simulate`], so all of them apply it. `None` when nothing changes.
+pub fn loaded_state(cfg: &SystemConfig) -> Option<SystemConfig> {
+    use storlab_model::devices::flash::ftl::Precondition;
+    use storlab_model::system::DeviceClass;
+    match cfg.device.class {
+        DeviceClass::Ssd => {
+            if cfg.ssd.as_ref()?.ftl.precondition != Precondition::Fresh {
+                return None;
+            }
+            let mut c = cfg.clone();
+            c.ssd.as_mut()?.ftl.precondition = Precondition::Full;
+            Some(c)
+        }
+        DeviceClass::Raid0 => {
+            let r = cfg.raid.as_ref()?;
+            let store = PresetStore::default();
+            // every member flash (the override names an [ssd] field), and
+            // at least one of them never written
+            let states: Option<Vec<Precondition>> = r
+                .members
+                .iter()
+                .map(|m| {
+                    SystemConfig::load_set_by(&store, m, &r.member_set, "raid.member_set")
+                        .ok()
+                        .and_then(|(_, mc)| mc.ssd.map(|s| s.ftl.precondition))
+                })
+                .collect();
+            if !states?.contains(&Precondition::Fresh) {
+                return None;
+            }
+            let mut c = cfg.clone();
+            c.raid
+                .as_mut()?
+                .member_set
+                .push("ssd.ftl.precondition=\"full\"".to_string());
+            Some(c)
+        }
+        _ => None,
     }
 }
 

@@ -10,7 +10,9 @@
 //! transactions=100` runs the HASTE study's Berkeley DB for 100
 //! transactions). Device overrides a study applies (page cache sizes,
 //! host cores, file systems) are not application parameters and stay
-//! with the lab's run (`storlab lab reproduce STUDY`).
+//! with the lab's run (`storlab lab reproduce STUDY`); the device's state
+//! (a flash device written once under an application's data) is the
+//! application runner's, for every run (`crate::run::loaded_state`).
 
 use crate::error::AppError;
 

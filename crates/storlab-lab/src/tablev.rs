@@ -204,31 +204,19 @@ pub fn spec(b: &Bench, device: &str, app_set: &[String]) -> Option<Spec> {
             // a paging program's swap device gets the paging study's
             // overrides: its caches scaled with the programs' DRAM (8 GB /
             // 128), so a 256 MB controller cache does not hold the scaled
-            // swap area
+            // swap area; the other applications' flash devices are put in
+            // the state their data leaves them by the application runner
+            // itself (storlab_apps::run::loaded_state), as on the command
+            // line
             let ov = if b.unit == "MIPS" {
                 crate::studies::paging::device_set(device)
             } else {
-                loaded(device)
+                Vec::new()
             };
             let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
             Some(Spec::new(device, &ov, &args))
         }
         What::Xdd { rw, fs } => Some(filesystems::xdd(device, fs.then_some("xfs"), rw)),
-    }
-}
-
-/// The state of a flash device under an application that reads data it
-/// loaded before the measured run (a database's load phase, Build's
-/// source tree, Postmark's initial files): the drives written once, so
-/// its reads read flash (a never-written page is answered from the
-/// mapping table, as no real run's data is). Memory and disk devices need
-/// none.
-pub(crate) fn loaded(device: &str) -> Vec<String> {
-    const FULL: &str = "ssd.ftl.precondition=\"full\"";
-    match device {
-        "raid-ssd" => vec![format!("raid.member_set=[{FULL:?}]")],
-        "fusion-io" | "x25e" | "sata-ssd" => vec![FULL.to_string()],
-        _ => Vec::new(),
     }
 }
 

@@ -58,3 +58,70 @@ fn table_v_has_the_studys_shape_on_any_devices() {
         "{md}"
     );
 }
+
+/// The command line is the lab (issue 57, item 5) for the applications
+/// that read data they loaded: `storlab sim --app ptfdb --device D`
+/// (`storlab_apps::simulate_app` with the preset as it is) gives Table V's
+/// run on D, because the application runner itself writes a never-written
+/// flash device once (`storlab_apps::run::loaded_state`), where the lab
+/// used to add the state as its own overrides.
+#[test]
+fn a_database_on_flash_on_the_command_line_is_table_v_s_run() {
+    use storlab_apps::run::loaded_state;
+    use storlab_lab::tablev;
+    use storlab_model::config::PresetStore;
+    use storlab_model::devices::flash::ftl::Precondition;
+    use storlab_model::SystemConfig;
+    let store = PresetStore::default();
+    let load = |d: &str, set: &[String]| SystemConfig::load(&store, d, set).expect("preset");
+    let b = tablev::BENCHES
+        .iter()
+        .find(|b| b.label == "PTFDB")
+        .expect("PTFDB in Table V");
+    let pairs = vec!["scale=0.02".to_string()];
+    let info = storlab_apps::find("ptfdb", "test").unwrap();
+    for dev in ["raid-ssd", "fusion-io"] {
+        let spec = tablev::spec(b, dev, &pairs).expect("an application row");
+        let lab = spec.run().unwrap();
+        let (resolved, cfg) = load(dev, &[]);
+        let cli =
+            storlab_apps::simulate_app(&cfg, &resolved, info, &pairs, "test", spec.seed).unwrap();
+        assert!(cli > 0.0);
+        assert_eq!(cli, lab.app_metric(), "{dev}: the CLI and the lab differ");
+    }
+    // the rule is in force on the command line's path: the ioDrive
+    // written over none of its space (fullness 0) answers reads from its
+    // map, over all of it (the preset's 1.0) from flash, slower
+    let run = |set: &[String]| {
+        let (resolved, cfg) = load("fusion-io", set);
+        storlab_apps::simulate_app(&cfg, &resolved, info, &pairs, "test", 1).unwrap()
+    };
+    let (none, all) = (run(&["ssd.ftl.fullness=0.0".into()]), run(&[]));
+    assert!(all > none * 1.02, "written {all} s, never written {none} s");
+    // the rule: a fresh ioDrive is written once, over its fullness
+    let (_, fio) = load("fusion-io", &[]);
+    let ftl = |c: &SystemConfig| c.ssd.as_ref().expect("ssd").ftl.precondition;
+    assert_eq!(ftl(&fio), Precondition::Fresh);
+    assert_eq!(
+        ftl(&loaded_state(&fio).expect("changes")),
+        Precondition::Full
+    );
+    // a state the configuration chose is kept
+    let (_, aged) = load("fusion-io", &["ssd.ftl.precondition=\"aged\"".into()]);
+    assert!(loaded_state(&aged).is_none());
+    // the X25-E array: its members' overrides end with the written state
+    let (_, raid) = load("raid-ssd", &[]);
+    let got = loaded_state(&raid).expect("changes");
+    let set = &got.raid.as_ref().expect("raid").member_set;
+    assert_eq!(
+        set.last().map(String::as_str),
+        Some("ssd.ftl.precondition=\"full\""),
+        "{set:?}"
+    );
+    let (_, m) = SystemConfig::load_set_by(&store, "x25e", set, "raid.member_set").unwrap();
+    assert_eq!(ftl(&m), Precondition::Full);
+    // disks and memory devices are left as they are
+    for d in ["raid-disk", "moneta-balance", "hdd-7200"] {
+        assert!(loaded_state(&load(d, &[]).1).is_none(), "{d}");
+    }
+}

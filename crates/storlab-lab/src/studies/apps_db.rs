@@ -106,9 +106,6 @@ pub fn prepare() -> Prepared {
         .map(|(_, dev, fs)| {
             let fs = format!("host.file_system=\"{fs}\"");
             let mut ov = vec![fs.as_str(), "host.cores=16"];
-            if dev.starts_with("sata") {
-                ov.push("ssd.ftl.precondition=\"full\"");
-            }
             if !dev.starts_with("sata") && !dev.starts_with("hdd") {
                 // the persistent memory holds the 9.4 GB database
                 ov.push("device.capacity_bytes=17179869184");

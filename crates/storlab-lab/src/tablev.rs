@@ -58,6 +58,11 @@ impl Bench {
     }
 }
 
+/// Table V's row labelled `label` ("Postmark", "PTFDB", "XDD-Random-FS").
+pub fn bench(label: &str) -> Option<&'static Bench> {
+    BENCHES.iter().find(|b| b.label == label)
+}
+
 /// Table V's benchmarks with the Moneta column (the study's full design,
 /// `moneta-balance`).
 pub const BENCHES: &[Bench] = &[

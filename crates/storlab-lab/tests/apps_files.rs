@@ -26,10 +26,7 @@ fn postmark_on_the_command_line_is_table_v_s_run() {
     use storlab_lab::tablev;
     use storlab_model::config::PresetStore;
     use storlab_model::SystemConfig;
-    let b = tablev::BENCHES
-        .iter()
-        .find(|b| b.label == "Postmark")
-        .expect("Postmark in Table V");
+    let b = tablev::bench("Postmark").expect("Postmark in Table V");
     let pairs = vec!["scale=0.02".to_string()];
     let info = storlab_apps::find("postmark", "test").unwrap();
     for (dev, direct) in [("moneta-balance", true), ("raid-ssd", false)] {

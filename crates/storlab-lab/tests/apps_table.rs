@@ -74,10 +74,7 @@ fn a_database_on_flash_on_the_command_line_is_table_v_s_run() {
     use storlab_model::SystemConfig;
     let store = PresetStore::default();
     let load = |d: &str, set: &[String]| SystemConfig::load(&store, d, set).expect("preset");
-    let b = tablev::BENCHES
-        .iter()
-        .find(|b| b.label == "PTFDB")
-        .expect("PTFDB in Table V");
+    let b = tablev::bench("PTFDB").expect("PTFDB in Table V");
     let pairs = vec!["scale=0.02".to_string()];
     let info = storlab_apps::find("ptfdb", "test").unwrap();
     for dev in ["raid-ssd", "fusion-io"] {

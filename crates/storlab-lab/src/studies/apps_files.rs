@@ -147,10 +147,7 @@ pub fn prepare() -> Prepared {
     // Table V's Postmark on Moneta: the table's own run (full size, XFS,
     // the Moneta study's direct-IO rule for the device), the one
     // `storlab sim --app postmark --device moneta-balance` runs
-    let pm_bench = crate::tablev::BENCHES
-        .iter()
-        .find(|b| b.label == "Postmark")
-        .expect("Table V has Postmark");
+    let pm_bench = crate::tablev::bench("Postmark").expect("Table V has Postmark");
     let pm_moneta = p.add(
         crate::tablev::spec(pm_bench, "moneta-balance", &[]).expect("postmark is an application"),
     );

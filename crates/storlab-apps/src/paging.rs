@@ -50,7 +50,12 @@ pub const GHZ: f64 = crate::host::MONETA.ghz;
 /// ESTIMATE: the NPB kernels retire about 1-1.4 instructions per cycle on
 /// a Nehalem core (memory-bound stencils and sparse codes at the low end),
 /// and the 16 threads share 8 cores two to a core (docs/spec/pcie-arrays.md Host),
-/// so about 0.6 each.
+/// so about 0.6 each. One IPC for every program: measured on the real
+/// programs (NPB's C++ port on one core, `scripts/npb-rates`,
+/// crates/storlab/results/npb-rates.json), BT, IS, MG and SP retire
+/// instructions at 0.8-1.2 of LU's rate, so IS's and SP's low Table V
+/// figures are paging, not a low IPC (CG, at half, is bound by the
+/// channels either way).
 pub const IPC: f64 = 0.6;
 /// Threads: the studies' 16 (NPB OpenMP with 16 threads; thrash's 16),
 /// one per hardware thread of the host (2 sockets x 4 cores x 2).
@@ -286,7 +291,7 @@ macro_rules! npb {
 }
 
 const COMMON_MODELS: &str = "The program's pages live in DRAM (64 MiB: the studies' 8 GB / 128) and page through Linux's swap path (faults, swap cache, page-cluster read-ahead, kswapd and direct reclaim, TLB shootdowns, clustered swap slots) to the --device preset, whose caches (a RAID controller's, disks' caches and read-ahead) scale with the DRAM (paging::scaled_device: the lab and the command line run the same); 16 threads, each on its own part of the footprint; every page is touched once (initialisation), then the stream runs; the metric is instructions per second after initialisation (instructions per page visit = cpu_ns x 2.26 GHz x IPC 0.6), also reported relative to the same stream with enough DRAM; a page visit's computation takes its CPU time or, where longer, its page's DRAM traffic (4 KB, twice for a store: read for ownership, written back) at its share of the host's sustained 35 GB/s among the threads computing (swap.dram_bytes_per_s), which binds CG's matrix pages and IS's bucket stores with enough DRAM";
-const COMMON_SIMPLIFIES: &str = "the common `runtime` parameter is not used (the work is `passes`); one access per page visit: the loads and stores within a page are CPU time after it, bounded below by the page's DRAM traffic (no cache misses modelled inside the computation); a thread's part is its own (OpenMP's static partition), no sharing between threads, no barriers between sweeps; one IPC for every program; sizes scaled by 1/128 (DRAM and footprint together)";
+const COMMON_SIMPLIFIES: &str = "the common `runtime` parameter is not used (the work is `passes`); one access per page visit: the loads and stores within a page are CPU time after it, bounded below by the page's DRAM traffic (no cache misses modelled inside the computation); a thread's part is its own (OpenMP's static partition), no sharing between threads, no barriers between sweeps; one IPC for every program (the real programs retire instructions at 0.8-1.2 of LU's rate on one core, BT, IS, MG and SP alike, CG at 0.5: scripts/npb-rates, docs/apps.md); sizes scaled by 1/128 (DRAM and footprint together)";
 
 static BT_MODELS: &[&str] = &[
     "BT (block-tridiagonal ADI solver, class D 408^3, 11 GB): sweeps over the grid's arrays alternating a pass in page order (the x and y directions: a row of a plane is contiguous) and a pass across the planes (z: one row of each plane, then the next row): swap's Adi pattern with the row and plane of a 5-double array from the scaled grid",

@@ -150,13 +150,20 @@ pub const SP_CPU_NS: f64 = 3586.5;
 /// UA's, CALIBRATED against Table V, UA on Moneta: 3,992 MIPS (as BT:
 /// `--target 3.992e9`).
 pub const UA_CPU_NS: f64 = 13009.4163;
-/// CG's computation per page visit, ns. ESTIMATE (no Table V figure): a
-/// page of the matrix holds 341 nonzeros (8-byte value, 4-byte column
-/// index); each is about 6 instructions (two loads, the gather of p, a
-/// multiply-add, the loop), 2,050 instructions, spread over the two
-/// visits (one matrix page, one vector page) the stream makes per matrix
-/// page: 1,025 instructions / (IPC x GHZ) = 756 ns.
-pub const CG_CPU_NS: f64 = 1025.0 / (IPC * GHZ);
+/// CG's computation per page visit, ns (no Table V figure): a page of
+/// the matrix holds 341 nonzeros (8-byte value, 4-byte column index);
+/// each costs [`CG_INSTRUCTIONS_PER_NONZERO`], spread over the two visits
+/// (one matrix page, one vector page) the stream makes per matrix page:
+/// 341 x 7.5 / 2 = 1,279 instructions / (IPC x GHZ) = 943 ns.
+pub const CG_CPU_NS: f64 = 341.0 * CG_INSTRUCTIONS_PER_NONZERO / 2.0 / (IPC * GHZ);
+/// Instructions CG runs per nonzero of its matrix, MEASURED on the real
+/// program (`scripts/npb-rates`, crates/storlab/results/npb-rates.json):
+/// NPB-CPP's `conj_grad` runs 3.70 instructions per NPB operation (class
+/// W, callgrind), and NPB counts 2 (5 + r) / r operations per nonzero for
+/// r nonzeros a row (cg.f's flop count), 2.02 at class D's r = 462
+/// (nonzer 21): 7.5 (the ESTIMATE before, 6: two loads, the gather, a
+/// multiply-add, the loop; the measurement adds the vector updates).
+pub const CG_INSTRUCTIONS_PER_NONZERO: f64 = 7.5;
 /// MG's computation per page visit, ns. ESTIMATE (no Table V figure):
 /// 512 grid points a page, each about 40 instructions in `resid` and
 /// `psinv` (27-point stencils written with partial sums: ~30 additions,
@@ -368,7 +375,7 @@ npb!(
     "NPB CG class D (matrix streamed, vectors gathered, 18 GB) paging with 8 GB of DRAM",
     CG_MODELS,
     CG_SIMPLIFIES,
-    "no Table V figure: cpu_ns is an ESTIMATE (341 nonzeros a matrix page x 6 instructions over two visits, at IPC 0.6 and 2.26 GHz: 756 ns)"
+    "no Table V figure: cpu_ns is derived (341 nonzeros a matrix page x 7.5 instructions, measured on the real CG with scripts/npb-rates, over two visits, at IPC 0.6 and 2.26 GHz: 943 ns)"
 );
 npb!(
     NPB_IS,

@@ -122,10 +122,11 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
              Postmark note says what the log does)."
         }
         "PTFDB" => {
-            "the model's queries spend most of their time in the CPU per row fetched calibrated on \
-             Moneta; six backends reading one 8 KB heap page at a time from the SSD RAID (its drives \
-             written once, so each read reads flash) add 64 % (3.5 s) where the study measured 2.8x \
-             Moneta's time (5.8 s)."
+            "six backends read 8 KB heap pages from the array one at a time, at the X25-Es' rated \
+             speed in the model; at the 13,700 random reads a second HASTE's Fig. 4 measured for the \
+             array the queries take 7.1 s, within a quarter of the study's 5.8, but Table V's paging \
+             programs on the same array then fall far below theirs: the column disagrees with itself \
+             (docs/apps.md; tested)."
         }
         "OLTP" => {
             "the model's OLTP is bound by the CPU per transaction calibrated on Moneta: its log \
@@ -134,11 +135,11 @@ fn ssd_miss(label: &str) -> Option<&'static str> {
              study measured 338."
         }
         "Berkeley-DB BTree" | "Berkeley-DB HashTable" => {
-            "mostly the CPU per transaction calibrated on Moneta: the SSD RAID's log syncs (three \
-             transactions in four; a delete of an absent key syncs nothing), page reads and \
-             writeback of the pool's victims cost 17-43 % where the study measured 2.5x fewer \
-             transactions a second; the model's X25-E array serves a random read/write mix 2.2x \
-             faster than the study's XDD measured (the XDD-Random rows)."
+            "the array's random reads: the model's X25-Es read at their rated speed; at the \
+             13,700 reads a second HASTE's Fig. 4 measured for the array this row comes within a \
+             quarter of the study's, but Table V's paging programs on the same array then fall far \
+             below theirs: the column disagrees with itself about the array's reads (docs/apps.md; \
+             tested)."
         }
         "UA" => {
             "the paging programs' streams use one IPC for every program and coarsen their locality \
